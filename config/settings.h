@@ -1,0 +1,140 @@
+// Settings: everything nbspamd can be configured with, and LoadSettings, which assembles them from
+// four sources, lowest precedence first:
+//
+//   1. built-in defaults (the member initialisers of Settings below);
+//   2. a TOML file, named by --config FILE or NBSPAMD_CONFIG (no file by default). The file is
+//      flat: top-level keys only, e.g.
+//          listen = "0.0.0.0:7830"
+//          data_dir = "/var/lib/nbspamd"
+//          alpha = 0.5
+//          boolean_counts = true
+//   3. environment variables NBSPAMD_<KEY in upper case>, e.g. NBSPAMD_DATA_DIR=/srv/nbspamd;
+//   4. command-line flags --<key with dashes> VALUE or --<key with dashes>=VALUE, e.g.
+//      --data-dir /srv/nbspamd --max-body-bytes=1048576.
+//
+// One key table (settings.cc) drives all three textual sources and HelpText(), so every key has
+// the same name, validation and help everywhere. The keys and their valid values:
+//
+//   listen                    HOST:PORT, IPv6 as [::1]:7830; port 0..65535 (0 = any free port)
+//   data_dir                  non-empty path (relative paths are relative to the working folder)
+//   threads                   0..256 (0 = one per hardware thread)
+//   alpha                     finite, > 0
+//   spam_threshold            finite
+//   max_body_bytes            1..1 GiB
+//   max_header_bytes          1 KiB..1 MiB
+//   idle_timeout_seconds      1..86400
+//   shutdown_timeout_seconds  0..3600
+//   max_message_bytes         >= 1
+//   max_tokens                >= 1
+//   max_token_chars           1..1000
+//   boolean_counts            bool
+//   header_tokens             bool
+//
+// In TOML, integers are accepted for integer keys, integers or floats for alpha and
+// spam_threshold, booleans for booleans and strings for listen and data_dir. In the environment
+// and on the command line, numbers are plain decimal ("1e-3" is fine for floating-point keys)
+// and booleans are one of true/false, 1/0, yes/no, on/off (any letter case).
+//
+// Every problem is a start-up error: LoadSettings returns Error{kInvalidArgument, message} with a
+// message naming the source and the key, e.g.
+//   config file x.toml: unknown key 'foo' (line 3)
+//   NBSPAMD_THREADS: invalid value 'abc' for 'threads': expected a whole number from 0 to 256
+//   --alpha: invalid value '0' for 'alpha': expected a finite number greater than 0
+//   unknown flag '--foo'
+// No exception escapes this API.
+#ifndef NBSPAMD_CONFIG_SETTINGS_H_
+#define NBSPAMD_CONFIG_SETTINGS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <expected>
+#include <span>
+#include <string>
+
+#include "common/error.h"
+
+namespace nbspamd::config {
+
+// The effective configuration of the daemon. The defaults are the built-in values.
+struct Settings {
+  // Address to listen on. listen_host holds an IPv6 address without its brackets ("::1").
+  std::string listen_host = "127.0.0.1";
+  std::uint16_t listen_port = 7830;  // 0 = ephemeral
+  // The RocksDB folder.
+  std::string data_dir = "data";
+  // Worker threads. 0 means std::thread::hardware_concurrency(); LoadSettings resolves 0 (to at
+  // least 1), so the settings it returns always have threads >= 1.
+  unsigned threads = 0;
+  // Laplace smoothing; > 0 and finite.
+  double alpha = 1.0;
+  // Verdict threshold on the score: spam when score > spam_threshold.
+  double spam_threshold = 0.0;
+  // HTTP body limit; a larger body gets 413.
+  std::size_t max_body_bytes = 10 << 20;
+  // HTTP header limit.
+  std::size_t max_header_bytes = 16 << 10;
+  // Keep-alive idle timeout, >= 1.
+  unsigned idle_timeout_seconds = 60;
+  // How long SIGTERM waits for in-flight requests.
+  unsigned shutdown_timeout_seconds = 30;
+  // Tokenizer budget: bytes of a message looked at.
+  std::size_t max_message_bytes = 4 << 20;
+  // Tokenizer budget: tokens per message.
+  std::size_t max_tokens = 20000;
+  // Longer words are dropped.
+  std::size_t max_token_chars = 40;
+  // Count each token once per message.
+  bool boolean_counts = false;
+  // Produce "subject:" tokens from headers.
+  bool header_tokens = true;
+
+  friend bool operator==(const Settings&, const Settings&) = default;
+};
+
+// What the command line asked for, with the settings to run with.
+struct LoadResult {
+  enum class Action {
+    kRun,      // Serve with `settings`.
+    kHelp,     // --help: print `help_text` and exit 0. `settings` are the (resolved) defaults.
+    kVersion,  // --version: print the version and exit 0. `settings` are the (resolved) defaults.
+  };
+  Action action = Action::kRun;
+  Settings settings;
+  // HelpText() when action is kHelp, empty otherwise.
+  std::string help_text;
+};
+
+// Assembles the settings from defaults, the TOML file, the environment and the command line
+// (see the top of this file), or says why it cannot.
+//
+// `argv` is main's argv: argv[0] (the program name) is skipped; an empty span is fine.
+// `environment` holds "NAME=VALUE" strings (main passes environ); entries without '=' are ignored.
+// Only variables starting with NBSPAMD_ are looked at: each must be NBSPAMD_CONFIG or
+// NBSPAMD_<KEY>, any other NBSPAMD_* variable is an error (it is most likely a typo).
+//
+// Special flags: --config FILE (overrides NBSPAMD_CONFIG; the named file must exist), --help and
+// --version (which win over everything else and skip reading the file and the environment; --help
+// wins over --version). Flags must be spelt out in full, a value may follow as the next argument
+// or after '=', and a flag given twice takes its last value. A separate value cannot begin with
+// "--" (so that "--listen --threads 4" is reported as a missing value); write --key=--value.
+// Positional arguments are an error.
+//
+// Errors (all kInvalidArgument, message naming the source and the key): unknown flag, flag
+// without its value, positional argument, unknown NBSPAMD_* variable, missing or unreadable or
+// malformed TOML file, unknown TOML key (a [section] is an unknown key too), wrong TOML type, and
+// any invalid value.
+[[nodiscard]] std::expected<LoadResult, Error> LoadSettings(
+    std::span<const char* const> argv, std::span<const std::string> environment);
+
+// The --help text: usage, the precedence of the sources, and for every key its TOML name, flag,
+// environment variable, default and meaning. Ends with a newline.
+[[nodiscard]] std::string HelpText();
+
+// Renders `settings` as a flat TOML document that LoadSettings reads back to the same settings
+// (one `key = value` line per key, in the order of the key table). Useful to log the effective
+// configuration.
+[[nodiscard]] std::string FormatSettingsAsToml(const Settings& settings);
+
+}  // namespace nbspamd::config
+
+#endif  // NBSPAMD_CONFIG_SETTINGS_H_

@@ -1,0 +1,611 @@
+#include "config/settings.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace nbspamd::config {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// Calls LoadSettings with `args` after a program name, and `environment`.
+std::expected<LoadResult, Error> Load(const std::vector<std::string>& args,
+                                      const std::vector<std::string>& environment = {}) {
+  std::vector<const char*> argv = {"nbspamd"};
+  for (const std::string& arg : args) argv.push_back(arg.c_str());
+  return LoadSettings(argv, environment);
+}
+
+// The settings a successful run-load gives; fails the test otherwise.
+Settings LoadOk(const std::vector<std::string>& args,
+                const std::vector<std::string>& environment = {}) {
+  auto loaded = Load(args, environment);
+  EXPECT_TRUE(loaded.has_value()) << loaded.error().message;
+  if (!loaded) return {};
+  EXPECT_EQ(loaded->action, LoadResult::Action::kRun);
+  return loaded->settings;
+}
+
+// The error message of a failing load; fails the test if it succeeds or has another code.
+std::string LoadError(const std::vector<std::string>& args,
+                      const std::vector<std::string>& environment = {}) {
+  auto loaded = Load(args, environment);
+  EXPECT_FALSE(loaded.has_value());
+  if (loaded) return "";
+  EXPECT_EQ(loaded.error().code, ErrorCode::kInvalidArgument) << loaded.error().message;
+  return loaded.error().message;
+}
+
+unsigned ResolvedDefaultThreads() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+// Makes a fresh folder for TOML files and removes it afterwards.
+class SettingsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    static std::atomic<int> counter = 0;
+    dir_ = std::filesystem::temp_directory_path() /
+           ("nbspamd_config_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+  // Writes `contents` to a file `name` in the folder and returns its path.
+  std::string WriteToml(const std::string& name, const std::string& contents) {
+    const std::filesystem::path path = dir_ / name;
+    std::ofstream(path, std::ios::binary) << contents;
+    return path.string();
+  }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(SettingsTest, DefaultsWithNoArguments) {
+  const Settings settings = LoadOk({});
+  Settings expected;
+  expected.threads = ResolvedDefaultThreads();
+  EXPECT_EQ(settings, expected);
+  EXPECT_EQ(settings.listen_host, "127.0.0.1");
+  EXPECT_EQ(settings.listen_port, 7830);
+  EXPECT_EQ(settings.data_dir, "data");
+  EXPECT_GE(settings.threads, 1u);
+  EXPECT_EQ(settings.alpha, 1.0);
+  EXPECT_EQ(settings.spam_threshold, 0.0);
+  EXPECT_EQ(settings.max_body_bytes, 10u << 20);
+  EXPECT_EQ(settings.max_header_bytes, 16u << 10);
+  EXPECT_EQ(settings.idle_timeout_seconds, 60u);
+  EXPECT_EQ(settings.shutdown_timeout_seconds, 30u);
+  EXPECT_EQ(settings.max_message_bytes, 4u << 20);
+  EXPECT_EQ(settings.max_tokens, 20000u);
+  EXPECT_EQ(settings.max_token_chars, 40u);
+  EXPECT_FALSE(settings.boolean_counts);
+  EXPECT_TRUE(settings.header_tokens);
+}
+
+TEST_F(SettingsTest, EmptyArgvAndIrrelevantEnvironmentAreFine) {
+  auto loaded = LoadSettings(
+      {}, std::vector<std::string>{"PATH=/bin", "HOME", "NBSPAMDX=1", "nbspamd_threads=3"});
+  ASSERT_TRUE(loaded.has_value()) << loaded.error().message;
+  EXPECT_EQ(loaded->action, LoadResult::Action::kRun);
+  EXPECT_EQ(loaded->settings.threads, ResolvedDefaultThreads());
+}
+
+TEST_F(SettingsTest, TomlFileSetsEveryKey) {
+  const std::string path = WriteToml("all.toml", R"(# every key
+listen = "0.0.0.0:8080"
+data_dir = "/var/lib/nbspamd"
+threads = 4
+alpha = 0.5
+spam_threshold = -2.5
+max_body_bytes = 1048576
+max_header_bytes = 8192
+idle_timeout_seconds = 5
+shutdown_timeout_seconds = 0
+max_message_bytes = 1000
+max_tokens = 100
+max_token_chars = 20
+boolean_counts = true
+header_tokens = false
+)");
+  const Settings settings = LoadOk({"--config", path});
+  EXPECT_EQ(settings.listen_host, "0.0.0.0");
+  EXPECT_EQ(settings.listen_port, 8080);
+  EXPECT_EQ(settings.data_dir, "/var/lib/nbspamd");
+  EXPECT_EQ(settings.threads, 4u);
+  EXPECT_EQ(settings.alpha, 0.5);
+  EXPECT_EQ(settings.spam_threshold, -2.5);
+  EXPECT_EQ(settings.max_body_bytes, 1048576u);
+  EXPECT_EQ(settings.max_header_bytes, 8192u);
+  EXPECT_EQ(settings.idle_timeout_seconds, 5u);
+  EXPECT_EQ(settings.shutdown_timeout_seconds, 0u);
+  EXPECT_EQ(settings.max_message_bytes, 1000u);
+  EXPECT_EQ(settings.max_tokens, 100u);
+  EXPECT_EQ(settings.max_token_chars, 20u);
+  EXPECT_TRUE(settings.boolean_counts);
+  EXPECT_FALSE(settings.header_tokens);
+}
+
+TEST_F(SettingsTest, TomlIntegersAreAcceptedForFloatingPointKeys) {
+  const std::string path = WriteToml("ints.toml", "alpha = 2\nspam_threshold = -3\n");
+  const Settings settings = LoadOk({"--config=" + path});
+  EXPECT_EQ(settings.alpha, 2.0);
+  EXPECT_EQ(settings.spam_threshold, -3.0);
+}
+
+TEST_F(SettingsTest, EmptyTomlFileKeepsDefaults) {
+  const std::string path = WriteToml("empty.toml", "");
+  const Settings settings = LoadOk({"--config", path});
+  Settings expected;
+  expected.threads = ResolvedDefaultThreads();
+  EXPECT_EQ(settings, expected);
+}
+
+TEST_F(SettingsTest, EachSourceOverridesTheOneBefore) {
+  const std::string path = WriteToml("layers.toml", R"(
+data_dir = "from-toml"
+threads = 2
+alpha = 0.25
+max_tokens = 10
+)");
+  // TOML over defaults.
+  Settings settings = LoadOk({"--config", path});
+  EXPECT_EQ(settings.data_dir, "from-toml");
+  EXPECT_EQ(settings.threads, 2u);
+  EXPECT_EQ(settings.alpha, 0.25);
+  EXPECT_EQ(settings.max_tokens, 10u);
+
+  // Environment over TOML.
+  const std::vector<std::string> environment = {"NBSPAMD_CONFIG=" + path,
+                                                "NBSPAMD_DATA_DIR=from-env", "NBSPAMD_THREADS=3",
+                                                "NBSPAMD_ALPHA=0.75"};
+  settings = LoadOk({}, environment);
+  EXPECT_EQ(settings.data_dir, "from-env");
+  EXPECT_EQ(settings.threads, 3u);
+  EXPECT_EQ(settings.alpha, 0.75);
+  EXPECT_EQ(settings.max_tokens, 10u);  // Still from the file named by NBSPAMD_CONFIG.
+
+  // Flags over the environment.
+  settings = LoadOk({"--data-dir", "from-flag", "--threads=5"}, environment);
+  EXPECT_EQ(settings.data_dir, "from-flag");
+  EXPECT_EQ(settings.threads, 5u);
+  EXPECT_EQ(settings.alpha, 0.75);
+  EXPECT_EQ(settings.max_tokens, 10u);
+}
+
+TEST_F(SettingsTest, ConfigFlagOverridesConfigEnvironmentVariable) {
+  const std::string from_env = WriteToml("env.toml", "data_dir = \"env-file\"\n");
+  const std::string from_flag = WriteToml("flag.toml", "data_dir = \"flag-file\"\n");
+  const Settings settings = LoadOk({"--config", from_flag}, {"NBSPAMD_CONFIG=" + from_env});
+  EXPECT_EQ(settings.data_dir, "flag-file");
+}
+
+TEST_F(SettingsTest, EnvironmentSetsEveryKey) {
+  const Settings settings = LoadOk(
+      {}, {"NBSPAMD_LISTEN=[::1]:9000", "NBSPAMD_DATA_DIR=/tmp/x", "NBSPAMD_THREADS=7",
+           "NBSPAMD_ALPHA=1e-3", "NBSPAMD_SPAM_THRESHOLD=-1.5", "NBSPAMD_MAX_BODY_BYTES=2048",
+           "NBSPAMD_MAX_HEADER_BYTES=1024", "NBSPAMD_IDLE_TIMEOUT_SECONDS=86400",
+           "NBSPAMD_SHUTDOWN_TIMEOUT_SECONDS=3600", "NBSPAMD_MAX_MESSAGE_BYTES=1",
+           "NBSPAMD_MAX_TOKENS=1", "NBSPAMD_MAX_TOKEN_CHARS=1000", "NBSPAMD_BOOLEAN_COUNTS=yes",
+           "NBSPAMD_HEADER_TOKENS=off"});
+  EXPECT_EQ(settings.listen_host, "::1");
+  EXPECT_EQ(settings.listen_port, 9000);
+  EXPECT_EQ(settings.data_dir, "/tmp/x");
+  EXPECT_EQ(settings.threads, 7u);
+  EXPECT_EQ(settings.alpha, 1e-3);
+  EXPECT_EQ(settings.spam_threshold, -1.5);
+  EXPECT_EQ(settings.max_body_bytes, 2048u);
+  EXPECT_EQ(settings.max_header_bytes, 1024u);
+  EXPECT_EQ(settings.idle_timeout_seconds, 86400u);
+  EXPECT_EQ(settings.shutdown_timeout_seconds, 3600u);
+  EXPECT_EQ(settings.max_message_bytes, 1u);
+  EXPECT_EQ(settings.max_tokens, 1u);
+  EXPECT_EQ(settings.max_token_chars, 1000u);
+  EXPECT_TRUE(settings.boolean_counts);
+  EXPECT_FALSE(settings.header_tokens);
+}
+
+TEST_F(SettingsTest, FlagsSetEveryKey) {
+  const Settings settings = LoadOk({"--listen",
+                                    "localhost:1",
+                                    "--data-dir",
+                                    "d",
+                                    "--threads",
+                                    "256",
+                                    "--alpha",
+                                    "3",
+                                    "--spam-threshold",
+                                    "-5",
+                                    "--max-body-bytes",
+                                    "1073741824",
+                                    "--max-header-bytes",
+                                    "1048576",
+                                    "--idle-timeout-seconds",
+                                    "1",
+                                    "--shutdown-timeout-seconds",
+                                    "0",
+                                    "--max-message-bytes",
+                                    "18446744073709551615",
+                                    "--max-tokens",
+                                    "5",
+                                    "--max-token-chars",
+                                    "1",
+                                    "--boolean-counts",
+                                    "TRUE",
+                                    "--header-tokens",
+                                    "0"});
+  EXPECT_EQ(settings.listen_host, "localhost");
+  EXPECT_EQ(settings.listen_port, 1);
+  EXPECT_EQ(settings.data_dir, "d");
+  EXPECT_EQ(settings.threads, 256u);
+  EXPECT_EQ(settings.alpha, 3.0);
+  EXPECT_EQ(settings.spam_threshold, -5.0);
+  EXPECT_EQ(settings.max_body_bytes, 1073741824u);
+  EXPECT_EQ(settings.max_header_bytes, 1048576u);
+  EXPECT_EQ(settings.idle_timeout_seconds, 1u);
+  EXPECT_EQ(settings.shutdown_timeout_seconds, 0u);
+  EXPECT_EQ(settings.max_message_bytes, 18446744073709551615u);
+  EXPECT_EQ(settings.max_tokens, 5u);
+  EXPECT_EQ(settings.max_token_chars, 1u);
+  EXPECT_TRUE(settings.boolean_counts);
+  EXPECT_FALSE(settings.header_tokens);
+}
+
+TEST_F(SettingsTest, FlagGivenTwiceTakesTheLastValue) {
+  EXPECT_EQ(LoadOk({"--threads", "2", "--threads=3"}).threads, 3u);
+}
+
+TEST_F(SettingsTest, ThreadsZeroResolvesToHardwareConcurrency) {
+  EXPECT_EQ(LoadOk({"--threads", "0"}).threads, ResolvedDefaultThreads());
+  EXPECT_EQ(LoadOk({"--threads", "1"}).threads, 1u);
+}
+
+TEST_F(SettingsTest, ListenParsesHostAndPort) {
+  Settings settings = LoadOk({"--listen", "[::1]:0"});
+  EXPECT_EQ(settings.listen_host, "::1");
+  EXPECT_EQ(settings.listen_port, 0);
+
+  settings = LoadOk({"--listen", "0.0.0.0:0"});
+  EXPECT_EQ(settings.listen_host, "0.0.0.0");
+  EXPECT_EQ(settings.listen_port, 0);
+
+  settings = LoadOk({"--listen=example.org:65535"});
+  EXPECT_EQ(settings.listen_host, "example.org");
+  EXPECT_EQ(settings.listen_port, 65535);
+
+  settings = LoadOk({"--listen", "[2001:db8::1]:7830"});
+  EXPECT_EQ(settings.listen_host, "2001:db8::1");
+  EXPECT_EQ(settings.listen_port, 7830);
+}
+
+TEST_F(SettingsTest, ListenRejectsMalformedAddresses) {
+  for (const std::string bad :
+       {"", "127.0.0.1", ":7830", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:-1", "127.0.0.1:80x",
+        "::1:7830", "[::1]", "[::1]7830", "[]:7830", "[::1:7830", "a b:1", "127.0.0.1: 80",
+        "127.0.0.1:99999999999999999999999"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_THAT(LoadError({"--listen", bad}),
+                AllOf(HasSubstr("--listen"), HasSubstr("'listen'"), HasSubstr("HOST:PORT")));
+  }
+}
+
+TEST_F(SettingsTest, InvalidFlagValuesNameTheFlagAndKey) {
+  struct Case {
+    std::string flag;
+    std::string value;
+    std::string key;
+  };
+  const std::vector<Case> cases = {
+      {"--data-dir", "", "data_dir"},
+      {"--threads", "257", "threads"},
+      {"--threads", "-1", "threads"},
+      {"--threads", "abc", "threads"},
+      {"--threads", "4x", "threads"},
+      {"--threads", " 4", "threads"},
+      {"--threads", "99999999999999999999999", "threads"},
+      {"--threads", "1.5", "threads"},
+      {"--spam-threshold", "inf", "spam_threshold"},
+      {"--spam-threshold", "nan", "spam_threshold"},
+      {"--spam-threshold", "1.0x", "spam_threshold"},
+      {"--max-body-bytes", "0", "max_body_bytes"},
+      {"--max-body-bytes", "1073741825", "max_body_bytes"},
+      {"--max-header-bytes", "1023", "max_header_bytes"},
+      {"--max-header-bytes", "1048577", "max_header_bytes"},
+      {"--idle-timeout-seconds", "0", "idle_timeout_seconds"},
+      {"--idle-timeout-seconds", "86401", "idle_timeout_seconds"},
+      {"--shutdown-timeout-seconds", "3601", "shutdown_timeout_seconds"},
+      {"--max-message-bytes", "0", "max_message_bytes"},
+      {"--max-message-bytes", "18446744073709551616", "max_message_bytes"},
+      {"--max-tokens", "0", "max_tokens"},
+      {"--max-token-chars", "0", "max_token_chars"},
+      {"--max-token-chars", "1001", "max_token_chars"},
+      {"--boolean-counts", "maybe", "boolean_counts"},
+      {"--header-tokens", "", "header_tokens"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.flag + " " + c.value);
+    EXPECT_THAT(LoadError({c.flag, c.value}),
+                AllOf(HasSubstr(c.flag + ": invalid value '" + c.value + "'"),
+                      HasSubstr("'" + c.key + "'"), HasSubstr("expected")));
+  }
+}
+
+TEST_F(SettingsTest, InvalidEnvironmentValueNamesVariableAndKey) {
+  EXPECT_EQ(LoadError({}, {"NBSPAMD_THREADS=abc"}),
+            "NBSPAMD_THREADS: invalid value 'abc' for 'threads': expected a whole number from 0 "
+            "to 256");
+  EXPECT_THAT(LoadError({}, {"NBSPAMD_MAX_HEADER_BYTES=10"}),
+              AllOf(HasSubstr("NBSPAMD_MAX_HEADER_BYTES"), HasSubstr("'max_header_bytes'"),
+                    HasSubstr("from 1024 to 1048576")));
+  EXPECT_THAT(LoadError({}, {"NBSPAMD_DATA_DIR="}),
+              AllOf(HasSubstr("NBSPAMD_DATA_DIR"), HasSubstr("'data_dir'")));
+  EXPECT_THAT(LoadError({}, {"NBSPAMD_LISTEN=nowhere"}),
+              AllOf(HasSubstr("NBSPAMD_LISTEN"), HasSubstr("'listen'")));
+}
+
+TEST_F(SettingsTest, InvalidTomlValueNamesFileAndKey) {
+  const std::string path = WriteToml("bad.toml", "data_dir = \"d\"\nthreads = 300\n");
+  EXPECT_THAT(LoadError({"--config", path}),
+              AllOf(HasSubstr("config file " + path), HasSubstr("invalid value '300'"),
+                    HasSubstr("'threads'"), HasSubstr("line 2")));
+
+  const std::string negative = WriteToml("negative.toml", "max_tokens = -1\n");
+  EXPECT_THAT(LoadError({"--config", negative}),
+              AllOf(HasSubstr("invalid value '-1'"), HasSubstr("'max_tokens'")));
+
+  const std::string port = WriteToml("port.toml", "listen = \"[::1]:70000\"\n");
+  EXPECT_THAT(LoadError({"--config", port}),
+              AllOf(HasSubstr("invalid value '[::1]:70000'"), HasSubstr("'listen'")));
+
+  const std::string inf = WriteToml("inf.toml", "spam_threshold = inf\n");
+  EXPECT_THAT(LoadError({"--config", inf}),
+              AllOf(HasSubstr("invalid value 'inf'"), HasSubstr("'spam_threshold'")));
+
+  const std::string empty = WriteToml("empty_dir.toml", "data_dir = \"\"\n");
+  EXPECT_THAT(LoadError({"--config", empty}), HasSubstr("'data_dir'"));
+}
+
+TEST_F(SettingsTest, AlphaMustBePositiveAndFinite) {
+  for (const std::string bad : {"0", "0.0", "-1", "-0", "nan", "inf", "-inf", "1e999"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_THAT(LoadError({"--alpha", bad}),
+                AllOf(HasSubstr("--alpha"), HasSubstr("'alpha'"), HasSubstr("greater than 0")));
+    EXPECT_THAT(LoadError({}, {"NBSPAMD_ALPHA=" + bad}),
+                AllOf(HasSubstr("NBSPAMD_ALPHA"), HasSubstr("'alpha'")));
+  }
+  for (const std::string toml :
+       {"alpha = 0", "alpha = 0.0", "alpha = -0.5", "alpha = nan", "alpha = inf", "alpha = -inf"}) {
+    SCOPED_TRACE(toml);
+    const std::string path = WriteToml("alpha.toml", toml + "\n");
+    EXPECT_THAT(LoadError({"--config", path}),
+                AllOf(HasSubstr("config file"), HasSubstr("'alpha'"), HasSubstr("greater than 0")));
+  }
+  EXPECT_EQ(LoadOk({"--alpha", "1e-9"}).alpha, 1e-9);
+}
+
+TEST_F(SettingsTest, BoolParsingVariants) {
+  for (const std::string yes : {"true", "1", "yes", "on", "TRUE", "Yes", "On"}) {
+    SCOPED_TRACE(yes);
+    EXPECT_TRUE(LoadOk({"--boolean-counts", yes}).boolean_counts);
+    EXPECT_TRUE(LoadOk({}, {"NBSPAMD_BOOLEAN_COUNTS=" + yes}).boolean_counts);
+  }
+  for (const std::string no : {"false", "0", "no", "off", "FALSE", "No", "OFF"}) {
+    SCOPED_TRACE(no);
+    EXPECT_FALSE(LoadOk({"--header-tokens", no}).header_tokens);
+    EXPECT_FALSE(LoadOk({}, {"NBSPAMD_HEADER_TOKENS=" + no}).header_tokens);
+  }
+  for (const std::string bad : {"", "2", "y", "n", "truee", "enabled", " true"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_THAT(LoadError({"--boolean-counts", bad}), HasSubstr("'boolean_counts'"));
+  }
+  // TOML booleans are TOML booleans only.
+  const std::string path = WriteToml("bool.toml", "boolean_counts = \"yes\"\n");
+  EXPECT_THAT(LoadError({"--config", path}),
+              AllOf(HasSubstr("wrong type for 'boolean_counts'"), HasSubstr("expected a boolean"),
+                    HasSubstr("got a string")));
+}
+
+TEST_F(SettingsTest, UnknownTomlKeyIsNamed) {
+  const std::string path = WriteToml("x.toml", "threads = 1\nfoo = 2\n");
+  EXPECT_EQ(LoadError({"--config", path}), "config file " + path + ": unknown key 'foo' (line 2)");
+}
+
+TEST_F(SettingsTest, UnknownTomlKeysAreReportedInFileOrder) {
+  const std::string path = WriteToml("order.toml", "zzz = 1\naaa = 2\n");
+  EXPECT_THAT(LoadError({"--config", path}),
+              AllOf(HasSubstr("unknown key 'zzz'"), Not(HasSubstr("aaa"))));
+}
+
+TEST_F(SettingsTest, TomlSectionIsRejected) {
+  const std::string path = WriteToml("section.toml", "threads = 1\n[server]\nlisten = \"x:1\"\n");
+  EXPECT_THAT(LoadError({"--config", path}),
+              AllOf(HasSubstr("config file " + path), HasSubstr("unknown key 'server'"),
+                    HasSubstr("sections are not supported")));
+
+  const std::string dotted = WriteToml("dotted.toml", "server.listen = \"x:1\"\n");
+  EXPECT_THAT(LoadError({"--config", dotted}), HasSubstr("unknown key 'server'"));
+
+  const std::string named_like_key = WriteToml("alpha_table.toml", "[alpha]\nx = 1\n");
+  EXPECT_THAT(LoadError({"--config", named_like_key}),
+              AllOf(HasSubstr("wrong type for 'alpha'"), HasSubstr("got a table")));
+}
+
+TEST_F(SettingsTest, WrongTomlTypesAreRejected) {
+  struct Case {
+    std::string toml;
+    std::string key;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {"threads = \"4\"", "threads", "expected an integer, got a string"},
+      {"threads = 4.0", "threads", "expected an integer, got a floating-point number"},
+      {"alpha = \"1\"", "alpha", "expected a number, got a string"},
+      {"alpha = true", "alpha", "expected a number, got a boolean"},
+      {"listen = 7830", "listen", "expected a string, got an integer"},
+      {"data_dir = [\"a\"]", "data_dir", "expected a string, got an array"},
+      {"header_tokens = 1", "header_tokens", "expected a boolean, got an integer"},
+      {"max_tokens = 1979-05-27", "max_tokens", "expected an integer, got a date"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.toml);
+    const std::string path = WriteToml("type.toml", c.toml + "\n");
+    EXPECT_THAT(LoadError({"--config", path}),
+                AllOf(HasSubstr("config file " + path), HasSubstr("wrong type for '" + c.key + "'"),
+                      HasSubstr(c.expected), HasSubstr("line 1")));
+  }
+}
+
+TEST_F(SettingsTest, MalformedTomlIsRejected) {
+  const std::string path = WriteToml("broken.toml", "threads = 1\nalpha = = 2\n");
+  EXPECT_THAT(LoadError({"--config", path}), AllOf(HasSubstr("config file " + path),
+                                                   HasSubstr("invalid TOML"), HasSubstr("line 2")));
+
+  const std::string duplicate = WriteToml("duplicate.toml", "threads = 1\nthreads = 2\n");
+  EXPECT_THAT(LoadError({"--config", duplicate}), HasSubstr("invalid TOML"));
+}
+
+TEST_F(SettingsTest, MissingConfigFileFails) {
+  const std::string path = (dir_ / "missing.toml").string();
+  EXPECT_THAT(LoadError({"--config", path}),
+              AllOf(HasSubstr("config file " + path), HasSubstr("no such file")));
+  EXPECT_THAT(LoadError({}, {"NBSPAMD_CONFIG=" + path}), HasSubstr("config file " + path));
+  EXPECT_THAT(LoadError({"--config", dir_.string()}), HasSubstr("is a folder"));
+  EXPECT_THAT(LoadError({"--config", ""}), HasSubstr("--config"));
+  EXPECT_THAT(LoadError({}, {"NBSPAMD_CONFIG="}), HasSubstr("NBSPAMD_CONFIG"));
+}
+
+TEST_F(SettingsTest, UnknownEnvironmentVariableIsNamed) {
+  EXPECT_EQ(LoadError({}, {"NBSPAMD_FOO=1"}), "unknown environment variable 'NBSPAMD_FOO'");
+  // Names are exact: the key part is upper case.
+  EXPECT_THAT(LoadError({}, {"NBSPAMD_data_dir=x"}), HasSubstr("'NBSPAMD_data_dir'"));
+  EXPECT_THAT(LoadError({}, {"NBSPAMD_=x"}), HasSubstr("'NBSPAMD_'"));
+}
+
+TEST_F(SettingsTest, UnknownFlagIsNamed) {
+  EXPECT_EQ(LoadError({"--foo"}), "unknown flag '--foo'");
+  EXPECT_THAT(LoadError({"--foo=1"}), HasSubstr("'--foo'"));
+  // No abbreviations, no underscores, no other letter case.
+  EXPECT_THAT(LoadError({"--data", "x"}), HasSubstr("unknown flag '--data'"));
+  EXPECT_THAT(LoadError({"--data_dir", "x"}), HasSubstr("unknown flag '--data_dir'"));
+  EXPECT_THAT(LoadError({"--Threads", "1"}), HasSubstr("unknown flag '--Threads'"));
+}
+
+TEST_F(SettingsTest, FlagWithoutValueFails) {
+  EXPECT_EQ(LoadError({"--threads"}), "--threads: missing value");
+  EXPECT_THAT(LoadError({"--threads="}), HasSubstr("--threads: missing value"));
+  EXPECT_THAT(LoadError({"--data-dir", "--threads", "4"}), HasSubstr("--data-dir: missing value"));
+  EXPECT_THAT(LoadError({"--config"}), HasSubstr("--config: missing value"));
+  EXPECT_THAT(LoadError({"--help=yes"}), HasSubstr("--help: takes no value"));
+  // A value starting with "--" can still be given after '='.
+  EXPECT_EQ(LoadOk({"--data-dir=--odd"}).data_dir, "--odd");
+  // Negative numbers work as separate values.
+  EXPECT_EQ(LoadOk({"--spam-threshold", "-1.25"}).spam_threshold, -1.25);
+}
+
+TEST_F(SettingsTest, PositionalArgumentsFail) {
+  EXPECT_EQ(LoadError({"serve"}), "unexpected argument 'serve'");
+  EXPECT_THAT(LoadError({"--threads", "1", "extra"}), HasSubstr("'extra'"));
+  EXPECT_THAT(LoadError({"-h"}), HasSubstr("unexpected argument '-h'"));
+  EXPECT_THAT(LoadError({"--", "--threads"}), HasSubstr("unexpected argument '--threads'"));
+}
+
+TEST_F(SettingsTest, HelpAction) {
+  auto loaded = Load({"--help"});
+  ASSERT_TRUE(loaded.has_value()) << loaded.error().message;
+  EXPECT_EQ(loaded->action, LoadResult::Action::kHelp);
+  EXPECT_EQ(loaded->help_text, HelpText());
+  EXPECT_GE(loaded->settings.threads, 1u);
+
+  // --help wins over bad settings elsewhere and over --version.
+  loaded = Load({"--version", "--threads", "999", "--help"}, {"NBSPAMD_FOO=1"});
+  ASSERT_TRUE(loaded.has_value()) << loaded.error().message;
+  EXPECT_EQ(loaded->action, LoadResult::Action::kHelp);
+
+  // But the command line itself must make sense.
+  EXPECT_THAT(LoadError({"--help", "--bogus"}), HasSubstr("--bogus"));
+}
+
+TEST_F(SettingsTest, VersionAction) {
+  auto loaded = Load({"--version"}, {"NBSPAMD_CONFIG=/does/not/exist.toml"});
+  ASSERT_TRUE(loaded.has_value()) << loaded.error().message;
+  EXPECT_EQ(loaded->action, LoadResult::Action::kVersion);
+  EXPECT_TRUE(loaded->help_text.empty());
+}
+
+TEST_F(SettingsTest, RunHasNoHelpText) {
+  auto loaded = Load({});
+  ASSERT_TRUE(loaded.has_value());
+  EXPECT_TRUE(loaded->help_text.empty());
+}
+
+TEST_F(SettingsTest, HelpTextMentionsEveryKey) {
+  const std::string help = HelpText();
+  for (const std::string key :
+       {"listen", "data_dir", "threads", "alpha", "spam_threshold", "max_body_bytes",
+        "max_header_bytes", "idle_timeout_seconds", "shutdown_timeout_seconds", "max_message_bytes",
+        "max_tokens", "max_token_chars", "boolean_counts", "header_tokens"}) {
+    SCOPED_TRACE(key);
+    std::string flag = "--" + key;
+    std::ranges::replace(flag, '_', '-');
+    std::string env = "NBSPAMD_" + key;
+    std::ranges::transform(env, env.begin(), [](unsigned char c) { return std::toupper(c); });
+    EXPECT_THAT(help, HasSubstr("TOML key " + key + ".\n"));
+    EXPECT_THAT(help, HasSubstr("\n  " + flag + " "));
+    EXPECT_THAT(help, HasSubstr("environment " + env + ";"));
+  }
+  EXPECT_THAT(help, HasSubstr("--config FILE"));
+  EXPECT_THAT(help, HasSubstr("NBSPAMD_CONFIG"));
+  EXPECT_THAT(help, HasSubstr("--help"));
+  EXPECT_THAT(help, HasSubstr("--version"));
+  EXPECT_THAT(help, HasSubstr("Default: \"127.0.0.1:7830\";"));
+  EXPECT_THAT(help, HasSubstr("Default: 20000;"));
+  EXPECT_THAT(help, HasSubstr("Default: 1.0;"));
+  EXPECT_EQ(help.back(), '\n');
+}
+
+TEST_F(SettingsTest, FormatSettingsAsTomlRoundTrips) {
+  Settings settings;
+  settings.listen_host = "::1";
+  settings.listen_port = 0;
+  settings.data_dir = "we\"ird\\dir\tname";
+  settings.threads = 3;
+  settings.alpha = 0.1;
+  settings.spam_threshold = -1e-300;
+  settings.max_body_bytes = 12345;
+  settings.max_header_bytes = 2048;
+  settings.idle_timeout_seconds = 7;
+  settings.shutdown_timeout_seconds = 0;
+  settings.max_message_bytes = 99;
+  settings.max_tokens = 98;
+  settings.max_token_chars = 97;
+  settings.boolean_counts = true;
+  settings.header_tokens = false;
+  const std::string toml = FormatSettingsAsToml(settings);
+  EXPECT_THAT(toml, HasSubstr("listen = \"[::1]:0\"\n"));
+  EXPECT_THAT(toml, HasSubstr("alpha = 0.1\n"));
+  const std::string path = WriteToml("round.toml", toml);
+  EXPECT_EQ(LoadOk({"--config", path}), settings);
+
+  Settings defaults;
+  defaults.threads = ResolvedDefaultThreads();
+  const std::string default_path = WriteToml("defaults.toml", FormatSettingsAsToml(Settings{}));
+  EXPECT_EQ(LoadOk({"--config", default_path}), defaults);
+}
+
+}  // namespace
+}  // namespace nbspamd::config

@@ -1,0 +1,82 @@
+// Classify: multinomial naive Bayes with Laplace smoothing, from counts to a verdict. No I/O.
+//
+//   model::Snapshot snapshot = store.Read(bag.entries);
+//   auto result = model::Classify(bag, snapshot, {.alpha = 1.0});
+//
+// The maths (shared/seed-examples.md holds golden numbers):
+//   P(c) = N_c / N, P(w|c) = (n_wc + alpha) / (n_c + alpha·|V|),
+//   log P(c, x) = log P(c) + Σ_w x_w · log P(w|c) over the tokens seen in some class;
+//   posteriors by log-sum-exp. A class with no documents has probability 0.
+// Pure and deterministic: the same bag and counts give bit-identical results.
+#ifndef NBSPAMD_MODEL_CLASSIFIER_H_
+#define NBSPAMD_MODEL_CLASSIFIER_H_
+
+#include <cstdint>
+#include <expected>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "model/snapshot.h"
+#include "tokenizer/token_bag.h"
+
+namespace nbspamd::model {
+
+inline constexpr std::string_view kSpamLabel = "spam";
+inline constexpr std::string_view kHamLabel = "ham";
+
+struct ClassifyOptions {
+  // Laplace smoothing. The daemon requires alpha > 0; 0 (maximum likelihood) is allowed here so
+  // that the unsmoothed textbook case can be reproduced.
+  double alpha = 1.0;
+  // The verdict is spam when score > spam_threshold (two-class decision, see ClassifyResult).
+  double spam_threshold = 0.0;
+  // How many tokens to explain (0 = none).
+  std::size_t explain = 0;
+};
+
+struct ClassScore {
+  std::string label;
+  double log_joint = 0;    // log P(c, x); -infinity for a class with no documents.
+  double probability = 0;  // P(c | x).
+};
+
+// One token's share in the verdict: weight = count · (log P(t|a) − log P(t|b)), where a and b are
+// spam and ham when both have documents, else the winning class and the runner-up. Positive
+// weights pushed towards a (spam).
+struct TokenExplanation {
+  std::string token;  // The token text, or its hash in hex when the bag has no texts.
+  TokenSource source = TokenSource::kBody;
+  std::uint32_t count = 0;
+  double weight = 0;
+};
+
+struct ClassifyResult {
+  std::vector<ClassScore> classes;  // In the model's class order.
+  std::size_t label_index = 0;      // The verdict, an index into classes.
+  // ln P(spam|x) / P(ham|x): present when spam and ham both have documents. May be ±infinity only
+  // when alpha = 0.
+  std::optional<double> log_odds;
+  // log_odds divided by the number of known token occurrences (at least 1): the same sign, but
+  // it does not grow with message length, so it ranks messages far better. The verdict is
+  // spam when score > spam_threshold. Present with log_odds.
+  std::optional<double> score;
+  std::uint64_t known_tokens = 0;              // Σ x_w over the tokens seen in some class.
+  std::vector<TokenExplanation> explanations;  // Largest |weight| first.
+
+  [[nodiscard]] const std::string& label() const { return classes[label_index].label; }
+  // P(spam|x), when a spam class exists.
+  [[nodiscard]] std::optional<double> SpamProbability() const;
+};
+
+// Scores `bag` against the counts in `snapshot` (read for bag.entries, in that order).
+// Errors: kFailedPrecondition when no class has documents (nothing learned yet), or when every
+// class is impossible (only with alpha = 0).
+[[nodiscard]] std::expected<ClassifyResult, Error> Classify(const TokenBag& bag,
+                                                            const Snapshot& snapshot,
+                                                            const ClassifyOptions& options);
+
+}  // namespace nbspamd::model
+
+#endif  // NBSPAMD_MODEL_CLASSIFIER_H_

@@ -1,0 +1,219 @@
+// Golden tests: the textbook cases of shared/seed-examples.md, reproduced to 1e-9 relative.
+#include "model/classifier.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <string>
+
+namespace nbspamd::model {
+namespace {
+
+using ::testing::DoubleNear;
+
+// Checks `actual` against a figure of shared/seed-examples.md, printed there to 10 decimals.
+void ExpectGolden(double actual, double printed) {
+  EXPECT_NEAR(actual, printed, std::max(1e-9 * std::fabs(printed), 5e-11));
+}
+
+void ExpectRelative(double actual, double exact) {
+  EXPECT_NEAR(actual, exact, 1e-9 * std::fabs(exact));
+}
+
+// The counts of the six seed documents (4 spam, 2 ham), in a form the classifier reads.
+class SeedModel {
+ public:
+  SeedModel() {
+    counts_ = {{"send", {3, 1}},     {"us", {3, 1}},     {"your", {3, 1}},
+               {"password", {2, 1}}, {"review", {1, 2}}, {"account", {1, 0}}};
+    auto stats = std::make_shared<ModelStats>();
+    stats->classes = {{"spam", 4, 13}, {"ham", 2, 6}};
+    stats->vocabulary_size = 6;
+    stats_ = stats;
+  }
+
+  // A bag of the space-separated words of `text`, hashed by a table local to the test.
+  TokenBag Bag(const std::string& text) const {
+    std::map<TokenHash, BagEntry> entries;
+    std::map<TokenHash, std::string> texts;
+    std::size_t start = 0;
+    while (start < text.size()) {
+      std::size_t end = text.find(' ', start);
+      if (end == std::string::npos) end = text.size();
+      const std::string word = text.substr(start, end - start);
+      const TokenHash hash = std::hash<std::string>{}(word);
+      entries[hash].hash = hash;
+      ++entries[hash].count;
+      texts[hash] = word;
+      start = end + 1;
+    }
+    TokenBag bag;
+    for (const auto& [hash, entry] : entries) {
+      bag.entries.push_back(entry);
+      bag.texts.push_back({texts[hash], TokenSource::kBody});
+    }
+    return bag;
+  }
+
+  Snapshot Read(const TokenBag& bag) const {
+    Snapshot snapshot{stats_, {}};
+    for (const TokenText& token : bag.texts) {
+      const auto it = counts_.find(token.text);
+      snapshot.counts.push_back(it == counts_.end() ? 0 : it->second.first);
+      snapshot.counts.push_back(it == counts_.end() ? 0 : it->second.second);
+    }
+    return snapshot;
+  }
+
+  ClassifyResult Classify(const std::string& text, ClassifyOptions options) const {
+    const TokenBag bag = Bag(text);
+    auto result = model::Classify(bag, Read(bag), options);
+    EXPECT_TRUE(result.has_value()) << result.error().message;
+    return *result;
+  }
+
+ private:
+  std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> counts_;
+  std::shared_ptr<const ModelStats> stats_;
+};
+
+TEST(ClassifierGoldenTest, ReviewAccountWithAddOneSmoothing) {
+  const ClassifyResult result = SeedModel().Classify("review account", {.alpha = 1.0});
+  ASSERT_EQ(result.classes.size(), 2u);
+  const double spam_joint = 2.0 / 19 * 2.0 / 19 * 4.0 / 6;
+  const double ham_joint = 3.0 / 12 * 1.0 / 12 * 2.0 / 6;
+  ExpectRelative(std::exp(result.classes[0].log_joint), spam_joint);
+  ExpectRelative(std::exp(result.classes[1].log_joint), ham_joint);
+  ExpectGolden(std::exp(result.classes[0].log_joint), 0.0073868883);
+  ExpectGolden(std::exp(result.classes[1].log_joint), 0.0069444444);
+  ExpectGolden(result.classes[0].probability, 0.5154362416);
+  ExpectGolden(*result.SpamProbability(), 0.5154362416);
+  ExpectGolden(result.classes[1].probability, 1 - 0.5154362416);
+  ASSERT_TRUE(result.log_odds.has_value());
+  ExpectGolden(*result.log_odds, 0.0617645943);
+  EXPECT_EQ(result.label(), "spam");
+  EXPECT_EQ(result.known_tokens, 2u);
+  ExpectRelative(*result.score, *result.log_odds / 2);
+}
+
+TEST(ClassifierGoldenTest, UnseenTokenIsSkipped) {
+  const ClassifyResult result = SeedModel().Classify("review us now", {.alpha = 1.0});
+  ExpectRelative(std::exp(result.classes[0].log_joint), 2.0 / 19 * 4.0 / 19 * 4.0 / 6);
+  ExpectRelative(std::exp(result.classes[1].log_joint), 3.0 / 12 * 2.0 / 12 * 2.0 / 6);
+  ExpectGolden(std::exp(result.classes[0].log_joint), 0.0147737765);
+  ExpectGolden(std::exp(result.classes[1].log_joint), 0.0138888889);
+  ExpectGolden(*result.SpamProbability(), 0.5154362416);
+  ExpectGolden(*result.log_odds, 0.0617645943);
+  EXPECT_EQ(result.known_tokens, 2u) << "'now' was never seen and must not count";
+}
+
+TEST(ClassifierGoldenTest, MaximumLikelihoodWithoutSmoothing) {
+  const ClassifyResult result = SeedModel().Classify("review us now", {.alpha = 0.0});
+  ExpectRelative(std::exp(result.classes[0].log_joint), 1.0 / 13 * 3.0 / 13 * 4.0 / 6);
+  ExpectRelative(std::exp(result.classes[1].log_joint), 2.0 / 6 * 1.0 / 6 * 2.0 / 6);
+  ExpectGolden(std::exp(result.classes[0].log_joint), 0.0118343195);
+  ExpectGolden(std::exp(result.classes[1].log_joint), 0.0185185185);
+  ExpectGolden(*result.SpamProbability(), 0.3898916968);
+  EXPECT_EQ(result.label(), "ham");
+}
+
+TEST(ClassifierGoldenTest, ZeroCountWithoutSmoothingMakesHamImpossible) {
+  const ClassifyResult result = SeedModel().Classify("review account", {.alpha = 0.0});
+  EXPECT_EQ(result.classes[1].log_joint, -std::numeric_limits<double>::infinity());
+  EXPECT_EQ(*result.SpamProbability(), 1.0);
+  EXPECT_EQ(result.classes[1].probability, 0.0);
+  EXPECT_EQ(*result.log_odds, std::numeric_limits<double>::infinity());
+  EXPECT_EQ(result.label(), "spam");
+}
+
+TEST(ClassifierGoldenTest, LinearFormExplainsTheVerdict) {
+  const ClassifyResult result =
+      SeedModel().Classify("review account", {.alpha = 1.0, .explain = 10});
+  ASSERT_EQ(result.explanations.size(), 2u);
+  EXPECT_EQ(result.explanations[0].token, "review");
+  ExpectGolden(result.explanations[0].weight, -0.8649974374);
+  EXPECT_EQ(result.explanations[1].token, "account");
+  ExpectGolden(result.explanations[1].weight, 0.2336148511);
+  const double bias = std::log(4.0 / 6) - std::log(2.0 / 6);
+  ExpectGolden(bias, 0.6931471806);
+  ExpectRelative(bias + result.explanations[0].weight + result.explanations[1].weight,
+                 *result.log_odds);
+}
+
+TEST(ClassifierTest, ExplainKeepsTheLargestWeightsAndScalesByCount) {
+  const ClassifyResult result =
+      SeedModel().Classify("review review account send", {.alpha = 1.0, .explain = 1});
+  ASSERT_EQ(result.explanations.size(), 1u);
+  EXPECT_EQ(result.explanations[0].token, "review");
+  EXPECT_EQ(result.explanations[0].count, 2u);
+  ExpectGolden(result.explanations[0].weight, 2 * -0.8649974374);
+}
+
+TEST(ClassifierTest, EmptyModelIsAnError) {
+  auto stats = std::make_shared<ModelStats>();
+  stats->classes = {{"spam", 0, 0}, {"ham", 0, 0}};
+  const auto result = Classify(TokenBag{}, Snapshot{stats, {}}, {});
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().code, ErrorCode::kFailedPrecondition);
+}
+
+TEST(ClassifierTest, ClassWithoutDocumentsHasProbabilityZero) {
+  auto stats = std::make_shared<ModelStats>();
+  stats->classes = {{"spam", 3, 10}, {"ham", 0, 0}};
+  stats->vocabulary_size = 4;
+  TokenBag bag;
+  bag.entries = {{7, 1}};
+  const auto result = Classify(bag, Snapshot{stats, {5, 0}}, {});
+  ASSERT_TRUE(result.has_value());
+  EXPECT_EQ(result->label(), "spam");
+  EXPECT_EQ(*result->SpamProbability(), 1.0);
+  EXPECT_FALSE(result->log_odds.has_value()) << "log-odds needs both classes";
+}
+
+TEST(ClassifierTest, MessageUnseenByAClassStillGetsAFiniteScore) {
+  auto stats = std::make_shared<ModelStats>();
+  stats->classes = {{"spam", 1, 3}, {"ham", 1, 3}};
+  stats->vocabulary_size = 6;
+  TokenBag bag;
+  bag.entries = {{1, 1}, {2, 1}};
+  // Token 1 only in spam, token 2 only in spam.
+  const auto result = Classify(bag, Snapshot{stats, {2, 0, 1, 0}}, {.alpha = 1.0});
+  ASSERT_TRUE(result.has_value());
+  EXPECT_TRUE(std::isfinite(result->classes[1].log_joint));
+  EXPECT_TRUE(std::isfinite(*result->log_odds));
+  ExpectRelative(*result->log_odds, std::log(3.0 / 9 * 2.0 / 9) - std::log(1.0 / 9 * 1.0 / 9));
+}
+
+TEST(ClassifierTest, AnyNumberOfClasses) {
+  auto stats = std::make_shared<ModelStats>();
+  stats->classes = {{"spam", 1, 2}, {"ham", 1, 2}, {"newsletter", 2, 4}};
+  stats->vocabulary_size = 3;
+  TokenBag bag;
+  bag.entries = {{9, 1}};
+  const auto result = Classify(bag, Snapshot{stats, {0, 0, 4}}, {});
+  ASSERT_TRUE(result.has_value());
+  EXPECT_EQ(result->label(), "newsletter");
+  double total = 0;
+  for (const ClassScore& c : result->classes) total += c.probability;
+  EXPECT_THAT(total, DoubleNear(1.0, 1e-12));
+}
+
+TEST(ClassifierTest, ThresholdAppliesToTheScore) {
+  SeedModel model;
+  EXPECT_EQ(model.Classify("review account", {.alpha = 1.0, .spam_threshold = 0.0}).label(),
+            "spam");
+  EXPECT_EQ(model.Classify("review account", {.alpha = 1.0, .spam_threshold = 0.5}).label(), "ham");
+}
+
+TEST(ClassifierTest, DeterministicToTheBit) {
+  SeedModel model;
+  const auto a = model.Classify("send us your review", {.alpha = 0.5});
+  const auto b = model.Classify("send us your review", {.alpha = 0.5});
+  EXPECT_EQ(a.classes[0].log_joint, b.classes[0].log_joint);
+  EXPECT_EQ(*a.log_odds, *b.log_odds);
+}
+
+}  // namespace
+}  // namespace nbspamd::model

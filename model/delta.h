@@ -1,0 +1,57 @@
+// Delta: one training event (learn, relearn or forget) as the changes storage applies atomically.
+#ifndef NBSPAMD_MODEL_DELTA_H_
+#define NBSPAMD_MODEL_DELTA_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tokenizer/token_bag.h"
+
+namespace nbspamd::model {
+
+// What the training ledger holds for one learned message: its class and exactly the token
+// counts that were added, so that forgetting it removes exactly those.
+struct LedgerEntry {
+  std::string label;
+  std::vector<BagEntry> tokens;  // Sorted by hash, each once.
+
+  friend bool operator==(const LedgerEntry&, const LedgerEntry&) = default;
+};
+
+// n_wc changes by `change` for token `hash` in class `class_index`.
+struct TokenCountChange {
+  TokenHash hash = 0;
+  std::uint32_t class_index = 0;
+  std::int64_t change = 0;
+
+  friend bool operator==(const TokenCountChange&, const TokenCountChange&) = default;
+};
+
+// N_c changes by `change` for class `class_index`.
+struct DocumentCountChange {
+  std::uint32_t class_index = 0;
+  std::int64_t change = 0;
+
+  friend bool operator==(const DocumentCountChange&, const DocumentCountChange&) = default;
+};
+
+// All the changes of one training event. Storage applies them together or not at all; from the
+// token changes it also derives each class's token total n_c and |V|, so those stay exact.
+//
+// Class indices refer to the class list after `new_classes` has been appended to it.
+struct Delta {
+  std::vector<std::string> new_classes;
+  std::vector<TokenCountChange> token_changes;
+  std::vector<DocumentCountChange> document_changes;
+  std::string ledger_id;                    // The message id whose ledger record changes.
+  std::optional<LedgerEntry> ledger_entry;  // The new record, or nullopt to erase it.
+  std::string stream_position;              // Replication position stored with it; "" for none.
+
+  friend bool operator==(const Delta&, const Delta&) = default;
+};
+
+}  // namespace nbspamd::model
+
+#endif  // NBSPAMD_MODEL_DELTA_H_

@@ -1,0 +1,68 @@
+#include "model/learning.h"
+
+#include <cassert>
+#include <cstdint>
+
+namespace nbspamd::model {
+namespace {
+
+// Adds `sign` × the record's counts in class `class_index` to `delta`.
+void AddRecord(const LedgerEntry& record, std::uint32_t class_index, std::int64_t sign,
+               Delta& delta) {
+  for (const BagEntry& token : record.tokens) {
+    delta.token_changes.push_back({token.hash, class_index, sign * std::int64_t{token.count}});
+  }
+  delta.document_changes.push_back({class_index, sign});
+}
+
+// The class index of `label` in `stats`, appending it to delta.new_classes when it is new.
+std::uint32_t ClassIndex(std::string_view label, const ModelStats& stats, Delta& delta) {
+  if (const auto index = stats.FindClass(label)) return static_cast<std::uint32_t>(*index);
+  delta.new_classes.emplace_back(label);
+  return static_cast<std::uint32_t>(stats.classes.size() + delta.new_classes.size() - 1);
+}
+
+}  // namespace
+
+std::string_view LearnStatusName(LearnStatus status) {
+  switch (status) {
+    case LearnStatus::kLearned:
+      return "learned";
+    case LearnStatus::kRelearned:
+      return "relearned";
+    case LearnStatus::kUnchanged:
+      return "unchanged";
+  }
+  return "unchanged";
+}
+
+LearnPlan PlanLearn(std::string_view id, std::string_view label, const TokenBag& bag,
+                    const std::optional<LedgerEntry>& learned, const ModelStats& stats) {
+  assert(!label.empty());
+  LearnPlan plan;
+  if (learned && learned->label == label) return plan;  // kUnchanged.
+
+  Delta& delta = plan.delta;
+  if (learned) {
+    const auto old_class = stats.FindClass(learned->label);
+    assert(old_class.has_value());
+    AddRecord(*learned, static_cast<std::uint32_t>(*old_class), -1, delta);
+  }
+  LedgerEntry record{std::string(label), bag.entries};
+  AddRecord(record, ClassIndex(label, stats, delta), +1, delta);
+  delta.ledger_id = std::string(id);
+  delta.ledger_entry = std::move(record);
+  plan.status = learned ? LearnStatus::kRelearned : LearnStatus::kLearned;
+  return plan;
+}
+
+Delta PlanForget(std::string_view id, const LedgerEntry& learned, const ModelStats& stats) {
+  Delta delta;
+  const auto class_index = stats.FindClass(learned.label);
+  assert(class_index.has_value());
+  AddRecord(learned, static_cast<std::uint32_t>(*class_index), -1, delta);
+  delta.ledger_id = std::string(id);
+  return delta;
+}
+
+}  // namespace nbspamd::model

@@ -1,0 +1,50 @@
+// Learning: turns a training request into the Delta that storage applies. No I/O.
+//
+//   auto learned = store.FindLearned(id);              // what the ledger holds, if anything
+//   LearnPlan plan = PlanLearn(id, "spam", bag, *learned, *store.Stats());
+//   if (plan.status != LearnStatus::kUnchanged) store.Apply(plan.delta);
+//
+// Training is a sequence of such events; applying them one at a time, in any order, gives the
+// same counts as learning the documents in one batch.
+#ifndef NBSPAMD_MODEL_LEARNING_H_
+#define NBSPAMD_MODEL_LEARNING_H_
+
+#include <optional>
+#include <string_view>
+
+#include "model/delta.h"
+#include "model/model_stats.h"
+#include "tokenizer/token_bag.h"
+
+namespace nbspamd::model {
+
+enum class LearnStatus {
+  kLearned,    // A new message id: its tokens were added to the class.
+  kRelearned,  // The id was learned as another class: its counts moved to the new class.
+  kUnchanged,  // The id was already learned as this class: nothing to do.
+};
+
+// Lower-case name of a status ("learned"), as the HTTP API reports it.
+[[nodiscard]] std::string_view LearnStatusName(LearnStatus status);
+
+struct LearnPlan {
+  LearnStatus status = LearnStatus::kUnchanged;
+  Delta delta;  // Empty when status is kUnchanged.
+};
+
+// Plans learning `bag` as class `label` under message id `id`. `learned` is the ledger's record
+// for `id`, if any. A label that names no class yet creates it.
+// REQUIRES: label is not empty, `stats` is the model state the delta will be applied to.
+[[nodiscard]] LearnPlan PlanLearn(std::string_view id, std::string_view label, const TokenBag& bag,
+                                  const std::optional<LedgerEntry>& learned,
+                                  const ModelStats& stats);
+
+// Plans forgetting the message `id`, whose ledger record is `learned`: removes exactly the
+// counts that learning it added, and the record.
+// REQUIRES: `learned.label` names a class of `stats`.
+[[nodiscard]] Delta PlanForget(std::string_view id, const LedgerEntry& learned,
+                               const ModelStats& stats);
+
+}  // namespace nbspamd::model
+
+#endif  // NBSPAMD_MODEL_LEARNING_H_

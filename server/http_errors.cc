@@ -1,0 +1,58 @@
+#include "server/http_errors.h"
+
+#include <boost/beast/http/field.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/serialize.hpp>
+
+#include "server/log.h"
+
+namespace nbspamd::server {
+
+namespace http = boost::beast::http;
+
+http::status HttpStatusOf(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kInvalidArgument:
+      return http::status::bad_request;
+    case ErrorCode::kNotFound:
+      return http::status::not_found;
+    case ErrorCode::kFailedPrecondition:
+      return http::status::conflict;
+    case ErrorCode::kResourceExhausted:
+      return http::status::payload_too_large;
+    case ErrorCode::kUnavailable:
+      return http::status::service_unavailable;
+    case ErrorCode::kDataLoss:
+      return http::status::internal_server_error;
+    case ErrorCode::kInternal:
+      return http::status::internal_server_error;
+  }
+  return http::status::internal_server_error;
+}
+
+Response ErrorResponse(http::status status, std::string_view code, std::string_view message,
+                       unsigned version) {
+  boost::json::object detail;
+  detail["code"] = code;
+  detail["message"] = message;
+  boost::json::object body;
+  body["error"] = std::move(detail);
+  Response response(status, version);
+  response.set(http::field::content_type, "application/json");
+  response.body() = boost::json::serialize(body);
+  response.body() += '\n';
+  response.prepare_payload();
+  return response;
+}
+
+Response ErrorResponse(const Error& error, unsigned version) {
+  const http::status status = HttpStatusOf(error.code);
+  if (status == http::status::internal_server_error) {
+    LogError("internal error: " + error.message);
+    return ErrorResponse(status, ErrorCodeName(error.code), "internal error; see the server log",
+                         version);
+  }
+  return ErrorResponse(status, ErrorCodeName(error.code), error.message, version);
+}
+
+}  // namespace nbspamd::server

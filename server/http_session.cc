@@ -1,0 +1,159 @@
+#include "server/http_session.h"
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+
+#include "server/log.h"
+
+namespace nbspamd::server {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+
+HttpSession::HttpSession(net::ip::tcp::socket&& socket, const Router& router,
+                         const HttpLimits& limits, SessionRegistry& registry)
+    : stream_(std::move(socket)), router_(router), limits_(limits), registry_(registry) {}
+
+HttpSession::~HttpSession() { registry_.Remove(this); }
+
+void HttpSession::Run() {
+  // Start on the connection's strand: all later handlers run there too.
+  net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
+    if (!self->registry_.Add(self.get(), self)) return self->DoClose();
+    self->DoReadHeader();
+  });
+}
+
+void HttpSession::Shutdown() {
+  net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
+    self->shutting_down_ = true;
+    // Waiting for a request: stop waiting. Otherwise OnWrite closes after the response.
+    if (!self->in_flight_) self->stream_.cancel();
+  });
+}
+
+void HttpSession::DoReadHeader() {
+  parser_.emplace();
+  parser_->header_limit(static_cast<std::uint32_t>(limits_.max_header_bytes));
+  parser_->body_limit(limits_.max_body_bytes);
+  stream_.expires_after(limits_.idle_timeout);
+  http::async_read_header(
+      stream_, buffer_, *parser_,
+      [self = shared_from_this()](beast::error_code ec, std::size_t) { self->OnReadHeader(ec); });
+}
+
+void HttpSession::OnReadHeader(beast::error_code ec) {
+  if (ec) return OnReadError(ec);
+  in_flight_ = true;
+  const auto& request = parser_->get();
+  if (const auto length = parser_->content_length(); length && *length > limits_.max_body_bytes) {
+    unread_input_ = true;
+    return DoWrite(ErrorResponse(http::status::payload_too_large, "payload_too_large",
+                                 "the body is larger than the limit of " +
+                                     std::to_string(limits_.max_body_bytes) + " bytes",
+                                 request.version()),
+                   /*close=*/true);
+  }
+  // A client that waits for "100 Continue" (curl does for bodies over 1 KiB) gets it now.
+  if (beast::iequals(request[http::field::expect], "100-continue")) {
+    auto response = std::make_shared<http::response<http::empty_body>>(http::status::continue_,
+                                                                       request.version());
+    pending_write_ = response;
+    return http::async_write(stream_, *response,
+                             [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                               self->pending_write_.reset();
+                               if (ec) return self->DoClose();
+                               self->DoReadBody();
+                             });
+  }
+  DoReadBody();
+}
+
+void HttpSession::DoReadBody() {
+  stream_.expires_after(limits_.idle_timeout);
+  http::async_read(
+      stream_, buffer_, *parser_,
+      [self = shared_from_this()](beast::error_code ec, std::size_t) { self->OnReadBody(ec); });
+}
+
+void HttpSession::OnReadBody(beast::error_code ec) {
+  if (ec) return OnReadError(ec);
+  const Request request = parser_->release();
+  Response response = router_.Handle(request);
+  DoWrite(std::move(response), !request.keep_alive());
+}
+
+void HttpSession::OnReadError(beast::error_code ec) {
+  const unsigned version = parser_->is_header_done() ? parser_->get().version() : 11;
+  if (ec == http::error::end_of_stream || ec == net::error::operation_aborted ||
+      ec == beast::error::timeout || ec == net::error::connection_reset || ec == net::error::eof) {
+    return DoClose();  // The peer left, went idle, or shutdown asked us to stop waiting.
+  }
+  in_flight_ = true;
+  unread_input_ = true;  // The rest of this request was not read.
+  if (ec == http::error::body_limit) {
+    return DoWrite(ErrorResponse(http::status::payload_too_large, "payload_too_large",
+                                 "the body is larger than the limit of " +
+                                     std::to_string(limits_.max_body_bytes) + " bytes",
+                                 version),
+                   true);
+  }
+  if (ec == http::error::header_limit) {
+    return DoWrite(ErrorResponse(http::status::request_header_fields_too_large, "header_too_large",
+                                 "the request headers are too large", version),
+                   true);
+  }
+  if (ec == http::error::partial_message) return DoClose();
+  DoWrite(ErrorResponse(http::status::bad_request, "bad_request",
+                        "malformed HTTP request: " + ec.message(), version),
+          true);
+}
+
+void HttpSession::DoWrite(Response response, bool close) {
+  close = close || shutting_down_;
+  response.keep_alive(!close);
+  auto shared = std::make_shared<Response>(std::move(response));
+  pending_write_ = shared;
+  stream_.expires_after(limits_.idle_timeout);
+  http::async_write(stream_, *shared,
+                    [self = shared_from_this(), close](beast::error_code ec, std::size_t) {
+                      self->OnWrite(close, ec);
+                    });
+}
+
+void HttpSession::OnWrite(bool close, beast::error_code ec) {
+  pending_write_.reset();
+  in_flight_ = false;
+  if (ec || close || shutting_down_) return DoClose();
+  DoReadHeader();
+}
+
+void HttpSession::DoClose() {
+  beast::error_code ignored;
+  stream_.socket().shutdown(net::ip::tcp::socket::shutdown_send, ignored);
+  if (!unread_input_) {
+    stream_.socket().close(ignored);
+    return;
+  }
+  // Closing with unread bytes would reset the connection and could destroy the error response
+  // before the client reads it (an early 413 leaves the body unread): read and drop what the
+  // client still sends, for a short while, then close.
+  stream_.expires_after(std::chrono::seconds(2));
+  DoDrain();
+}
+
+void HttpSession::DoDrain() {
+  buffer_.clear();
+  stream_.async_read_some(buffer_.prepare(64 * 1024),
+                          [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                            if (!ec) return self->DoDrain();
+                            beast::error_code ignored;
+                            self->stream_.socket().close(ignored);
+                          });
+}
+
+}  // namespace nbspamd::server

@@ -1,0 +1,86 @@
+#include "server/server.h"
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <thread>
+#include <vector>
+
+#include "server/log.h"
+
+namespace nbspamd::server {
+
+namespace net = boost::asio;
+using net::ip::tcp;
+
+std::string FormatEndpoint(const tcp::endpoint& endpoint) {
+  const std::string address = endpoint.address().to_string();
+  const std::string port = std::to_string(endpoint.port());
+  return endpoint.address().is_v6() ? "[" + address + "]:" + port : address + ":" + port;
+}
+
+Server::Server(SpamFilter& filter, const ServerOptions& options)
+    : options_(options), router_(filter), context_(static_cast<int>(options.threads)) {}
+
+std::expected<std::unique_ptr<Server>, Error> Server::Create(SpamFilter& filter,
+                                                             const ServerOptions& options) {
+  std::unique_ptr<Server> server(new Server(filter, options));
+  boost::system::error_code ec;
+  tcp::endpoint endpoint(net::ip::make_address(options.host, ec), options.port);
+  if (ec) {
+    tcp::resolver resolver(server->context_);
+    const auto results = resolver.resolve(options.host, std::to_string(options.port), ec);
+    if (ec || results.empty()) {
+      return MakeError(ErrorCode::kUnavailable,
+                       "cannot resolve listen address '" + options.host + "': " + ec.message());
+    }
+    endpoint = results.begin()->endpoint();
+  }
+  auto listener = Listener::Create(server->context_, endpoint, server->router_,
+                                   server->options_.limits, server->registry_);
+  if (!listener) return std::unexpected(listener.error());
+  server->listener_ = std::move(*listener);
+  return server;
+}
+
+tcp::endpoint Server::LocalEndpoint() const { return listener_->LocalEndpoint(); }
+
+void Server::Run() {
+  net::signal_set signals(context_, SIGINT, SIGTERM);
+  net::steady_timer deadline(context_);
+  signals.async_wait([&](const boost::system::error_code& ec, int signal) {
+    if (ec) return;
+    LogInfo("signal " + std::to_string(signal) + ": finishing requests in flight");
+    listener_->Stop();
+    // A second signal, or the deadline, cuts what is left.
+    signals.async_wait([&](const boost::system::error_code& again, int) {
+      if (!again) {
+        LogWarning("second signal: stopping now");
+        context_.stop();
+      }
+    });
+    deadline.expires_after(options_.shutdown_timeout);
+    deadline.async_wait([&](const boost::system::error_code& expired) {
+      if (!expired) {
+        LogWarning("shutdown timeout: closing the connections still open");
+        context_.stop();
+      }
+    });
+    registry_.BeginShutdown([&] {
+      // The last connection is gone: release what keeps the I/O threads running.
+      net::post(context_, [&] {
+        boost::system::error_code ignored;
+        signals.cancel(ignored);
+        deadline.cancel();
+      });
+    });
+  });
+  listener_->Run();
+
+  std::vector<std::thread> threads;
+  for (unsigned i = 1; i < options_.threads; ++i) threads.emplace_back([this] { context_.run(); });
+  context_.run();
+  for (std::thread& thread : threads) thread.join();
+}
+
+}  // namespace nbspamd::server

@@ -1,0 +1,64 @@
+// Server: the HTTP daemon around a SpamFilter: a listener, a pool of I/O threads, and the
+// graceful shutdown on SIGTERM or SIGINT (stop accepting, finish the requests in flight, close
+// idle connections, then return so the caller can close the store).
+#ifndef NBSPAMD_SERVER_SERVER_H_
+#define NBSPAMD_SERVER_SERVER_H_
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <chrono>
+#include <expected>
+#include <memory>
+#include <string>
+
+#include "common/error.h"
+#include "server/http_limits.h"
+#include "server/listener.h"
+#include "server/router.h"
+#include "server/session_registry.h"
+#include "server/spam_filter.h"
+
+namespace nbspamd::server {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";  // An IP address or a name that resolves locally.
+  std::uint16_t port = 0;          // 0: any free port.
+  unsigned threads = 1;            // I/O threads, >= 1.
+  HttpLimits limits;
+  // After a shutdown signal, connections still busy after this long are cut.
+  std::chrono::seconds shutdown_timeout{30};
+};
+
+class Server {
+ public:
+  // Binds the listening socket. Errors: kUnavailable when the address cannot be bound or
+  // resolved.
+  [[nodiscard]] static std::expected<std::unique_ptr<Server>, Error> Create(
+      SpamFilter& filter, const ServerOptions& options);
+
+  // The address actually bound.
+  [[nodiscard]] boost::asio::ip::tcp::endpoint LocalEndpoint() const;
+
+  // Serves until SIGTERM or SIGINT and the drain that follows; returns when every connection is
+  // closed and every I/O thread has stopped.
+  void Run();
+
+ private:
+  Server(SpamFilter& filter, const ServerOptions& options);
+  void BeginShutdown();
+
+  // Sessions refer to options_, router_ and registry_, and may be destroyed with context_, so
+  // those are declared (constructed) before it and destroyed after it.
+  ServerOptions options_;
+  Router router_;
+  SessionRegistry registry_;
+  boost::asio::io_context context_;
+  std::shared_ptr<Listener> listener_;
+};
+
+// "127.0.0.1:7830", or "[::1]:7830" for IPv6.
+[[nodiscard]] std::string FormatEndpoint(const boost::asio::ip::tcp::endpoint& endpoint);
+
+}  // namespace nbspamd::server
+
+#endif  // NBSPAMD_SERVER_SERVER_H_

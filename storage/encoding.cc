@@ -1,0 +1,144 @@
+#include "storage/encoding.h"
+
+#include <limits>
+
+namespace nbspamd::storage {
+namespace {
+
+std::unexpected<Error> Corrupt(std::string_view what) {
+  return MakeError(ErrorCode::kDataLoss, "corrupt " + std::string(what) + " record");
+}
+
+void PutFixed64BigEndian(std::string& out, std::uint64_t value) {
+  for (int shift = 56; shift >= 0; shift -= 8) out.push_back(static_cast<char>(value >> shift));
+}
+
+std::uint64_t GetFixed64BigEndian(std::string_view input) {
+  std::uint64_t value = 0;
+  for (int i = 0; i < 8; ++i) value = value << 8 | static_cast<unsigned char>(input[i]);
+  return value;
+}
+
+// A varint that must fit `limit`, read from the front of `input`.
+bool GetBounded(std::string_view& input, std::uint64_t limit, std::uint64_t& value) {
+  return GetVarint64(input, value) && value <= limit;
+}
+
+}  // namespace
+
+void PutVarint64(std::string& out, std::uint64_t value) {
+  while (value >= 0x80) {
+    out.push_back(static_cast<char>(value | 0x80));
+    value >>= 7;
+  }
+  out.push_back(static_cast<char>(value));
+}
+
+bool GetVarint64(std::string_view& input, std::uint64_t& value) {
+  value = 0;
+  for (unsigned shift = 0; shift <= 63 && !input.empty(); shift += 7) {
+    const auto byte = static_cast<unsigned char>(input.front());
+    input.remove_prefix(1);
+    if (shift == 63 && byte > 1) return false;  // More than 64 bits.
+    value |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) return true;
+  }
+  return false;
+}
+
+std::string EncodeTokenKey(TokenHash hash) {
+  std::string key;
+  PutFixed64BigEndian(key, hash);
+  return key;
+}
+
+std::expected<TokenHash, Error> DecodeTokenKey(std::string_view key) {
+  if (key.size() != 8) return Corrupt("token key");
+  return GetFixed64BigEndian(key);
+}
+
+std::string EncodeTokenCounts(const TokenCounts& counts) {
+  std::string value;
+  PutVarint64(value, counts.size());
+  for (std::uint64_t count : counts) PutVarint64(value, count);
+  return value;
+}
+
+std::expected<TokenCounts, Error> DecodeTokenCounts(std::string_view value) {
+  std::uint64_t size = 0;
+  if (!GetBounded(value, value.size(), size)) return Corrupt("token count");
+  TokenCounts counts(size);
+  for (std::uint64_t& count : counts) {
+    if (!GetVarint64(value, count)) return Corrupt("token count");
+  }
+  if (!value.empty()) return Corrupt("token count");
+  return counts;
+}
+
+std::string EncodeModelStats(const model::ModelStats& stats) {
+  std::string value;
+  PutVarint64(value, stats.classes.size());
+  for (const model::ClassStats& c : stats.classes) {
+    PutVarint64(value, c.label.size());
+    value += c.label;
+    PutVarint64(value, c.documents);
+    PutVarint64(value, c.tokens);
+  }
+  PutVarint64(value, stats.vocabulary_size);
+  return value;
+}
+
+std::expected<model::ModelStats, Error> DecodeModelStats(std::string_view value) {
+  model::ModelStats stats;
+  std::uint64_t classes = 0;
+  if (!GetBounded(value, value.size(), classes)) return Corrupt("model stats");
+  stats.classes.resize(classes);
+  for (model::ClassStats& c : stats.classes) {
+    std::uint64_t length = 0;
+    if (!GetVarint64(value, length) || length > value.size()) return Corrupt("model stats");
+    c.label = std::string(value.substr(0, length));
+    value.remove_prefix(length);
+    if (!GetVarint64(value, c.documents) || !GetVarint64(value, c.tokens)) {
+      return Corrupt("model stats");
+    }
+  }
+  if (!GetVarint64(value, stats.vocabulary_size) || !value.empty()) return Corrupt("model stats");
+  return stats;
+}
+
+std::string EncodeLedgerEntry(const model::LedgerEntry& entry) {
+  std::string value;
+  PutVarint64(value, entry.label.size());
+  value += entry.label;
+  PutVarint64(value, entry.tokens.size());
+  for (const BagEntry& token : entry.tokens) {
+    PutFixed64BigEndian(value, token.hash);
+    PutVarint64(value, token.count);
+  }
+  return value;
+}
+
+std::expected<model::LedgerEntry, Error> DecodeLedgerEntry(std::string_view value) {
+  model::LedgerEntry entry;
+  std::uint64_t length = 0;
+  if (!GetVarint64(value, length) || length > value.size()) return Corrupt("ledger");
+  entry.label = std::string(value.substr(0, length));
+  value.remove_prefix(length);
+  std::uint64_t tokens = 0;
+  if (!GetBounded(value, value.size() / 9, tokens)) return Corrupt("ledger");
+  entry.tokens.resize(tokens);
+  for (BagEntry& token : entry.tokens) {
+    std::uint64_t count = 0;
+    if (value.size() < 8) return Corrupt("ledger");
+    token.hash = GetFixed64BigEndian(value);
+    value.remove_prefix(8);
+    if (!GetBounded(value, std::numeric_limits<std::uint32_t>::max(), count)) {
+      return Corrupt("ledger");
+    }
+    token.count = static_cast<std::uint32_t>(count);
+  }
+  if (!value.empty()) return Corrupt("ledger");
+  return entry;
+}
+
+}  // namespace nbspamd::storage

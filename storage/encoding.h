@@ -1,0 +1,48 @@
+// The on-disk encodings of the RocksDB store. Do not change: stored on disk. A change of any of
+// them needs a new kSchemaVersion (docs/STORAGE.md describes the format).
+//
+// Integers are LevelDB-style varints (7 bits a byte, low bits first); token keys are the 64-bit
+// token hash as 8 bytes big-endian, so keys sort by hash.
+#ifndef NBSPAMD_STORAGE_ENCODING_H_
+#define NBSPAMD_STORAGE_ENCODING_H_
+
+#include <cstdint>
+#include <expected>
+#include <string>
+#include <string_view>
+
+#include "common/error.h"
+#include "model/delta.h"
+#include "model/model_stats.h"
+#include "storage/count_cache.h"
+
+namespace nbspamd::storage {
+
+// Do not change: stored on disk. Bumped whenever any encoding below changes.
+inline constexpr std::uint64_t kSchemaVersion = 1;
+
+void PutVarint64(std::string& out, std::uint64_t value);
+// Reads a varint from the front of `input` and advances it. False when truncated or too long.
+[[nodiscard]] bool GetVarint64(std::string_view& input, std::uint64_t& value);
+
+// Token key: 8 bytes, big-endian hash.
+[[nodiscard]] std::string EncodeTokenKey(TokenHash hash);
+[[nodiscard]] std::expected<TokenHash, Error> DecodeTokenKey(std::string_view key);
+
+// Token value: varint class count, then one varint count per class.
+[[nodiscard]] std::string EncodeTokenCounts(const TokenCounts& counts);
+[[nodiscard]] std::expected<TokenCounts, Error> DecodeTokenCounts(std::string_view value);
+
+// Stats: varint class count; per class varint label length, label bytes, varint documents,
+// varint tokens; then varint |V|.
+[[nodiscard]] std::string EncodeModelStats(const model::ModelStats& stats);
+[[nodiscard]] std::expected<model::ModelStats, Error> DecodeModelStats(std::string_view value);
+
+// Ledger value: varint label length, label bytes, varint token count, then per token 8 bytes
+// big-endian hash and a varint count.
+[[nodiscard]] std::string EncodeLedgerEntry(const model::LedgerEntry& entry);
+[[nodiscard]] std::expected<model::LedgerEntry, Error> DecodeLedgerEntry(std::string_view value);
+
+}  // namespace nbspamd::storage
+
+#endif  // NBSPAMD_STORAGE_ENCODING_H_

@@ -1,0 +1,70 @@
+#include "storage/encoding.h"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <vector>
+
+namespace nbspamd::storage {
+namespace {
+
+TEST(EncodingTest, VarintRoundTripsEdgeValues) {
+  for (std::uint64_t value :
+       std::vector<std::uint64_t>{0, 1, 127, 128, 300, std::uint64_t{1} << 35,
+                                  std::numeric_limits<std::uint64_t>::max()}) {
+    std::string out;
+    PutVarint64(out, value);
+    std::string_view input = out;
+    std::uint64_t decoded = 0;
+    ASSERT_TRUE(GetVarint64(input, decoded));
+    EXPECT_EQ(decoded, value);
+    EXPECT_TRUE(input.empty());
+  }
+}
+
+TEST(EncodingTest, VarintRejectsTruncatedAndOverlongInput) {
+  std::uint64_t value = 0;
+  std::string_view truncated = "\x80\x80";
+  EXPECT_FALSE(GetVarint64(truncated, value));
+  std::string overlong(11, '\xff');
+  std::string_view input = overlong;
+  EXPECT_FALSE(GetVarint64(input, value));
+}
+
+TEST(EncodingTest, TokenKeyIsBigEndianSoKeysSortByHash) {
+  EXPECT_EQ(EncodeTokenKey(0x0102030405060708ull),
+            std::string("\x01\x02\x03\x04\x05\x06\x07\x08", 8));
+  EXPECT_LT(EncodeTokenKey(255), EncodeTokenKey(256));
+  EXPECT_EQ(*DecodeTokenKey(EncodeTokenKey(0xdeadbeefcafef00dull)), 0xdeadbeefcafef00dull);
+  EXPECT_EQ(DecodeTokenKey("short").error().code, ErrorCode::kDataLoss);
+}
+
+TEST(EncodingTest, TokenCountsRoundTrip) {
+  const TokenCounts counts{3, 0, 1ull << 40};
+  EXPECT_EQ(*DecodeTokenCounts(EncodeTokenCounts(counts)), counts);
+  EXPECT_EQ(DecodeTokenCounts(EncodeTokenCounts(counts) + "x").error().code, ErrorCode::kDataLoss);
+  EXPECT_EQ(DecodeTokenCounts("\x05\x01").error().code, ErrorCode::kDataLoss);
+}
+
+TEST(EncodingTest, ModelStatsRoundTrip) {
+  model::ModelStats stats;
+  stats.classes = {{"spam", 4, 13}, {"ham", 2, 6}, {"", 0, 0}};
+  stats.vocabulary_size = 6;
+  EXPECT_EQ(*DecodeModelStats(EncodeModelStats(stats)), stats);
+  const std::string encoded = EncodeModelStats(stats);
+  for (std::size_t cut = 0; cut < encoded.size(); ++cut) {
+    EXPECT_FALSE(DecodeModelStats(encoded.substr(0, cut)).has_value()) << cut;
+  }
+}
+
+TEST(EncodingTest, LedgerEntryRoundTrip) {
+  const model::LedgerEntry entry{"spam", {{1, 2}, {0xffffffffffffffffull, 4000000000u}}};
+  EXPECT_EQ(*DecodeLedgerEntry(EncodeLedgerEntry(entry)), entry);
+  const std::string encoded = EncodeLedgerEntry(entry);
+  for (std::size_t cut = 0; cut < encoded.size(); ++cut) {
+    EXPECT_EQ(DecodeLedgerEntry(encoded.substr(0, cut)).error().code, ErrorCode::kDataLoss) << cut;
+  }
+}
+
+}  // namespace
+}  // namespace nbspamd::storage

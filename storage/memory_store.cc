@@ -1,0 +1,54 @@
+#include "storage/memory_store.h"
+
+#include "storage/resolved_delta.h"
+
+namespace nbspamd::storage {
+namespace {
+
+model::ModelStats DefaultStats() {
+  model::ModelStats stats;
+  for (std::string_view label : kDefaultLabels) stats.classes.push_back({std::string(label), 0, 0});
+  return stats;
+}
+
+}  // namespace
+
+MemoryStore::MemoryStore() : cache_(DefaultStats()) {}
+
+model::Snapshot MemoryStore::Read(std::span<const BagEntry> entries) const {
+  return cache_.Read(entries);
+}
+
+std::shared_ptr<const model::ModelStats> MemoryStore::Stats() const { return cache_.Stats(); }
+
+std::expected<std::optional<model::LedgerEntry>, Error> MemoryStore::FindLearned(
+    std::string_view id) const {
+  std::lock_guard lock(ledger_mutex_);
+  const auto it = ledger_.find(id);
+  if (it == ledger_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::expected<void, Error> MemoryStore::Apply(const model::Delta& delta) {
+  auto resolved = ResolveDelta(cache_, delta);
+  if (!resolved) return std::unexpected(resolved.error());
+  {
+    std::lock_guard lock(ledger_mutex_);
+    if (delta.ledger_entry) {
+      ledger_.insert_or_assign(delta.ledger_id, *delta.ledger_entry);
+    } else if (!delta.ledger_id.empty()) {
+      ledger_.erase(delta.ledger_id);
+    }
+    if (!delta.stream_position.empty()) stream_position_ = delta.stream_position;
+  }
+  cache_.Publish(resolved->tokens,
+                 std::make_shared<const model::ModelStats>(std::move(resolved->stats)));
+  return {};
+}
+
+std::string MemoryStore::StreamPosition() const {
+  std::lock_guard lock(ledger_mutex_);
+  return stream_position_;
+}
+
+}  // namespace nbspamd::storage

@@ -1,0 +1,77 @@
+#include "storage/resolved_delta.h"
+
+#include <algorithm>
+#include <string>
+
+namespace nbspamd::storage {
+namespace {
+
+bool AllZero(const TokenCounts& counts) {
+  return std::all_of(counts.begin(), counts.end(), [](std::uint64_t n) { return n == 0; });
+}
+
+// base + change, or an error when the result would be negative.
+std::expected<std::uint64_t, Error> AddChecked(std::uint64_t base, std::int64_t change,
+                                               const char* what) {
+  if (change < 0 && static_cast<std::uint64_t>(-change) > base) {
+    return MakeError(ErrorCode::kDataLoss,
+                     std::string("training change would make ") + what + " negative");
+  }
+  return base + static_cast<std::uint64_t>(change);
+}
+
+}  // namespace
+
+std::expected<ResolvedDelta, Error> ResolveDelta(const CountCache& cache,
+                                                 const model::Delta& delta) {
+  ResolvedDelta resolved{{}, *cache.Stats()};
+  model::ModelStats& stats = resolved.stats;
+  for (const std::string& label : delta.new_classes) {
+    if (stats.FindClass(label)) {
+      return MakeError(ErrorCode::kInternal, "class '" + label + "' exists already");
+    }
+    stats.classes.push_back({label, 0, 0});
+  }
+  const std::size_t class_count = stats.classes.size();
+
+  for (const model::DocumentCountChange& change : delta.document_changes) {
+    if (change.class_index >= class_count) {
+      return MakeError(ErrorCode::kDataLoss, "training change names an unknown class");
+    }
+    auto documents =
+        AddChecked(stats.classes[change.class_index].documents, change.change, "a document count");
+    if (!documents) return std::unexpected(documents.error());
+    stats.classes[change.class_index].documents = *documents;
+  }
+
+  std::vector<model::TokenCountChange> changes = delta.token_changes;
+  std::stable_sort(changes.begin(), changes.end(),
+                   [](const auto& a, const auto& b) { return a.hash < b.hash; });
+  for (std::size_t i = 0; i < changes.size();) {
+    const TokenHash hash = changes[i].hash;
+    TokenCounts counts = cache.Get(hash);
+    const bool was_known = !AllZero(counts);
+    counts.resize(std::max(counts.size(), class_count), 0);
+    for (; i < changes.size() && changes[i].hash == hash; ++i) {
+      const model::TokenCountChange& change = changes[i];
+      if (change.class_index >= class_count) {
+        return MakeError(ErrorCode::kDataLoss, "training change names an unknown class");
+      }
+      auto count = AddChecked(counts[change.class_index], change.change, "a token count");
+      if (!count) return std::unexpected(count.error());
+      auto total = AddChecked(stats.classes[change.class_index].tokens, change.change,
+                              "a class token total");
+      if (!total) return std::unexpected(total.error());
+      counts[change.class_index] = *count;
+      stats.classes[change.class_index].tokens = *total;
+    }
+    while (!counts.empty() && counts.back() == 0) counts.pop_back();
+    const bool is_known = !counts.empty();
+    if (is_known && !was_known) ++stats.vocabulary_size;
+    if (!is_known && was_known) --stats.vocabulary_size;
+    resolved.tokens.emplace_back(hash, std::move(counts));
+  }
+  return resolved;
+}
+
+}  // namespace nbspamd::storage

@@ -1,0 +1,236 @@
+#include "storage/rocksdb_store.h"
+
+#include <rocksdb/db.h>
+#include <rocksdb/options.h>
+#include <rocksdb/write_batch.h>
+
+#include <algorithm>
+#include <charconv>
+
+#include "storage/encoding.h"
+#include "storage/resolved_delta.h"
+
+namespace nbspamd::storage {
+namespace {
+
+// Do not change: stored on disk.
+constexpr char kTokensFamily[] = "tokens";
+constexpr char kLedgerFamily[] = "ledger";
+constexpr char kSchemaVersionKey[] = "schema_version";
+constexpr char kModelStatsKey[] = "model_stats";
+constexpr char kStreamPositionKey[] = "stream_position";
+
+enum FamilyIndex : std::size_t { kMeta = 0, kTokens = 1, kLedger = 2 };
+
+std::unexpected<Error> RocksdbError(std::string_view what, const rocksdb::Status& status) {
+  const ErrorCode code = status.IsCorruption() ? ErrorCode::kDataLoss : ErrorCode::kInternal;
+  return MakeError(code, std::string(what) + ": " + status.ToString());
+}
+
+// Reads a meta record; nullopt when absent.
+std::expected<std::optional<std::string>, Error> GetMeta(rocksdb::DB& db,
+                                                         rocksdb::ColumnFamilyHandle* meta,
+                                                         const char* key) {
+  std::string value;
+  const rocksdb::Status status = db.Get(rocksdb::ReadOptions(), meta, key, &value);
+  if (status.IsNotFound()) return std::nullopt;
+  if (!status.ok()) return RocksdbError(std::string("reading ") + key, status);
+  return value;
+}
+
+// Checks the schema version of an existing model, or writes version and empty stats for a new
+// one. Returns the stored stats.
+std::expected<model::ModelStats, Error> InitialiseOrCheck(rocksdb::DB& db,
+                                                          rocksdb::ColumnFamilyHandle* meta,
+                                                          const std::string& path) {
+  auto version = GetMeta(db, meta, kSchemaVersionKey);
+  if (!version) return std::unexpected(version.error());
+  auto stats_value = GetMeta(db, meta, kModelStatsKey);
+  if (!stats_value) return std::unexpected(stats_value.error());
+  if (!*version) {
+    if (*stats_value) {
+      return MakeError(ErrorCode::kDataLoss,
+                       "data folder " + path + " has a model but no schema version record");
+    }
+    model::ModelStats stats;
+    for (std::string_view label : kDefaultLabels) {
+      stats.classes.push_back({std::string(label), 0, 0});
+    }
+    rocksdb::WriteBatch batch;
+    batch.Put(meta, kSchemaVersionKey, std::to_string(kSchemaVersion));
+    batch.Put(meta, kModelStatsKey, EncodeModelStats(stats));
+    rocksdb::WriteOptions write_options;
+    write_options.sync = true;
+    const rocksdb::Status status = db.Write(write_options, &batch);
+    if (!status.ok()) return RocksdbError("initialising " + path, status);
+    return stats;
+  }
+  std::uint64_t stored = 0;
+  const std::string& text = **version;
+  const auto [end, parse_error] = std::from_chars(text.data(), text.data() + text.size(), stored);
+  if (parse_error != std::errc() || end != text.data() + text.size()) {
+    return MakeError(ErrorCode::kDataLoss, "data folder " + path + " has a corrupt schema version");
+  }
+  if (stored != kSchemaVersion) {
+    return MakeError(ErrorCode::kDataLoss, "data folder " + path + " holds schema version " + text +
+                                               ", but this nbspamd reads version " +
+                                               std::to_string(kSchemaVersion));
+  }
+  if (!*stats_value) {
+    return MakeError(ErrorCode::kDataLoss, "data folder " + path + " has no model stats record");
+  }
+  return DecodeModelStats(**stats_value);
+}
+
+}  // namespace
+
+std::expected<std::unique_ptr<RocksdbStore>, Error> RocksdbStore::Open(const std::string& path) {
+  rocksdb::Options options;
+  options.create_if_missing = true;
+  options.create_missing_column_families = true;
+  options.IncreaseParallelism(2);
+
+  std::vector<std::string> families;
+  if (!rocksdb::DB::ListColumnFamilies(options, path, &families).ok()) families.clear();
+  for (const char* required :
+       {rocksdb::kDefaultColumnFamilyName.c_str(), kTokensFamily, kLedgerFamily}) {
+    if (std::find(families.begin(), families.end(), required) == families.end()) {
+      families.emplace_back(required);
+    }
+  }
+  // Meta, tokens and ledger come first, in that order; any other family follows.
+  std::stable_partition(families.begin(), families.end(), [](const std::string& name) {
+    return name == rocksdb::kDefaultColumnFamilyName;
+  });
+  std::stable_partition(families.begin() + 1, families.end(),
+                        [](const std::string& name) { return name == kTokensFamily; });
+  std::stable_partition(families.begin() + 2, families.end(),
+                        [](const std::string& name) { return name == kLedgerFamily; });
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  for (const std::string& name : families) {
+    descriptors.emplace_back(name, rocksdb::ColumnFamilyOptions(options));
+  }
+
+  rocksdb::DB* raw_db = nullptr;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  const rocksdb::Status status =
+      rocksdb::DB::Open(rocksdb::DBOptions(options), path, descriptors, &handles, &raw_db);
+  if (!status.ok()) return RocksdbError("cannot open data folder " + path, status);
+  std::unique_ptr<rocksdb::DB> db(raw_db);
+
+  auto stats = InitialiseOrCheck(*db, handles[kMeta], path);
+  if (!stats) {
+    for (auto* handle : handles) db->DestroyColumnFamilyHandle(handle);
+    return std::unexpected(stats.error());
+  }
+  std::unique_ptr<RocksdbStore> store(
+      new RocksdbStore(std::move(db), std::move(handles), std::move(*stats)));
+  auto position = GetMeta(*store->db_, store->handles_[kMeta], kStreamPositionKey);
+  if (!position) return std::unexpected(position.error());
+  store->stream_position_ = position->value_or("");
+  if (auto loaded = store->LoadTokens(); !loaded) return std::unexpected(loaded.error());
+  return store;
+}
+
+RocksdbStore::RocksdbStore(std::unique_ptr<rocksdb::DB> db,
+                           std::vector<rocksdb::ColumnFamilyHandle*> handles,
+                           model::ModelStats stats)
+    : db_(std::move(db)), handles_(std::move(handles)), cache_(std::move(stats)) {}
+
+RocksdbStore::~RocksdbStore() {
+  for (auto* handle : handles_) db_->DestroyColumnFamilyHandle(handle);
+  db_->Close().PermitUncheckedError();
+}
+
+std::expected<void, Error> RocksdbStore::LoadTokens() {
+  const model::ModelStats& stats = *cache_.Stats();
+  std::vector<std::uint64_t> totals(stats.classes.size(), 0);
+  std::uint64_t vocabulary = 0;
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions(), handles_[kTokens]));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    auto hash = DecodeTokenKey(std::string_view(it->key().data(), it->key().size()));
+    if (!hash) return std::unexpected(hash.error());
+    auto counts = DecodeTokenCounts(std::string_view(it->value().data(), it->value().size()));
+    if (!counts) return std::unexpected(counts.error());
+    if (counts->size() > totals.size()) {
+      return MakeError(ErrorCode::kDataLoss, "a token record names more classes than exist");
+    }
+    for (std::size_t c = 0; c < counts->size(); ++c) totals[c] += (*counts)[c];
+    ++vocabulary;
+    cache_.Load(*hash, std::move(*counts));
+  }
+  if (!it->status().ok()) return RocksdbError("loading tokens", it->status());
+  // The stats must agree with the counts they summarise.
+  for (std::size_t c = 0; c < totals.size(); ++c) {
+    if (totals[c] != stats.classes[c].tokens) {
+      return MakeError(ErrorCode::kDataLoss, "the token total of class '" + stats.classes[c].label +
+                                                 "' does not match its token counts");
+    }
+  }
+  if (vocabulary != stats.vocabulary_size) {
+    return MakeError(ErrorCode::kDataLoss, "the vocabulary size does not match the token counts");
+  }
+  return {};
+}
+
+model::Snapshot RocksdbStore::Read(std::span<const BagEntry> entries) const {
+  return cache_.Read(entries);
+}
+
+std::shared_ptr<const model::ModelStats> RocksdbStore::Stats() const { return cache_.Stats(); }
+
+std::expected<std::optional<model::LedgerEntry>, Error> RocksdbStore::FindLearned(
+    std::string_view id) const {
+  std::string value;
+  const rocksdb::Status status = db_->Get(rocksdb::ReadOptions(), handles_[kLedger],
+                                          rocksdb::Slice(id.data(), id.size()), &value);
+  if (status.IsNotFound()) return std::nullopt;
+  if (!status.ok()) return RocksdbError("reading the training ledger", status);
+  auto entry = DecodeLedgerEntry(value);
+  if (!entry) return std::unexpected(entry.error());
+  return std::move(*entry);
+}
+
+std::expected<void, Error> RocksdbStore::Apply(const model::Delta& delta) {
+  auto resolved = ResolveDelta(cache_, delta);
+  if (!resolved) return std::unexpected(resolved.error());
+
+  rocksdb::WriteBatch batch;
+  for (const auto& [hash, counts] : resolved->tokens) {
+    const std::string key = EncodeTokenKey(hash);
+    if (counts.empty()) {
+      batch.Delete(handles_[kTokens], key);
+    } else {
+      batch.Put(handles_[kTokens], key, EncodeTokenCounts(counts));
+    }
+  }
+  if (delta.ledger_entry) {
+    batch.Put(handles_[kLedger], delta.ledger_id, EncodeLedgerEntry(*delta.ledger_entry));
+  } else if (!delta.ledger_id.empty()) {
+    batch.Delete(handles_[kLedger], delta.ledger_id);
+  }
+  batch.Put(handles_[kMeta], kModelStatsKey, EncodeModelStats(resolved->stats));
+  if (!delta.stream_position.empty()) {
+    batch.Put(handles_[kMeta], kStreamPositionKey, delta.stream_position);
+  }
+  rocksdb::WriteOptions write_options;
+  write_options.sync = true;
+  const rocksdb::Status status = db_->Write(write_options, &batch);
+  if (!status.ok()) return RocksdbError("writing a training change", status);
+
+  if (!delta.stream_position.empty()) {
+    std::lock_guard lock(position_mutex_);
+    stream_position_ = delta.stream_position;
+  }
+  cache_.Publish(resolved->tokens,
+                 std::make_shared<const model::ModelStats>(std::move(resolved->stats)));
+  return {};
+}
+
+std::string RocksdbStore::StreamPosition() const {
+  std::lock_guard lock(position_mutex_);
+  return stream_position_;
+}
+
+}  // namespace nbspamd::storage

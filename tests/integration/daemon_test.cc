@@ -1,0 +1,255 @@
+// Integration tests: the real nbspamd binary on 127.0.0.1 with an ephemeral port and a RocksDB
+// model in a temp folder, spoken to over HTTP.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <boost/beast/http/field.hpp>
+#include <boost/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/support/daemon_process.h"
+#include "tests/support/http_client.h"
+#include "tests/support/temp_dir.h"
+
+namespace nbspamd::testing {
+namespace {
+
+namespace http = boost::beast::http;
+namespace json = boost::json;
+using ::testing::HasSubstr;
+
+struct Document {
+  const char* label;
+  const char* text;
+};
+
+// shared/seed-examples.md, case 1.
+const std::vector<Document> kSeed = {
+    {"spam", "send us your password"}, {"spam", "review us"},      {"spam", "send us your account"},
+    {"spam", "send your password"},    {"ham", "password review"}, {"ham", "send us your review"}};
+
+class DaemonTest : public ::testing::Test {
+ protected:
+  std::vector<std::string> Args(std::vector<std::string> extra = {}) const {
+    std::vector<std::string> args = {"--listen",          "127.0.0.1:0", "--data-dir",
+                                     data_.Join("model"), "--threads",   "2"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  }
+
+  DaemonProcess Start(std::vector<std::string> extra = {}) {
+    auto daemon = DaemonProcess::Start(Args(std::move(extra)));
+    if (!daemon) throw std::runtime_error(daemon.error());
+    return std::move(*daemon);
+  }
+
+  static void TrainSeed(HttpClient& client) {
+    int i = 0;
+    for (const Document& d : kSeed) {
+      const auto response = client.Send(
+          http::verb::post,
+          std::string("/train?label=") + d.label + "&id=seed-" + std::to_string(++i), d.text);
+      ASSERT_EQ(response.result(), http::status::ok) << response.body();
+    }
+  }
+
+  TempDir data_;
+};
+
+TEST_F(DaemonTest, SeedDocumentsThroughHttpGiveTheGoldenNumbersAcrossARestart) {
+  std::string first_answer;
+  {
+    DaemonProcess daemon = Start();
+    HttpClient client(daemon.port());
+    TrainSeed(client);
+    const auto response = client.Send(http::verb::post, "/classify", "review account");
+    ASSERT_EQ(response.result(), http::status::ok) << response.body();
+    const json::value body = json::parse(response.body());
+    EXPECT_EQ(body.at("label").as_string(), "spam");
+    EXPECT_NEAR(body.at("probability").as_double(), 0.5154362416, 1e-9);
+    EXPECT_NEAR(body.at("log_odds").as_double(), 0.0617645943, 1e-9);
+    const json::value unseen = client.PostJson("/classify", "review us now");
+    EXPECT_NEAR(unseen.at("probability").as_double(), 0.5154362416, 1e-9);
+    first_answer = response.body();
+    EXPECT_EQ(daemon.Terminate(), 0) << daemon.Log();
+  }
+  DaemonProcess restarted = Start();
+  HttpClient client(restarted.port());
+  const auto again = client.Send(http::verb::post, "/classify", "review account");
+  EXPECT_EQ(again.body(), first_answer) << "scores must be bit-identical after a restart";
+  const json::value stats = client.GetJson("/stats");
+  EXPECT_EQ(stats.at("documents").as_int64(), 6);
+  EXPECT_EQ(stats.at("vocabulary").as_int64(), 6);
+}
+
+TEST_F(DaemonTest, IncrementalTrainingInAnotherOrderGivesTheSameModel) {
+  DaemonProcess daemon = Start();
+  HttpClient client(daemon.port());
+  TrainSeed(client);
+  TempDir other_data;
+  auto other =
+      DaemonProcess::Start({"--listen", "127.0.0.1:0", "--data-dir", other_data.Join("model")});
+  ASSERT_TRUE(other.has_value()) << other.error();
+  HttpClient other_client(other->port());
+  for (auto it = kSeed.rbegin(); it != kSeed.rend(); ++it) {
+    // JSON this time, and no ids: the content hash names each message.
+    json::object request{{"text", it->text}, {"label", it->label}};
+    other_client.PostJson("/train", json::serialize(request), "application/json");
+  }
+  EXPECT_EQ(other_client.Send(http::verb::get, "/stats").body(),
+            client.Send(http::verb::get, "/stats").body());
+  for (const char* text : {"review account", "send us your password", "review us now"}) {
+    EXPECT_EQ(other_client.Send(http::verb::post, "/classify", text).body(),
+              client.Send(http::verb::post, "/classify", text).body())
+        << text;
+  }
+}
+
+TEST_F(DaemonTest, RelearnAndForgetOverHttp) {
+  DaemonProcess daemon = Start();
+  HttpClient client(daemon.port());
+  TrainSeed(client);
+  const std::string before =
+      client.Send(http::verb::post, "/classify?explain=3", "review account").body();
+  EXPECT_EQ(client.PostJson("/train?label=spam&id=extra", "account account review")
+                .at("status")
+                .as_string(),
+            "learned");
+  EXPECT_EQ(client.PostJson("/train?label=spam&id=extra", "account account review")
+                .at("status")
+                .as_string(),
+            "unchanged");
+  EXPECT_EQ(client.PostJson("/train?label=ham&id=extra", "account account review")
+                .at("status")
+                .as_string(),
+            "relearned");
+  EXPECT_NE(client.Send(http::verb::post, "/classify?explain=3", "review account").body(), before);
+  const auto forgotten = client.Send(http::verb::post, "/forget?id=extra");
+  ASSERT_EQ(forgotten.result(), http::status::ok) << forgotten.body();
+  EXPECT_EQ(json::parse(forgotten.body()).at("status").as_string(), "forgotten");
+  EXPECT_EQ(client.Send(http::verb::post, "/classify?explain=3", "review account").body(), before)
+      << "forgetting must restore the scores exactly";
+  EXPECT_EQ(client.Send(http::verb::post, "/forget?id=extra").result(), http::status::not_found);
+}
+
+TEST_F(DaemonTest, BadRequestsGetJsonErrorsAndTheDaemonKeepsServing) {
+  DaemonProcess daemon = Start({"--max-body-bytes", "4096"});
+  HttpClient client(daemon.port());
+  const auto expect_error = [](const HttpResponse& response, http::status status,
+                               std::string_view code) {
+    EXPECT_EQ(response.result(), status) << response.body();
+    const json::value body = json::parse(response.body());
+    EXPECT_EQ(body.at("error").at("code").as_string(), code) << response.body();
+  };
+  expect_error(client.Send(http::verb::post, "/train", "{oops", "application/json"),
+               http::status::bad_request, "invalid_json");
+  expect_error(client.Send(http::verb::post, "/train", "no label here"), http::status::bad_request,
+               "invalid_argument");
+  expect_error(client.Send(http::verb::post, "/classify", std::string(10000, 'a')),
+               http::status::payload_too_large, "payload_too_large");
+  expect_error(client.Send(http::verb::get, "/classify"), http::status::method_not_allowed,
+               "method_not_allowed");
+  expect_error(client.Send(http::verb::get, "/no/such/path"), http::status::not_found, "not_found");
+  expect_error(client.Send(http::verb::post, "/classify", "x", "image/gif"),
+               http::status::unsupported_media_type, "unsupported_media_type");
+  expect_error(
+      client.Send(http::verb::get, "/healthz", "", "", {{"X-Padding", std::string(20000, 'p')}}),
+      http::status::request_header_fields_too_large, "header_too_large");
+
+  const std::string no_length =
+      client.RawExchange("POST /classify HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_THAT(no_length, HasSubstr("411 Length Required"));
+  const std::string garbage = client.RawExchange("THIS IS NOT HTTP\r\n\r\n");
+  EXPECT_THAT(garbage, HasSubstr("400 Bad Request"));
+  const std::string chunked_too_big = client.RawExchange(
+      "POST /classify HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2000\r\n" +
+      std::string(0x2000, 'a') + "\r\n0\r\n\r\n");
+  EXPECT_THAT(chunked_too_big, HasSubstr("413"));
+
+  EXPECT_EQ(client.Send(http::verb::get, "/healthz").result(), http::status::ok);
+  EXPECT_EQ(daemon.Terminate(), 0) << daemon.Log();
+}
+
+TEST_F(DaemonTest, ExpectContinueAndKeepAlive) {
+  DaemonProcess daemon = Start();
+  HttpClient client(daemon.port());
+  TrainSeed(client);
+  const std::string message = "review account";
+  const std::string exchange = client.RawExchange(
+      "POST /classify HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: " +
+      std::to_string(message.size()) + "\r\nConnection: close\r\n\r\n" + message);
+  EXPECT_THAT(exchange, HasSubstr("100 Continue"));
+  EXPECT_THAT(exchange, HasSubstr("200 OK"));
+  // Two requests on one connection.
+  const std::string pipelined = client.RawExchange(
+      "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\nConnection: "
+      "close\r\n\r\n");
+  std::size_t answers = 0;
+  for (std::size_t at = pipelined.find("200 OK"); at != std::string::npos;
+       at = pipelined.find("200 OK", at + 1)) {
+    ++answers;
+  }
+  EXPECT_EQ(answers, 2u) << pipelined;
+}
+
+TEST_F(DaemonTest, SigtermLetsTheRequestInFlightFinishAndKeepsTheModel) {
+  DaemonProcess daemon = Start();
+  HttpClient client(daemon.port());
+  TrainSeed(client);
+  HttpClient idle(daemon.port());
+  ASSERT_EQ(idle.Send(http::verb::get, "/healthz").result(), http::status::ok);  // Stays open.
+  EXPECT_EQ(daemon.Terminate(), 0) << daemon.Log();
+  EXPECT_THAT(daemon.Log(), HasSubstr("closing the model"));
+  DaemonProcess restarted = Start();
+  HttpClient again(restarted.port());
+  EXPECT_EQ(again.GetJson("/stats").at("documents").as_int64(), 6);
+}
+
+TEST_F(DaemonTest, AcknowledgedTrainingSurvivesKillNine) {
+  DaemonProcess daemon = Start();
+  HttpClient client(daemon.port());
+  TrainSeed(client);
+  daemon.Kill();
+  DaemonProcess restarted = Start();
+  HttpClient again(restarted.port());
+  const json::value stats = again.GetJson("/stats");
+  EXPECT_EQ(stats.at("documents").as_int64(), 6);
+  EXPECT_NEAR(again.PostJson("/classify", "review account").at("probability").as_double(),
+              0.5154362416, 1e-9);
+}
+
+TEST_F(DaemonTest, BindFailureExitsNonZeroWithAClearMessage) {
+  DaemonProcess daemon = Start();
+  TempDir other;
+  const ProcessExit exit = RunToExit({"--listen", "127.0.0.1:" + std::to_string(daemon.port()),
+                                      "--data-dir", other.Join("model")});
+  EXPECT_EQ(exit.status, 1) << exit.output;
+  EXPECT_THAT(exit.output,
+              HasSubstr("cannot listen on 127.0.0.1:" + std::to_string(daemon.port())));
+}
+
+TEST_F(DaemonTest, SecondDaemonOnTheSameDataFolderIsRefused) {
+  DaemonProcess daemon = Start();
+  const ProcessExit exit = RunToExit(Args());
+  EXPECT_EQ(exit.status, 1) << exit.output;
+  EXPECT_THAT(exit.output, HasSubstr("lock"));
+}
+
+TEST_F(DaemonTest, CommandLine) {
+  const ProcessExit help = RunToExit({"--help"});
+  EXPECT_EQ(help.status, 0);
+  EXPECT_THAT(help.output, HasSubstr("--data-dir"));
+  const ProcessExit version = RunToExit({"--version"});
+  EXPECT_EQ(version.status, 0);
+  EXPECT_THAT(version.output, HasSubstr("nbspamd 0.1.0"));
+  const ProcessExit unknown = RunToExit({"--no-such-flag"});
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_THAT(unknown.output, HasSubstr("no-such-flag"));
+  const ProcessExit bad_alpha = RunToExit(Args({"--alpha", "0"}));
+  EXPECT_EQ(bad_alpha.status, 2);
+  EXPECT_THAT(bad_alpha.output, HasSubstr("alpha"));
+}
+
+}  // namespace
+}  // namespace nbspamd::testing

@@ -1,0 +1,80 @@
+#include "tests/support/http_client.h"
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+#include <boost/json/parse.hpp>
+
+namespace nbspamd::testing {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+using net::ip::tcp;
+
+HttpClient::HttpClient(unsigned short port) : port_(port), stream_(context_) {}
+
+void HttpClient::Connect() {
+  beast::error_code ignored;
+  stream_.socket().close(ignored);
+  buffer_.clear();
+  stream_.expires_after(std::chrono::seconds(30));
+  stream_.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port_));
+  connected_ = true;
+}
+
+HttpResponse HttpClient::Send(http::verb method, const std::string& target, const std::string& body,
+                              const std::string& content_type,
+                              const std::vector<std::pair<std::string, std::string>>& headers) {
+  http::request<http::string_body> request(method, target, 11);
+  request.set(http::field::host, "127.0.0.1");
+  if (!content_type.empty() && method == http::verb::post) {
+    request.set(http::field::content_type, content_type);
+  }
+  for (const auto& [name, value] : headers) request.set(name, value);
+  request.body() = body;
+  request.prepare_payload();
+  for (int attempt = 0;; ++attempt) {
+    if (!connected_) Connect();
+    beast::error_code ec;
+    stream_.expires_after(std::chrono::seconds(60));
+    http::write(stream_, request, ec);
+    HttpResponse response;
+    if (!ec) http::read(stream_, buffer_, response, ec);
+    if (!ec) {
+      if (!response.keep_alive()) connected_ = false;
+      return response;
+    }
+    connected_ = false;
+    // A keep-alive connection the server closed meanwhile: try once on a fresh one.
+    if (attempt > 0) throw beast::system_error(ec);
+  }
+}
+
+boost::json::value HttpClient::PostJson(const std::string& target, const std::string& body,
+                                        const std::string& content_type) {
+  return boost::json::parse(Send(http::verb::post, target, body, content_type).body());
+}
+
+boost::json::value HttpClient::GetJson(const std::string& target) {
+  return boost::json::parse(Send(http::verb::get, target).body());
+}
+
+std::string HttpClient::RawExchange(const std::string& bytes, std::chrono::seconds timeout) {
+  beast::tcp_stream stream(context_);
+  stream.expires_after(timeout);
+  stream.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port_));
+  beast::error_code ec;
+  net::write(stream, net::buffer(bytes), ec);
+  std::string received;
+  char chunk[4096];
+  while (!ec) {
+    const std::size_t n = stream.read_some(net::buffer(chunk), ec);
+    received.append(chunk, n);
+  }
+  return received;
+}
+
+}  // namespace nbspamd::testing

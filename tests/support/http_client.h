@@ -1,0 +1,55 @@
+// HttpClient: a small blocking HTTP/1.1 client for tests, over one keep-alive connection to
+// 127.0.0.1.
+#ifndef NBSPAMD_TESTS_SUPPORT_HTTP_CLIENT_H_
+#define NBSPAMD_TESTS_SUPPORT_HTTP_CLIENT_H_
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/verb.hpp>
+#include <boost/json/value.hpp>
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace nbspamd::testing {
+
+using HttpResponse = boost::beast::http::response<boost::beast::http::string_body>;
+
+class HttpClient {
+ public:
+  explicit HttpClient(unsigned short port);
+
+  // Sends one request and reads the response; reconnects when the server closed the connection.
+  // Throws boost::system::system_error on a network failure.
+  HttpResponse Send(boost::beast::http::verb method, const std::string& target,
+                    const std::string& body = "", const std::string& content_type = "text/plain",
+                    const std::vector<std::pair<std::string, std::string>>& headers = {});
+
+  // POST with a body, and the response's JSON.
+  boost::json::value PostJson(const std::string& target, const std::string& body,
+                              const std::string& content_type = "text/plain");
+  boost::json::value GetJson(const std::string& target);
+
+  // Writes raw bytes on a new connection and returns everything the server sends back until it
+  // closes the connection (or `timeout` passes).
+  std::string RawExchange(const std::string& bytes,
+                          std::chrono::seconds timeout = std::chrono::seconds(10));
+
+ private:
+  void Connect();
+
+  unsigned short port_;
+  boost::asio::io_context context_;
+  boost::beast::tcp_stream stream_;
+  boost::beast::flat_buffer buffer_;
+  bool connected_ = false;
+};
+
+}  // namespace nbspamd::testing
+
+#endif  // NBSPAMD_TESTS_SUPPORT_HTTP_CLIENT_H_

@@ -1,0 +1,12 @@
+#include "tokenizer/token_hash.h"
+
+#include <xxhash.h>
+
+namespace nbspamd::tokenizer {
+
+TokenHash HashToken(std::string_view token_text) {
+  // XXH3_64bits is XXH3 with seed 0. Do not change: see the header.
+  return static_cast<TokenHash>(XXH3_64bits(token_text.data(), token_text.size()));
+}
+
+}  // namespace nbspamd::tokenizer

@@ -1,0 +1,67 @@
+// Tokenizer: turns a message (mail or plain text, UTF-8) into a TokenBag.
+//
+// What a token is (changing any of this changes the tokens of every message, so stored models
+// would no longer match what is scored; treat it like the on-disk format):
+//   1. The input is cut to options.max_message_bytes bytes; the rest is ignored.
+//   2. If it looks like mail (see tokenizer/message_parts.h: the first line is a `Name: value`
+//      header field), headers are split from the body; otherwise all of it is body.
+//   3. Text is decoded as UTF-8 (invalid bytes become U+FFFD), normalised with ICU NFKC_Casefold
+//      ("HELLO" -> "hello", fullwidth "Ｆｕｌｌ" -> "full", "Straße" -> "strasse"), then split
+//      with the ICU root-locale word break iterator (dictionary-based for Chinese, Japanese, Thai).
+//   4. A segment is a word when ICU classifies it as a number, letter, kana or ideographic word
+//      and it holds at least one letter or digit; punctuation, spaces, symbols and emoji are not.
+//      Words of fewer than min_token_chars or more than max_token_chars code points (after
+//      normalisation) are dropped.
+//   5. Body words are tokens as they are (TokenSource::kBody). With header_tokens, the words of
+//      each Subject field of a mail become `subject:<word>` (TokenSource::kHeader). Other header
+//      fields give no tokens. Subject tokens come first, then body tokens.
+//   6. Only the first max_tokens tokens (occurrences, subject and body together) are kept.
+//   7. Each token's hash is HashToken(full text, prefix included); the bag holds each hash once,
+//      sorted, with its number of occurrences (1 with boolean_counts).
+//
+// Text is processed in chunks of about 64 KiB cut at ASCII whitespace, so memory stays bounded
+// and tokenizing stops early once max_tokens is reached. A run of more than 32 KiB with no ASCII
+// whitespace (long CJK text without spaces) is cut at a code point boundary, which may split one
+// word in two there.
+#ifndef NBSPAMD_TOKENIZER_TOKENIZER_H_
+#define NBSPAMD_TOKENIZER_TOKENIZER_H_
+
+#include <cstddef>
+#include <string_view>
+
+#include "tokenizer/token_bag.h"
+
+namespace nbspamd::tokenizer {
+
+struct TokenizerOptions {
+  std::size_t max_message_bytes = 4 << 20;  // Bytes of input looked at; the rest is ignored.
+  std::size_t max_tokens = 20000;    // Tokens produced per message (before bagging); rest ignored.
+  std::size_t min_token_chars = 1;   // In code points, after normalisation (0 acts as 1).
+  std::size_t max_token_chars = 40;  // Longer words are dropped (base64 noise, hashes).
+  bool boolean_counts = false;       // Count each token once per message.
+  bool header_tokens = true;         // Emit subject: tokens for mail.
+};
+
+// Thread-safe: Tokenize may be called from many threads at once on one Tokenizer (each thread
+// keeps its own ICU break iterator and a buffer of up to a few hundred KiB). Never fails and
+// throws nothing but std::bad_alloc: unusable input (invalid UTF-8, binary data) just gives fewer
+// tokens. If ICU itself cannot work (its data missing, out of memory), the affected text gives no
+// tokens.
+class Tokenizer {
+ public:
+  explicit Tokenizer(TokenizerOptions options);
+
+  // The tokens of `message`. With keep_text, bag.texts is filled parallel to bag.entries (for
+  // explanations); otherwise it stays empty. If two texts share a hash, the first one seen names
+  // the entry.
+  [[nodiscard]] TokenBag Tokenize(std::string_view message, bool keep_text = false) const;
+
+  [[nodiscard]] const TokenizerOptions& options() const { return options_; }
+
+ private:
+  TokenizerOptions options_;
+};
+
+}  // namespace nbspamd::tokenizer
+
+#endif  // NBSPAMD_TOKENIZER_TOKENIZER_H_
