@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
 
 #include "storage/encoding.h"
 #include "storage/resolved_delta.h"
@@ -85,6 +86,12 @@ std::expected<model::ModelStats, Error> InitialiseOrCheck(rocksdb::DB& db,
 }  // namespace
 
 std::expected<std::unique_ptr<RocksdbStore>, Error> RocksdbStore::Open(const std::string& path) {
+  std::error_code created;
+  std::filesystem::create_directories(path, created);
+  if (created) {
+    return MakeError(ErrorCode::kInternal,
+                     "cannot create data folder " + path + ": " + created.message());
+  }
   rocksdb::Options options;
   options.create_if_missing = true;
   options.create_missing_column_families = true;

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <rocksdb/db.h>
 
+#include <fstream>
+
 #include "model/learning.h"
 #include "storage/encoding.h"
 #include "tests/support/temp_dir.h"
@@ -91,6 +93,23 @@ TEST(RocksdbStoreTest, StatsThatDisagreeWithCountsAreRefused) {
   const auto store = RocksdbStore::Open(dir.Join("model"));
   ASSERT_FALSE(store.has_value());
   EXPECT_EQ(store.error().code, ErrorCode::kDataLoss);
+}
+
+TEST(RocksdbStoreTest, CreatesMissingParentFolders) {
+  TempDir dir;
+  auto store = RocksdbStore::Open(dir.Join("a/b/model"));
+  ASSERT_TRUE(store.has_value()) << store.error().message;
+  EXPECT_EQ((*store)->Stats()->classes.size(), 2u);
+}
+
+TEST(RocksdbStoreTest, UnwritableFolderIsAClearError) {
+  TempDir dir;
+  const std::string file = dir.Join("file");
+  { std::ofstream(file) << "x"; }
+  const auto store = RocksdbStore::Open(file + "/model");
+  ASSERT_FALSE(store.has_value());
+  EXPECT_EQ(store.error().code, ErrorCode::kInternal);
+  EXPECT_NE(store.error().message.find(file), std::string::npos) << store.error().message;
 }
 
 TEST(RocksdbStoreTest, SecondOpenOfTheSameFolderFails) {

@@ -2,10 +2,13 @@
 // model in a temp folder, spoken to over HTTP.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <boost/beast/http/field.hpp>
 #include <boost/json.hpp>
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/support/daemon_process.h"
@@ -199,11 +202,37 @@ TEST_F(DaemonTest, SigtermLetsTheRequestInFlightFinishAndKeepsTheModel) {
   TrainSeed(client);
   HttpClient idle(daemon.port());
   ASSERT_EQ(idle.Send(http::verb::get, "/healthz").result(), http::status::ok);  // Stays open.
+
+  // A train request whose body is still arriving when SIGTERM comes.
+  const std::string message = "account account password";
+  RawConnection in_flight(daemon.port());
+  in_flight.Write("POST /train?label=spam&id=late HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                  std::to_string(message.size()) + "\r\n\r\n" + message.substr(0, 8));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  kill(daemon.pid(), SIGTERM);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  in_flight.Write(message.substr(8));
+  const std::string answer = in_flight.ReadUntilClosed();
+  EXPECT_THAT(answer, HasSubstr("200 OK"));
+  EXPECT_THAT(answer, HasSubstr("\"status\":\"learned\""));
+  EXPECT_THAT(answer, HasSubstr("Connection: close"));
   EXPECT_EQ(daemon.Terminate(), 0) << daemon.Log();
   EXPECT_THAT(daemon.Log(), HasSubstr("closing the model"));
+
   DaemonProcess restarted = Start();
   HttpClient again(restarted.port());
-  EXPECT_EQ(again.GetJson("/stats").at("documents").as_int64(), 6);
+  EXPECT_EQ(again.GetJson("/stats").at("documents").as_int64(), 7);
+}
+
+TEST_F(DaemonTest, IdleConnectionsAreClosed) {
+  DaemonProcess daemon = Start({"--idle-timeout-seconds", "1"});
+  RawConnection idle(daemon.port());
+  EXPECT_TRUE(idle.ClosedByServerWithin(std::chrono::seconds(5)));
+  RawConnection slow(daemon.port());
+  slow.Write("POST /classify HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nabc");
+  EXPECT_TRUE(slow.ClosedByServerWithin(std::chrono::seconds(5)));
+  HttpClient client(daemon.port());
+  EXPECT_EQ(client.Send(http::verb::get, "/healthz").result(), http::status::ok);
 }
 
 TEST_F(DaemonTest, AcknowledgedTrainingSurvivesKillNine) {

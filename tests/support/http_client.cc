@@ -63,18 +63,38 @@ boost::json::value HttpClient::GetJson(const std::string& target) {
 }
 
 std::string HttpClient::RawExchange(const std::string& bytes, std::chrono::seconds timeout) {
-  beast::tcp_stream stream(context_);
-  stream.expires_after(timeout);
-  stream.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port_));
-  beast::error_code ec;
-  net::write(stream, net::buffer(bytes), ec);
+  RawConnection connection(port_);
+  connection.Write(bytes);
+  return connection.ReadUntilClosed(timeout);
+}
+
+RawConnection::RawConnection(unsigned short port) : stream_(context_) {
+  stream_.expires_after(std::chrono::seconds(30));
+  stream_.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+}
+
+void RawConnection::Write(const std::string& bytes) {
+  stream_.expires_after(std::chrono::seconds(30));
+  net::write(stream_, net::buffer(bytes));
+}
+
+std::string RawConnection::ReadUntilClosed(std::chrono::milliseconds timeout) {
+  stream_.expires_after(timeout);
   std::string received;
   char chunk[4096];
-  while (!ec) {
-    const std::size_t n = stream.read_some(net::buffer(chunk), ec);
+  for (beast::error_code ec; !ec;) {
+    const std::size_t n = stream_.read_some(net::buffer(chunk), ec);
     received.append(chunk, n);
   }
   return received;
+}
+
+bool RawConnection::ClosedByServerWithin(std::chrono::milliseconds timeout) {
+  stream_.expires_after(timeout);
+  char chunk[4096];
+  beast::error_code ec;
+  while (!ec) stream_.read_some(net::buffer(chunk), ec);
+  return ec == net::error::eof || ec == net::error::connection_reset;
 }
 
 }  // namespace nbspamd::testing

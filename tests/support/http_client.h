@@ -50,6 +50,23 @@ class HttpClient {
   bool connected_ = false;
 };
 
+// A plain TCP connection to 127.0.0.1, for tests that send a request in pieces or watch the
+// server close a connection.
+class RawConnection {
+ public:
+  explicit RawConnection(unsigned short port);
+  // Throws boost::system::system_error when the write fails.
+  void Write(const std::string& bytes);
+  // Everything the server sends until it closes the connection, or until `timeout` passes.
+  std::string ReadUntilClosed(std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  // True when the server closed the connection within `timeout` (reads see end of stream).
+  bool ClosedByServerWithin(std::chrono::milliseconds timeout);
+
+ private:
+  boost::asio::io_context context_;
+  boost::beast::tcp_stream stream_;
+};
+
 }  // namespace nbspamd::testing
 
 #endif  // NBSPAMD_TESTS_SUPPORT_HTTP_CLIENT_H_
