@@ -8,7 +8,7 @@ RUN apt-get update \
       build-essential cmake ninja-build pkg-config \
       libboost1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev \
       libboost-url1.81-dev librocksdb-dev libicu-dev libxxhash-dev libtomlplusplus-dev \
-      libgtest-dev libgmock-dev \
+      libgmime-3.0-dev libxml2-dev libpsl-dev libgtest-dev libgmock-dev libbenchmark-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
@@ -19,7 +19,7 @@ RUN cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release \
 FROM debian:bookworm-slim
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      librocksdb7.8 libicu72 libxxhash0 libtomlplusplus3 \
+      librocksdb7.8 libicu72 libxxhash0 libtomlplusplus3 libgmime-3.0-0 libxml2 libpsl5 \
       libboost-json1.81.0 libboost-program-options1.81.0 libboost-url1.81.0 curl \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --home-dir /var/lib/nbspamd --shell /usr/sbin/nologin nbspamd \

@@ -283,8 +283,10 @@ constexpr std::array kKeys = {
     UnsignedKey<&Settings::max_token_chars, 1, 1000>("max_token_chars", "N",
                                                      "Longer words (in code points) are dropped."),
     BoolKey<&Settings::boolean_counts>("boolean_counts", "Count each token once per message."),
-    BoolKey<&Settings::header_tokens>("header_tokens",
-                                      "Make subject: tokens from the Subject header."),
+    BoolKey<&Settings::header_tokens>(
+        "header_tokens", "Make tokens from mail headers (subject:, from-domain:, received: ...)."),
+    BoolKey<&Settings::word_bigrams>("word_bigrams",
+                                     "Also make a token of each pair of consecutive words."),
 };
 
 std::string Valid(const Key& key) {

@@ -86,7 +86,7 @@ TEST_F(SettingsTest, DefaultsWithNoArguments) {
   EXPECT_EQ(settings.data_dir, "data");
   EXPECT_GE(settings.threads, 1u);
   EXPECT_EQ(settings.alpha, 1.0);
-  EXPECT_EQ(settings.spam_threshold, 0.0);
+  EXPECT_EQ(settings.spam_threshold, 0.04);
   EXPECT_EQ(settings.max_body_bytes, 10u << 20);
   EXPECT_EQ(settings.max_header_bytes, 16u << 10);
   EXPECT_EQ(settings.idle_timeout_seconds, 60u);
@@ -94,7 +94,8 @@ TEST_F(SettingsTest, DefaultsWithNoArguments) {
   EXPECT_EQ(settings.max_message_bytes, 4u << 20);
   EXPECT_EQ(settings.max_tokens, 20000u);
   EXPECT_EQ(settings.max_token_chars, 40u);
-  EXPECT_FALSE(settings.boolean_counts);
+  EXPECT_TRUE(settings.boolean_counts);
+  EXPECT_FALSE(settings.word_bigrams);
   EXPECT_TRUE(settings.header_tokens);
 }
 
@@ -120,7 +121,7 @@ shutdown_timeout_seconds = 0
 max_message_bytes = 1000
 max_tokens = 100
 max_token_chars = 20
-boolean_counts = true
+boolean_counts = false
 header_tokens = false
 )");
   const Settings settings = LoadOk({"--config", path});
@@ -137,7 +138,7 @@ header_tokens = false
   EXPECT_EQ(settings.max_message_bytes, 1000u);
   EXPECT_EQ(settings.max_tokens, 100u);
   EXPECT_EQ(settings.max_token_chars, 20u);
-  EXPECT_TRUE(settings.boolean_counts);
+  EXPECT_FALSE(settings.boolean_counts);
   EXPECT_FALSE(settings.header_tokens);
 }
 
@@ -201,7 +202,7 @@ TEST_F(SettingsTest, EnvironmentSetsEveryKey) {
            "NBSPAMD_ALPHA=1e-3", "NBSPAMD_SPAM_THRESHOLD=-1.5", "NBSPAMD_MAX_BODY_BYTES=2048",
            "NBSPAMD_MAX_HEADER_BYTES=1024", "NBSPAMD_IDLE_TIMEOUT_SECONDS=86400",
            "NBSPAMD_SHUTDOWN_TIMEOUT_SECONDS=3600", "NBSPAMD_MAX_MESSAGE_BYTES=1",
-           "NBSPAMD_MAX_TOKENS=1", "NBSPAMD_MAX_TOKEN_CHARS=1000", "NBSPAMD_BOOLEAN_COUNTS=yes",
+           "NBSPAMD_MAX_TOKENS=1", "NBSPAMD_MAX_TOKEN_CHARS=1000", "NBSPAMD_BOOLEAN_COUNTS=no",
            "NBSPAMD_HEADER_TOKENS=off"});
   EXPECT_EQ(settings.listen_host, "::1");
   EXPECT_EQ(settings.listen_port, 9000);
@@ -216,7 +217,7 @@ TEST_F(SettingsTest, EnvironmentSetsEveryKey) {
   EXPECT_EQ(settings.max_message_bytes, 1u);
   EXPECT_EQ(settings.max_tokens, 1u);
   EXPECT_EQ(settings.max_token_chars, 1000u);
-  EXPECT_TRUE(settings.boolean_counts);
+  EXPECT_FALSE(settings.boolean_counts);
   EXPECT_FALSE(settings.header_tokens);
 }
 
@@ -246,7 +247,7 @@ TEST_F(SettingsTest, FlagsSetEveryKey) {
                                     "--max-token-chars",
                                     "1",
                                     "--boolean-counts",
-                                    "TRUE",
+                                    "FALSE",
                                     "--header-tokens",
                                     "0"});
   EXPECT_EQ(settings.listen_host, "localhost");
@@ -262,7 +263,7 @@ TEST_F(SettingsTest, FlagsSetEveryKey) {
   EXPECT_EQ(settings.max_message_bytes, 18446744073709551615u);
   EXPECT_EQ(settings.max_tokens, 5u);
   EXPECT_EQ(settings.max_token_chars, 1u);
-  EXPECT_TRUE(settings.boolean_counts);
+  EXPECT_FALSE(settings.boolean_counts);
   EXPECT_FALSE(settings.header_tokens);
 }
 
@@ -401,8 +402,8 @@ TEST_F(SettingsTest, AlphaMustBePositiveAndFinite) {
 TEST_F(SettingsTest, BoolParsingVariants) {
   for (const std::string yes : {"true", "1", "yes", "on", "TRUE", "Yes", "On"}) {
     SCOPED_TRACE(yes);
-    EXPECT_TRUE(LoadOk({"--boolean-counts", yes}).boolean_counts);
-    EXPECT_TRUE(LoadOk({}, {"NBSPAMD_BOOLEAN_COUNTS=" + yes}).boolean_counts);
+    EXPECT_TRUE(LoadOk({"--word-bigrams", yes}).word_bigrams);
+    EXPECT_TRUE(LoadOk({}, {"NBSPAMD_WORD_BIGRAMS=" + yes}).word_bigrams);
   }
   for (const std::string no : {"false", "0", "no", "off", "FALSE", "No", "OFF"}) {
     SCOPED_TRACE(no);
@@ -558,7 +559,7 @@ TEST_F(SettingsTest, HelpTextMentionsEveryKey) {
   for (const std::string key :
        {"listen", "data_dir", "threads", "alpha", "spam_threshold", "max_body_bytes",
         "max_header_bytes", "idle_timeout_seconds", "shutdown_timeout_seconds", "max_message_bytes",
-        "max_tokens", "max_token_chars", "boolean_counts", "header_tokens"}) {
+        "max_tokens", "max_token_chars", "boolean_counts", "header_tokens", "word_bigrams"}) {
     SCOPED_TRACE(key);
     std::string flag = "--" + key;
     std::ranges::replace(flag, '_', '-');
@@ -593,7 +594,8 @@ TEST_F(SettingsTest, FormatSettingsAsTomlRoundTrips) {
   settings.max_message_bytes = 99;
   settings.max_tokens = 98;
   settings.max_token_chars = 97;
-  settings.boolean_counts = true;
+  settings.boolean_counts = false;
+  settings.word_bigrams = true;
   settings.header_tokens = false;
   const std::string toml = FormatSettingsAsToml(settings);
   EXPECT_THAT(toml, HasSubstr("listen = \"[::1]:0\"\n"));

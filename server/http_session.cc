@@ -31,8 +31,9 @@ void HttpSession::Run() {
 void HttpSession::Shutdown() {
   net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
     self->shutting_down_ = true;
-    // Waiting for a request: stop waiting. Otherwise OnWrite closes after the response.
-    if (!self->in_flight_) self->stream_.cancel();
+    // Waiting for a request with none of it received: stop waiting. A request in flight, or
+    // one whose first bytes have arrived, is answered first; OnWrite then closes.
+    if (!self->in_flight_ && self->buffer_.size() == 0) self->stream_.cancel();
   });
 }
 

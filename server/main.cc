@@ -55,6 +55,7 @@ int Run(int argc, char** argv) {
   filter_options.tokenizer.max_token_chars = settings.max_token_chars;
   filter_options.tokenizer.boolean_counts = settings.boolean_counts;
   filter_options.tokenizer.header_tokens = settings.header_tokens;
+  filter_options.tokenizer.word_bigrams = settings.word_bigrams;
   server::SpamFilter filter(std::move(*store), filter_options);
 
   server::ServerOptions server_options;

@@ -297,6 +297,7 @@ class Handler {
     const SpamFilterOptions& options = filter_.options();
     json::object tokenizer{{"boolean_counts", options.tokenizer.boolean_counts},
                            {"header_tokens", options.tokenizer.header_tokens},
+                           {"word_bigrams", options.tokenizer.word_bigrams},
                            {"max_message_bytes", options.tokenizer.max_message_bytes},
                            {"max_tokens", options.tokenizer.max_tokens},
                            {"max_token_chars", options.tokenizer.max_token_chars}};

@@ -21,7 +21,15 @@ using ::testing::HasSubstr;
 class RouterTest : public ::testing::Test {
  protected:
   RouterTest()
-      : filter_(std::make_unique<storage::MemoryStore>(), SpamFilterOptions{}), router_(filter_) {}
+      : filter_(std::make_unique<storage::MemoryStore>(), TextbookOptions()), router_(filter_) {}
+
+  // The textbook model of shared/seed-examples.md: raw counts, verdict at log-odds 0.
+  static SpamFilterOptions TextbookOptions() {
+    SpamFilterOptions options;
+    options.spam_threshold = 0;
+    options.tokenizer.boolean_counts = false;
+    return options;
+  }
 
   Response Send(http::verb method, std::string target, std::string body = "",
                 std::string content_type = "text/plain") {

@@ -25,7 +25,7 @@ namespace nbspamd::server {
 
 struct SpamFilterOptions {
   double alpha = 1.0;
-  double spam_threshold = 0.0;
+  double spam_threshold = 0.04;  // See config::Settings::spam_threshold.
   tokenizer::TokenizerOptions tokenizer;
 };
 

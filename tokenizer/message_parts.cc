@@ -24,11 +24,14 @@ bool IsFieldNameChar(char c) {
   return byte >= 33 && byte <= 126 && c != ':';
 }
 
-// The length of the field name when `line` is `Name:...`, else 0.
+// The length of the field name when `line` is `Name:...`, else 0. "scheme://..." is a URL, not
+// a field.
 std::size_t FieldNameLength(std::string_view line) {
   std::size_t i = 0;
   while (i < line.size() && IsFieldNameChar(line[i])) ++i;
-  return (i > 0 && i < line.size() && line[i] == ':') ? i : 0;
+  if (i == 0 || i >= line.size() || line[i] != ':') return 0;
+  if (line.substr(i + 1).starts_with("//")) return 0;
+  return i;
 }
 
 bool IsWsp(char c) { return c == ' ' || c == '\t'; }

@@ -6,9 +6,10 @@
 //
 // Detection rule: the input is mail when its FIRST line is a header field, that is
 // `Name: value` where Name is one or more printable ASCII characters (33..126) other than ':'
-// and is immediately followed by ':'. Consequently a plain-text body whose first line happens to
-// read like "Hello: world" or "Note: call me" is treated as mail, and that first line becomes a
-// header (whose words are not body tokens). This is intended: it is how a mail parser sees it.
+// and is immediately followed by ':' (but not by "://": a line starting with a URL is text).
+// Consequently a plain-text body whose first line happens to read like "Hello: world" or "Note:
+// call me" is treated as mail, and that first line becomes a header (whose words are not body
+// tokens). This is intended: it is how a mail parser sees it.
 //
 // Header block: lines (ended by LF or CRLF) up to the first empty line; the body is everything
 // after that empty line. Lines starting with space or tab continue the previous field (they are

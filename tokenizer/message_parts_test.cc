@@ -110,3 +110,15 @@ TEST(HeaderNameEqualsTest, CaseInsensitiveAscii) {
 
 }  // namespace
 }  // namespace nbspamd::tokenizer
+
+namespace nbspamd::tokenizer {
+namespace {
+
+TEST(MessagePartsTest, FirstLineStartingWithAUrlIsText) {
+  EXPECT_FALSE(SplitMessage("http://spam.example.com buy now\nmore").is_mail);
+  EXPECT_FALSE(SplitMessage("https://x.example/y").is_mail);
+  EXPECT_TRUE(SplitMessage("X-Url: http://x.example/\n\nbody").is_mail);
+}
+
+}  // namespace
+}  // namespace nbspamd::tokenizer

@@ -18,13 +18,38 @@
 #include <utility>
 #include <vector>
 
+#include "tokenizer/mail_reader.h"
 #include "tokenizer/message_parts.h"
 #include "tokenizer/token_hash.h"
+#include "tokenizer/url_hosts.h"
 
 namespace nbspamd::tokenizer {
 namespace {
 
-constexpr std::string_view kSubjectPrefix = "subject:";
+// URLs turned into tokens from plain text.
+constexpr std::size_t kMaxPlainTextUrls = 256;
+
+// `message` without a leading mbox "From " separator line.
+std::string_view SkipMboxLine(std::string_view message) {
+  if (!message.starts_with("From ")) return message;
+  const std::size_t end = message.find('\n');
+  return end == std::string_view::npos ? std::string_view() : message.substr(end + 1);
+}
+
+// `message` (mail) with an empty line inserted where its header block ends without one, at the
+// first line that is neither a header field nor a continuation (tokenizer/message_parts.h):
+// GMime would skip that line and all after it as broken header fields, losing the body. Empty
+// when the message needs no change.
+std::string WithEndOfHeaders(std::string_view message, const MessageParts& parts) {
+  if (parts.body.empty()) return {};
+  const std::string_view head =
+      message.substr(0, static_cast<std::size_t>(parts.body.data() - message.data()));
+  if (head.ends_with("\n\n") || head.ends_with("\n\r\n")) return {};
+  std::string fixed;
+  fixed.reserve(message.size() + 2);
+  fixed.append(head).append(head.ends_with("\r\n") ? "\r\n" : "\n").append(parts.body);
+  return fixed;
+}
 
 // Text is decoded, normalised and split in chunks of at most this many bytes.
 constexpr std::size_t kChunkBytes = 64 * 1024;
@@ -131,6 +156,7 @@ class WordScanner {
   explicit WordScanner(const TokenizerOptions& options)
       : min_chars_(std::max<std::size_t>(options.min_token_chars, 1)),
         max_chars_(options.max_token_chars),
+        bigrams_(options.word_bigrams),
         icu_(ThisThreadIcuState()) {
     UErrorCode status = U_ZERO_ERROR;
     normalizer_ = icu::Normalizer2::getNFKCCasefoldInstance(status);
@@ -142,6 +168,7 @@ class WordScanner {
     if (normalizer_ == nullptr || icu_.words == nullptr || min_chars_ > max_chars_) return;
     token_.assign(prefix);
     prefix_size_ = prefix.size();
+    previous_.clear();
     while (!text.empty() && !bag.Full()) {
       const std::size_t length = ChunkLength(text);
       ScanChunk(text.substr(0, length), source, bag);
@@ -170,6 +197,17 @@ class WordScanner {
       if (words.getRuleStatus() < UBRK_WORD_NONE_LIMIT) continue;
       if (!SetWord(chars, start, end)) continue;
       if (!bag.Add(token_, source)) return;
+      if (bigrams_) {
+        const std::string_view word = std::string_view(token_).substr(prefix_size_);
+        if (!previous_.empty()) {
+          bigram_.assign(token_, 0, prefix_size_);
+          bigram_ += previous_;
+          bigram_ += ' ';
+          bigram_ += word;
+          if (!bag.Add(bigram_, source)) return;
+        }
+        previous_.assign(word);
+      }
     }
   }
 
@@ -195,6 +233,9 @@ class WordScanner {
 
   std::size_t min_chars_;
   std::size_t max_chars_;
+  bool bigrams_;
+  std::string previous_;  // The previous word of this text (for bigrams), without prefix.
+  std::string bigram_;    // The bigram token being built; reused.
   ThreadIcuState& icu_;
   const icu::Normalizer2* normalizer_ = nullptr;
   std::string token_;  // The token being built: prefix then word; reused.
@@ -203,23 +244,33 @@ class WordScanner {
 
 }  // namespace
 
-Tokenizer::Tokenizer(TokenizerOptions options) : options_(options) {}
+Tokenizer::Tokenizer(TokenizerOptions options) : options_(options) { InitializeMailReader(); }
 
 TokenBag Tokenizer::Tokenize(std::string_view message, bool keep_text) const {
   message = message.substr(0, std::min(message.size(), options_.max_message_bytes));
   BagBuilder bag(options_.max_tokens, keep_text);
   if (message.empty() || bag.Full()) return std::move(bag).Finish(options_.boolean_counts);
 
-  WordScanner scanner(options_);
+  message = SkipMboxLine(message);
   const MessageParts parts = SplitMessage(message);
-  if (parts.is_mail && options_.header_tokens) {
-    for (const HeaderField& field : parts.headers) {
-      if (HeaderNameEquals(field.name, "Subject")) {
-        scanner.Scan(field.value, kSubjectPrefix, TokenSource::kHeader, bag);
-      }
-    }
+  const bool is_mail = parts.is_mail;
+  MailContent content;
+  if (is_mail) {
+    const std::string fixed = WithEndOfHeaders(message, parts);
+    content = ReadMail(fixed.empty() ? message : fixed, {.header_tokens = options_.header_tokens});
+  } else {
+    std::vector<std::string> hosts;
+    FindUrlHosts(message, hosts, kMaxPlainTextUrls);
+    AddUrlTokens(hosts, content);
   }
-  scanner.Scan(parts.body, "", TokenSource::kBody, bag);
+  for (const MailContent::WholeToken& token : content.tokens) {
+    if (!bag.Add(token.text, token.source)) break;
+  }
+  WordScanner scanner(options_);
+  for (const MailContent::Text& text : content.texts) {
+    scanner.Scan(text.utf8, text.prefix, text.source, bag);
+  }
+  if (!is_mail) scanner.Scan(message, "", TokenSource::kBody, bag);
   return std::move(bag).Finish(options_.boolean_counts);
 }
 

@@ -3,8 +3,12 @@
 // What a token is (changing any of this changes the tokens of every message, so stored models
 // would no longer match what is scored; treat it like the on-disk format):
 //   1. The input is cut to options.max_message_bytes bytes; the rest is ignored.
-//   2. If it looks like mail (see tokenizer/message_parts.h: the first line is a `Name: value`
-//      header field), headers are split from the body; otherwise all of it is body.
+//   2. A leading mbox "From " line is skipped. If what follows looks like mail (see
+//      tokenizer/message_parts.h: the first line is a `Name: value` header field), GMime parses
+//      it (tokenizer/mail_reader.h): header values are decoded, the MIME tree is walked, text
+//      parts are decoded and converted to UTF-8, HTML is reduced to its visible text (a header
+//      block with no empty line after it ends at the first line that is neither a header field
+//      nor a continuation, as message_parts.h says). Otherwise all of it is body text.
 //   3. Text is decoded as UTF-8 (invalid bytes become U+FFFD), normalised with ICU NFKC_Casefold
 //      ("HELLO" -> "hello", fullwidth "Ｆｕｌｌ" -> "full", "Straße" -> "strasse"), then split
 //      with the ICU root-locale word break iterator (dictionary-based for Chinese, Japanese, Thai).
@@ -12,10 +16,13 @@
 //      and it holds at least one letter or digit; punctuation, spaces, symbols and emoji are not.
 //      Words of fewer than min_token_chars or more than max_token_chars code points (after
 //      normalisation) are dropped.
-//   5. Body words are tokens as they are (TokenSource::kBody). With header_tokens, the words of
-//      each Subject field of a mail become `subject:<word>` (TokenSource::kHeader). Other header
-//      fields give no tokens. Subject tokens come first, then body tokens.
-//   6. Only the first max_tokens tokens (occurrences, subject and body together) are kept.
+//   5. Body words are tokens as they are (TokenSource::kBody). With header_tokens, header
+//      values give prefixed tokens (`subject:<word>`, `from-domain:<domain>`, ...; the list is in
+//      tokenizer/mail_reader.h). URL hosts give `url:` tokens and structure gives `meta:`
+//      tokens. With word_bigrams, each pair of consecutive words of one text also gives the
+//      token `<prefix><word> <word>`. Whole tokens (URLs, meta, addresses) come first, then the
+//      words of headers, then body words.
+//   6. Only the first max_tokens tokens (occurrences) are kept.
 //   7. Each token's hash is HashToken(full text, prefix included); the bag holds each hash once,
 //      sorted, with its number of occurrences (1 with boolean_counts).
 //
@@ -38,8 +45,9 @@ struct TokenizerOptions {
   std::size_t max_tokens = 20000;    // Tokens produced per message (before bagging); rest ignored.
   std::size_t min_token_chars = 1;   // In code points, after normalisation (0 acts as 1).
   std::size_t max_token_chars = 40;  // Longer words are dropped (base64 noise, hashes).
-  bool boolean_counts = false;       // Count each token once per message.
-  bool header_tokens = true;         // Emit subject: tokens for mail.
+  bool boolean_counts = true;        // Count each token once per message (measured best).
+  bool header_tokens = true;         // Emit header-derived tokens for mail.
+  bool word_bigrams = false;         // Also emit pairs of consecutive words.
 };
 
 // Thread-safe: Tokenize may be called from many threads at once on one Tokenizer (each thread

@@ -13,13 +13,17 @@
 #include <vector>
 
 #include "tokenizer/token_hash.h"
+#include "tokenizer/tokenizer_test_util.h"
 
 namespace nbspamd::tokenizer {
 namespace {
 
+using test_util::CountingOptions;
+using test_util::TokensOf;
 using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
+using ::testing::Key;
 using ::testing::Not;
 using ::testing::Pair;
 using ::testing::UnorderedElementsAre;
@@ -112,18 +116,31 @@ TEST(TokenizerTest, HashesAreHashTokenOfText) {
 }
 
 TEST(TokenizerTest, KeepTextDoesNotChangeEntries) {
-  const Tokenizer tokenizer(TokenizerOptions{});
+  const Tokenizer tokenizer(CountingOptions());
   const std::string message = "Subject: Win big\n\nWin win WIN, big prizes! Call 555 now.";
   const TokenBag with_text = tokenizer.Tokenize(message, true);
   const TokenBag without_text = tokenizer.Tokenize(message, false);
   ExpectWellFormed(with_text);
   EXPECT_EQ(with_text.entries, without_text.entries);
   EXPECT_TRUE(without_text.texts.empty());
-  EXPECT_EQ(with_text.TotalCount(), 10u);
+  EXPECT_EQ(with_text.TotalCount(), without_text.TotalCount());
+  // 2 subject words and 8 body words, besides the mail's whole (meta, content-type) tokens.
+  const test_util::Tokens tokens = TokensOf(with_text);
+  EXPECT_THAT(tokens.WithPrefix("subject:"),
+              UnorderedElementsAre(Pair("subject:win", 1), Pair("subject:big", 1)));
+  EXPECT_THAT(tokens.From(TokenSource::kBody),
+              UnorderedElementsAre(Pair("win", 3), Pair("big", 1), Pair("prizes", 1),
+                                   Pair("call", 1), Pair("555", 1), Pair("now", 1)));
 }
 
 TEST(TokenizerTest, RepeatedWordsAreCounted) {
-  EXPECT_THAT(Counts("spam Spam SPAM eggs"), ElementsAre(Pair("eggs", 1), Pair("spam", 3)));
+  EXPECT_THAT(Counts(Tokenizer(CountingOptions()), "spam Spam SPAM eggs"),
+              ElementsAre(Pair("eggs", 1), Pair("spam", 3)));
+}
+
+TEST(TokenizerTest, BooleanCountsIsTheDefault) {
+  EXPECT_TRUE(TokenizerOptions{}.boolean_counts);
+  EXPECT_THAT(Counts("spam Spam SPAM eggs"), ElementsAre(Pair("eggs", 1), Pair("spam", 1)));
 }
 
 TEST(TokenizerTest, BooleanCounts) {
@@ -247,16 +264,41 @@ TEST(TokenizerTest, MinTokenChars) {
 }
 
 TEST(TokenizerTest, MaxTokensBudget) {
-  TokenizerOptions options;
+  TokenizerOptions options = CountingOptions();  // So that the bag's total counts occurrences.
   options.max_tokens = 3;
   const Tokenizer tokenizer(options);
   EXPECT_THAT(Counts(tokenizer, "a b a c d e"), UnorderedElementsAre(Pair("a", 2), Pair("b", 1)));
-  // Subject tokens come first and share the budget.
-  EXPECT_THAT(
-      Counts(tokenizer, "Subject: one two\n\nthree four five"),
-      UnorderedElementsAre(Pair("subject:one", 1), Pair("subject:two", 1), Pair("three", 1)));
+
+  // Mail: whole tokens (meta, content-type, ...) come first, then header words, then body
+  // words, all sharing the budget.
+  const std::string mail = "Subject: one two\n\nthree four five";
+  EXPECT_EQ(Tokenizer(options).Tokenize(mail).TotalCount(), 3u);
+  const test_util::Tokens all = TokensOf(mail, CountingOptions());
+  const std::uint64_t whole = all.total - 5;  // All but the 2 subject and 3 body words.
+  ASSERT_GE(whole, 1u);
+  for (const auto& [text, count] : all.counts) {
+    if (text.starts_with("subject:") || all.sources.at(text) == TokenSource::kBody) continue;
+    EXPECT_TRUE(all.sources.at(text) == TokenSource::kMeta || text.starts_with("content-type:"))
+        << text;
+  }
+  options.max_tokens = whole + 2;
+  const test_util::Tokens subject_fits = TokensOf(mail, options);
+  EXPECT_EQ(subject_fits.total, whole + 2);
+  EXPECT_THAT(subject_fits.WithPrefix("subject:"),
+              UnorderedElementsAre(Pair("subject:one", 1), Pair("subject:two", 1)));
+  EXPECT_THAT(subject_fits.From(TokenSource::kBody), IsEmpty());
+  options.max_tokens = whole + 3;
+  const test_util::Tokens one_body_word = TokensOf(mail, options);
+  EXPECT_EQ(one_body_word.total, whole + 3);
+  EXPECT_THAT(one_body_word.From(TokenSource::kBody), ElementsAre(Pair("three", 1)));
+  options.max_tokens = whole - 1;
+  const test_util::Tokens cut_whole = TokensOf(mail, options);
+  EXPECT_EQ(cut_whole.total, whole - 1);
+  EXPECT_THAT(cut_whole.WithPrefix("subject:"), IsEmpty());
+
   options.max_tokens = 0;
   EXPECT_THAT(Tokenizer(options).Tokenize("a b c").entries, IsEmpty());
+  EXPECT_THAT(Tokenizer(options).Tokenize(mail).entries, IsEmpty());
 }
 
 TEST(TokenizerTest, HugeInputIsBoundedByMaxMessageBytes) {
@@ -264,14 +306,14 @@ TEST(TokenizerTest, HugeInputIsBoundedByMaxMessageBytes) {
   huge.reserve(50u << 20);
   while (huge.size() < (50u << 20)) huge += "a ";
 
-  // Default options: the token budget stops it.
-  const TokenBag bounded = Tokenizer(TokenizerOptions{}).Tokenize(huge);
+  // Default options (but counting): the token budget stops it.
+  const TokenBag bounded = Tokenizer(CountingOptions()).Tokenize(huge);
   ASSERT_EQ(bounded.entries.size(), 1u);
   EXPECT_EQ(bounded.entries[0].hash, HashToken("a"));
   EXPECT_EQ(bounded.entries[0].count, 20000u);
 
   // No token budget: only the first 4 MiB are looked at, one "a" per two bytes.
-  TokenizerOptions options;
+  TokenizerOptions options = CountingOptions();
   options.max_tokens = std::numeric_limits<std::size_t>::max();
   const TokenBag by_bytes = Tokenizer(options).Tokenize(huge);
   ASSERT_EQ(by_bytes.entries.size(), 1u);
@@ -305,7 +347,7 @@ TEST(TokenizerTest, LongTextAcrossChunksLosesNoWord) {
 TEST(TokenizerTest, LongTextWithoutSpacesIsChunkedSafely) {
   std::string text;
   while (text.size() < 200000) text += "我们今天去北京";
-  const TokenBag bag = Tokenizer(TokenizerOptions{}).Tokenize(text, true);
+  const TokenBag bag = Tokenizer(CountingOptions()).Tokenize(text, true);
   ExpectWellFormed(bag);
   EXPECT_GT(bag.TotalCount(), 1000u);
   for (const TokenText& token : bag.texts) {
@@ -316,30 +358,46 @@ TEST(TokenizerTest, LongTextWithoutSpacesIsChunkedSafely) {
 }
 
 TEST(TokenizerTest, SubjectTokensForMail) {
-  const TokenBag bag =
-      Tokenizer(TokenizerOptions{})
-          .Tokenize("From: Alice <alice@example.com>\nSubject: FREE Money\n\nfree offer\n", true);
-  EXPECT_THAT(Counts(bag), UnorderedElementsAre(Pair("subject:free", 1), Pair("subject:money", 1),
-                                                Pair("free", 1), Pair("offer", 1)));
-  for (std::size_t i = 0; i < bag.texts.size(); ++i) {
-    const bool is_subject = bag.texts[i].text.starts_with("subject:");
-    EXPECT_EQ(bag.texts[i].source, is_subject ? TokenSource::kHeader : TokenSource::kBody);
+  const test_util::Tokens tokens =
+      TokensOf("From: Alice <alice@example.com>\nSubject: FREE Money\n\nfree offer\n");
+  EXPECT_THAT(tokens.WithPrefix("subject:"),
+              UnorderedElementsAre(Pair("subject:free", 1), Pair("subject:money", 1)));
+  EXPECT_THAT(tokens.From(TokenSource::kBody),
+              UnorderedElementsAre(Pair("free", 1), Pair("offer", 1)));
+  for (const auto& [text, source] : tokens.sources) {
+    if (text.starts_with("subject:")) {
+      EXPECT_EQ(source, TokenSource::kHeader) << text;
+    } else if (text.find(':') == std::string::npos) {
+      EXPECT_EQ(source, TokenSource::kBody) << text;
+    }
   }
-  const TokenBag subject_only = Tokenizer(TokenizerOptions{}).Tokenize("Subject: free\n\n");
-  ASSERT_EQ(subject_only.entries.size(), 1u);
-  EXPECT_EQ(subject_only.entries[0].hash, HashToken("subject:free"));
+  const test_util::Tokens subject_only = TokensOf("Subject: free\n\n");
+  EXPECT_THAT(subject_only.WithPrefix("subject:"), ElementsAre(Pair("subject:free", 1)));
+  EXPECT_EQ(subject_only.sources.at("subject:free"), TokenSource::kHeader);
+  EXPECT_THAT(subject_only.From(TokenSource::kBody), IsEmpty());
 }
 
 TEST(TokenizerTest, SubjectHeaderNameIsCaseInsensitive) {
-  EXPECT_THAT(Counts("SUBJECT: Hi\n\n"), ElementsAre(Pair("subject:hi", 1)));
-  EXPECT_THAT(Counts("subject: Hi\n\n"), ElementsAre(Pair("subject:hi", 1)));
+  for (const char* mail : {"SUBJECT: Hi\n\n", "subject: Hi\n\n", "Subject: Hi\n\n"}) {
+    const test_util::Tokens tokens = TokensOf(mail);
+    EXPECT_THAT(tokens.WithPrefix("subject:"), ElementsAre(Pair("subject:hi", 1))) << mail;
+    EXPECT_THAT(tokens.From(TokenSource::kBody), IsEmpty()) << mail;
+  }
 }
 
 TEST(TokenizerTest, NoSubjectTokensWhenDisabled) {
   TokenizerOptions options;
   options.header_tokens = false;
-  EXPECT_THAT(Counts(Tokenizer(options), "Subject: FREE Money\n\nfree offer\n"),
+  const test_util::Tokens tokens =
+      TokensOf("From: Alice <alice@example.com>\nSubject: FREE Money\n\nfree offer\n", options);
+  EXPECT_THAT(tokens.From(TokenSource::kBody),
               UnorderedElementsAre(Pair("free", 1), Pair("offer", 1)));
+  EXPECT_THAT(tokens.From(TokenSource::kHeader), IsEmpty());
+  EXPECT_THAT(tokens.WithPrefix("subject:"), IsEmpty());
+  EXPECT_FALSE(tokens.AnyContains("alice"));
+  // The same message with header tokens does have them.
+  EXPECT_THAT(TokensOf("Subject: FREE Money\n\nfree offer\n").From(TokenSource::kHeader),
+              Contains(Key("subject:free")));
 }
 
 TEST(TokenizerTest, NoSubjectTokensForPlainText) {
@@ -352,19 +410,34 @@ TEST(TokenizerTest, NoSubjectTokensForPlainText) {
   for (const TokenText& token : bag.texts) EXPECT_EQ(token.source, TokenSource::kBody);
 }
 
-TEST(TokenizerTest, OtherHeadersGiveNoTokens) {
-  EXPECT_THAT(Counts("From: spammer@example.com\nX-Mailer: bulk\n\nhi"),
-              ElementsAre(Pair("hi", 1)));
+// Header values give prefixed tokens only: never body words, never unprefixed tokens.
+TEST(TokenizerTest, OtherHeadersGiveOnlyPrefixedTokens) {
+  const test_util::Tokens tokens =
+      TokensOf("From: spammer@example.com\nX-Mailer: bulk\nX-Other: unlisted\n\nhi");
+  EXPECT_THAT(tokens.From(TokenSource::kBody), ElementsAre(Pair("hi", 1)));
+  EXPECT_THAT(tokens.counts, ::testing::IsSupersetOf({Pair("from:spammer@example.com", 1),
+                                                      Pair("from-domain:example.com", 1),
+                                                      Pair("mailer:bulk", 1)}));
+  for (const auto& [text, source] : tokens.sources) {
+    if (text == "hi") continue;
+    EXPECT_NE(text.find(':'), std::string::npos) << text;
+    EXPECT_NE(source, TokenSource::kBody) << text;
+  }
+  // Headers not in the list give nothing.
+  EXPECT_FALSE(tokens.AnyContains("unlisted"));
+  EXPECT_FALSE(tokens.AnyContains("x-other"));
 }
 
 TEST(TokenizerTest, FoldedSubject) {
-  EXPECT_THAT(Counts("Subject: cheap\r\n pills\r\n\tnow\r\n\r\nbody"),
+  const test_util::Tokens tokens = TokensOf("Subject: cheap\r\n pills\r\n\tnow\r\n\r\nbody");
+  EXPECT_THAT(tokens.WithPrefix("subject:"),
               UnorderedElementsAre(Pair("subject:cheap", 1), Pair("subject:pills", 1),
-                                   Pair("subject:now", 1), Pair("body", 1)));
+                                   Pair("subject:now", 1)));
+  EXPECT_THAT(tokens.From(TokenSource::kBody), ElementsAre(Pair("body", 1)));
 }
 
 TEST(TokenizerTest, LfAndCrlfGiveTheSameBag) {
-  const Tokenizer tokenizer(TokenizerOptions{});
+  const Tokenizer tokenizer(CountingOptions());
   const TokenBag lf = tokenizer.Tokenize("Subject: a b\nTo: x\n\nline one\nline two\n", true);
   const TokenBag crlf =
       tokenizer.Tokenize("Subject: a b\r\nTo: x\r\n\r\nline one\r\nline two\r\n", true);
@@ -377,29 +450,56 @@ TEST(TokenizerTest, LfAndCrlfGiveTheSameBag) {
 // Documented in message_parts.h: a body whose first line reads like a header is taken for mail,
 // and that line's words are not tokens.
 TEST(TokenizerTest, BodyStartingWithHeaderLikeLineIsMail) {
-  EXPECT_THAT(Counts("Hello: world\n\nhow are you"),
-              UnorderedElementsAre(Pair("how", 1), Pair("are", 1), Pair("you", 1)));
-  // Without an empty line, the first non-header line starts the body.
-  EXPECT_THAT(Counts("Hello: world\nhow are you"),
-              UnorderedElementsAre(Pair("how", 1), Pair("are", 1), Pair("you", 1)));
+  for (const char* message : {"Hello: world\n\nhow are you", "Hello: world\r\n\r\nhow are you",
+                              // Without an empty line, the first non-header line starts the body.
+                              "Hello: world\nhow are you", "Hello: world\r\nhow are you\r\n",
+                              "Hello: world\n  folded\nhow are you\n"}) {
+    const test_util::Tokens tokens = TokensOf(message);
+    EXPECT_THAT(tokens.From(TokenSource::kBody),
+                UnorderedElementsAre(Pair("how", 1), Pair("are", 1), Pair("you", 1)))
+        << message;
+    EXPECT_FALSE(tokens.AnyContains("hello")) << message;
+    EXPECT_FALSE(tokens.AnyContains("world")) << message;
+  }
+  // Header fields before that line are headers; lines after it, even header-like, are body.
+  const test_util::Tokens tokens =
+      TokensOf("Subject: hi there\nhow are you\nFrom: a@example.com\n");
+  EXPECT_THAT(tokens.WithPrefix("subject:"),
+              UnorderedElementsAre(Pair("subject:hi", 1), Pair("subject:there", 1)));
+  EXPECT_THAT(tokens.From(TokenSource::kBody),
+              UnorderedElementsAre(Pair("how", 1), Pair("are", 1), Pair("you", 1), Pair("from", 1),
+                                   Pair("a@example.com", 1)));
+  EXPECT_THAT(tokens.WithPrefix("from:"), IsEmpty());
 }
 
 TEST(TokenizerTest, HeaderOnlyMessage) {
-  EXPECT_THAT(Counts("Subject: cheap pills\nFrom: x@example.com"),
+  const test_util::Tokens tokens = TokensOf("Subject: cheap pills\nFrom: x@example.com");
+  EXPECT_THAT(tokens.WithPrefix("subject:"),
               UnorderedElementsAre(Pair("subject:cheap", 1), Pair("subject:pills", 1)));
+  EXPECT_THAT(tokens.counts, Contains(Pair("from:x@example.com", 1)));
+  EXPECT_THAT(tokens.From(TokenSource::kBody), IsEmpty());
 }
 
 TEST(TokenizerTest, EntriesSortedAndUnique) {
-  const Tokenizer tokenizer(TokenizerOptions{});
+  const Tokenizer tokenizer(CountingOptions());
   std::string text = "Subject: the quick brown fox\n\n";
   for (int i = 0; i < 50; ++i)
     text += "the quick brown fox jumps over the lazy dog " + std::to_string(i % 7) + "\n";
-  for (const bool keep_text : {false, true}) {
-    const TokenBag bag = tokenizer.Tokenize(text, keep_text);
-    ExpectWellFormed(bag);
-    EXPECT_EQ(bag.TotalCount(), 4u + 50u * 10u);
+  const TokenBag with_text = tokenizer.Tokenize(text, true);
+  const TokenBag without_text = tokenizer.Tokenize(text, false);
+  ExpectWellFormed(with_text);
+  ExpectWellFormed(without_text);
+  EXPECT_EQ(with_text.entries, without_text.entries);
+  const test_util::Tokens tokens = TokensOf(with_text);
+  std::uint64_t words = 0;
+  for (const auto& [token, count] : tokens.counts) {
+    if (token.starts_with("subject:") || tokens.sources.at(token) == TokenSource::kBody) {
+      words += count;
+    }
   }
-  EXPECT_THAT(Counts(tokenizer, text), Contains(Pair("the", 100)));
+  EXPECT_EQ(words, 4u + 50u * 10u);
+  EXPECT_THAT(tokens.counts, Contains(Pair("the", 100)));
+  EXPECT_THAT(tokens.counts, Contains(Pair("subject:the", 1)));
 }
 
 TEST(TokenizerTest, OptionsAreKept) {

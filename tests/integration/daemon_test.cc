@@ -62,8 +62,10 @@ class DaemonTest : public ::testing::Test {
 
 TEST_F(DaemonTest, SeedDocumentsThroughHttpGiveTheGoldenNumbersAcrossARestart) {
   std::string first_answer;
+  // The textbook verdict: spam when the log-odds are above 0.
+  const std::vector<std::string> textbook = {"--spam-threshold", "0"};
   {
-    DaemonProcess daemon = Start();
+    DaemonProcess daemon = Start(textbook);
     HttpClient client(daemon.port());
     TrainSeed(client);
     const auto response = client.Send(http::verb::post, "/classify", "review account");
@@ -77,7 +79,7 @@ TEST_F(DaemonTest, SeedDocumentsThroughHttpGiveTheGoldenNumbersAcrossARestart) {
     first_answer = response.body();
     EXPECT_EQ(daemon.Terminate(), 0) << daemon.Log();
   }
-  DaemonProcess restarted = Start();
+  DaemonProcess restarted = Start(textbook);
   HttpClient client(restarted.port());
   const auto again = client.Send(http::verb::post, "/classify", "review account");
   EXPECT_EQ(again.body(), first_answer) << "scores must be bit-identical after a restart";

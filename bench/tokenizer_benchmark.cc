@@ -1,0 +1,35 @@
+// Tokenizer throughput on real mail: every corpus message tokenized once per iteration, reported
+// as bytes/s of raw message (MB/s in the "bytes_per_second" column) on one thread.
+//   NBSPAMD_BENCH_CORPUS=bench/accuracy/corpus build/release/bench/tokenizer_benchmark
+#include <benchmark/benchmark.h>
+
+#include "bench/corpus_files.h"
+#include "tokenizer/tokenizer.h"
+
+namespace nbspamd::bench {
+namespace {
+
+void BM_TokenizeCorpus(benchmark::State& state) {
+  const auto& messages = CorpusMessages();
+  tokenizer::TokenizerOptions options;
+  options.boolean_counts = state.range(0) != 0;
+  const tokenizer::Tokenizer tokenizer(options);
+  std::size_t tokens = 0;
+  for (auto _ : state) {
+    for (const std::string& message : messages) {
+      const TokenBag bag = tokenizer.Tokenize(message);
+      tokens += bag.entries.size();
+      benchmark::DoNotOptimize(bag.entries.data());
+    }
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * CorpusBytes()));
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * messages.size()));
+  state.counters["distinct_tokens_per_message"] =
+      static_cast<double>(tokens) / static_cast<double>(state.iterations() * messages.size());
+}
+BENCHMARK(BM_TokenizeCorpus)->Arg(0)->ArgName("boolean")->Unit(benchmark::kMillisecond)->MinTime(2);
+
+}  // namespace
+}  // namespace nbspamd::bench
+
+BENCHMARK_MAIN();

@@ -1,0 +1,124 @@
+#include "tokenizer/charset.h"
+
+#include <unicode/ucnv.h>
+#include <unicode/ucsdet.h>
+#include <unicode/unistr.h>
+#include <unicode/utf8.h>
+
+#include <algorithm>
+#include <memory>
+
+namespace nbspamd::tokenizer {
+namespace {
+
+std::string Lower(std::string_view text) {
+  std::string lower(text);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lower;
+}
+
+bool IsAscii(std::string_view bytes) {
+  return std::all_of(bytes.begin(), bytes.end(),
+                     [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+}
+
+bool IsUtf8Name(std::string_view name) { return name == "utf-8" || name == "utf8"; }
+
+bool IsAsciiName(std::string_view name) {
+  return name == "us-ascii" || name == "ascii" || name == "ansi_x3.4-1968";
+}
+
+// Whether ICU has a converter for `charset`.
+bool IsKnown(const std::string& charset) {
+  UErrorCode status = U_ZERO_ERROR;
+  UConverter* converter = ucnv_open(charset.c_str(), &status);
+  if (converter != nullptr) ucnv_close(converter);
+  return U_SUCCESS(status) && converter != nullptr;
+}
+
+// The charset ICU's detector finds most likely for `bytes`, or "" when it finds none.
+std::string Detect(std::string_view bytes) {
+  UErrorCode status = U_ZERO_ERROR;
+  std::unique_ptr<UCharsetDetector, decltype(&ucsdet_close)> detector(ucsdet_open(&status),
+                                                                      ucsdet_close);
+  if (U_FAILURE(status)) return "";
+  // The detector looks at the start of the text; 64 KiB is plenty and bounds its work.
+  const auto length = static_cast<int32_t>(std::min<std::size_t>(bytes.size(), 64 * 1024));
+  ucsdet_setText(detector.get(), bytes.data(), length, &status);
+  const UCharsetMatch* match = ucsdet_detect(detector.get(), &status);
+  if (U_FAILURE(status) || match == nullptr) return "";
+  const char* name = ucsdet_getName(match, &status);
+  if (U_FAILURE(status) || name == nullptr) return "";
+  std::string charset = Lower(name);
+  // UTF-16 and UTF-32 text holds NUL bytes unless it is all outside Latin scripts; the detector
+  // still guesses them for short 8-bit texts without any (an ISO-8859-1 "Grüße"), which would
+  // turn their ASCII words into CJK-looking garbage.
+  if ((charset.starts_with("utf-16") || charset.starts_with("utf-32")) &&
+      bytes.substr(0, static_cast<std::size_t>(length)).find('\0') == std::string_view::npos) {
+    return "";
+  }
+  return charset;
+}
+
+// Converts with ICU; undecodable bytes become U+FFFD.
+std::string Convert(std::string_view bytes, const std::string& charset) {
+  const icu::UnicodeString text(bytes.data(), static_cast<int32_t>(bytes.size()), charset.c_str());
+  std::string utf8;
+  text.toUTF8String(utf8);
+  return utf8;
+}
+
+// Valid UTF-8 (invalid sequences replaced by U+FFFD).
+std::string RepairUtf8(std::string_view bytes) {
+  std::string utf8;
+  icu::UnicodeString::fromUTF8(icu::StringPiece(bytes.data(), static_cast<int32_t>(bytes.size())))
+      .toUTF8String(utf8);
+  return utf8;
+}
+
+}  // namespace
+
+bool IsValidUtf8(std::string_view bytes) {
+  const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
+  const auto length = static_cast<int32_t>(bytes.size());
+  for (int32_t i = 0; i < length;) {
+    if (data[i] < 0x80) {
+      ++i;
+      continue;
+    }
+    UChar32 c;
+    U8_NEXT(data, i, length, c);
+    if (c < 0) return false;
+  }
+  return true;
+}
+
+Utf8Text ToUtf8(std::string_view bytes, std::string_view declared_name) {
+  const std::string declared = Lower(declared_name);
+  Utf8Text result;
+  const bool ascii_or_utf8_or_none =
+      declared.empty() || IsUtf8Name(declared) || IsAsciiName(declared);
+  if (ascii_or_utf8_or_none && (IsAscii(bytes) || IsValidUtf8(bytes))) {
+    result.text = std::string(bytes);
+    result.charset = declared.empty() ? "utf-8" : declared;
+    return result;
+  }
+  if (!ascii_or_utf8_or_none) {
+    if (IsKnown(declared)) {
+      result.text = Convert(bytes, declared);
+      result.charset = declared;
+      return result;
+    }
+    result.outcome = CharsetOutcome::kUnknown;
+  } else {
+    result.outcome = CharsetOutcome::kDetected;
+  }
+  std::string detected = Detect(bytes);
+  if (detected.empty() || !IsKnown(detected)) detected = "windows-1252";
+  result.text = IsUtf8Name(detected) ? RepairUtf8(bytes) : Convert(bytes, detected);
+  result.charset = detected;
+  return result;
+}
+
+}  // namespace nbspamd::tokenizer

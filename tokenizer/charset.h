@@ -1,0 +1,33 @@
+// ToUtf8: text of a declared (or undeclared) charset to UTF-8, with ICU.
+#ifndef NBSPAMD_TOKENIZER_CHARSET_H_
+#define NBSPAMD_TOKENIZER_CHARSET_H_
+
+#include <string>
+#include <string_view>
+
+namespace nbspamd::tokenizer {
+
+// How a conversion went, for meta tokens.
+enum class CharsetOutcome {
+  kAsDeclared,  // Converted from the declared charset (or it was valid UTF-8/ASCII already).
+  kDetected,    // No usable declaration, or the bytes contradicted it: ICU's detector chose.
+  kUnknown,     // The declared charset is unknown to ICU (the detector chose instead).
+};
+
+struct Utf8Text {
+  std::string text;  // Valid UTF-8: undecodable bytes became U+FFFD.
+  CharsetOutcome outcome = CharsetOutcome::kAsDeclared;
+  std::string charset;  // The charset used, lower-case.
+};
+
+// Converts `bytes` from `declared` ("" when none was declared) to UTF-8. Bytes that are valid
+// UTF-8 and declared as UTF-8, ASCII or nothing are taken as they are; an ASCII declaration with
+// 8-bit bytes, an unknown charset, or none for 8-bit text goes through ICU's charset detector.
+[[nodiscard]] Utf8Text ToUtf8(std::string_view bytes, std::string_view declared);
+
+// Whether `bytes` is well-formed UTF-8.
+[[nodiscard]] bool IsValidUtf8(std::string_view bytes);
+
+}  // namespace nbspamd::tokenizer
+
+#endif  // NBSPAMD_TOKENIZER_CHARSET_H_

@@ -1,0 +1,151 @@
+#include "tokenizer/html_text.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tokenizer/tokenizer_test_util.h"
+
+namespace nbspamd::tokenizer {
+namespace {
+
+using test_util::CountingOptions;
+using test_util::kQuickSeconds;
+using test_util::SecondsFor;
+using test_util::Tokens;
+using test_util::TokensOf;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using ::testing::IsSupersetOf;
+using ::testing::Pair;
+using ::testing::UnorderedElementsAre;
+
+// The whitespace-separated words of the visible text of `html`.
+std::vector<std::string> VisibleWords(std::string_view html) {
+  std::istringstream text(VisibleText(html).text);
+  std::vector<std::string> words;
+  for (std::string word; text >> word;) words.push_back(word);
+  return words;
+}
+
+TEST(HtmlTextTest, TagsAreRemoved) {
+  EXPECT_THAT(VisibleWords("<html><body><p class=\"x\">Hello <b>bold</b> <i>world</i></p>"
+                           "</body></html>"),
+              ElementsAre("Hello", "bold", "world"));
+  EXPECT_THAT(VisibleWords("<font color=red size=7><u>BUY</u></font> <span style=\"x\">NOW</span>"),
+              ElementsAre("BUY", "NOW"));
+}
+
+TEST(HtmlTextTest, InlineElementsDoNotSplitWords) {
+  EXPECT_THAT(VisibleWords("<p><b>fr</b>ee <i>vi</i><span>ag</span><font>ra</font></p>"),
+              ElementsAre("free", "viagra"));
+}
+
+// Whitespace between elements, even outside any block, keeps words apart.
+TEST(HtmlTextTest, SpaceBetweenElementsSeparatesWords) {
+  EXPECT_THAT(VisibleWords("<b>BUY</b> <i>NOW</i>"), ElementsAre("BUY", "NOW"));
+  EXPECT_THAT(VisibleWords("<a href=\"http://a.example.com\">cheap</a>\n<a href=\"x\">pills</a>"),
+              ElementsAre("cheap", "pills"));
+  EXPECT_THAT(VisibleWords("<html><body><b>one</b> <i>two</i></body></html>"),
+              ElementsAre("one", "two"));
+  EXPECT_THAT(VisibleWords("<!DOCTYPE HTML PUBLIC \"-//W3C//DTD HTML 4.01//EN\"><html><body>"
+                           "<b>one</b> <i>two</i></body></html>"),
+              ElementsAre("one", "two"));
+}
+
+TEST(HtmlTextTest, BlockElementsSeparateWords) {
+  EXPECT_THAT(VisibleWords("<p>one</p><p>two</p><div>three</div>four<br>five<br/>six"
+                           "<table><tr><td>seven</td><td>eight</td></tr></table>"
+                           "<ul><li>nine</li><li>ten</li></ul><h1>eleven</h1>twelve"),
+              ElementsAre("one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                          "ten", "eleven", "twelve"));
+}
+
+TEST(HtmlTextTest, ScriptStyleAndCommentsAreDropped) {
+  EXPECT_THAT(VisibleWords("<html><head><style>p { color: hidden1 }</style>"
+                           "<script>var hidden2 = '<p>hidden3</p>';</script></head>"
+                           "<body>shown<!-- hidden4 --> <noscript>hidden5</noscript>"
+                           "<script type=\"text/javascript\">hidden6()</script>also"
+                           "<!-- multi\nline hidden7 --></body></html>"),
+              ElementsAre("shown", "also"));
+}
+
+TEST(HtmlTextTest, EntitiesAreDecoded) {
+  EXPECT_THAT(VisibleWords("tom &amp; jerry"), ElementsAre("tom", "&", "jerry"));
+  EXPECT_THAT(VisibleWords("caf&eacute; caf&#233; caf&#xE9; caf&#XE9;"),
+              ElementsAre("café", "café", "café", "café"));
+  EXPECT_THAT(VisibleWords("&lt;b&gt;not a tag&lt;/b&gt; &quot;q&quot; &copy;"),
+              ElementsAre("<b>not", "a", "tag</b>", "\"q\"", "©"));
+  EXPECT_THAT(VisibleWords("a&nbsp;b"), ElementsAre("a\u00a0b"));  // NBSP is not ASCII space.
+}
+
+TEST(HtmlTextTest, LinksImagesAndAltText) {
+  const HtmlContent content = VisibleText(
+      "<a href=\"http://a.example.com/x\">click</a> <area href=\"https://b.example.com\">"
+      "<img src=\"http://img.example.com/p.gif\" alt=\"cheap pills\"><img src=\"cid:part1\">"
+      "<link href=\"http://css.example.com/s.css\"><a name=\"anchor\">no href</a>");
+  EXPECT_THAT(content.links, ElementsAre("http://a.example.com/x", "https://b.example.com",
+                                         "http://img.example.com/p.gif", "cid:part1",
+                                         "http://css.example.com/s.css"));
+  EXPECT_EQ(content.images, 2u);
+  std::istringstream text(content.text);
+  std::vector<std::string> words;
+  for (std::string word; text >> word;) words.push_back(word);
+  EXPECT_THAT(words, ElementsAre("click", "cheap", "pills", "no", "href"));
+}
+
+TEST(HtmlTextTest, BrokenMarkup) {
+  EXPECT_THAT(VisibleWords("<p>unclosed <b>bold <i>italic"),
+              ElementsAre("unclosed", "bold", "italic"));
+  EXPECT_THAT(VisibleWords("</div></p>stray end tags</td>"), ElementsAre("stray", "end", "tags"));
+  for (const char* html :
+       {"<", ">", "<<<>>>", "<p", "<!--", "<!-- unterminated comment", "<script>never closed", "&",
+        "&#", "&#x;", "&#99999999999;", "<a href=\"unterminated>text", "<![CDATA[x", "<?xml?>",
+        "<!DOCTYPE", "<p\x01>", "</>", "<p/>", "<html><html><body><body>"}) {
+    const HtmlContent content = VisibleText(html);
+    EXPECT_TRUE(IsValidUtf8(content.text)) << html;
+  }
+  // Not UTF-8 (outside the contract; the tokenizer converts first): no crash.
+  (void)VisibleText("\xff\xfe<p>x\xc3</p>");
+  (void)VisibleText(std::string("<p>a\0b</p>", 11));
+}
+
+TEST(HtmlTextTest, EmptyInput) {
+  const HtmlContent content = VisibleText("");
+  EXPECT_THAT(content.text, IsEmpty());
+  EXPECT_THAT(content.links, IsEmpty());
+  EXPECT_EQ(content.images, 0u);
+}
+
+TEST(HtmlTextTest, DeepNestingIsHandled) {
+  std::string html;
+  for (int i = 0; i < 100000; ++i) html += "<div><b>";
+  html += "deep";
+  for (int i = 0; i < 100000; ++i) html += "</b></div>";
+  html += "<p>after</p>";
+  HtmlContent content;
+  EXPECT_LT(SecondsFor([&] { content = VisibleText(html); }), kQuickSeconds);
+  EXPECT_TRUE(IsValidUtf8(content.text));
+}
+
+TEST(HtmlTextTest, HtmlPartThroughTheTokenizer) {
+  const Tokens tokens = TokensOf(
+      "Subject: html\nContent-Type: text/html; charset=utf-8\n\n"
+      "<html><head><title>Title</title><style>.x{color:red}</style></head><body>"
+      "<p>Tom &amp; Jerry <b>fr</b>ee caf&eacute; caf&#233;</p><!-- secretcomment -->"
+      "<script>secretscript()</script><div>next</div>line</body></html>\n",
+      CountingOptions());
+  EXPECT_THAT(
+      tokens.From(TokenSource::kBody),
+      UnorderedElementsAre(Pair("title", 1), Pair("tom", 1), Pair("jerry", 1), Pair("free", 1),
+                           Pair("café", 2), Pair("next", 1), Pair("line", 1)));
+  EXPECT_FALSE(tokens.AnyContains("secret"));
+  EXPECT_FALSE(tokens.AnyContains("color"));
+  EXPECT_THAT(tokens.counts, IsSupersetOf({Pair("meta:html-only", 1)}));
+}
+
+}  // namespace
+}  // namespace nbspamd::tokenizer

@@ -1,0 +1,329 @@
+#include "tokenizer/mail_reader.h"
+
+#include <gmime/gmime.h>
+
+#include <algorithm>
+#include <cctype>
+#include <memory>
+#include <mutex>
+
+#include "tokenizer/charset.h"
+#include "tokenizer/html_text.h"
+#include "tokenizer/url_hosts.h"
+
+namespace nbspamd::tokenizer {
+namespace {
+
+// Owns a GObject reference.
+struct Unref {
+  void operator()(void* object) const {
+    if (object != nullptr) g_object_unref(object);
+  }
+};
+template <typename T>
+using GObjectPtr = std::unique_ptr<T, Unref>;
+
+std::string Lower(std::string_view text) {
+  std::string lower(text);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lower;
+}
+
+// "1", "2", "3-5", "6-10", "11+": counts where the exact number matters little.
+std::string Bucket(std::size_t n) {
+  if (n <= 2) return std::to_string(n);
+  if (n <= 5) return "3-5";
+  if (n <= 10) return "6-10";
+  return "11+";
+}
+
+// The offset at which the (limit + 1)-th "multipart/" starts its line, or npos. Parsing stops
+// there: GMime's parser recurses once per nesting level, so this bounds its depth and work.
+std::size_t MultipartCut(std::string_view message, std::size_t limit) {
+  constexpr std::string_view kNeedle = "multipart/";
+  std::size_t seen = 0;
+  for (std::size_t i = 0; i + kNeedle.size() <= message.size(); ++i) {
+    if ((message[i] | 0x20) != 'm') continue;
+    bool match = true;
+    for (std::size_t j = 1; j < kNeedle.size() && match; ++j) {
+      match = std::tolower(static_cast<unsigned char>(message[i + j])) == kNeedle[j];
+    }
+    if (match && ++seen > limit) {
+      const std::size_t line = message.rfind('\n', i);
+      return line == std::string_view::npos ? 0 : line + 1;
+    }
+  }
+  return std::string_view::npos;
+}
+
+class Reader {
+ public:
+  Reader(const MailReaderOptions& options, MailContent& content)
+      : options_(options), content_(content) {}
+
+  void Read(std::string_view message) {
+    const std::size_t cut = MultipartCut(message, options_.max_mime_parts);
+    if (cut != std::string_view::npos) {
+      message = message.substr(0, cut);
+      Meta("mime-truncated");
+    }
+    GObjectPtr<GMimeStream> stream(
+        g_mime_stream_mem_new_with_buffer(message.data(), message.size()));
+    GObjectPtr<GMimeParser> parser(g_mime_parser_new_with_stream(stream.get()));
+    GObjectPtr<GMimeMessage> mail(g_mime_parser_construct_message(parser.get(), nullptr));
+    if (mail == nullptr) {
+      Meta("mime-unparsable");
+      AddText("", TokenSource::kBody, std::string(message));
+      return;
+    }
+    if (options_.header_tokens) ReadHeaders(mail.get());
+    GMimeObject* body = g_mime_message_get_mime_part(mail.get());
+    if (body == nullptr) {
+      Meta("no-body");
+    } else {
+      ReadEntity(body, 0);
+    }
+    if (has_html_ && !has_plain_) Meta("html-only");
+    if (!has_html_ && !has_plain_) Meta("no-text");
+    AddUrlTokens(hosts_, content_);
+  }
+
+ private:
+  void Meta(std::string_view fact) {
+    content_.tokens.push_back({"meta:" + std::string(fact), TokenSource::kMeta});
+  }
+  void Whole(std::string text, TokenSource source) {
+    content_.tokens.push_back({std::move(text), source});
+  }
+  void AddText(std::string prefix, TokenSource source, std::string text) {
+    if (!text.empty()) content_.texts.push_back({std::move(prefix), source, std::move(text)});
+  }
+
+  // The domain of the first mailbox of `list` ("" when none).
+  std::string ReadAddresses(InternetAddressList* list, bool is_from) {
+    std::string first_domain;
+    if (list == nullptr) return first_domain;
+    const int count = internet_address_list_length(list);
+    for (int i = 0; i < count && i < 4; ++i) {
+      InternetAddress* address = internet_address_list_get_address(list, i);
+      if (address == nullptr || !INTERNET_ADDRESS_IS_MAILBOX(address)) continue;
+      const char* addr = internet_address_mailbox_get_addr(INTERNET_ADDRESS_MAILBOX(address));
+      const std::string mailbox = addr != nullptr ? Lower(addr) : "";
+      const std::size_t at = mailbox.rfind('@');
+      const std::string domain = at == std::string::npos ? "" : mailbox.substr(at + 1);
+      if (first_domain.empty()) first_domain = domain;
+      if (is_from) {
+        if (!mailbox.empty()) Whole("from:" + mailbox, TokenSource::kHeader);
+        if (!domain.empty()) Whole("from-domain:" + domain, TokenSource::kHeader);
+        if (const char* name = internet_address_get_name(address); name != nullptr) {
+          AddText("from-name:", TokenSource::kHeader, name);
+        }
+      }
+    }
+    return first_domain;
+  }
+
+  void ReadHeaders(GMimeMessage* mail) {
+    if (const char* subject = g_mime_message_get_subject(mail); subject != nullptr) {
+      AddText("subject:", TokenSource::kHeader, subject);
+    }
+    const std::string from_domain = ReadAddresses(g_mime_message_get_from(mail), true);
+    const std::string reply_domain = ReadAddresses(g_mime_message_get_reply_to(mail), false);
+    if (!reply_domain.empty()) {
+      Whole("reply-to-domain:" + reply_domain, TokenSource::kHeader);
+      if (reply_domain != from_domain) Meta("reply-to-differs");
+    }
+    std::size_t recipients = 0;
+    for (GMimeAddressType type : {GMIME_ADDRESS_TYPE_TO, GMIME_ADDRESS_TYPE_CC}) {
+      if (InternetAddressList* list = g_mime_message_get_addresses(mail, type)) {
+        recipients += static_cast<std::size_t>(internet_address_list_length(list));
+      }
+    }
+    Meta("recipients:" + Bucket(recipients));
+    if (const char* id = g_mime_message_get_message_id(mail); id != nullptr) {
+      const std::string message_id = Lower(id);
+      if (const std::size_t at = message_id.rfind('@'); at != std::string::npos) {
+        Whole("message-id-domain:" + message_id.substr(at + 1), TokenSource::kHeader);
+      }
+    } else {
+      Meta("no-message-id");
+    }
+    GMimeObject* top = GMIME_OBJECT(mail);
+    for (const char* name : {"X-Mailer", "User-Agent"}) {
+      if (const char* mailer = g_mime_object_get_header(top, name); mailer != nullptr) {
+        AddText("mailer:", TokenSource::kHeader, mailer);
+      }
+    }
+    GMimeHeaderList* headers = g_mime_object_get_header_list(top);
+    const int count = headers != nullptr ? g_mime_header_list_get_count(headers) : 0;
+    int received = 0;
+    for (int i = 0; i < count; ++i) {
+      GMimeHeader* header = g_mime_header_list_get_header_at(headers, i);
+      const char* name = g_mime_header_get_name(header);
+      const char* value = g_mime_header_get_value(header);
+      if (name == nullptr || value == nullptr) continue;
+      const std::string lower_name = Lower(name);
+      if (lower_name == "received") {
+        if (++received <= 8) ReadReceived(value);
+        continue;
+      }
+    }
+  }
+
+  // Received: hosts named in the chain, reduced to registrable domains, and IPv4 /24 networks.
+  void ReadReceived(std::string_view value) {
+    std::size_t i = 0;
+    while (i < value.size()) {
+      while (i < value.size() && !(std::isalnum(static_cast<unsigned char>(value[i])))) ++i;
+      std::size_t end = i;
+      while (end < value.size() && (std::isalnum(static_cast<unsigned char>(value[end])) ||
+                                    value[end] == '.' || value[end] == '-')) {
+        ++end;
+      }
+      std::string word = Lower(value.substr(i, end - i));
+      while (!word.empty() && word.back() == '.') word.pop_back();
+      i = end;
+      if (word.find('.') == std::string::npos) continue;
+      if (IsIpv4Address(word)) {
+        Whole("received-ip:" + word.substr(0, word.rfind('.')), TokenSource::kHeader);
+      } else if (const std::string domain = RegistrableDomain(word); !domain.empty()) {
+        Whole("received:" + domain, TokenSource::kHeader);
+      }
+    }
+  }
+
+  void ReadEntity(GMimeObject* entity, std::size_t depth) {
+    if (depth > options_.max_mime_depth) {
+      Meta("mime-too-deep");
+      return;
+    }
+    GMimeContentType* type = g_mime_object_get_content_type(entity);
+    const std::string media =
+        type != nullptr ? Lower(g_mime_content_type_get_media_type(type)) : "text";
+    const std::string subtype =
+        type != nullptr ? Lower(g_mime_content_type_get_media_subtype(type)) : "plain";
+    if (depth == 0 && options_.header_tokens) {
+      Whole("content-type:" + media + "/" + subtype, TokenSource::kHeader);
+    }
+    if (GMIME_IS_MULTIPART(entity)) {
+      GMimeMultipart* multipart = GMIME_MULTIPART(entity);
+      const int count = g_mime_multipart_get_count(multipart);
+      for (int i = 0; i < count; ++i) {
+        if (GMimeObject* part = g_mime_multipart_get_part(multipart, i)) {
+          ReadEntity(part, depth + 1);
+        }
+      }
+      // No parts (no boundary parameter, or the boundary never occurs): GMime keeps the whole
+      // content as the prologue, and that is the text a reader is shown.
+      const char* prologue = g_mime_multipart_get_prologue(multipart);
+      if (count == 0 && prologue != nullptr && *prologue != '\0') {
+        has_plain_ = true;
+        Utf8Text text = ToUtf8(prologue, "");
+        FindUrlHosts(text.text, hosts_,
+                     options_.max_urls - std::min(options_.max_urls, hosts_.size()));
+        AddText("", TokenSource::kBody, std::move(text.text));
+      }
+      return;
+    }
+    if (GMIME_IS_MESSAGE_PART(entity)) {
+      GMimeMessage* inner = g_mime_message_part_get_message(GMIME_MESSAGE_PART(entity));
+      Meta("attached-message");
+      if (inner != nullptr) {
+        if (GMimeObject* body = g_mime_message_get_mime_part(inner)) ReadEntity(body, depth + 1);
+      }
+      return;
+    }
+    if (!GMIME_IS_PART(entity)) return;
+    if (++leaf_parts_ > options_.max_text_parts) {
+      if (leaf_parts_ == options_.max_text_parts + 1) Meta("mime-too-many-parts");
+      return;
+    }
+    GMimePart* part = GMIME_PART(entity);
+    const bool attachment = g_mime_part_is_attachment(part);
+    if (media != "text" || (attachment && subtype != "plain" && subtype != "html")) {
+      Whole("attachment:" + media + "/" + subtype, TokenSource::kMeta);
+      if (const char* filename = g_mime_part_get_filename(part); filename != nullptr) {
+        const std::string name = Lower(filename);
+        if (const std::size_t dot = name.rfind('.');
+            dot != std::string::npos && name.size() - dot <= 8) {
+          Whole("attachment-ext:" + name.substr(dot + 1), TokenSource::kMeta);
+        }
+      }
+      return;
+    }
+    const std::string bytes = Decode(part);
+    const char* charset = g_mime_object_get_content_type_parameter(entity, "charset");
+    Utf8Text text = ToUtf8(bytes, charset != nullptr ? charset : "");
+    if (text.outcome == CharsetOutcome::kUnknown) Meta("charset-unknown");
+    if (text.outcome == CharsetOutcome::kDetected && charset != nullptr) Meta("charset-mismatch");
+    Meta("charset:" + text.charset);
+    if (subtype == "html") {
+      has_html_ = true;
+      HtmlContent html = VisibleText(text.text);
+      for (const std::string& link : html.links) {
+        if (hosts_.size() >= options_.max_urls) break;
+        if (std::string host = UrlHost(link); !host.empty()) hosts_.push_back(std::move(host));
+      }
+      if (html.images > 0) Meta("images:" + Bucket(html.images));
+      FindUrlHosts(html.text, hosts_,
+                   options_.max_urls - std::min(options_.max_urls, hosts_.size()));
+      AddText("", TokenSource::kBody, std::move(html.text));
+    } else {
+      has_plain_ = true;
+      FindUrlHosts(text.text, hosts_,
+                   options_.max_urls - std::min(options_.max_urls, hosts_.size()));
+      AddText("", TokenSource::kBody, std::move(text.text));
+    }
+  }
+
+  // The part's content with its transfer encoding (base64, quoted-printable, uuencode) undone.
+  static std::string Decode(GMimePart* part) {
+    GMimeDataWrapper* wrapper = g_mime_part_get_content(part);
+    if (wrapper == nullptr) return "";
+    GObjectPtr<GMimeStream> out(g_mime_stream_mem_new());
+    if (g_mime_data_wrapper_write_to_stream(wrapper, out.get()) < 0) return "";
+    GByteArray* bytes = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(out.get()));
+    if (bytes == nullptr) return "";
+    return std::string(reinterpret_cast<const char*>(bytes->data), bytes->len);
+  }
+
+  const MailReaderOptions& options_;
+  MailContent& content_;
+  std::vector<std::string> hosts_;
+  std::size_t leaf_parts_ = 0;  // Leaf MIME parts (text or attachment) visited.
+  bool has_html_ = false;
+  bool has_plain_ = false;
+};
+
+}  // namespace
+
+void InitializeMailReader() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    g_mime_init();
+    InitializeHtmlParser();
+  });
+}
+
+void AddUrlTokens(const std::vector<std::string>& hosts, MailContent& content) {
+  for (const std::string& host : hosts) {
+    if (IsIpv4Address(host)) {
+      content.tokens.push_back({"meta:url-ip", TokenSource::kMeta});
+      continue;
+    }
+    content.tokens.push_back({"url:" + host, TokenSource::kUrl});
+    if (std::string domain = RegistrableDomain(host); !domain.empty()) {
+      content.tokens.push_back({"url-domain:" + domain, TokenSource::kUrl});
+    }
+  }
+}
+
+MailContent ReadMail(std::string_view message, const MailReaderOptions& options) {
+  InitializeMailReader();
+  MailContent content;
+  Reader(options, content).Read(message);
+  return content;
+}
+
+}  // namespace nbspamd::tokenizer

@@ -1,0 +1,65 @@
+// ReadMail: a mail message as the tokenizer needs it, parsed by GMime: decoded header values,
+// the visible text of every text part (transfer encodings undone, charsets converted to UTF-8,
+// HTML reduced to what a reader sees), URL hosts, and a few facts about its structure.
+//
+// The token vocabulary it produces (the prefix says where a token came from):
+//   subject:<word>  from-name:<word>  mailer:<word>      words of those headers
+//   from:<address>  from-domain:<domain>  reply-to-domain:<domain>  message-id-domain:<domain>
+//   received:<registrable domain>  received-ip:<a.b.c>    hosts of the Received chain
+//   content-type:<type/subtype>                           of the top-level entity
+//   url:<host>  url-domain:<registrable domain>           links in text and HTML
+//   attachment:<type/subtype>  attachment-ext:<ext>       non-text parts, never their bytes
+//   meta:<fact>  e.g. meta:html-only, meta:charset:<name>, meta:charset-unknown,
+//                meta:recipients:<bucket>, meta:mime-too-deep, meta:images:<bucket>
+#ifndef NBSPAMD_TOKENIZER_MAIL_READER_H_
+#define NBSPAMD_TOKENIZER_MAIL_READER_H_
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tokenizer/token_bag.h"
+
+namespace nbspamd::tokenizer {
+
+struct MailReaderOptions {
+  // Tokens from header fields: the prefixed ones above and meta:recipients, meta:no-message-id,
+  // meta:reply-to-differs. Body words, URLs and the body's meta tokens come either way.
+  bool header_tokens = true;
+  std::size_t max_text_parts = 1000;  // Leaf parts read; the rest give meta:mime-too-many-parts.
+  std::size_t max_mime_parts = 100;   // multipart/ declarations parsed; the rest is cut.
+  std::size_t max_mime_depth = 32;    // Nesting of multiparts and attached messages.
+  std::size_t max_urls = 256;         // URLs turned into tokens.
+};
+
+// What one message gives the tokenizer.
+struct MailContent {
+  // Text to split into words; each word becomes prefix + word.
+  struct Text {
+    std::string prefix;  // "" for body text, else e.g. "subject:".
+    TokenSource source = TokenSource::kBody;
+    std::string utf8;
+  };
+  // A token taken whole (already normalised: lower-case).
+  struct WholeToken {
+    std::string text;
+    TokenSource source = TokenSource::kMeta;
+  };
+  std::vector<Text> texts;
+  std::vector<WholeToken> tokens;
+};
+
+// Reads `message` (an RFC 5322 message, possibly MIME). Never fails: what cannot be parsed
+// gives fewer tokens and a meta token saying so.
+[[nodiscard]] MailContent ReadMail(std::string_view message, const MailReaderOptions& options);
+
+// Adds url: and url-domain: tokens for `hosts`.
+void AddUrlTokens(const std::vector<std::string>& hosts, MailContent& content);
+
+// Prepares GMime and libxml2; called once before the first ReadMail (the Tokenizer does).
+void InitializeMailReader();
+
+}  // namespace nbspamd::tokenizer
+
+#endif  // NBSPAMD_TOKENIZER_MAIL_READER_H_

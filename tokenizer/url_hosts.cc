@@ -1,0 +1,145 @@
+#include "tokenizer/url_hosts.h"
+
+#include <libpsl.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+namespace nbspamd::tokenizer {
+namespace {
+
+constexpr std::array<std::string_view, 3> kSchemes = {"http://", "https://", "ftp://"};
+
+char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+
+bool StartsWithNoCase(std::string_view text, std::string_view prefix) {
+  if (text.size() < prefix.size()) return false;
+  for (std::size_t i = 0; i < prefix.size(); ++i) {
+    if (Lower(text[i]) != prefix[i]) return false;
+  }
+  return true;
+}
+
+// Characters that end the authority part of a URL.
+bool EndsAuthority(char c) {
+  switch (c) {
+    case '/':
+    case '?':
+    case '#':
+    case '\\':
+    case ' ':
+    case '\t':
+    case '\r':
+    case '\n':
+    case '"':
+    case '\'':
+    case '<':
+    case '>':
+    case '(':
+    case ')':
+    case '[':
+    case ']':
+    case '{':
+    case '}':
+    case ',':
+    case ';':
+    case '|':
+    case '^':
+    case '`':
+      return true;
+    default:
+      return false;
+  }
+}
+
+// A valid host from an authority ("user@Host.Example.com:80" → "host.example.com"), or "".
+std::string HostOfAuthority(std::string_view authority) {
+  if (const std::size_t at = authority.rfind('@'); at != std::string_view::npos) {
+    authority.remove_prefix(at + 1);
+  }
+  if (const std::size_t colon = authority.find(':'); colon != std::string_view::npos) {
+    authority = authority.substr(0, colon);
+  }
+  while (!authority.empty() && authority.back() == '.') authority.remove_suffix(1);
+  if (authority.empty() || authority.size() > 253 || authority.front() == '.' ||
+      authority.find('.') == std::string_view::npos) {
+    return "";
+  }
+  std::string host;
+  host.reserve(authority.size());
+  for (char c : authority) {
+    const auto u = static_cast<unsigned char>(c);
+    const bool allowed = std::isalnum(u) || c == '-' || c == '.' || u >= 0x80;
+    if (!allowed) return "";
+    host.push_back(Lower(c));
+  }
+  if (host.find("..") != std::string::npos) return "";
+  return host;
+}
+
+std::string_view Authority(std::string_view rest) {
+  std::size_t end = 0;
+  while (end < rest.size() && !EndsAuthority(rest[end])) ++end;
+  return rest.substr(0, end);
+}
+
+}  // namespace
+
+bool IsIpv4Address(std::string_view host) {
+  int parts = 0;
+  std::size_t digits = 0;
+  for (char c : host) {
+    if (c == '.') {
+      if (digits == 0 || digits > 3) return false;
+      ++parts;
+      digits = 0;
+    } else if (c >= '0' && c <= '9') {
+      ++digits;
+    } else {
+      return false;
+    }
+  }
+  return parts == 3 && digits > 0 && digits <= 3;
+}
+
+std::string UrlHost(std::string_view url) {
+  while (!url.empty() && (url.front() == ' ' || url.front() == '\t')) url.remove_prefix(1);
+  for (std::string_view scheme : kSchemes) {
+    if (StartsWithNoCase(url, scheme)) return HostOfAuthority(Authority(url.substr(scheme.size())));
+  }
+  if (StartsWithNoCase(url, "www.")) return HostOfAuthority(Authority(url));
+  return "";
+}
+
+void FindUrlHosts(std::string_view text, std::vector<std::string>& hosts, std::size_t limit) {
+  std::size_t found = 0;
+  for (std::size_t i = 0; i < text.size() && found < limit; ++i) {
+    const char c = Lower(text[i]);
+    if (c != 'h' && c != 'f' && c != 'w') continue;
+    const bool at_word_start = i == 0 || !std::isalnum(static_cast<unsigned char>(text[i - 1]));
+    if (!at_word_start) continue;
+    const std::string_view rest = text.substr(i);
+    std::size_t skip = 0;
+    for (std::string_view scheme : kSchemes) {
+      if (StartsWithNoCase(rest, scheme)) skip = scheme.size();
+    }
+    if (skip == 0 && !StartsWithNoCase(rest, "www.")) continue;
+    const std::string_view authority = Authority(rest.substr(skip));
+    std::string host = HostOfAuthority(authority);
+    if (!host.empty()) {
+      hosts.push_back(std::move(host));
+      ++found;
+    }
+    i += skip + authority.size();
+  }
+}
+
+std::string RegistrableDomain(std::string_view host) {
+  if (host.empty() || IsIpv4Address(host)) return "";
+  const std::string name(host);
+  const char* domain = psl_registrable_domain(psl_builtin(), name.c_str());
+  return domain != nullptr ? std::string(domain) : "";
+}
+
+}  // namespace nbspamd::tokenizer

@@ -1,0 +1,29 @@
+// Host names of the URLs in a text, and their registrable domains (the public suffix list, via
+// libpsl), for url: tokens. Spam is told by where it links to far more than by the link text.
+#ifndef NBSPAMD_TOKENIZER_URL_HOSTS_H_
+#define NBSPAMD_TOKENIZER_URL_HOSTS_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace nbspamd::tokenizer {
+
+// Appends to `hosts` the lower-case host of every URL in `text`: after "http://", "https://"
+// or "ftp://" (user info and port removed), and bare "www." names. Hosts that are not a
+// dotted name or IPv4 address are skipped. At most `limit` hosts in all are appended.
+void FindUrlHosts(std::string_view text, std::vector<std::string>& hosts, std::size_t limit);
+
+// The host of one URL or URL-like string (an href value); "" when it has none.
+[[nodiscard]] std::string UrlHost(std::string_view url);
+
+// The registrable domain of `host` ("example.co.uk" for "a.b.example.co.uk"), or "" when there
+// is none (an IP address, a bare public suffix).
+[[nodiscard]] std::string RegistrableDomain(std::string_view host);
+
+// Whether `host` is a dotted-quad IPv4 address.
+[[nodiscard]] bool IsIpv4Address(std::string_view host);
+
+}  // namespace nbspamd::tokenizer
+
+#endif  // NBSPAMD_TOKENIZER_URL_HOSTS_H_
