@@ -3,6 +3,7 @@
 //
 // Exit status: 0 after a clean shutdown, 1 for a start-up error (bad settings, data folder, or
 // listen address), 2 for a bad command line.
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -78,6 +79,10 @@ int Run(int argc, char** argv) {
   std::fflush(stdout);
 
   (*server)->Run();
+  // Serving has stopped and the signal handlers are gone: a further SIGTERM or SIGINT must not
+  // cut the closing of the model short.
+  std::signal(SIGTERM, SIG_IGN);
+  std::signal(SIGINT, SIG_IGN);
   server::LogInfo("stopped serving; closing the model");
   return 0;
 }

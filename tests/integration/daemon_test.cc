@@ -218,12 +218,27 @@ TEST_F(DaemonTest, SigtermLetsTheRequestInFlightFinishAndKeepsTheModel) {
   EXPECT_THAT(answer, HasSubstr("200 OK"));
   EXPECT_THAT(answer, HasSubstr("\"status\":\"learned\""));
   EXPECT_THAT(answer, HasSubstr("Connection: close"));
-  EXPECT_EQ(daemon.Terminate(), 0) << daemon.Log();
+  EXPECT_EQ(daemon.Wait(), 0) << daemon.Log();
   EXPECT_THAT(daemon.Log(), HasSubstr("closing the model"));
 
   DaemonProcess restarted = Start();
   HttpClient again(restarted.port());
   EXPECT_EQ(again.GetJson("/stats").at("documents").as_int64(), 7);
+}
+
+TEST_F(DaemonTest, RepeatedSignalsStillEndCleanly) {
+  for (const int gap_ms : {0, 5, 50}) {
+    DaemonProcess daemon = Start();
+    HttpClient client(daemon.port());
+    TrainSeed(client);
+    kill(daemon.pid(), SIGTERM);
+    std::this_thread::sleep_for(std::chrono::milliseconds(gap_ms));
+    kill(daemon.pid(), SIGINT);
+    EXPECT_EQ(daemon.Wait(), 0) << "gap " << gap_ms << " ms\n" << daemon.Log();
+    DaemonProcess restarted = Start();
+    HttpClient again(restarted.port());
+    EXPECT_EQ(again.GetJson("/stats").at("documents").as_int64(), 6);
+  }
 }
 
 TEST_F(DaemonTest, IdleConnectionsAreClosed) {

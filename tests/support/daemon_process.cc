@@ -132,6 +132,13 @@ int DaemonProcess::Terminate(std::chrono::seconds timeout) {
   return status;
 }
 
+int DaemonProcess::Wait(std::chrono::seconds timeout) {
+  if (pid_ <= 0) return -1;
+  const int status = WaitFor(pid_, timeout);
+  pid_ = -1;
+  return status;
+}
+
 void DaemonProcess::Kill() {
   if (pid_ <= 0) return;
   kill(pid_, SIGKILL);

@@ -43,6 +43,9 @@ class DaemonProcess {
   // Sends SIGTERM and waits for the exit (at most `timeout`, then SIGKILL). Returns the exit
   // status, or 128 + signal.
   int Terminate(std::chrono::seconds timeout = std::chrono::seconds(30));
+  // Waits for the daemon to exit by itself (at most `timeout`, then SIGKILL). Returns the exit
+  // status, or 128 + signal.
+  int Wait(std::chrono::seconds timeout = std::chrono::seconds(30));
   // Sends SIGKILL and reaps the process.
   void Kill();
   // Everything the daemon printed to standard error so far.
