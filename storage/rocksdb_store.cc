@@ -165,7 +165,7 @@ std::expected<void, Error> RocksdbStore::LoadTokens() {
     }
     for (std::size_t c = 0; c < counts->size(); ++c) totals[c] += (*counts)[c];
     ++vocabulary;
-    cache_.Load(*hash, std::move(*counts));
+    cache_.Load(*hash, *counts);
   }
   if (!it->status().ok()) return RocksdbError("loading tokens", it->status());
   // The stats must agree with the counts they summarise.
