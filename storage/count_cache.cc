@@ -97,6 +97,11 @@ void CountCache::Load(TokenHash hash, const TokenCounts& counts) {
   shard.table.Set(hash, counts);
 }
 
+void CountCache::LoadBatch(std::span<const std::pair<TokenHash, TokenCounts>> tokens) {
+  for (const auto& [hash, counts] : tokens) ShardOf(hash).table.Prefetch(hash);
+  for (const auto& [hash, counts] : tokens) Load(hash, counts);
+}
+
 std::size_t CountCache::TokenCount() const {
   std::size_t total = 0;
   for (const Shard& shard : shards_) {

@@ -50,6 +50,10 @@ class CountCache {
   // Sets one token while loading, before any reader exists (all-zero counts erase it).
   void Load(TokenHash hash, const TokenCounts& counts);
 
+  // Load for many tokens at once: their slots are fetched together, so the cache misses of
+  // a large model overlap.
+  void LoadBatch(std::span<const std::pair<TokenHash, TokenCounts>> tokens);
+
   // The number of stored tokens.
   [[nodiscard]] std::size_t TokenCount() const;
 
