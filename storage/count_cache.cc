@@ -1,10 +1,20 @@
 #include "storage/count_cache.h"
 
 #include <algorithm>
+#include <array>
 #include <mutex>
 #include <thread>
 
 namespace nbspamd::storage {
+namespace {
+
+// How many entries ahead of its lookup Read asks for a token's slot: far enough that the slot
+// has arrived from memory by the time it is looked up (measured with storage_benchmark's
+// BM_CountCacheRead/1000000: 0 ahead 57 ns a token, 16 ahead 44 ns, 48 ahead 26-30 ns, 96
+// ahead 34 ns).
+constexpr std::size_t kPrefetchDistance = 48;
+
+}  // namespace
 
 CountCache::CountCache(model::ModelStats stats)
     : stats_(std::make_shared<const model::ModelStats>(std::move(stats))) {}
@@ -20,13 +30,18 @@ model::Snapshot CountCache::Read(std::span<const BagEntry> entries) const {
     snapshot.stats = stats_.load();
     const std::size_t classes = snapshot.stats->classes.size();
     snapshot.counts.assign(entries.size() * classes, 0);
+    const std::span<std::uint64_t> counts(snapshot.counts);
+    for (std::size_t i = 0; i < std::min(kPrefetchDistance, entries.size()); ++i) {
+      ShardOf(entries[i].hash).table.Prefetch(entries[i].hash);
+    }
     for (std::size_t i = 0; i < entries.size(); ++i) {
+      if (i + kPrefetchDistance < entries.size()) {
+        const TokenHash ahead = entries[i + kPrefetchDistance].hash;
+        ShardOf(ahead).table.Prefetch(ahead);
+      }
       const Shard& shard = ShardOf(entries[i].hash);
       std::shared_lock lock(shard.mutex);
-      const auto it = shard.counts.find(entries[i].hash);
-      if (it == shard.counts.end()) continue;
-      const std::size_t n = std::min(classes, it->second.size());
-      std::copy_n(it->second.begin(), n, snapshot.counts.begin() + i * classes);
+      shard.table.CopyCounts(entries[i].hash, counts.subspan(i * classes, classes));
     }
     if (sequence_.load() == before) return snapshot;
   }
@@ -37,37 +52,72 @@ std::shared_ptr<const model::ModelStats> CountCache::Stats() const { return stat
 TokenCounts CountCache::Get(TokenHash hash) const {
   const Shard& shard = ShardOf(hash);
   std::shared_lock lock(shard.mutex);
-  const auto it = shard.counts.find(hash);
-  return it == shard.counts.end() ? TokenCounts{} : it->second;
+  return shard.table.Get(hash);
+}
+
+void CountCache::GrowFor(Shard& shard, std::size_t new_tokens) {
+  // Only the writer changes a table, so it may read this one unlocked, like the readers do.
+  if (!shard.table.NeedsGrowth(new_tokens)) return;
+  TokenTable::Slots grown = shard.table.Rehashed(shard.table.size() + new_tokens);
+  std::unique_lock lock(shard.mutex);
+  grown = shard.table.Install(std::move(grown));
+  lock.unlock();  // The old slots are freed here, outside the lock.
 }
 
 void CountCache::Publish(std::span<const std::pair<TokenHash, TokenCounts>> tokens,
                          std::shared_ptr<const model::ModelStats> stats) {
+  // Grow first, while the sequence is even: readers go on reading meanwhile.
+  std::array<std::size_t, kShardCount> new_tokens{};
+  for (const auto& [hash, counts] : tokens) {
+    if (!counts.empty()) ++new_tokens[hash % kShardCount];
+  }
+  for (std::size_t s = 0; s < kShardCount; ++s) {
+    if (new_tokens[s] > 0) GrowFor(shards_[s], new_tokens[s]);
+  }
+
   sequence_.fetch_add(1);  // Odd: readers that overlap will read again.
   for (const auto& [hash, counts] : tokens) {
     Shard& shard = ShardOf(hash);
     std::unique_lock lock(shard.mutex);
-    if (counts.empty()) {
-      shard.counts.erase(hash);
-    } else {
-      shard.counts.insert_or_assign(hash, counts);
-    }
+    shard.table.Set(hash, counts);
   }
   stats_.store(std::move(stats));
   sequence_.fetch_add(1);
 }
 
-void CountCache::Load(TokenHash hash, TokenCounts counts) {
+void CountCache::Reserve(std::size_t tokens) {
+  // Hashes spread evenly over the shards; the margin covers the spread of a random split.
+  const std::size_t per_shard = tokens / kShardCount + tokens / kShardCount / 16 + 16;
+  for (Shard& shard : shards_) {
+    if (shard.table.size() < per_shard) GrowFor(shard, per_shard - shard.table.size());
+  }
+}
+
+void CountCache::Load(TokenHash hash, const TokenCounts& counts) {
   Shard& shard = ShardOf(hash);
   std::unique_lock lock(shard.mutex);
-  shard.counts.insert_or_assign(hash, std::move(counts));
+  shard.table.Set(hash, counts);
+}
+
+void CountCache::LoadBatch(std::span<const std::pair<TokenHash, TokenCounts>> tokens) {
+  for (const auto& [hash, counts] : tokens) ShardOf(hash).table.Prefetch(hash);
+  for (const auto& [hash, counts] : tokens) Load(hash, counts);
 }
 
 std::size_t CountCache::TokenCount() const {
   std::size_t total = 0;
   for (const Shard& shard : shards_) {
     std::shared_lock lock(shard.mutex);
-    total += shard.counts.size();
+    total += shard.table.size();
+  }
+  return total;
+}
+
+std::size_t CountCache::MemoryBytes() const {
+  std::size_t total = 0;
+  for (const Shard& shard : shards_) {
+    std::shared_lock lock(shard.mutex);
+    total += shard.table.MemoryBytes();
   }
   return total;
 }

@@ -8,25 +8,24 @@
 #include <memory>
 #include <shared_mutex>
 #include <span>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "model/model_stats.h"
 #include "model/snapshot.h"
+#include "storage/token_table.h"
 #include "tokenizer/token_bag.h"
 
 namespace nbspamd::storage {
-
-// Per-class counts of one token; index c is class c. May be shorter than the class list (the
-// missing classes count 0). An all-zero token is not stored.
-using TokenCounts = std::vector<std::uint64_t>;
 
 // Thread safety: Read, Stats and Get from any thread; Publish and Load from one writer at a
 // time. Readers never wait for the writer's lock: tokens live in shards with their own
 // reader-writer locks, each held only for one lookup, and a sequence number (odd while a
 // Publish is under way) lets a reader detect that it overlapped a Publish and read again, so a
-// Snapshot is always of one published state.
+// Snapshot is always of one published state. A shard's table grows outside its lock (readers
+// keep reading the old slots while the new ones are built) and only the swap takes the lock, so
+// growth costs readers no more than one update does; one shard grows at a time, so the extra
+// memory is that of one shard.
 class CountCache {
  public:
   explicit CountCache(model::ModelStats stats);
@@ -36,7 +35,8 @@ class CountCache {
   [[nodiscard]] model::Snapshot Read(std::span<const BagEntry> entries) const;
   [[nodiscard]] std::shared_ptr<const model::ModelStats> Stats() const;
 
-  // The counts of one token (empty when unknown). For the writer, which sees its own state.
+  // The counts of one token without trailing zeros (empty when unknown). For the writer, which
+  // sees its own state.
   [[nodiscard]] TokenCounts Get(TokenHash hash) const;
 
   // Makes a new state visible at once: sets each token's counts (empty counts erase it) and the
@@ -44,21 +44,33 @@ class CountCache {
   void Publish(std::span<const std::pair<TokenHash, TokenCounts>> tokens,
                std::shared_ptr<const model::ModelStats> stats);
 
-  // Sets one token while loading, before any reader exists.
-  void Load(TokenHash hash, TokenCounts counts);
+  // Makes room for `tokens` tokens in all, so that loading them does not grow any table.
+  void Reserve(std::size_t tokens);
+
+  // Sets one token while loading, before any reader exists (all-zero counts erase it).
+  void Load(TokenHash hash, const TokenCounts& counts);
+
+  // Load for many tokens at once: their slots are fetched together, so the cache misses of
+  // a large model overlap.
+  void LoadBatch(std::span<const std::pair<TokenHash, TokenCounts>> tokens);
 
   // The number of stored tokens.
   [[nodiscard]] std::size_t TokenCount() const;
 
+  // The heap bytes the token tables hold.
+  [[nodiscard]] std::size_t MemoryBytes() const;
+
  private:
   struct Shard {
     mutable std::shared_mutex mutex;
-    std::unordered_map<TokenHash, TokenCounts> counts;
+    TokenTable table;
   };
   static constexpr std::size_t kShardCount = 64;
 
   Shard& ShardOf(TokenHash hash) { return shards_[hash % kShardCount]; }
   const Shard& ShardOf(TokenHash hash) const { return shards_[hash % kShardCount]; }
+  // Grows `shard` so that `new_tokens` more fit, taking its lock only for the swap.
+  static void GrowFor(Shard& shard, std::size_t new_tokens);
 
   std::atomic<std::uint64_t> sequence_{0};
   std::atomic<std::shared_ptr<const model::ModelStats>> stats_;

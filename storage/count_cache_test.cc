@@ -48,6 +48,48 @@ TEST(CountCacheTest, ReadersNeverSeeAHalfPublishedState) {
   EXPECT_EQ(torn.load(), 0);
 }
 
+// Readers keep finding tokens that never change while a writer inserts enough tokens to grow
+// every shard's table many times over, and then erases them all again.
+TEST(CountCacheTest, ReadersFindEveryTokenWhileTablesGrowAndEmpty) {
+  CountCache cache(StatsWithTotal(0));
+  std::vector<BagEntry> stable;
+  for (TokenHash hash = 1; hash <= 256; ++hash) {
+    stable.push_back({hash * 1000003, 1});
+    cache.Load(hash * 1000003, {hash, 2 * hash});
+  }
+  std::atomic<bool> done{false};
+  std::atomic<long> reads{0}, wrong{0};
+  std::vector<std::thread> readers;
+  for (int r = 0; r < 2; ++r) {
+    readers.emplace_back([&] {
+      while (!done.load()) {
+        const model::Snapshot s = cache.Read(stable);
+        for (std::size_t i = 0; i < stable.size(); ++i) {
+          if (s.counts[i] != i + 1) ++wrong;
+        }
+        ++reads;
+      }
+    });
+  }
+  constexpr TokenHash kAdded = 200000;
+  for (int round = 0; round < 2 || reads.load() < 1000; ++round) {
+    for (TokenHash first = 0; first < kAdded; first += 5000) {
+      std::vector<std::pair<TokenHash, TokenCounts>> batch;
+      for (TokenHash hash = first; hash < first + 5000; ++hash) {
+        batch.emplace_back(hash * 2 + 1'000'000'000'000,
+                           round % 2 == 0 ? TokenCounts{hash + 1} : TokenCounts{});
+      }
+      cache.Publish(batch, std::make_shared<const model::ModelStats>(StatsWithTotal(0)));
+    }
+    ASSERT_EQ(cache.TokenCount(), stable.size() + (round % 2 == 0 ? kAdded : 0));
+  }
+  done = true;
+  for (auto& reader : readers) reader.join();
+  EXPECT_GE(reads.load(), 1000);
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(cache.Get(2 * 1000003), (TokenCounts{2, 4}));
+}
+
 TEST(CountCacheTest, EmptyCountsEraseAToken) {
   CountCache cache(StatsWithTotal(1));
   cache.Load(5, {1});

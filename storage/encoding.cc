@@ -65,14 +65,22 @@ std::string EncodeTokenCounts(const TokenCounts& counts) {
 }
 
 std::expected<TokenCounts, Error> DecodeTokenCounts(std::string_view value) {
+  TokenCounts counts;
+  if (auto decoded = DecodeTokenCountsInto(value, counts); !decoded) {
+    return std::unexpected(decoded.error());
+  }
+  return counts;
+}
+
+std::expected<void, Error> DecodeTokenCountsInto(std::string_view value, TokenCounts& counts) {
   std::uint64_t size = 0;
   if (!GetBounded(value, value.size(), size)) return Corrupt("token count");
-  TokenCounts counts(size);
+  counts.resize(size);
   for (std::uint64_t& count : counts) {
     if (!GetVarint64(value, count)) return Corrupt("token count");
   }
   if (!value.empty()) return Corrupt("token count");
-  return counts;
+  return {};
 }
 
 std::string EncodeModelStats(const model::ModelStats& stats) {

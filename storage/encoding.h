@@ -32,6 +32,9 @@ void PutVarint64(std::string& out, std::uint64_t value);
 // Token value: varint class count, then one varint count per class.
 [[nodiscard]] std::string EncodeTokenCounts(const TokenCounts& counts);
 [[nodiscard]] std::expected<TokenCounts, Error> DecodeTokenCounts(std::string_view value);
+// The same into `counts`, reusing its memory (for loading millions of records).
+[[nodiscard]] std::expected<void, Error> DecodeTokenCountsInto(std::string_view value,
+                                                               TokenCounts& counts);
 
 // Stats: varint class count; per class varint label length, label bytes, varint documents,
 // varint tokens; then varint |V|.

@@ -151,22 +151,47 @@ RocksdbStore::~RocksdbStore() {
 
 std::expected<void, Error> RocksdbStore::LoadTokens() {
   const model::ModelStats& stats = *cache_.Stats();
+  // Size the tables once for |V| tokens, so that loading never rehashes; RocksDB's estimate of
+  // the record count caps it, so that a corrupt |V| cannot ask for unbounded memory.
+  std::uint64_t estimated_records = 0;
+  if (!db_->GetIntProperty(handles_[kTokens], "rocksdb.estimate-num-keys", &estimated_records)) {
+    estimated_records = 0;
+  }
+  cache_.Reserve(std::min(stats.vocabulary_size, 2 * estimated_records + 1024));
+
   std::vector<std::uint64_t> totals(stats.classes.size(), 0);
   std::uint64_t vocabulary = 0;
-  std::unique_ptr<rocksdb::Iterator> it(
-      db_->NewIterator(rocksdb::ReadOptions(), handles_[kTokens]));
+  // One sequential pass over every record: nothing is worth keeping in the block cache, and
+  // large reads ahead keep the disk streaming.
+  rocksdb::ReadOptions read_options;
+  read_options.fill_cache = false;
+  read_options.readahead_size = std::size_t{4} << 20;
+  read_options.adaptive_readahead = true;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read_options, handles_[kTokens]));
+  // Records go to the cache in batches whose count vectors are reused, so loading allocates
+  // nothing per token.
+  constexpr std::size_t kBatchSize = 32;
+  std::vector<std::pair<TokenHash, TokenCounts>> batch(kBatchSize);
+  std::size_t batched = 0;
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     auto hash = DecodeTokenKey(std::string_view(it->key().data(), it->key().size()));
     if (!hash) return std::unexpected(hash.error());
-    auto counts = DecodeTokenCounts(std::string_view(it->value().data(), it->value().size()));
-    if (!counts) return std::unexpected(counts.error());
-    if (counts->size() > totals.size()) {
+    auto& [batch_hash, counts] = batch[batched];
+    batch_hash = *hash;
+    auto decoded =
+        DecodeTokenCountsInto(std::string_view(it->value().data(), it->value().size()), counts);
+    if (!decoded) return std::unexpected(decoded.error());
+    if (counts.size() > totals.size()) {
       return MakeError(ErrorCode::kDataLoss, "a token record names more classes than exist");
     }
-    for (std::size_t c = 0; c < counts->size(); ++c) totals[c] += (*counts)[c];
+    for (std::size_t c = 0; c < counts.size(); ++c) totals[c] += counts[c];
     ++vocabulary;
-    cache_.Load(*hash, std::move(*counts));
+    if (++batched == kBatchSize) {
+      cache_.LoadBatch(batch);
+      batched = 0;
+    }
   }
+  cache_.LoadBatch(std::span(batch).first(batched));
   if (!it->status().ok()) return RocksdbError("loading tokens", it->status());
   // The stats must agree with the counts they summarise.
   for (std::size_t c = 0; c < totals.size(); ++c) {
