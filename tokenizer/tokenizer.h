@@ -40,6 +40,13 @@
 
 namespace nbspamd::tokenizer {
 
+// How words are found (step 3). Both give the same tokens; kIcuOnly is the reference the
+// differential tests compare kAsciiFast with (tokenizer/word_scanner.h).
+enum class WordPath {
+  kAsciiFast,  // Pure ASCII runs without ICU, everything else with ICU.
+  kIcuOnly,    // Everything with ICU.
+};
+
 struct TokenizerOptions {
   std::size_t max_message_bytes = 4 << 20;  // Bytes of input looked at; the rest is ignored.
   std::size_t max_tokens = 20000;    // Tokens produced per message (before bagging); rest ignored.
@@ -48,6 +55,7 @@ struct TokenizerOptions {
   bool boolean_counts = true;        // Count each token once per message (measured best).
   bool header_tokens = true;         // Emit header-derived tokens for mail.
   bool word_bigrams = false;         // Also emit pairs of consecutive words.
+  WordPath word_path = WordPath::kAsciiFast;  // Same tokens either way; for tests and benchmarks.
 };
 
 // Thread-safe: Tokenize may be called from many threads at once on one Tokenizer (each thread
