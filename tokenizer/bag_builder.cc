@@ -10,7 +10,10 @@
 namespace nbspamd::tokenizer {
 namespace {
 
-std::uint32_t Count(std::size_t occurrences, bool boolean_counts) {
+// The first table size: enough for the distinct tokens of most messages.
+constexpr std::size_t kInitialSlots = 1024;
+
+std::uint32_t CountOf(std::size_t occurrences, bool boolean_counts) {
   if (boolean_counts) return 1;
   return static_cast<std::uint32_t>(
       std::min<std::size_t>(occurrences, std::numeric_limits<std::uint32_t>::max()));
@@ -25,9 +28,39 @@ bool BagBuilder::Add(std::string_view text, TokenSource source) {
   if (keep_text_) {
     with_text_.emplace_back(hash, TokenText{std::string(text), source});
   } else {
-    hashes_.push_back(hash);
+    Count(hash);
   }
   return true;
+}
+
+void BagBuilder::Count(TokenHash hash) {
+  if (2 * (distinct_ + 1) > counts_.size()) Grow();
+  const std::size_t mask = counts_.size() - 1;
+  // Token hashes are XXH3 values: their low bits are already well mixed.
+  for (std::size_t slot = static_cast<std::size_t>(hash) & mask;; slot = (slot + 1) & mask) {
+    BagEntry& entry = counts_[slot];
+    if (entry.count == 0) {
+      entry = BagEntry{hash, 1};
+      ++distinct_;
+      return;
+    }
+    if (entry.hash == hash) {
+      if (entry.count != std::numeric_limits<std::uint32_t>::max()) ++entry.count;
+      return;
+    }
+  }
+}
+
+void BagBuilder::Grow() {
+  std::vector<BagEntry> old = std::move(counts_);
+  counts_.assign(old.empty() ? kInitialSlots : 2 * old.size(), BagEntry{});
+  const std::size_t mask = counts_.size() - 1;
+  for (const BagEntry& entry : old) {
+    if (entry.count == 0) continue;
+    std::size_t slot = static_cast<std::size_t>(entry.hash) & mask;
+    while (counts_[slot].count != 0) slot = (slot + 1) & mask;
+    counts_[slot] = entry;
+  }
 }
 
 TokenBag BagBuilder::Finish(bool boolean_counts) && {
@@ -39,18 +72,18 @@ TokenBag BagBuilder::Finish(bool boolean_counts) && {
     for (std::size_t i = 0; i < with_text_.size();) {
       std::size_t j = i + 1;
       while (j < with_text_.size() && with_text_[j].first == with_text_[i].first) ++j;
-      bag.entries.push_back(BagEntry{with_text_[i].first, Count(j - i, boolean_counts)});
+      bag.entries.push_back(BagEntry{with_text_[i].first, CountOf(j - i, boolean_counts)});
       bag.texts.push_back(std::move(with_text_[i].second));
       i = j;
     }
   } else {
-    std::sort(hashes_.begin(), hashes_.end());
-    for (std::size_t i = 0; i < hashes_.size();) {
-      std::size_t j = i + 1;
-      while (j < hashes_.size() && hashes_[j] == hashes_[i]) ++j;
-      bag.entries.push_back(BagEntry{hashes_[i], Count(j - i, boolean_counts)});
-      i = j;
+    bag.entries.reserve(distinct_);
+    for (const BagEntry& entry : counts_) {
+      if (entry.count == 0) continue;
+      bag.entries.push_back(BagEntry{entry.hash, CountOf(entry.count, boolean_counts)});
     }
+    std::sort(bag.entries.begin(), bag.entries.end(),
+              [](const BagEntry& a, const BagEntry& b) { return a.hash < b.hash; });
   }
   return bag;
 }

@@ -12,7 +12,9 @@
 
 namespace nbspamd::tokenizer {
 
-// Keeps the first `max_tokens` occurrences added. Not thread-safe; one per Tokenize call.
+// Keeps the first `max_tokens` occurrences added. Without texts, occurrences are counted as
+// they come in an open-addressing table keyed by hash, so Finish sorts only distinct hashes.
+// Not thread-safe; one per Tokenize call.
 class BagBuilder {
  public:
   BagBuilder(std::size_t max_tokens, bool keep_text)
@@ -28,10 +30,16 @@ class BagBuilder {
   [[nodiscard]] TokenBag Finish(bool boolean_counts) &&;
 
  private:
+  void Count(TokenHash hash);
+  void Grow();
+
   std::size_t max_tokens_;
   bool keep_text_;
   std::size_t produced_ = 0;
-  std::vector<TokenHash> hashes_;                           // When !keep_text_.
+  // When !keep_text_: a power-of-two table with linear probing; a slot with count 0 is empty
+  // (a hash may be 0). At most half full.
+  std::vector<BagEntry> counts_;
+  std::size_t distinct_ = 0;
   std::vector<std::pair<TokenHash, TokenText>> with_text_;  // When keep_text_.
 };
 
