@@ -11,7 +11,7 @@ namespace nbspamd::tokenizer {
 namespace {
 
 // The first table size: enough for the distinct tokens of most messages.
-constexpr std::size_t kInitialSlots = 1024;
+constexpr std::size_t kInitialSlots = 512;
 
 std::uint32_t CountOf(std::size_t occurrences, bool boolean_counts) {
   if (boolean_counts) return 1;
@@ -34,16 +34,17 @@ bool BagBuilder::Add(std::string_view text, TokenSource source) {
 }
 
 void BagBuilder::Count(TokenHash hash) {
-  if (2 * (distinct_ + 1) > counts_.size()) Grow();
-  const std::size_t mask = counts_.size() - 1;
+  if (2 * (distinct_.size() + 1) > slots_.size()) Grow();
+  const std::size_t mask = slots_.size() - 1;
   // Token hashes are XXH3 values: their low bits are already well mixed.
   for (std::size_t slot = static_cast<std::size_t>(hash) & mask;; slot = (slot + 1) & mask) {
-    BagEntry& entry = counts_[slot];
-    if (entry.count == 0) {
-      entry = BagEntry{hash, 1};
-      ++distinct_;
+    const std::uint32_t index = slots_[slot];
+    if (index == 0) {
+      distinct_.push_back(BagEntry{hash, 1});
+      slots_[slot] = static_cast<std::uint32_t>(distinct_.size());
       return;
     }
+    BagEntry& entry = distinct_[index - 1];
     if (entry.hash == hash) {
       if (entry.count != std::numeric_limits<std::uint32_t>::max()) ++entry.count;
       return;
@@ -52,14 +53,12 @@ void BagBuilder::Count(TokenHash hash) {
 }
 
 void BagBuilder::Grow() {
-  std::vector<BagEntry> old = std::move(counts_);
-  counts_.assign(old.empty() ? kInitialSlots : 2 * old.size(), BagEntry{});
-  const std::size_t mask = counts_.size() - 1;
-  for (const BagEntry& entry : old) {
-    if (entry.count == 0) continue;
-    std::size_t slot = static_cast<std::size_t>(entry.hash) & mask;
-    while (counts_[slot].count != 0) slot = (slot + 1) & mask;
-    counts_[slot] = entry;
+  slots_.assign(slots_.empty() ? kInitialSlots : 2 * slots_.size(), 0);
+  const std::size_t mask = slots_.size() - 1;
+  for (std::size_t i = 0; i < distinct_.size(); ++i) {
+    std::size_t slot = static_cast<std::size_t>(distinct_[i].hash) & mask;
+    while (slots_[slot] != 0) slot = (slot + 1) & mask;
+    slots_[slot] = static_cast<std::uint32_t>(i + 1);
   }
 }
 
@@ -77,10 +76,9 @@ TokenBag BagBuilder::Finish(bool boolean_counts) && {
       i = j;
     }
   } else {
-    bag.entries.reserve(distinct_);
-    for (const BagEntry& entry : counts_) {
-      if (entry.count == 0) continue;
-      bag.entries.push_back(BagEntry{entry.hash, CountOf(entry.count, boolean_counts)});
+    bag.entries = std::move(distinct_);
+    if (boolean_counts) {
+      for (BagEntry& entry : bag.entries) entry.count = 1;
     }
     std::sort(bag.entries.begin(), bag.entries.end(),
               [](const BagEntry& a, const BagEntry& b) { return a.hash < b.hash; });

@@ -4,6 +4,7 @@
 #define NBSPAMD_TOKENIZER_BAG_BUILDER_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -13,7 +14,7 @@
 namespace nbspamd::tokenizer {
 
 // Keeps the first `max_tokens` occurrences added. Without texts, occurrences are counted as
-// they come in an open-addressing table keyed by hash, so Finish sorts only distinct hashes.
+// they come in a hash table, so Finish sorts only the distinct hashes.
 // Not thread-safe; one per Tokenize call.
 class BagBuilder {
  public:
@@ -36,10 +37,11 @@ class BagBuilder {
   std::size_t max_tokens_;
   bool keep_text_;
   std::size_t produced_ = 0;
-  // When !keep_text_: a power-of-two table with linear probing; a slot with count 0 is empty
-  // (a hash may be 0). At most half full.
-  std::vector<BagEntry> counts_;
-  std::size_t distinct_ = 0;
+  // When !keep_text_: each distinct hash once with its occurrences, in order of first sight, and
+  // a power-of-two open-addressing table (linear probing) of 1 + their index there, 0 for an
+  // empty slot. The table is at most half full.
+  std::vector<BagEntry> distinct_;
+  std::vector<std::uint32_t> slots_;
   std::vector<std::pair<TokenHash, TokenText>> with_text_;  // When keep_text_.
 };
 
