@@ -29,7 +29,9 @@
 // Text is processed in chunks of about 64 KiB cut at ASCII whitespace, so memory stays bounded
 // and tokenizing stops early once max_tokens is reached. A run of more than 32 KiB with no ASCII
 // whitespace (long CJK text without spaces) is cut at a code point boundary, which may split one
-// word in two there.
+// word in two there. Inside a chunk, runs of pure ASCII text between such cuts are split without
+// ICU (tokenizer/ascii_words.h), giving exactly the words step 3 and 4 define
+// (tokenizer/word_scanner.h says how, word_paths_test.cc holds it).
 #ifndef NBSPAMD_TOKENIZER_TOKENIZER_H_
 #define NBSPAMD_TOKENIZER_TOKENIZER_H_
 
