@@ -13,6 +13,8 @@ void BM_TokenizeCorpus(benchmark::State& state) {
   const auto& messages = CorpusMessages();
   tokenizer::TokenizerOptions options;
   options.boolean_counts = state.range(0) != 0;
+  options.word_path =
+      state.range(1) != 0 ? tokenizer::WordPath::kIcuOnly : tokenizer::WordPath::kAsciiFast;
   const tokenizer::Tokenizer tokenizer(options);
   std::size_t tokens = 0;
   for (auto _ : state) {
@@ -27,7 +29,13 @@ void BM_TokenizeCorpus(benchmark::State& state) {
   state.counters["distinct_tokens_per_message"] =
       static_cast<double>(tokens) / static_cast<double>(state.iterations() * messages.size());
 }
-BENCHMARK(BM_TokenizeCorpus)->Arg(0)->ArgName("boolean")->Unit(benchmark::kMillisecond)->MinTime(2);
+// icu_only:1 measures the reference word path (every word through ICU) for comparison.
+BENCHMARK(BM_TokenizeCorpus)
+    ->Args({0, 0})
+    ->Args({0, 1})
+    ->ArgNames({"boolean", "icu_only"})
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(2);
 
 }  // namespace
 }  // namespace nbspamd::bench

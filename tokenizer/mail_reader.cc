@@ -161,13 +161,11 @@ class Reader {
     for (int i = 0; i < count; ++i) {
       GMimeHeader* header = g_mime_header_list_get_header_at(headers, i);
       const char* name = g_mime_header_get_name(header);
+      // The name first: GMime decodes a value when it is asked for, and only Received is read.
+      if (name == nullptr || g_ascii_strcasecmp(name, "received") != 0) continue;
       const char* value = g_mime_header_get_value(header);
-      if (name == nullptr || value == nullptr) continue;
-      const std::string lower_name = Lower(name);
-      if (lower_name == "received") {
-        if (++received <= 8) ReadReceived(value);
-        continue;
-      }
+      if (value == nullptr) continue;
+      if (++received <= 8) ReadReceived(value);
     }
   }
 

@@ -1,5 +1,7 @@
 #include "tokenizer/token_hash.h"
 
+// Inlined: the same XXH3 code as the library, without a call through its dispatch per token.
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 namespace nbspamd::tokenizer {

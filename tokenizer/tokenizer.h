@@ -29,7 +29,9 @@
 // Text is processed in chunks of about 64 KiB cut at ASCII whitespace, so memory stays bounded
 // and tokenizing stops early once max_tokens is reached. A run of more than 32 KiB with no ASCII
 // whitespace (long CJK text without spaces) is cut at a code point boundary, which may split one
-// word in two there.
+// word in two there. Inside a chunk, runs of pure ASCII text between such cuts are split without
+// ICU (tokenizer/ascii_words.h), giving exactly the words step 3 and 4 define
+// (tokenizer/word_scanner.h says how, word_paths_test.cc holds it).
 #ifndef NBSPAMD_TOKENIZER_TOKENIZER_H_
 #define NBSPAMD_TOKENIZER_TOKENIZER_H_
 
@@ -40,6 +42,13 @@
 
 namespace nbspamd::tokenizer {
 
+// How words are found (step 3). Both give the same tokens; kIcuOnly is the reference the
+// differential tests compare kAsciiFast with (tokenizer/word_scanner.h).
+enum class WordPath {
+  kAsciiFast,  // Pure ASCII runs without ICU, everything else with ICU.
+  kIcuOnly,    // Everything with ICU.
+};
+
 struct TokenizerOptions {
   std::size_t max_message_bytes = 4 << 20;  // Bytes of input looked at; the rest is ignored.
   std::size_t max_tokens = 20000;    // Tokens produced per message (before bagging); rest ignored.
@@ -48,6 +57,7 @@ struct TokenizerOptions {
   bool boolean_counts = true;        // Count each token once per message (measured best).
   bool header_tokens = true;         // Emit header-derived tokens for mail.
   bool word_bigrams = false;         // Also emit pairs of consecutive words.
+  WordPath word_path = WordPath::kAsciiFast;  // Same tokens either way; for tests and benchmarks.
 };
 
 // Thread-safe: Tokenize may be called from many threads at once on one Tokenizer (each thread

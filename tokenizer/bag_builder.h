@@ -1,0 +1,50 @@
+// BagBuilder: collects token occurrences in the order they are found and bags them (steps 6
+// and 7 of tokenizer/tokenizer.h).
+#ifndef NBSPAMD_TOKENIZER_BAG_BUILDER_H_
+#define NBSPAMD_TOKENIZER_BAG_BUILDER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tokenizer/token_bag.h"
+
+namespace nbspamd::tokenizer {
+
+// Keeps the first `max_tokens` occurrences added. Without texts, occurrences are counted as
+// they come in a hash table, so Finish sorts only the distinct hashes.
+// Not thread-safe; one per Tokenize call.
+class BagBuilder {
+ public:
+  BagBuilder(std::size_t max_tokens, bool keep_text)
+      : max_tokens_(max_tokens), keep_text_(keep_text) {}
+
+  [[nodiscard]] bool Full() const { return produced_ >= max_tokens_; }
+
+  // Adds one occurrence of the token `text`; returns false (adding nothing) once Full().
+  bool Add(std::string_view text, TokenSource source);
+
+  // The bag: each hash once, sorted, with its occurrences (1 with `boolean_counts`). With
+  // keep_text, the first text added under a hash names its entry.
+  [[nodiscard]] TokenBag Finish(bool boolean_counts) &&;
+
+ private:
+  void Count(TokenHash hash);
+  void Grow();
+
+  std::size_t max_tokens_;
+  bool keep_text_;
+  std::size_t produced_ = 0;
+  // When !keep_text_: each distinct hash once with its occurrences, in order of first sight, and
+  // a power-of-two open-addressing table (linear probing) of 1 + their index there, 0 for an
+  // empty slot. The table is at most half full.
+  std::vector<BagEntry> distinct_;
+  std::vector<std::uint32_t> slots_;
+  std::vector<std::pair<TokenHash, TokenText>> with_text_;  // When keep_text_.
+};
+
+}  // namespace nbspamd::tokenizer
+
+#endif  // NBSPAMD_TOKENIZER_BAG_BUILDER_H_
