@@ -4,6 +4,7 @@
 
 #include <cassert>
 #include <cstdio>
+#include <exception>
 #include <future>
 
 namespace nbspamd::server {
@@ -44,7 +45,12 @@ void SpamFilter::TrainAsync(std::string_view message, std::string_view label,
   if (!valid) return done(std::unexpected(std::move(valid.error())));
 
   TrainOutcome outcome{id ? std::string(*id) : ContentId(message), std::string(label)};
-  TokenBag bag = tokenizer_.Tokenize(message);
+  TokenBag bag;
+  try {
+    bag = tokenizer_.Tokenize(message);
+  } catch (const std::exception& e) {
+    return done(MakeError(ErrorCode::kInternal, std::string("tokenizing failed: ") + e.what()));
+  }
   outcome.tokens = bag.TotalCount();
   LearnRequest request{outcome.id, outcome.label, std::move(bag)};
   writer_.Learn(std::move(request), [outcome = std::move(outcome), done = std::move(done)](

@@ -32,13 +32,15 @@ void TrainingWriter::Forget(std::string id, ForgetCompletion done) {
 }
 
 void TrainingWriter::Submit(Request request) {
-  {
+  try {
     std::lock_guard lock(mutex_);
     if (!stopping_) {
-      queue_.push_back(std::move(request));
+      queue_.push_back(std::move(request));  // Changes nothing when it throws.
       wake_.notify_one();
       return;
     }
+  } catch (const std::exception& e) {
+    return Complete(request, MakeError(ErrorCode::kInternal, e.what()));
   }
   Complete(request, MakeError(ErrorCode::kUnavailable, "the daemon is shutting down"));
 }
