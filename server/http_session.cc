@@ -84,8 +84,15 @@ void HttpSession::DoReadBody() {
 void HttpSession::OnReadBody(beast::error_code ec) {
   if (ec) return OnReadError(ec);
   const Request request = parser_->release();
-  Response response = router_.Handle(request);
-  DoWrite(std::move(response), !request.keep_alive());
+  // Training is answered from the writer thread once durable: come back to the strand to write.
+  // In the meantime this I/O thread serves other connections.
+  router_.HandleAsync(request, [self = shared_from_this(),
+                                close = !request.keep_alive()](Response response) mutable {
+    net::dispatch(self->stream_.get_executor(),
+                  [self, close, response = std::move(response)]() mutable {
+                    self->DoWrite(std::move(response), close);
+                  });
+  });
 }
 
 void HttpSession::OnReadError(beast::error_code ec) {

@@ -83,6 +83,9 @@ int Run(int argc, char** argv) {
   // cut the closing of the model short.
   std::signal(SIGTERM, SIG_IGN);
   std::signal(SIGINT, SIG_IGN);
+  // Every connection is closed: finish the training requests still queued (their completions
+  // post into the server's stopped I/O context, which must still exist), then close the model.
+  filter.StopTraining();
   server::LogInfo("stopped serving; closing the model");
   return 0;
 }

@@ -6,9 +6,11 @@
 #include <boost/url/url_view.hpp>
 #include <charconv>
 #include <cmath>
+#include <future>
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "model/classifier.h"
 
@@ -77,11 +79,27 @@ std::expected<std::size_t, Error> ParseExplain(std::string_view text) {
   return value;
 }
 
+// Hands the response that `build` makes to `respond`; a build that throws (a bug or an allocation
+// failure) gives an internal error instead, so `respond` always runs.
+template <typename Build>
+void Deliver(Respond& respond, unsigned version, Build build) noexcept {
+  Response response;
+  try {
+    response = build();
+  } catch (const std::exception& e) {
+    response = ErrorResponse(nbspamd::Error{ErrorCode::kInternal, e.what()}, version);
+  }
+  respond(std::move(response));
+}
+
+// Answers one request. An endpoint returns its response, or nullopt when it has passed
+// `respond_` on to the training writer, which answers later.
 class Handler {
  public:
-  Handler(SpamFilter& filter, const Request& request) : filter_(filter), request_(request) {}
+  Handler(SpamFilter& filter, const Request& request, std::optional<Respond>& respond)
+      : filter_(filter), request_(request), respond_(respond) {}
 
-  Response Run() {
+  std::optional<Response> Run() {
     auto url = boost::urls::parse_origin_form(request_.target());
     if (!url)
       return Error(http::status::bad_request, "bad_target",
@@ -90,7 +108,7 @@ class Handler {
     struct Route {
       const char* path;
       http::verb method;
-      Response (Handler::*handle)(const Input&);
+      std::optional<Response> (Handler::*handle)(const Input&);
       bool takes_body;
     };
     static constexpr Route kRoutes[] = {
@@ -198,7 +216,7 @@ class Handler {
     return std::string_view(text->as_string());
   }
 
-  Response Classify(const Input& input) {
+  std::optional<Response> Classify(const Input& input) {
     if (auto rejected = RejectUnknown(input, {"explain"}, {"text", "explain"})) return *rejected;
     std::size_t explain = 0;
     if (const json::value* value = input.fields.if_contains("explain")) {
@@ -244,7 +262,7 @@ class Handler {
     return JsonResponse(body, request_.version());
   }
 
-  Response Train(const Input& input) {
+  std::optional<Response> Train(const Input& input) {
     if (auto rejected = RejectUnknown(input, {"label", "id"}, {"text", "label", "id"}))
       return *rejected;
     auto label = Parameter(input, "label");
@@ -256,37 +274,52 @@ class Handler {
     if (!id) return Error(id.error());
     auto message = Message(input);
     if (!message) return Error(message.error());
-    auto outcome = filter_.Train(*message, **label, *id);
-    if (!outcome) return Error(outcome.error());
-    return JsonResponse(json::object{{"id", outcome->id},
-                                     {"label", outcome->label},
-                                     {"status", model::LearnStatusName(outcome->status)},
-                                     {"tokens", outcome->tokens}},
-                        request_.version());
+    filter_.TrainAsync(
+        *message, **label, *id,
+        [version = request_.version(),
+         respond = TakeRespond()](std::expected<TrainOutcome, nbspamd::Error> outcome) mutable {
+          Deliver(respond, version, [&] {
+            if (!outcome) return ErrorResponse(outcome.error(), version);
+            return JsonResponse(json::object{{"id", outcome->id},
+                                             {"label", outcome->label},
+                                             {"status", model::LearnStatusName(outcome->status)},
+                                             {"tokens", outcome->tokens}},
+                                version);
+          });
+        });
+    return std::nullopt;
   }
 
-  Response Forget(const Input& input) {
+  std::optional<Response> Forget(const Input& input) {
     if (auto rejected = RejectUnknown(input, {"id"}, {"text", "id"})) return *rejected;
     auto id = Parameter(input, "id");
     if (!id) return Error(id.error());
-    std::expected<std::string, nbspamd::Error> forgotten;
-    if (*id) {
-      forgotten = filter_.ForgetId(**id);
-    } else {
-      auto message = Message(input);
-      if (!message) return Error(message.error());
-      if (message->empty()) {
+    std::optional<std::string_view> message;
+    if (!*id) {
+      auto body = Message(input);
+      if (!body) return Error(body.error());
+      if (body->empty()) {
         return Error(http::status::bad_request, "invalid_argument",
                      "give ?id= or the message to forget");
       }
-      forgotten = filter_.ForgetMessage(*message);
+      message = *body;
     }
-    if (!forgotten) return Error(forgotten.error());
-    return JsonResponse(json::object{{"id", *forgotten}, {"status", "forgotten"}},
-                        request_.version());
+    ForgetDone done = [version = request_.version(), respond = TakeRespond()](
+                          std::expected<std::string, nbspamd::Error> forgotten) mutable {
+      Deliver(respond, version, [&] {
+        if (!forgotten) return ErrorResponse(forgotten.error(), version);
+        return JsonResponse(json::object{{"id", *forgotten}, {"status", "forgotten"}}, version);
+      });
+    };
+    if (message) {
+      filter_.ForgetMessageAsync(*message, std::move(done));
+    } else {
+      filter_.ForgetIdAsync(**id, std::move(done));
+    }
+    return std::nullopt;
   }
 
-  Response Stats(const Input& input) {
+  std::optional<Response> Stats(const Input& input) {
     if (auto rejected = RejectUnknown(input, {}, {})) return *rejected;
     const auto stats = filter_.Stats();
     json::array classes;
@@ -310,24 +343,41 @@ class Handler {
                         request_.version());
   }
 
-  Response Health(const Input& input) {
+  std::optional<Response> Health(const Input& input) {
     if (auto rejected = RejectUnknown(input, {}, {})) return *rejected;
     return JsonResponse(json::object{{"status", "ok"}}, request_.version());
   }
 
+  // The caller's Respond, for an endpoint that answers later.
+  Respond TakeRespond() { return *std::exchange(respond_, std::nullopt); }
+
   SpamFilter& filter_;
   const Request& request_;
+  std::optional<Respond>& respond_;  // Empty once an endpoint has taken it.
 };
 
 }  // namespace
 
-Response Router::Handle(const Request& request) const {
+void Router::HandleAsync(const Request& request, Respond respond) const {
+  std::optional<Respond> pending(std::move(respond));
+  const unsigned version = request.version();
+  std::optional<Response> response;
   try {
-    return Handler(filter_, request).Run();
+    response = Handler(filter_, request, pending).Run();
   } catch (const std::exception& e) {
     // A bug or an allocation failure: never let it escape into the session.
-    return ErrorResponse(nbspamd::Error{ErrorCode::kInternal, e.what()}, request.version());
+    response = ErrorResponse(nbspamd::Error{ErrorCode::kInternal, e.what()}, version);
   }
+  // Answered now, unless an endpoint passed `pending` on to SpamFilter, whose asynchronous calls
+  // answer exactly once, also when they fail.
+  if (pending && response) Deliver(*pending, version, [&] { return std::move(*response); });
+}
+
+Response Router::Handle(const Request& request) const {
+  std::promise<Response> promise;
+  std::future<Response> future = promise.get_future();
+  HandleAsync(request, [&promise](Response response) { promise.set_value(std::move(response)); });
+  return future.get();
 }
 
 }  // namespace nbspamd::server

@@ -4,6 +4,8 @@
 
 #include <cassert>
 #include <cstdio>
+#include <exception>
+#include <future>
 
 namespace nbspamd::server {
 namespace {
@@ -19,7 +21,7 @@ std::expected<void, Error> RequireMessage(std::string_view message) {
 }  // namespace
 
 SpamFilter::SpamFilter(std::unique_ptr<storage::Store> store, SpamFilterOptions options)
-    : store_(std::move(store)), options_(options), tokenizer_(options.tokenizer) {
+    : store_(std::move(store)), options_(options), tokenizer_(options.tokenizer), writer_(*store_) {
   assert(options_.alpha > 0);
 }
 
@@ -35,48 +37,71 @@ std::expected<ClassifyOutcome, Error> SpamFilter::Classify(std::string_view mess
   return ClassifyOutcome{std::move(*result), bag.TotalCount()};
 }
 
+void SpamFilter::TrainAsync(std::string_view message, std::string_view label,
+                            std::optional<std::string_view> id, TrainDone done) {
+  std::expected<void, Error> valid = RequireMessage(message);
+  if (valid) valid = ValidateLabel(label);
+  if (valid && id) valid = ValidateId(*id);
+  if (!valid) return done(std::unexpected(std::move(valid.error())));
+
+  TrainOutcome outcome{id ? std::string(*id) : ContentId(message), std::string(label)};
+  TokenBag bag;
+  try {
+    bag = tokenizer_.Tokenize(message);
+  } catch (const std::exception& e) {
+    return done(MakeError(ErrorCode::kInternal, std::string("tokenizing failed: ") + e.what()));
+  }
+  outcome.tokens = bag.TotalCount();
+  LearnRequest request{outcome.id, outcome.label, std::move(bag)};
+  writer_.Learn(std::move(request), [outcome = std::move(outcome), done = std::move(done)](
+                                        std::expected<model::LearnStatus, Error> learned) mutable {
+    if (!learned) return done(std::unexpected(std::move(learned.error())));
+    outcome.status = *learned;
+    done(std::move(outcome));
+  });
+}
+
+void SpamFilter::ForgetIdAsync(std::string_view id, ForgetDone done) {
+  if (auto ok = ValidateId(id); !ok) return done(std::unexpected(std::move(ok.error())));
+  writer_.Forget(std::string(id), [id = std::string(id), done = std::move(done)](
+                                      std::expected<void, Error> forgotten) mutable {
+    if (!forgotten) return done(std::unexpected(std::move(forgotten.error())));
+    done(std::move(id));
+  });
+}
+
+void SpamFilter::ForgetMessageAsync(std::string_view message, ForgetDone done) {
+  if (auto ok = RequireMessage(message); !ok) return done(std::unexpected(std::move(ok.error())));
+  ForgetIdAsync(ContentId(message), std::move(done));
+}
+
 std::expected<TrainOutcome, Error> SpamFilter::Train(std::string_view message,
                                                      std::string_view label,
                                                      std::optional<std::string_view> id) {
-  if (auto ok = RequireMessage(message); !ok) return std::unexpected(ok.error());
-  if (auto ok = ValidateLabel(label); !ok) return std::unexpected(ok.error());
-  if (id) {
-    if (auto ok = ValidateId(*id); !ok) return std::unexpected(ok.error());
-  }
-  TrainOutcome outcome{id ? std::string(*id) : ContentId(message), std::string(label)};
-  const TokenBag bag = tokenizer_.Tokenize(message);
-  outcome.tokens = bag.TotalCount();
-
-  std::lock_guard lock(writer_mutex_);
-  auto learned = store_->FindLearned(outcome.id);
-  if (!learned) return std::unexpected(learned.error());
-  model::LearnPlan plan = model::PlanLearn(outcome.id, label, bag, *learned, *store_->Stats());
-  outcome.status = plan.status;
-  if (plan.status != model::LearnStatus::kUnchanged) {
-    if (auto applied = store_->Apply(plan.delta); !applied) {
-      return std::unexpected(applied.error());
-    }
-  }
-  return outcome;
+  std::promise<std::expected<TrainOutcome, Error>> outcome;
+  auto future = outcome.get_future();
+  TrainAsync(message, label, id, [&outcome](std::expected<TrainOutcome, Error> result) {
+    outcome.set_value(std::move(result));
+  });
+  return future.get();
 }
 
 std::expected<std::string, Error> SpamFilter::ForgetId(std::string_view id) {
-  if (auto ok = ValidateId(id); !ok) return std::unexpected(ok.error());
-  std::lock_guard lock(writer_mutex_);
-  auto learned = store_->FindLearned(id);
-  if (!learned) return std::unexpected(learned.error());
-  if (!*learned) {
-    return MakeError(ErrorCode::kNotFound,
-                     "no message was learned with id '" + std::string(id) + "'");
-  }
-  const model::Delta delta = model::PlanForget(id, **learned, *store_->Stats());
-  if (auto applied = store_->Apply(delta); !applied) return std::unexpected(applied.error());
-  return std::string(id);
+  std::promise<std::expected<std::string, Error>> outcome;
+  auto future = outcome.get_future();
+  ForgetIdAsync(id, [&outcome](std::expected<std::string, Error> result) {
+    outcome.set_value(std::move(result));
+  });
+  return future.get();
 }
 
 std::expected<std::string, Error> SpamFilter::ForgetMessage(std::string_view message) {
-  if (auto ok = RequireMessage(message); !ok) return std::unexpected(ok.error());
-  return ForgetId(ContentId(message));
+  std::promise<std::expected<std::string, Error>> outcome;
+  auto future = outcome.get_future();
+  ForgetMessageAsync(message, [&outcome](std::expected<std::string, Error> result) {
+    outcome.set_value(std::move(result));
+  });
+  return future.get();
 }
 
 std::string SpamFilter::ContentId(std::string_view message) {

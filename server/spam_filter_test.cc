@@ -2,6 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <future>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <vector>
+
 #include "storage/memory_store.h"
 
 namespace nbspamd::server {
@@ -40,6 +46,111 @@ TEST(SpamFilterTest, ForgetRestoresTheVerdictExactly) {
   const auto after = filter.Classify("cheap lunch", 0);
   EXPECT_EQ(*after->result.log_odds, *before->result.log_odds);
   EXPECT_EQ(after->result.classes[0].probability, before->result.classes[0].probability);
+}
+
+// One training request of the concurrent test, and what the daemon answered.
+struct Event {
+  std::string id;
+  std::string label;  // "" forgets the id.
+  std::string text;
+  std::string answer;  // "learned", "relearned", "unchanged", "forgotten" or an error code.
+};
+
+std::string Answer(const std::expected<TrainOutcome, Error>& outcome) {
+  if (!outcome) return std::string(ErrorCodeName(outcome.error().code));
+  return std::string(model::LearnStatusName(outcome->status));
+}
+std::string Answer(const std::expected<std::string, Error>& outcome) {
+  if (!outcome) return std::string(ErrorCodeName(outcome.error().code));
+  return "forgotten";
+}
+
+std::string RandomText(std::mt19937& random) {
+  static const char* const kWords[] = {"cheap", "pills", "lunch",  "meeting", "free",
+                                       "offer", "noon",  "review", "account", "verify",
+                                       "win",   "prize", "report", "friday",  "invoice"};
+  std::string text;
+  const int length = 1 + static_cast<int>(random() % 8);
+  for (int i = 0; i < length; ++i) {
+    if (!text.empty()) text += ' ';
+    text += kWords[random() % std::size(kWords)];
+  }
+  return text;
+}
+
+TEST(SpamFilterTest, ConcurrentTrainingEqualsTrainingOneByOneInCommitOrder) {
+  auto concurrent_store = std::make_unique<storage::MemoryStore>();
+  const storage::Store& concurrent_ledger = *concurrent_store;
+  SpamFilter concurrent(std::move(concurrent_store), SpamFilterOptions{});
+
+  // Completions run in commit order on the writer thread (errors of bad requests on the caller's
+  // thread, but every request here is valid), so this list is the commit order.
+  std::mutex mutex;
+  std::vector<Event> committed;
+  constexpr int kThreads = 8;
+  constexpr int kRequestsPerThread = 150;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937 random(1000 + t);
+      for (int i = 0; i < kRequestsPerThread; ++i) {
+        // 40 ids shared by all threads: learns, relearns and forgets of one id race each other.
+        Event event{"id" + std::to_string(random() % 40), "", RandomText(random), ""};
+        const unsigned kind = random() % 20;
+        auto done = std::make_shared<std::promise<void>>();
+        if (kind < 3) {
+          concurrent.ForgetIdAsync(event.id,
+                                   [&, event, done](std::expected<std::string, Error> r) mutable {
+                                     event.answer = Answer(r);
+                                     std::lock_guard lock(mutex);
+                                     committed.push_back(std::move(event));
+                                     done->set_value();
+                                   });
+        } else {
+          event.label = kind < 10 ? "spam" : kind < 19 ? "ham" : "phishing";
+          concurrent.TrainAsync(event.text, event.label, event.id,
+                                [&, event, done](std::expected<TrainOutcome, Error> r) mutable {
+                                  event.answer = Answer(r);
+                                  std::lock_guard lock(mutex);
+                                  committed.push_back(std::move(event));
+                                  done->set_value();
+                                });
+        }
+        // Every few requests a thread waits for its own, so groups of all sizes form.
+        if (i % 5 == 0) done->get_future().wait();
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  concurrent.StopTraining();
+  ASSERT_EQ(committed.size(), std::size_t{kThreads * kRequestsPerThread});
+  RecordProperty("groups", std::to_string(concurrent.TrainingGroups()));
+
+  auto sequential_store = std::make_unique<storage::MemoryStore>();
+  const storage::Store& sequential_ledger = *sequential_store;
+  SpamFilter sequential(std::move(sequential_store), SpamFilterOptions{});
+  for (const Event& event : committed) {
+    const std::string answer = event.label.empty()
+                                   ? Answer(sequential.ForgetId(event.id))
+                                   : Answer(sequential.Train(event.text, event.label, event.id));
+    ASSERT_EQ(answer, event.answer) << event.id << " " << event.label << " " << event.text;
+  }
+
+  EXPECT_EQ(*concurrent.Stats(), *sequential.Stats());
+  for (int i = 0; i < 40; ++i) {
+    const std::string id = "id" + std::to_string(i);
+    EXPECT_EQ(*concurrent_ledger.FindLearned(id), *sequential_ledger.FindLearned(id)) << id;
+  }
+  std::mt19937 random(7);
+  for (int i = 0; i < 50; ++i) {
+    const std::string text = RandomText(random);
+    const auto a = concurrent.Classify(text, 0);
+    const auto b = sequential.Classify(text, 0);
+    ASSERT_TRUE(a.has_value() && b.has_value());
+    EXPECT_EQ(a->result.label(), b->result.label());
+    EXPECT_EQ(*a->result.log_odds, *b->result.log_odds) << text;
+    EXPECT_EQ(a->result.classes[0].probability, b->result.classes[0].probability) << text;
+  }
 }
 
 }  // namespace

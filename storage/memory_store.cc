@@ -29,21 +29,28 @@ std::expected<std::optional<model::LedgerEntry>, Error> MemoryStore::FindLearned
   return it->second;
 }
 
-std::expected<void, Error> MemoryStore::Apply(const model::Delta& delta) {
-  auto resolved = ResolveDelta(cache_, delta);
-  if (!resolved) return std::unexpected(resolved.error());
+std::expected<BatchResults, Error> MemoryStore::ApplyBatch(std::span<const model::Delta> deltas) {
+  DeltaResolver resolver(cache_);
+  BatchResults results;
+  results.reserve(deltas.size());
+  for (const model::Delta& delta : deltas) results.push_back(resolver.Add(delta));
+  ResolvedDelta resolved = std::move(resolver).Take();
   {
     std::lock_guard lock(ledger_mutex_);
-    if (delta.ledger_entry) {
-      ledger_.insert_or_assign(delta.ledger_id, *delta.ledger_entry);
-    } else if (!delta.ledger_id.empty()) {
-      ledger_.erase(delta.ledger_id);
+    for (std::size_t i = 0; i < deltas.size(); ++i) {
+      if (!results[i]) continue;
+      const model::Delta& delta = deltas[i];
+      if (delta.ledger_entry) {
+        ledger_.insert_or_assign(delta.ledger_id, *delta.ledger_entry);
+      } else if (!delta.ledger_id.empty()) {
+        ledger_.erase(delta.ledger_id);
+      }
+      if (!delta.stream_position.empty()) stream_position_ = delta.stream_position;
     }
-    if (!delta.stream_position.empty()) stream_position_ = delta.stream_position;
   }
-  cache_.Publish(resolved->tokens,
-                 std::make_shared<const model::ModelStats>(std::move(resolved->stats)));
-  return {};
+  cache_.Publish(resolved.tokens,
+                 std::make_shared<const model::ModelStats>(std::move(resolved.stats)));
+  return results;
 }
 
 std::string MemoryStore::StreamPosition() const {

@@ -21,7 +21,8 @@ class MemoryStore final : public Store {
   [[nodiscard]] std::shared_ptr<const model::ModelStats> Stats() const override;
   [[nodiscard]] std::expected<std::optional<model::LedgerEntry>, Error> FindLearned(
       std::string_view id) const override;
-  [[nodiscard]] std::expected<void, Error> Apply(const model::Delta& delta) override;
+  [[nodiscard]] std::expected<BatchResults, Error> ApplyBatch(
+      std::span<const model::Delta> deltas) override;
   [[nodiscard]] std::string StreamPosition() const override;
 
  private:

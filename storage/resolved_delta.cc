@@ -22,10 +22,26 @@ std::expected<std::uint64_t, Error> AddChecked(std::uint64_t base, std::int64_t 
 
 }  // namespace
 
-std::expected<ResolvedDelta, Error> ResolveDelta(const CountCache& cache,
-                                                 const model::Delta& delta) {
-  ResolvedDelta resolved{{}, *cache.Stats()};
-  model::ModelStats& stats = resolved.stats;
+DeltaResolver::DeltaResolver(const CountCache& cache) : cache_(cache), stats_(*cache.Stats()) {}
+
+TokenCounts DeltaResolver::CountsOf(TokenHash hash) const {
+  if (const auto it = tokens_.find(hash); it != tokens_.end()) return it->second;
+  return cache_.Get(hash);
+}
+
+std::expected<void, Error> DeltaResolver::Add(const model::Delta& delta) {
+  auto resolved = Resolve(delta);
+  if (!resolved && !delta.ledger_id.empty()) failed_ledger_ids_.insert(delta.ledger_id);
+  return resolved;
+}
+
+std::expected<void, Error> DeltaResolver::Resolve(const model::Delta& delta) {
+  if (!delta.ledger_id.empty() && failed_ledger_ids_.contains(delta.ledger_id)) {
+    return MakeError(ErrorCode::kDataLoss,
+                     "an earlier change to message '" + delta.ledger_id + "' in the batch failed");
+  }
+  // Work on copies; fold them in only when the whole delta is valid.
+  model::ModelStats stats = stats_;
   for (const std::string& label : delta.new_classes) {
     if (stats.FindClass(label)) {
       return MakeError(ErrorCode::kInternal, "class '" + label + "' exists already");
@@ -47,9 +63,10 @@ std::expected<ResolvedDelta, Error> ResolveDelta(const CountCache& cache,
   std::vector<model::TokenCountChange> changes = delta.token_changes;
   std::stable_sort(changes.begin(), changes.end(),
                    [](const auto& a, const auto& b) { return a.hash < b.hash; });
+  std::vector<std::pair<TokenHash, TokenCounts>> tokens;
   for (std::size_t i = 0; i < changes.size();) {
     const TokenHash hash = changes[i].hash;
-    TokenCounts counts = cache.Get(hash);
+    TokenCounts counts = CountsOf(hash);
     const bool was_known = !AllZero(counts);
     counts.resize(std::max(counts.size(), class_count), 0);
     for (; i < changes.size() && changes[i].hash == hash; ++i) {
@@ -69,8 +86,20 @@ std::expected<ResolvedDelta, Error> ResolveDelta(const CountCache& cache,
     const bool is_known = !counts.empty();
     if (is_known && !was_known) ++stats.vocabulary_size;
     if (!is_known && was_known) --stats.vocabulary_size;
-    resolved.tokens.emplace_back(hash, std::move(counts));
+    tokens.emplace_back(hash, std::move(counts));
   }
+
+  stats_ = std::move(stats);
+  for (auto& [hash, counts] : tokens) tokens_.insert_or_assign(hash, std::move(counts));
+  return {};
+}
+
+ResolvedDelta DeltaResolver::Take() && {
+  ResolvedDelta resolved{{}, std::move(stats_)};
+  resolved.tokens.reserve(tokens_.size());
+  for (auto& [hash, counts] : tokens_) resolved.tokens.emplace_back(hash, std::move(counts));
+  std::sort(resolved.tokens.begin(), resolved.tokens.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
   return resolved;
 }
 

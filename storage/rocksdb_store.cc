@@ -224,12 +224,20 @@ std::expected<std::optional<model::LedgerEntry>, Error> RocksdbStore::FindLearne
   return std::move(*entry);
 }
 
-std::expected<void, Error> RocksdbStore::Apply(const model::Delta& delta) {
-  auto resolved = ResolveDelta(cache_, delta);
-  if (!resolved) return std::unexpected(resolved.error());
+std::expected<BatchResults, Error> RocksdbStore::ApplyBatch(std::span<const model::Delta> deltas) {
+  DeltaResolver resolver(cache_);
+  BatchResults results;
+  results.reserve(deltas.size());
+  for (const model::Delta& delta : deltas) results.push_back(resolver.Add(delta));
+  if (std::none_of(results.begin(), results.end(), [](const auto& r) { return r.has_value(); })) {
+    return results;  // Nothing to write.
+  }
+  ResolvedDelta resolved = std::move(resolver).Take();
 
+  // One batch for everything: the final counts of each token, the ledger records in the order of
+  // the deltas (a later record of the same id replaces an earlier one), the stats, the position.
   rocksdb::WriteBatch batch;
-  for (const auto& [hash, counts] : resolved->tokens) {
+  for (const auto& [hash, counts] : resolved.tokens) {
     const std::string key = EncodeTokenKey(hash);
     if (counts.empty()) {
       batch.Delete(handles_[kTokens], key);
@@ -237,27 +245,31 @@ std::expected<void, Error> RocksdbStore::Apply(const model::Delta& delta) {
       batch.Put(handles_[kTokens], key, EncodeTokenCounts(counts));
     }
   }
-  if (delta.ledger_entry) {
-    batch.Put(handles_[kLedger], delta.ledger_id, EncodeLedgerEntry(*delta.ledger_entry));
-  } else if (!delta.ledger_id.empty()) {
-    batch.Delete(handles_[kLedger], delta.ledger_id);
+  const std::string* stream_position = nullptr;
+  for (std::size_t i = 0; i < deltas.size(); ++i) {
+    if (!results[i]) continue;
+    const model::Delta& delta = deltas[i];
+    if (delta.ledger_entry) {
+      batch.Put(handles_[kLedger], delta.ledger_id, EncodeLedgerEntry(*delta.ledger_entry));
+    } else if (!delta.ledger_id.empty()) {
+      batch.Delete(handles_[kLedger], delta.ledger_id);
+    }
+    if (!delta.stream_position.empty()) stream_position = &delta.stream_position;
   }
-  batch.Put(handles_[kMeta], kModelStatsKey, EncodeModelStats(resolved->stats));
-  if (!delta.stream_position.empty()) {
-    batch.Put(handles_[kMeta], kStreamPositionKey, delta.stream_position);
-  }
+  batch.Put(handles_[kMeta], kModelStatsKey, EncodeModelStats(resolved.stats));
+  if (stream_position != nullptr) batch.Put(handles_[kMeta], kStreamPositionKey, *stream_position);
   rocksdb::WriteOptions write_options;
   write_options.sync = true;
   const rocksdb::Status status = db_->Write(write_options, &batch);
   if (!status.ok()) return RocksdbError("writing a training change", status);
 
-  if (!delta.stream_position.empty()) {
+  if (stream_position != nullptr) {
     std::lock_guard lock(position_mutex_);
-    stream_position_ = delta.stream_position;
+    stream_position_ = *stream_position;
   }
-  cache_.Publish(resolved->tokens,
-                 std::make_shared<const model::ModelStats>(std::move(resolved->stats)));
-  return {};
+  cache_.Publish(resolved.tokens,
+                 std::make_shared<const model::ModelStats>(std::move(resolved.stats)));
+  return results;
 }
 
 std::string RocksdbStore::StreamPosition() const {

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 #include <rocksdb/db.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <fstream>
 
@@ -51,6 +54,65 @@ TEST(RocksdbStoreTest, ReopenGivesTheSameModel) {
   ASSERT_TRUE(learned.has_value() && learned->has_value());
   EXPECT_EQ(**learned, (model::LedgerEntry{"ham", {{2, 1}, {3, 5}}}));
   EXPECT_EQ(after.stats->classes.size(), 3u);
+}
+
+TEST(RocksdbStoreTest, ABatchSurvivesAKillRightAfterItIsApplied) {
+  TempDir dir;
+  // The deltas of a learn, a relearn of it, a forget and two learns, planned one by one.
+  std::vector<model::Delta> deltas;
+  {
+    auto planner = RocksdbStore::Open(dir.Join("planner"));
+    ASSERT_TRUE(planner.has_value()) << planner.error().message;
+    const auto plan_and_apply = [&](model::Delta delta) {
+      ASSERT_TRUE((*planner)->Apply(delta).has_value());
+      deltas.push_back(std::move(delta));
+    };
+    auto& store = **planner;
+    plan_and_apply(
+        model::PlanLearn("a", "spam", Bag({{1, 2}, {2, 1}}), std::nullopt, *store.Stats()).delta);
+    plan_and_apply(
+        model::PlanLearn("a", "ham", Bag({{1, 2}, {2, 1}}), *store.FindLearned("a"), *store.Stats())
+            .delta);
+    plan_and_apply(
+        model::PlanLearn("b", "spam", Bag({{3, 4}}), std::nullopt, *store.Stats()).delta);
+    plan_and_apply(model::PlanForget("b", **store.FindLearned("b"), *store.Stats()));
+    plan_and_apply(
+        model::PlanLearn("c", "newsletter", Bag({{2, 7}, {5, 1}}), std::nullopt, *store.Stats())
+            .delta);
+  }
+
+  // A child applies the batch and is killed the moment ApplyBatch returns: no clean close.
+  const pid_t child = fork();
+  ASSERT_NE(child, -1);
+  if (child == 0) {
+    auto store = RocksdbStore::Open(dir.Join("model"));
+    if (!store) _exit(2);
+    auto results = (*store)->ApplyBatch(deltas);
+    if (!results) _exit(3);
+    for (const auto& result : *results) {
+      if (!result) _exit(4);
+    }
+    kill(getpid(), SIGKILL);
+    _exit(5);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "child exited with " << WEXITSTATUS(status);
+  EXPECT_EQ(WTERMSIG(status), SIGKILL);
+
+  auto reopened = RocksdbStore::Open(dir.Join("model"));
+  ASSERT_TRUE(reopened.has_value()) << reopened.error().message;
+  auto planner = RocksdbStore::Open(dir.Join("planner"));
+  ASSERT_TRUE(planner.has_value()) << planner.error().message;
+  const TokenBag all = Bag({{1, 1}, {2, 1}, {3, 1}, {5, 1}});
+  const model::Snapshot after = (*reopened)->Read(all.entries);
+  const model::Snapshot expected = (*planner)->Read(all.entries);
+  EXPECT_EQ(*after.stats, *expected.stats);
+  EXPECT_EQ(after.counts, expected.counts);
+  EXPECT_EQ(after.stats->vocabulary_size, 3u);
+  EXPECT_EQ(**(*reopened)->FindLearned("a"), (model::LedgerEntry{"ham", {{1, 2}, {2, 1}}}));
+  EXPECT_FALSE((*reopened)->FindLearned("b")->has_value());
+  EXPECT_EQ((**(*reopened)->FindLearned("c")).label, "newsletter");
 }
 
 TEST(RocksdbStoreTest, OtherSchemaVersionIsAClearError) {

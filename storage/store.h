@@ -4,6 +4,7 @@
 //
 //   model::Snapshot snapshot = store.Read(bag.entries);        // any thread, never blocks
 //   std::expected<void, Error> done = store.Apply(delta);      // one writer at a time
+//   auto results = store.ApplyBatch(deltas);  // many deltas, one durable write (group commit)
 #ifndef NBSPAMD_STORAGE_STORE_H_
 #define NBSPAMD_STORAGE_STORE_H_
 
@@ -12,6 +13,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "common/error.h"
 #include "model/delta.h"
@@ -21,9 +23,12 @@
 
 namespace nbspamd::storage {
 
+// One result per delta of a batch, in the batch's order.
+using BatchResults = std::vector<std::expected<void, Error>>;
+
 // Thread safety: Read, Stats and FindLearned may be called from any number of threads at once,
-// also while Apply runs; they never wait for Apply. Apply calls must be serialised by the caller
-// (training goes through one writer, so |V| and the totals stay exact).
+// also while Apply or ApplyBatch runs; they never wait for it. Apply and ApplyBatch calls must be
+// serialised by the caller (training goes through one writer, so |V| and the totals stay exact).
 class Store {
  public:
   Store() = default;
@@ -43,11 +48,25 @@ class Store {
   [[nodiscard]] virtual std::expected<std::optional<model::LedgerEntry>, Error> FindLearned(
       std::string_view id) const = 0;
 
-  // Applies `delta` atomically: all of it or none of it. When it returns success the change is
-  // durable (for RocksdbStore: in the synced write-ahead log) and visible to Read.
-  // Errors: kDataLoss when the delta would drive a count below zero or names an unknown class
-  // (nothing is applied), kInternal for an I/O failure (nothing is applied).
-  [[nodiscard]] virtual std::expected<void, Error> Apply(const model::Delta& delta) = 0;
+  // Applies `deltas` in order, as if applied one by one, but in one atomic, durable write (for
+  // RocksdbStore: one WriteBatch, one synced write to the write-ahead log) and made visible to
+  // Read at once. Each delta is checked against the state the deltas before it leave; one that
+  // fails gets its own error and is left out, and the others are applied:
+  //   kDataLoss when the delta would drive a count below zero or names an unknown class, or when
+  //     an earlier delta of the batch with the same ledger id failed (it was planned on the
+  //     record that one would have written);
+  //   kInternal when it creates a class that exists already.
+  // Returns one result per delta once the accepted ones are durable and visible.
+  // Errors: kInternal for an I/O failure; then nothing of the batch is applied.
+  [[nodiscard]] virtual std::expected<BatchResults, Error> ApplyBatch(
+      std::span<const model::Delta> deltas) = 0;
+
+  // Applies one delta: ApplyBatch of `delta` alone, all of it or none of it, with its error.
+  [[nodiscard]] std::expected<void, Error> Apply(const model::Delta& delta) {
+    auto results = ApplyBatch(std::span<const model::Delta>(&delta, 1));
+    if (!results) return std::unexpected(std::move(results.error()));
+    return std::move(results->front());
+  }
 
   // The replication position stored by the last Apply that carried one ("" if none).
   [[nodiscard]] virtual std::string StreamPosition() const = 0;

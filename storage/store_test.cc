@@ -182,6 +182,142 @@ TEST_P(StoreTest, StreamPositionTravelsWithTheDelta) {
   EXPECT_EQ(store_->StreamPosition(), "1700000000000-3");
 }
 
+// Learns or forgets on `store` one event at a time and returns the deltas it applied, in order.
+struct Event {
+  std::string id, label, text;  // label "" forgets the id.
+};
+
+std::vector<model::Delta> ApplyOneByOne(Store& store, const std::vector<Event>& events) {
+  std::vector<model::Delta> deltas;
+  for (const Event& e : events) {
+    auto learned = store.FindLearned(e.id);
+    EXPECT_TRUE(learned.has_value());
+    if (e.label.empty()) {
+      EXPECT_TRUE(learned->has_value()) << e.id;
+      deltas.push_back(model::PlanForget(e.id, **learned, *store.Stats()));
+    } else {
+      auto plan = model::PlanLearn(e.id, e.label, Bag(e.text), *learned, *store.Stats());
+      if (plan.status == model::LearnStatus::kUnchanged) continue;
+      deltas.push_back(std::move(plan.delta));
+    }
+    auto applied = store.Apply(deltas.back());
+    EXPECT_TRUE(applied.has_value()) << applied.error().message;
+  }
+  return deltas;
+}
+
+// The whole observable state of a store over the ids and words the tests use.
+void ExpectSameModel(const Store& actual, const Store& expected,
+                     const std::vector<std::string>& ids) {
+  const TokenBag words = Bag(std::string(kAllWords) + " cheap pills now verify one two three");
+  const model::Snapshot a = actual.Read(words.entries);
+  const model::Snapshot e = expected.Read(words.entries);
+  EXPECT_EQ(*a.stats, *e.stats);
+  EXPECT_EQ(a.counts, e.counts);
+  for (const std::string& id : ids) {
+    EXPECT_EQ(*actual.FindLearned(id), *expected.FindLearned(id)) << id;
+  }
+  EXPECT_EQ(actual.StreamPosition(), expected.StreamPosition());
+}
+
+TEST_P(StoreTest, BatchEqualsSequentialApplies) {
+  const std::vector<Event> events = {
+      {"d1", "spam", "send us your password"},   {"d2", "spam", "review us"},
+      {"d5", "ham", "password review"},          {"d2", "ham", "review us"},
+      {"d3", "spam", "send us your account"},    {"d1", "", ""},
+      {"p", "phishing", "verify your account"},  {"d6", "ham", "send us your review"},
+      {"d3", "phishing", "send us your account"}};
+  TempDir sequential_dir;
+  auto sequential = GetParam().open(sequential_dir);
+  std::vector<model::Delta> deltas = ApplyOneByOne(*sequential, events);
+  deltas.back().stream_position = "7-1";
+  model::Delta position_only;
+  position_only.stream_position = "7-1";
+  ASSERT_TRUE(sequential->Apply(position_only).has_value());
+
+  const auto results = store_->ApplyBatch(deltas);
+  ASSERT_TRUE(results.has_value()) << results.error().message;
+  ASSERT_EQ(results->size(), deltas.size());
+  for (const auto& result : *results) EXPECT_TRUE(result.has_value()) << result.error().message;
+  ExpectSameModel(*store_, *sequential, {"d1", "d2", "d3", "d5", "d6", "p"});
+  EXPECT_EQ(store_->Stats()->classes.size(), 3u);
+  EXPECT_EQ(store_->StreamPosition(), "7-1");
+}
+
+TEST_P(StoreTest, SameIdLearnedRelearnedAndForgottenInOneBatch) {
+  Learn(*store_, "other", "ham", "lunch at noon");
+  TempDir sequential_dir;
+  auto sequential = GetParam().open(sequential_dir);
+  Learn(*sequential, "other", "ham", "lunch at noon");
+  const std::vector<model::Delta> deltas =
+      ApplyOneByOne(*sequential, {{"m", "spam", "cheap pills now"},
+                                  {"m", "ham", "cheap pills now"},
+                                  {"m", "", ""},
+                                  {"n", "spam", "cheap now"},
+                                  {"n", "ham", "cheap now"}});
+  ASSERT_EQ(deltas.size(), 5u);
+
+  const auto results = store_->ApplyBatch(deltas);
+  ASSERT_TRUE(results.has_value()) << results.error().message;
+  for (const auto& result : *results) EXPECT_TRUE(result.has_value()) << result.error().message;
+  ExpectSameModel(*store_, *sequential, {"m", "n", "other"});
+  EXPECT_FALSE(store_->FindLearned("m")->has_value());
+  EXPECT_EQ((*store_->FindLearned("n"))->label, "ham");
+  const auto stats = store_->Stats();
+  EXPECT_EQ(stats->classes[0], (model::ClassStats{"spam", 0, 0}));
+  EXPECT_EQ(stats->classes[1], (model::ClassStats{"ham", 2, 5}));
+  EXPECT_EQ(stats->vocabulary_size, 5u);  // lunch at noon cheap now; "pills" is gone again.
+}
+
+TEST_P(StoreTest, OneBadDeltaInABatchIsLeftOutAndTheOthersApplied) {
+  Learn(*store_, "m", "spam", "one two");
+  auto good_a = model::PlanLearn("a", "ham", Bag("one three"), std::nullopt, *store_->Stats());
+  auto good_b = model::PlanLearn("b", "spam", Bag("two"), std::nullopt, *store_->Stats());
+  // Forgets "m" as if it had learned "one" five times: the counts cannot go that low.
+  model::Delta bad =
+      model::PlanForget("m", {"spam", {{Bag("one").entries[0].hash, 5}}}, *store_->Stats());
+  // Planned on what `bad` would have left: a fresh learn of "m".
+  auto after_bad = model::PlanLearn("m", "ham", Bag("four"), std::nullopt, *store_->Stats());
+  model::Delta unknown_class;
+  unknown_class.document_changes = {{7, 1}};
+
+  const std::vector<model::Delta> deltas = {good_a.delta, bad, good_b.delta, after_bad.delta,
+                                            unknown_class};
+  const auto results = store_->ApplyBatch(deltas);
+  ASSERT_TRUE(results.has_value()) << results.error().message;
+  ASSERT_EQ(results->size(), 5u);
+  EXPECT_TRUE((*results)[0].has_value());
+  ASSERT_FALSE((*results)[1].has_value());
+  EXPECT_EQ((*results)[1].error().code, ErrorCode::kDataLoss);
+  EXPECT_TRUE((*results)[2].has_value());
+  ASSERT_FALSE((*results)[3].has_value());
+  EXPECT_EQ((*results)[3].error().code, ErrorCode::kDataLoss);
+  ASSERT_FALSE((*results)[4].has_value());
+  EXPECT_EQ((*results)[4].error().code, ErrorCode::kDataLoss);
+
+  TempDir sequential_dir;
+  auto sequential = GetParam().open(sequential_dir);
+  ApplyOneByOne(*sequential,
+                {{"m", "spam", "one two"}, {"a", "ham", "one three"}, {"b", "spam", "two"}});
+  ExpectSameModel(*store_, *sequential, {"a", "b", "m"});
+  EXPECT_EQ((*store_->FindLearned("m"))->label, "spam");
+}
+
+TEST_P(StoreTest, BatchOfOnlyBadDeltasChangesNothing) {
+  Learn(*store_, "m", "spam", "one two");
+  const auto before = store_->Stats();
+  model::Delta unknown_class;
+  unknown_class.document_changes = {{7, 1}};
+  unknown_class.stream_position = "9-9";
+  const std::vector<model::Delta> deltas = {unknown_class};
+  const auto results = store_->ApplyBatch(deltas);
+  ASSERT_TRUE(results.has_value());
+  EXPECT_EQ((*results)[0].error().code, ErrorCode::kDataLoss);
+  EXPECT_EQ(*store_->Stats(), *before);
+  EXPECT_EQ(store_->StreamPosition(), "");
+  EXPECT_TRUE(store_->ApplyBatch({}).has_value());
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, StoreTest,
                          ::testing::Values(Backend{"Memory",
                                                    [](const TempDir&) {

@@ -1,0 +1,178 @@
+#include "server/training_writer.h"
+
+#include <exception>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
+namespace nbspamd::server {
+namespace {
+
+// What planning a request of a group left behind.
+struct Plan {
+  std::optional<std::size_t> delta;      // Its delta's index in the group's deltas.
+  std::optional<std::size_t> read_from;  // The earlier delta whose ledger record it read.
+};
+
+}  // namespace
+
+TrainingWriter::TrainingWriter(storage::Store& store, GroupLimits limits)
+    : store_(store), limits_(limits), thread_([this] { Run(); }) {}
+
+TrainingWriter::~TrainingWriter() { Stop(); }
+
+void TrainingWriter::Learn(LearnRequest request, LearnCompletion done) {
+  Submit(
+      {std::move(request.id), std::move(request.label), std::move(request.bag), std::move(done)});
+}
+
+void TrainingWriter::Forget(std::string id, ForgetCompletion done) {
+  Submit({std::move(id), "", {}, std::move(done)});
+}
+
+void TrainingWriter::Submit(Request request) {
+  try {
+    std::lock_guard lock(mutex_);
+    if (!stopping_) {
+      queue_.push_back(std::move(request));  // Changes nothing when it throws.
+      wake_.notify_one();
+      return;
+    }
+  } catch (const std::exception& e) {
+    return Complete(request, MakeError(ErrorCode::kInternal, e.what()));
+  }
+  Complete(request, MakeError(ErrorCode::kUnavailable, "the daemon is shutting down"));
+}
+
+void TrainingWriter::Stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  std::lock_guard lock(stop_mutex_);
+  if (thread_.joinable()) thread_.join();
+}
+
+std::uint64_t TrainingWriter::GroupCount() const {
+  std::lock_guard lock(mutex_);
+  return groups_;
+}
+
+std::uint64_t TrainingWriter::RequestCount() const {
+  std::lock_guard lock(mutex_);
+  return requests_;
+}
+
+void TrainingWriter::Run() {
+  std::vector<Request> group;
+  while (true) {
+    group.clear();
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // Stopping, and everything queued is done.
+      std::size_t tokens = 0;
+      while (!queue_.empty() && group.size() < limits_.max_requests) {
+        tokens += queue_.front().bag.entries.size();
+        if (!group.empty() && tokens > limits_.max_tokens) break;
+        group.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+    }
+    std::vector<Result> results;
+    try {
+      results = Commit(group);
+    } catch (const std::exception& e) {
+      // A bug or an allocation failure: fail the group rather than the daemon.
+      results.assign(group.size(), MakeError(ErrorCode::kInternal, e.what()));
+    }
+    for (std::size_t i = 0; i < group.size(); ++i) Complete(group[i], std::move(results[i]));
+    std::lock_guard lock(mutex_);
+    ++groups_;
+    requests_ += group.size();
+  }
+}
+
+std::vector<TrainingWriter::Result> TrainingWriter::Commit(const std::vector<Request>& group) {
+  std::vector<Result> results;
+  results.reserve(group.size());
+  std::vector<Plan> plans(group.size());
+  std::vector<model::Delta> deltas;
+  // The group's own state: the delta that last wrote each id's ledger record, and the class
+  // list with the classes the group creates (all that planning reads of the stats).
+  std::unordered_map<std::string_view, std::size_t> written;
+  model::ModelStats stats = *store_.Stats();
+
+  for (std::size_t i = 0; i < group.size(); ++i) {
+    const Request& request = group[i];
+    Plan& plan = plans[i];
+    std::optional<model::LedgerEntry> learned;
+    if (const auto it = written.find(request.id); it != written.end()) {
+      plan.read_from = it->second;
+      learned = deltas[it->second].ledger_entry;
+    } else {
+      auto found = store_.FindLearned(request.id);
+      if (!found) {
+        results.push_back(std::unexpected(std::move(found.error())));
+        continue;
+      }
+      learned = std::move(*found);
+    }
+
+    std::optional<model::Delta> delta;
+    if (!request.label.empty()) {
+      model::LearnPlan learn =
+          model::PlanLearn(request.id, request.label, request.bag, learned, stats);
+      results.push_back(learn.status);
+      if (learn.status != model::LearnStatus::kUnchanged) delta = std::move(learn.delta);
+    } else if (!learned) {
+      results.push_back(
+          MakeError(ErrorCode::kNotFound, "no message was learned with id '" + request.id + "'"));
+    } else {
+      results.push_back(model::LearnStatus::kLearned);
+      delta = model::PlanForget(request.id, *learned, stats);
+    }
+    if (delta) {
+      for (const std::string& label : delta->new_classes) stats.classes.push_back({label, 0, 0});
+      plan.delta = deltas.size();
+      written.insert_or_assign(request.id, deltas.size());
+      deltas.push_back(std::move(*delta));
+    }
+  }
+  if (deltas.empty()) return results;
+
+  auto applied = store_.ApplyBatch(deltas);
+  for (std::size_t i = 0; i < group.size(); ++i) {
+    const Plan& plan = plans[i];
+    if (!applied) {
+      // Nothing of the group was written: every answer that rests on it fails.
+      if (plan.delta || plan.read_from) results[i] = std::unexpected(applied.error());
+      continue;
+    }
+    if (plan.delta && !(*applied)[*plan.delta]) {
+      results[i] = std::unexpected((*applied)[*plan.delta].error());
+    } else if (plan.read_from && !(*applied)[*plan.read_from]) {
+      results[i] = MakeError(ErrorCode::kDataLoss, "an earlier change to message '" + group[i].id +
+                                                       "' in the same commit failed");
+    }
+  }
+  return results;
+}
+
+void TrainingWriter::Complete(Request& request, Result result) {
+  try {
+    if (auto* learn = std::get_if<LearnCompletion>(&request.done)) {
+      (*learn)(std::move(result));
+    } else if (result) {
+      std::get<ForgetCompletion>(request.done)({});
+    } else {
+      std::get<ForgetCompletion>(request.done)(std::unexpected(std::move(result.error())));
+    }
+  } catch (const std::exception&) {
+    // A completion must not throw; if one does, the others still run.
+  }
+}
+
+}  // namespace nbspamd::server
