@@ -3,13 +3,16 @@
 --   wrk ... -s post_messages.lua URL -- LIST_FILE PATH [DELAY_MS] [HEADER: VALUE]...
 -- LIST_FILE names one message file per line. DELAY_MS (default 0) is the pause each connection
 -- takes before each request: with C connections, about C / (DELAY_MS / 1000) requests per second.
-local bodies, target, pause, headers = {}, "/", 0, {}
-local next_body = 0
+-- In PATH, "{id}" becomes an id no other request of the run has, and "{label}" becomes "spam" when
+-- the message's file name contains "spam", else "ham" (for /train).
+local bodies, labels, target, pause, headers = {}, {}, "/", 0, {}
+local next_body, sent, thread_name = 0, 0, ""
 
 function init(args)
   for path in io.lines(args[1]) do
     local file = assert(io.open(path, "rb"))
     bodies[#bodies + 1] = file:read("a")
+    labels[#bodies] = path:find("spam") and "spam" or "ham"
     file:close()
   end
   target = args[2]
@@ -20,11 +23,14 @@ function init(args)
   end
   headers["Content-Type"] = headers["Content-Type"] or "message/rfc822"
   next_body = math.random(#bodies)
+  thread_name = tostring(math.random(1, 2 ^ 31)) .. "-" .. tostring(os.time())
 end
 
 function request()
   next_body = next_body % #bodies + 1
-  return wrk.format("POST", target, headers, bodies[next_body])
+  sent = sent + 1
+  local path = target:gsub("{id}", thread_name .. "-" .. sent):gsub("{label}", labels[next_body])
+  return wrk.format("POST", path, headers, bodies[next_body])
 end
 
 function delay()
