@@ -1,40 +1,64 @@
-# nbspamd in a container: built and tested in the first stage, run as a non-root user from a
-# slim Debian 12 in the second. The model lives on the volume /var/lib/nbspamd.
+# nbspamd in a container: built and tested in the first stage, run as the unprivileged user
+# nbspamd (uid and gid 7830) from a slim Debian 12 in the second. The model lives on the volume
+# /var/lib/nbspamd (the model in model/, POST /admin/backup writes to backups/), so a restart or
+# an upgrade keeps it. docs/CONTAINER.md has the details.
 #   docker build -t nbspamd .
-#   docker run -d -p 127.0.0.1:7830:7830 -v nbspamd-data:/var/lib/nbspamd nbspamd
+#   docker run -d --name nbspamd -p 127.0.0.1:7830:7830 -e NBSPAMD_AUTH_TOKENS=mx1:SECRET \
+#     -v nbspamd-data:/var/lib/nbspamd nbspamd
+# With buildah, build with --format docker: the OCI image format has no HEALTHCHECK.
 FROM debian:bookworm-slim AS build
+ARG DEBIAN_FRONTEND=noninteractive
 RUN apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+ && apt-get install -y --no-install-recommends \
       build-essential cmake ninja-build pkg-config \
       libboost1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev \
       libboost-url1.81-dev librocksdb-dev libicu-dev libxxhash-dev libtomlplusplus-dev \
       libgmime-3.0-dev libxml2-dev libpsl-dev libgtest-dev libgmock-dev libbenchmark-dev \
+      libhiredis-dev redis-server \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
+# The image is only built when every unit and integration test of the Release build passes (the
+# integration tests start the daemon on 127.0.0.1 inside the build container).
 RUN cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release \
- && cmake --build build \
- && ctest --test-dir build --output-on-failure
+ && cmake --build build -j "$(nproc)" \
+ && ctest --test-dir build --output-on-failure -j "$(nproc)" \
+ && strip build/server/nbspamd
 
 FROM debian:bookworm-slim
+ARG DEBIAN_FRONTEND=noninteractive
+# curl is for the health check (and for looking at the daemon from inside the container).
 RUN apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      librocksdb7.8 libicu72 libxxhash0 libtomlplusplus3 libgmime-3.0-0 libxml2 libpsl5 \
+ && apt-get install -y --no-install-recommends \
+      librocksdb7.8 libicu72 libxxhash0 libtomlplusplus3 libgmime-3.0-0 libxml2 libpsl5 libhiredis0.14 \
       libboost-json1.81.0 libboost-program-options1.81.0 libboost-url1.81.0 curl \
  && rm -rf /var/lib/apt/lists/* \
- && useradd --system --home-dir /var/lib/nbspamd --shell /usr/sbin/nologin nbspamd \
- && mkdir -p /var/lib/nbspamd && chown nbspamd:nbspamd /var/lib/nbspamd
-COPY --from=build /src/build/server/nbspamd /usr/local/bin/nbspamd
-USER nbspamd
+ && groupadd --system --gid 7830 nbspamd \
+ && useradd --system --uid 7830 --gid nbspamd --home-dir /var/lib/nbspamd --no-create-home \
+      --shell /usr/sbin/nologin nbspamd \
+ && mkdir -p /var/lib/nbspamd \
+ && chown nbspamd:nbspamd /var/lib/nbspamd \
+ && chmod 0750 /var/lib/nbspamd
+COPY --from=build /src/build/server/nbspamd /src/build/client/nbspamc /usr/local/bin/
+# A fresh named volume takes the owner of this folder (nbspamd), so the daemon can create model/
+# and backups/ in it. A host folder mounted here must be writable by uid 7830.
 VOLUME /var/lib/nbspamd
-# Inside the container the daemon listens on all interfaces; publish the port to loopback (or
-# put it behind the mail server's network) on the host.
-ENV NBSPAMD_DATA_DIR=/var/lib/nbspamd \
-    NBSPAMD_LISTEN=0.0.0.0:7830
+WORKDIR /var/lib/nbspamd
+USER nbspamd:nbspamd
+# Every setting can be given as NBSPAMD_* (README.md, "Configuration"). Inside the container the
+# daemon listens on all interfaces: publish the port on the host's loopback (or on the mail
+# server's network only), and give training a token (-e NBSPAMD_AUTH_TOKENS=mx1:SECRET), or the
+# daemon warns at start-up. The drain on SIGTERM is kept under the 10 s that `docker stop` waits
+# before SIGKILL; raise both together (docker stop -t, compose stop_grace_period).
+ENV NBSPAMD_DATA_DIR=/var/lib/nbspamd/model \
+    NBSPAMD_BACKUP_DIR=/var/lib/nbspamd/backups \
+    NBSPAMD_LISTEN=0.0.0.0:7830 \
+    NBSPAMD_SHUTDOWN_TIMEOUT_SECONDS=8
 EXPOSE 7830
-HEALTHCHECK --interval=30s --timeout=5s --start-period=30s \
-  CMD curl -fsS http://127.0.0.1:7830/healthz || exit 1
-# The daemon is PID 1 and handles SIGTERM itself: it finishes requests in flight and closes the
-# model cleanly.
+# The health check asks the port of NBSPAMD_LISTEN on loopback.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+  CMD curl -fsS -o /dev/null "http://127.0.0.1:${NBSPAMD_LISTEN##*:}/healthz" || exit 1
+# The daemon is PID 1 and handles SIGTERM itself: it stops accepting, finishes the requests in
+# flight, closes the model and exits 0.
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["/usr/local/bin/nbspamd"]

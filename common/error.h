@@ -19,6 +19,8 @@ enum class ErrorCode {
   kInvalidArgument,     // The caller sent something malformed: bad JSON, bad label, bad value.
   kNotFound,            // The named thing (a learned message id, a path) does not exist.
   kFailedPrecondition,  // The request is well-formed but the state forbids it (empty model).
+  kUnauthenticated,     // The request needs a bearer token and has none.
+  kPermissionDenied,    // The request's bearer token is not one of the configured ones.
   kResourceExhausted,   // A size or count budget was exceeded.
   kUnavailable,         // Temporarily unable to serve (shutting down, overloaded).
   kDataLoss,            // Stored data is corrupt or of another schema version.
@@ -44,6 +46,10 @@ struct Error {
       return "not_found";
     case ErrorCode::kFailedPrecondition:
       return "failed_precondition";
+    case ErrorCode::kUnauthenticated:
+      return "unauthenticated";
+    case ErrorCode::kPermissionDenied:
+      return "permission_denied";
     case ErrorCode::kResourceExhausted:
       return "resource_exhausted";
     case ErrorCode::kUnavailable:

@@ -167,6 +167,27 @@ bool SetListen(Settings& settings, const Value& value) {
   return true;
 }
 
+// "" (standalone), or "HOST:PORT" of Redis with a port from 1 to 65535.
+bool SetClusterRedis(Settings& settings, const Value& value) {
+  const std::string& text = std::get<std::string>(value);
+  if (text.empty()) {
+    settings.cluster_redis.clear();
+    settings.cluster_redis_host.clear();
+    settings.cluster_redis_port = 0;
+    return true;
+  }
+  const std::size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0) return false;
+  const std::string host = text.substr(0, colon);
+  if (host.find_first_of(" \t\r\n/[]") != std::string::npos) return false;
+  const std::optional<std::uint64_t> port = ParseUnsigned(std::string_view(text).substr(colon + 1));
+  if (!port || *port == 0 || *port > std::numeric_limits<std::uint16_t>::max()) return false;
+  settings.cluster_redis = text;
+  settings.cluster_redis_host = host;
+  settings.cluster_redis_port = static_cast<std::uint16_t>(*port);
+  return true;
+}
+
 template <auto kMember, std::uint64_t kMin, std::uint64_t kMax>
 bool SetUnsigned(Settings& settings, const Value& value) {
   using Field = std::remove_cvref_t<decltype(std::declval<Settings&>().*kMember)>;
@@ -216,6 +237,44 @@ constexpr Key BoolKey(std::string_view name, std::string_view help) {
              .set = &SetBool<kMember>,
              .format = &FormatBool<kMember>};
 }
+
+template <auto kMember, bool kMayBeEmpty>
+constexpr Key StringKey(std::string_view name, std::string_view metavar, std::string_view help) {
+  return Key{.name = name,
+             .metavar = metavar,
+             .help = help,
+             .kind = Kind::kString,
+             .valid = kMayBeEmpty ? "a string" : "a non-empty string",
+             .set =
+                 [](Settings& s, const Value& v) {
+                   if (!kMayBeEmpty && std::get<std::string>(v).empty()) return false;
+                   s.*kMember = std::get<std::string>(v);
+                   return true;
+                 },
+             .format = [](const Settings& s) { return QuoteToml(s.*kMember); }};
+}
+
+// A string key whose value must be one of `kChoices`.
+template <auto kMember, const auto& kChoices>
+constexpr Key ChoiceKey(std::string_view name, std::string_view metavar, std::string_view valid,
+                        std::string_view help) {
+  return Key{.name = name,
+             .metavar = metavar,
+             .help = help,
+             .kind = Kind::kString,
+             .valid = valid,
+             .set =
+                 [](Settings& s, const Value& v) {
+                   const std::string& text = std::get<std::string>(v);
+                   if (std::ranges::find(kChoices, text) == std::end(kChoices)) return false;
+                   s.*kMember = text;
+                   return true;
+                 },
+             .format = [](const Settings& s) { return QuoteToml(s.*kMember); }};
+}
+
+constexpr std::string_view kLogLevels[] = {"debug", "info", "warning", "error"};
+constexpr std::string_view kLogFormats[] = {"logfmt", "json"};
 
 constexpr std::uint64_t kSizeMax = std::numeric_limits<std::size_t>::max();
 
@@ -287,6 +346,52 @@ constexpr std::array kKeys = {
         "header_tokens", "Make tokens from mail headers (subject:, from-domain:, received: ...)."),
     BoolKey<&Settings::word_bigrams>("word_bigrams",
                                      "Also make a token of each pair of consecutive words."),
+    StringKey<&Settings::backup_dir, false>(
+        "backup_dir", "DIR", "Folder where POST /admin/backup writes model checkpoints."),
+    StringKey<&Settings::auth_tokens, true>(
+        "auth_tokens", "NAME:SECRET,...",
+        "Bearer tokens; with any, /train, /forget and /admin/* need one."),
+    StringKey<&Settings::auth_tokens_file, true>("auth_tokens_file", "FILE",
+                                                 "File of bearer tokens, one NAME:SECRET a line."),
+    BoolKey<&Settings::auth_classify>("auth_classify",
+                                      "Also require a bearer token for /classify."),
+    UnsignedKey<&Settings::max_in_flight, 1, 1000000>(
+        "max_in_flight", "N", "Requests handled at once; more get 503 at once."),
+    Key{.name = "train_rate_limit",
+        .metavar = "PER_SECOND",
+        .help = "Training requests a second per token (a burst of one second's worth); 0 = none.",
+        .kind = Kind::kDouble,
+        .valid = "a finite number of at least 0",
+        .set =
+            [](Settings& s, const Value& v) {
+              const double x = std::get<double>(v);
+              if (!std::isfinite(x) || x < 0) return false;
+              s.train_rate_limit = x;
+              return true;
+            },
+        .format = [](const Settings& s) { return FormatDouble(s.train_rate_limit); }},
+    ChoiceKey<&Settings::log_level, kLogLevels>(
+        "log_level", "LEVEL", "debug, info, warning or error",
+        "Log events of this level and above; debug adds a line per request."),
+    ChoiceKey<&Settings::log_format, kLogFormats>("log_format", "FORMAT", "logfmt or json",
+                                                  "Log lines as logfmt or as JSON objects."),
+    Key{.name = "cluster_redis",
+        .metavar = "HOST:PORT",
+        .help = "Redis of cluster mode: training goes through its stream; \"\" = standalone.",
+        .kind = Kind::kString,
+        .valid = "\"\" or HOST:PORT with a port from 1 to 65535",
+        .set = &SetClusterRedis,
+        .format = [](const Settings& s) { return QuoteToml(s.cluster_redis); }},
+    StringKey<&Settings::cluster_stream, false>(
+        "cluster_stream", "KEY", "Redis key of the training stream shared by the daemons."),
+    StringKey<&Settings::cluster_name, true>(
+        "cluster_name", "NAME", "This daemon's name in the cluster; \"\" = hostname:port."),
+    BoolKey<&Settings::cluster_wait_applied>(
+        "cluster_wait_applied",
+        "Answer /train and /forget once applied here (else once Redis has them)."),
+    UnsignedKey<&Settings::cluster_retention_seconds, 60, 31536000>(
+        "cluster_retention_seconds", "SECONDS",
+        "Stream entries are kept at least this long; a checkpoint younger than this can join."),
 };
 
 std::string Valid(const Key& key) {
@@ -657,6 +762,7 @@ std::string HelpText() {
   const Settings defaults;
   std::string text =
       "Usage: nbspamd [--config FILE] [--KEY VALUE]...\n"
+      "       nbspamd check [--repair] [--config FILE] [--KEY VALUE]...\n"
       "       nbspamd --help | --version\n"
       "\n"
       "nbspamd is a naive-Bayes spam-filter HTTP daemon.\n"

@@ -30,6 +30,19 @@
 //   boolean_counts            bool
 //   header_tokens             bool
 //   word_bigrams              bool
+//   backup_dir                non-empty path
+//   auth_tokens               any string; its items are checked by ParseAuthTokens
+//   auth_tokens_file          a path or ""
+//   auth_classify             bool
+//   max_in_flight             1..1000000
+//   train_rate_limit          finite, >= 0
+//   log_level                 debug, info, warning or error
+//   log_format                logfmt or json
+//   cluster_redis             "" or HOST:PORT of Redis (cluster mode)
+//   cluster_stream            non-empty Redis key
+//   cluster_name              any string ("" = hostname:port)
+//   cluster_wait_applied      bool
+//   cluster_retention_seconds 60..31536000
 //
 // In TOML, integers are accepted for integer keys, integers or floats for alpha and
 // spam_threshold, booleans for booleans and strings for listen and data_dir. In the environment
@@ -92,6 +105,36 @@ struct Settings {
   bool header_tokens = true;
   // Also make a token of each pair of consecutive words.
   bool word_bigrams = false;
+  // Where POST /admin/backup writes its checkpoints (created when needed).
+  std::string backup_dir = "backups";
+  // Bearer tokens, "NAME:SECRET" items separated by commas (config/auth_tokens.h). With any
+  // token configured, here or in auth_tokens_file, /train, /forget and /admin/* need one.
+  std::string auth_tokens;
+  // A file of bearer tokens, one "NAME:SECRET" a line ("" = none).
+  std::string auth_tokens_file;
+  // Also require a token for /classify.
+  bool auth_classify = false;
+  // Requests being handled at once beyond which new ones get 503 at once.
+  unsigned max_in_flight = 512;
+  // /train and /forget requests a second per source (token name); beyond it 429. 0 = no limit.
+  double train_rate_limit = 0;
+  // Log events of this level and above: "debug" (adds a line per request), "info", "warning",
+  // "error".
+  std::string log_level = "info";
+  // "logfmt" or "json".
+  std::string log_format = "logfmt";
+  // Cluster mode (server/cluster.h, docs/SCALING.md): "" runs standalone; HOST:PORT of a Redis
+  // server makes training go through the Redis Stream `cluster_stream`, shared by every daemon.
+  std::string cluster_redis;
+  std::string cluster_redis_host;  // Parsed from cluster_redis.
+  std::uint16_t cluster_redis_port = 0;
+  std::string cluster_stream = "nbspamd:training";
+  // This daemon's name among the others; "" = the host name and the listening port.
+  std::string cluster_name;
+  // Answer /train and /forget once this daemon has applied the change (else once Redis has it).
+  bool cluster_wait_applied = true;
+  // Stream entries are kept at least this long (a checkpoint younger than this can join).
+  unsigned cluster_retention_seconds = 24 * 3600;
 
   friend bool operator==(const Settings&, const Settings&) = default;
 };

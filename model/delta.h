@@ -11,11 +11,21 @@
 
 namespace nbspamd::model {
 
+// Who had a message learned, and when: kept with its ledger record, so that an administrator
+// can list, and roll back, what one source trained in a time window.
+struct LearnOrigin {
+  std::string source;           // The bearer token's name; "" when training needs no token.
+  std::int64_t learned_at = 0;  // Unix time, seconds.
+
+  friend bool operator==(const LearnOrigin&, const LearnOrigin&) = default;
+};
+
 // What the training ledger holds for one learned message: its class and exactly the token
-// counts that were added, so that forgetting it removes exactly those.
+// counts that were added, so that forgetting it removes exactly those; and its origin.
 struct LedgerEntry {
   std::string label;
   std::vector<BagEntry> tokens;  // Sorted by hash, each once.
+  LearnOrigin origin;
 
   friend bool operator==(const LedgerEntry&, const LedgerEntry&) = default;
 };
@@ -47,7 +57,9 @@ struct Delta {
   std::vector<DocumentCountChange> document_changes;
   std::string ledger_id;                    // The message id whose ledger record changes.
   std::optional<LedgerEntry> ledger_entry;  // The new record, or nullopt to erase it.
-  std::string stream_position;              // Replication position stored with it; "" for none.
+  // The origin of the record that ledger_entry replaces or erases; nullopt for a new id.
+  std::optional<LearnOrigin> replaced_origin;
+  std::string stream_position;  // Replication position stored with it; "" for none.
 
   friend bool operator==(const Delta&, const Delta&) = default;
 };

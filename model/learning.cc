@@ -37,7 +37,8 @@ std::string_view LearnStatusName(LearnStatus status) {
 }
 
 LearnPlan PlanLearn(std::string_view id, std::string_view label, const TokenBag& bag,
-                    const std::optional<LedgerEntry>& learned, const ModelStats& stats) {
+                    const std::optional<LedgerEntry>& learned, const ModelStats& stats,
+                    LearnOrigin origin) {
   assert(!label.empty());
   LearnPlan plan;
   if (learned && learned->label == label) return plan;  // kUnchanged.
@@ -47,8 +48,9 @@ LearnPlan PlanLearn(std::string_view id, std::string_view label, const TokenBag&
     const auto old_class = stats.FindClass(learned->label);
     assert(old_class.has_value());
     AddRecord(*learned, static_cast<std::uint32_t>(*old_class), -1, delta);
+    delta.replaced_origin = learned->origin;
   }
-  LedgerEntry record{std::string(label), bag.entries};
+  LedgerEntry record{std::string(label), bag.entries, std::move(origin)};
   AddRecord(record, ClassIndex(label, stats, delta), +1, delta);
   delta.ledger_id = std::string(id);
   delta.ledger_entry = std::move(record);
@@ -62,6 +64,7 @@ Delta PlanForget(std::string_view id, const LedgerEntry& learned, const ModelSta
   assert(class_index.has_value());
   AddRecord(learned, static_cast<std::uint32_t>(*class_index), -1, delta);
   delta.ledger_id = std::string(id);
+  delta.replaced_origin = learned.origin;
   return delta;
 }
 

@@ -33,11 +33,12 @@ struct LearnPlan {
 };
 
 // Plans learning `bag` as class `label` under message id `id`. `learned` is the ledger's record
-// for `id`, if any. A label that names no class yet creates it.
+// for `id`, if any. A label that names no class yet creates it. A new record gets `origin`; an
+// unchanged one keeps its own.
 // REQUIRES: label is not empty, `stats` is the model state the delta will be applied to.
 [[nodiscard]] LearnPlan PlanLearn(std::string_view id, std::string_view label, const TokenBag& bag,
                                   const std::optional<LedgerEntry>& learned,
-                                  const ModelStats& stats);
+                                  const ModelStats& stats, LearnOrigin origin = {});
 
 // Plans forgetting the message `id`, whose ledger record is `learned`: removes exactly the
 // counts that learning it added, and the record.

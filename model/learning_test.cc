@@ -32,16 +32,19 @@ TEST(LearningTest, NewIdIsLearned) {
 }
 
 TEST(LearningTest, SameIdSameLabelIsUnchanged) {
-  const LedgerEntry learned{"spam", {{1, 1}}};
+  const LedgerEntry learned{"spam", {{1, 1}}, {}};
   const LearnPlan plan = PlanLearn("m1", "spam", Bag({{2, 1}}), learned, TwoClasses());
   EXPECT_EQ(plan.status, LearnStatus::kUnchanged);
   EXPECT_EQ(plan.delta, Delta{});
 }
 
 TEST(LearningTest, OtherLabelMovesTheLearnedCounts) {
-  const LedgerEntry learned{"spam", {{1, 3}}};
-  const LearnPlan plan = PlanLearn("m1", "ham", Bag({{1, 3}}), learned, TwoClasses());
+  const LedgerEntry learned{"spam", {{1, 3}}, {"mx1", 100}};
+  const LearnPlan plan =
+      PlanLearn("m1", "ham", Bag({{1, 3}}), learned, TwoClasses(), {"feedback", 200});
   EXPECT_EQ(plan.status, LearnStatus::kRelearned);
+  EXPECT_EQ(plan.delta.replaced_origin, (LearnOrigin{"mx1", 100}));
+  EXPECT_EQ(plan.delta.ledger_entry->origin, (LearnOrigin{"feedback", 200}));
   const std::vector<TokenCountChange> expected{{1, 0, -3}, {1, 1, 3}};
   EXPECT_EQ(plan.delta.token_changes, expected);
   const std::vector<DocumentCountChange> documents{{0, -1}, {1, 1}};
@@ -56,8 +59,9 @@ TEST(LearningTest, NewLabelCreatesAClass) {
 }
 
 TEST(LearningTest, ForgetRemovesExactlyTheRecordedCounts) {
-  const LedgerEntry learned{"ham", {{1, 2}, {8, 1}}};
+  const LedgerEntry learned{"ham", {{1, 2}, {8, 1}}, {"mx1", 5}};
   const Delta delta = PlanForget("m1", learned, TwoClasses());
+  EXPECT_EQ(delta.replaced_origin, (LearnOrigin{"mx1", 5}));
   const std::vector<TokenCountChange> expected{{1, 1, -2}, {8, 1, -1}};
   EXPECT_EQ(delta.token_changes, expected);
   EXPECT_EQ(delta.document_changes, (std::vector<DocumentCountChange>{{1, -1}}));

@@ -3,8 +3,10 @@
 #include <boost/beast/http/field.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
+#include <string>
 
 #include "server/log.h"
+#include "tokenizer/charset.h"
 
 namespace nbspamd::server {
 
@@ -18,6 +20,10 @@ http::status HttpStatusOf(ErrorCode code) {
       return http::status::not_found;
     case ErrorCode::kFailedPrecondition:
       return http::status::conflict;
+    case ErrorCode::kUnauthenticated:
+      return http::status::unauthorized;
+    case ErrorCode::kPermissionDenied:
+      return http::status::forbidden;
     case ErrorCode::kResourceExhausted:
       return http::status::payload_too_large;
     case ErrorCode::kUnavailable:
@@ -34,7 +40,8 @@ Response ErrorResponse(http::status status, std::string_view code, std::string_v
                        unsigned version) {
   boost::json::object detail;
   detail["code"] = code;
-  detail["message"] = message;
+  // Messages quote what the client sent (a query key, an id), and JSON text must be UTF-8.
+  detail["message"] = tokenizer::ReplaceInvalidUtf8(message);
   boost::json::object body;
   body["error"] = std::move(detail);
   Response response(status, version);

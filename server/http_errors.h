@@ -15,7 +15,8 @@ namespace nbspamd::server {
 using Request = boost::beast::http::request<boost::beast::http::string_body>;
 using Response = boost::beast::http::response<boost::beast::http::string_body>;
 
-// 400 kInvalidArgument, 404 kNotFound, 409 kFailedPrecondition, 413 kResourceExhausted,
+// 400 kInvalidArgument, 401 kUnauthenticated, 403 kPermissionDenied, 404 kNotFound,
+// 409 kFailedPrecondition, 413 kResourceExhausted,
 // 503 kUnavailable, 500 kDataLoss and kInternal (faults of the server, never of the request).
 [[nodiscard]] boost::beast::http::status HttpStatusOf(ErrorCode code);
 

@@ -1,10 +1,14 @@
 #include "server/http_session.h"
 
+#include <algorithm>
+#include <atomic>
 #include <boost/asio/dispatch.hpp>
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
+#include <cstdio>
+#include <random>
 
 #include "server/log.h"
 
@@ -13,6 +17,29 @@ namespace nbspamd::server {
 namespace beast = boost::beast;
 namespace http = beast::http;
 namespace net = boost::asio;
+
+namespace {
+
+// A client's X-Request-Id is kept when it is 1 to 64 characters of A-Z a-z 0-9 . _ -.
+bool IsUsableRequestId(std::string_view id) {
+  if (id.empty() || id.size() > 64) return false;
+  return std::ranges::all_of(id, [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-';
+  });
+}
+
+// A new request id: a random prefix chosen once per process, and a counter.
+std::string NewRequestId() {
+  static const std::uint64_t prefix = std::random_device{}() & 0xffffffu;
+  static std::atomic<std::uint64_t> counter = 0;
+  char id[32];
+  std::snprintf(id, sizeof id, "%06llx%010llx", static_cast<unsigned long long>(prefix),
+                static_cast<unsigned long long>(counter.fetch_add(1, std::memory_order_relaxed)));
+  return id;
+}
+
+}  // namespace
 
 HttpSession::HttpSession(net::ip::tcp::socket&& socket, const Router& router,
                          const HttpLimits& limits, SessionRegistry& registry)
@@ -50,6 +77,7 @@ void HttpSession::DoReadHeader() {
 void HttpSession::OnReadHeader(beast::error_code ec) {
   if (ec) return OnReadError(ec);
   in_flight_ = true;
+  BeginRequest();
   const auto& request = parser_->get();
   if (const auto length = parser_->content_length(); length && *length > limits_.max_body_bytes) {
     unread_input_ = true;
@@ -72,6 +100,24 @@ void HttpSession::OnReadHeader(beast::error_code ec) {
                              });
   }
   DoReadBody();
+}
+
+void HttpSession::BeginRequest() {
+  started_ = std::chrono::steady_clock::now();
+  endpoint_ = Endpoint::kOther;
+  method_.clear();
+  request_id_.clear();
+  // What the parser got of the header: all of it, or the start line and fields before an error
+  // such as a body over the limit (nothing, for a malformed start line).
+  auto& request = parser_->get();
+  if (!request.target().empty()) {
+    endpoint_ = EndpointOf(request.target());
+    method_ = std::string(request.method_string());
+    const std::string_view client_id = request["X-Request-Id"];
+    if (IsUsableRequestId(client_id)) request_id_ = std::string(client_id);
+  }
+  if (request_id_.empty()) request_id_ = NewRequestId();
+  request.set("X-Request-Id", request_id_);  // The router's log lines can name it.
 }
 
 void HttpSession::DoReadBody() {
@@ -103,6 +149,7 @@ void HttpSession::OnReadError(beast::error_code ec) {
   }
   in_flight_ = true;
   unread_input_ = true;  // The rest of this request was not read.
+  BeginRequest();
   if (ec == http::error::body_limit) {
     return DoWrite(ErrorResponse(http::status::payload_too_large, "payload_too_large",
                                  "the body is larger than the limit of " +
@@ -124,6 +171,20 @@ void HttpSession::OnReadError(beast::error_code ec) {
 void HttpSession::DoWrite(Response response, bool close) {
   close = close || shutting_down_;
   response.keep_alive(!close);
+  response.set("X-Request-Id", request_id_);
+  const auto latency = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::steady_clock::now() - started_);
+  router_.metrics().RecordResponse(endpoint_, response.result_int(), latency);
+  if (LogEnabled(LogLevel::kDebug) || response.result_int() >= 500) {
+    const std::string status = std::to_string(response.result_int());
+    const std::string micros = std::to_string(latency.count());
+    Log(response.result_int() >= 500 ? LogLevel::kError : LogLevel::kDebug, "request",
+        {{"request_id", request_id_},
+         {"method", method_},
+         {"endpoint", EndpointName(endpoint_)},
+         {"status", status},
+         {"micros", micros}});
+  }
   auto shared = std::make_shared<Response>(std::move(response));
   pending_write_ = shared;
   stream_.expires_after(limits_.idle_timeout);

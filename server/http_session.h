@@ -9,11 +9,14 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
+#include <chrono>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "server/http_errors.h"
 #include "server/http_limits.h"
+#include "server/metrics.h"
 #include "server/router.h"
 #include "server/session_registry.h"
 
@@ -38,6 +41,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void DoReadBody();
   void OnReadBody(boost::beast::error_code ec);
   void OnReadError(boost::beast::error_code ec);
+  // Notes the request whose header has arrived (or failed): its endpoint, start and id.
+  void BeginRequest();
   void DoWrite(Response response, bool close);
   void OnWrite(bool close, boost::beast::error_code ec);
   void DoClose();
@@ -51,6 +56,11 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   const HttpLimits& limits_;
   SessionRegistry& registry_;
   bool in_flight_ = false;  // A request has arrived and its response is not yet written.
+  // The request in flight, for its response's metrics, log line and X-Request-Id.
+  Endpoint endpoint_ = Endpoint::kOther;
+  std::chrono::steady_clock::time_point started_;
+  std::string request_id_;
+  std::string method_;
   bool shutting_down_ = false;
   bool unread_input_ = false;  // The client may still be sending a request we answered early.
 };

@@ -1,19 +1,30 @@
 // nbspamd: the spam-filtering HTTP daemon. Reads its settings (defaults, TOML file, NBSPAMD_*
 // environment, flags), opens the model, serves until SIGTERM or SIGINT, then closes the model.
 //
+//   nbspamd [FLAGS]                    serve
+//   nbspamd check [--repair] [FLAGS]   verify the model in the data folder offline (and repair)
+//
 // Exit status: 0 after a clean shutdown, 1 for a start-up error (bad settings, data folder, or
-// listen address), 2 for a bad command line.
+// listen address), 2 for a bad command line. `check`: 0 when the model is consistent (or was
+// repaired), 1 when it cannot be read, 2 for a bad command line, 3 when it is inconsistent.
+#include <unistd.h>
+
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "config/auth_tokens.h"
 #include "config/settings.h"
 #include "server/log.h"
 #include "server/server.h"
 #include "server/spam_filter.h"
+#include "server/version.h"
+#include "storage/model_check.h"
 #include "storage/rocksdb_store.h"
 
 extern char** environ;
@@ -21,13 +32,77 @@ extern char** environ;
 namespace nbspamd {
 namespace {
 
-constexpr char kVersion[] = "nbspamd 0.1.0";
-
-int Run(int argc, char** argv) {
+std::vector<std::string> Environment() {
   std::vector<std::string> environment;
   for (char** variable = environ; *variable != nullptr; ++variable) {
     environment.emplace_back(*variable);
   }
+  return environment;
+}
+
+void PrintReport(const storage::CheckReport& report) {
+  for (const model::ClassStats& c : report.stats.classes) {
+    std::printf("class %s: %llu documents, %llu tokens\n", c.label.c_str(),
+                static_cast<unsigned long long>(c.documents),
+                static_cast<unsigned long long>(c.tokens));
+  }
+  std::printf("vocabulary: %llu; token records: %llu; ledger records: %llu\n",
+              static_cast<unsigned long long>(report.stats.vocabulary_size),
+              static_cast<unsigned long long>(report.token_records),
+              static_cast<unsigned long long>(report.ledger_records));
+  for (const std::string& problem : report.problems) std::printf("problem: %s\n", problem.c_str());
+}
+
+// `nbspamd check [--repair] [FLAGS]`: the data folder comes from the settings, as when serving.
+int Check(int argc, char** argv) {
+  bool repair = false;
+  std::vector<const char*> args = {argv[0]};
+  for (int i = 2; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--repair") {
+      repair = true;
+    } else {
+      args.push_back(argv[i]);
+    }
+  }
+  const std::vector<std::string> environment = Environment();
+  auto loaded = config::LoadSettings(args, environment);
+  if (!loaded) {
+    std::fprintf(stderr, "nbspamd check: %s\n", loaded.error().message.c_str());
+    return 2;
+  }
+  if (loaded->action != config::LoadResult::Action::kRun) {
+    std::puts(
+        "usage: nbspamd check [--repair] [--data-dir DIR | --config FILE]\n"
+        "Checks that the model in the data folder is consistent: token counts, class totals,\n"
+        "|V| and document counts agree with the training ledger. --repair rebuilds the counts\n"
+        "from the ledger (stop the daemon first). Exit status: 0 consistent or repaired,\n"
+        "1 unreadable, 2 bad command line, 3 inconsistent.");
+    return 0;
+  }
+  const std::string& path = loaded->settings.data_dir;
+  auto report = repair ? storage::RepairModel(path) : storage::CheckModel(path);
+  if (!report) {
+    std::fprintf(stderr, "nbspamd check: %s\n", report.error().message.c_str());
+    return 1;
+  }
+  PrintReport(*report);
+  if (!report->ok()) {
+    std::printf("%s: inconsistent; 'nbspamd check --repair' rebuilds it from the ledger\n",
+                path.c_str());
+    return 3;
+  }
+  std::printf("%s: %s\n", path.c_str(), repair ? "consistent (repaired if needed)" : "consistent");
+  return 0;
+}
+
+// True for addresses only this machine reaches.
+bool IsLoopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.starts_with("127.");
+}
+
+int Run(int argc, char** argv) {
+  if (argc > 1 && std::string_view(argv[1]) == "check") return Check(argc, argv);
+  const std::vector<std::string> environment = Environment();
   auto loaded = config::LoadSettings(std::span<const char* const>(argv, argc), environment);
   if (!loaded) {
     std::fprintf(stderr, "nbspamd: %s\nTry 'nbspamd --help'.\n", loaded.error().message.c_str());
@@ -38,11 +113,38 @@ int Run(int argc, char** argv) {
     return 0;
   }
   if (loaded->action == config::LoadResult::Action::kVersion) {
-    std::puts(kVersion);
+    std::printf("nbspamd %s\n", kVersion);
     return 0;
   }
   const config::Settings& settings = loaded->settings;
+  // LoadSettings accepted only valid names.
+  server::ConfigureLog(
+      server::ParseLogLevel(settings.log_level).value_or(server::LogLevel::kInfo),
+      server::ParseLogFormat(settings.log_format).value_or(server::LogFormat::kLogfmt));
+  auto tokens = config::LoadAuthTokens(settings);
+  if (!tokens) {
+    std::fprintf(stderr, "nbspamd: %s\n", tokens.error().message.c_str());
+    return 2;
+  }
+  if (tokens->empty() && !IsLoopback(settings.listen_host)) {
+    server::LogWarning("WARNING: listening on " + settings.listen_host +
+                       " with no auth_tokens: anyone who reaches this port can train and "
+                       "forget, and so poison the model. Configure auth_tokens or bind loopback.");
+  }
 
+  // SIGTERM and SIGINT go to the server's I/O threads only (Server::Run unblocks them there):
+  // blocked here, before the model's threads (the training writer, RocksDB's) start, so those
+  // inherit the block. A signal that comes before Run waits, pending, until Run takes it.
+  sigset_t termination;
+  sigemptyset(&termination);
+  sigaddset(&termination, SIGTERM);
+  sigaddset(&termination, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &termination, nullptr);
+
+  // Declared before the model, so destroyed after it is closed: from Server::Create on, the server
+  // handles SIGTERM and SIGINT (a further one only ends the drain early), so no signal can cut
+  // the closing of the model short.
+  std::unique_ptr<server::Server> server;
   auto store = storage::RocksdbStore::Open(settings.data_dir);
   if (!store) {
     std::fprintf(stderr, "nbspamd: %s\n", store.error().message.c_str());
@@ -67,22 +169,46 @@ int Run(int argc, char** argv) {
   server_options.limits.max_header_bytes = settings.max_header_bytes;
   server_options.limits.idle_timeout = std::chrono::seconds(settings.idle_timeout_seconds);
   server_options.shutdown_timeout = std::chrono::seconds(settings.shutdown_timeout_seconds);
-  auto server = server::Server::Create(filter, server_options);
-  if (!server) {
-    std::fprintf(stderr, "nbspamd: %s\n", server.error().message.c_str());
+  server_options.router.authenticator = server::Authenticator(std::move(*tokens));
+  server_options.router.auth_classify = settings.auth_classify;
+  server_options.router.max_in_flight = settings.max_in_flight;
+  server_options.router.backup_dir = settings.backup_dir;
+  server_options.router.train_rate_limit = settings.train_rate_limit;
+  auto created = server::Server::Create(filter, server_options);
+  if (!created) {
+    std::fprintf(stderr, "nbspamd: %s\n", created.error().message.c_str());
     return 1;
+  }
+  server = std::move(*created);
+  if (!settings.cluster_redis.empty()) {
+    server::ClusterOptions cluster;
+    cluster.redis_host = settings.cluster_redis_host;
+    cluster.redis_port = settings.cluster_redis_port;
+    cluster.stream = settings.cluster_stream;
+    cluster.name = settings.cluster_name;
+    if (cluster.name.empty()) {
+      char host[256] = {};
+      if (gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "nbspamd");
+      cluster.name = std::string(host) + ":" + std::to_string(server->LocalEndpoint().port());
+    }
+    cluster.wait_applied = settings.cluster_wait_applied;
+    cluster.retention = std::chrono::seconds(settings.cluster_retention_seconds);
+    if (auto joined = filter.EnableCluster(std::move(cluster)); !joined) {
+      std::fprintf(stderr, "nbspamd: %s\n", joined.error().message.c_str());
+      return 1;
+    }
+    server::LogInfo(
+        "cluster mode: training through the Redis stream '" + settings.cluster_stream + "' at " +
+        settings.cluster_redis + ", from position " +
+        (filter.Cluster()->applied.empty() ? std::string("0-0") : filter.Cluster()->applied));
   }
   const auto stats = filter.Stats();
   server::LogInfo("model in " + settings.data_dir + ": " + std::to_string(stats->TotalDocuments()) +
                   " documents, " + std::to_string(stats->vocabulary_size) + " distinct tokens");
-  std::printf("listening on %s\n", server::FormatEndpoint((*server)->LocalEndpoint()).c_str());
+  std::printf("listening on %s\n", server::FormatEndpoint(server->LocalEndpoint()).c_str());
   std::fflush(stdout);
 
-  (*server)->Run();
-  // Serving has stopped and the signal handlers are gone: a further SIGTERM or SIGINT must not
-  // cut the closing of the model short.
-  std::signal(SIGTERM, SIG_IGN);
-  std::signal(SIGINT, SIG_IGN);
+  server->Run();
   // Every connection is closed: finish the training requests still queued (their completions
   // post into the server's stopped I/O context, which must still exist), then close the model.
   filter.StopTraining();

@@ -6,13 +6,18 @@
 #include <boost/url/url_view.hpp>
 #include <charconv>
 #include <cmath>
+#include <ctime>
+#include <filesystem>
 #include <future>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
 #include <utility>
 
 #include "model/classifier.h"
+#include "server/log.h"
+#include "server/version.h"
 
 namespace nbspamd::server {
 namespace {
@@ -21,6 +26,7 @@ namespace http = boost::beast::http;
 namespace json = boost::json;
 
 constexpr std::size_t kMaxExplain = 1000;
+constexpr std::size_t kMaxAdminLimit = 100000;
 
 // A request whose parameters and body have been read: the raw message, or the fields of a JSON
 // body, plus the query parameters.
@@ -92,12 +98,57 @@ void Deliver(Respond& respond, unsigned version, Build build) noexcept {
   respond(std::move(response));
 }
 
+// Counts a training outcome for its source, and feedback when the message was classified
+// before. Runs on the training writer's thread: quick, no I/O.
+void RecordTraining(Metrics& metrics, VerdictMemory& verdicts, const std::string& source,
+                    const std::expected<TrainOutcome, nbspamd::Error>& outcome) {
+  if (!outcome) return metrics.RecordTraining(source, TrainingEvent::kFailed);
+  if (outcome->queued) return;  // Not applied here yet: its outcome is not known.
+  static constexpr TrainingEvent kEvents[] = {TrainingEvent::kLearned, TrainingEvent::kRelearned,
+                                              TrainingEvent::kUnchanged};
+  metrics.RecordTraining(source, kEvents[static_cast<int>(outcome->status)]);
+  if (outcome->label != "spam" && outcome->label != "ham") return;
+  const std::optional<bool> was_spam = verdicts.Take(outcome->id);
+  if (!was_spam) return;
+  const bool is_spam = outcome->label == "spam";
+  metrics.RecordFeedback(*was_spam == is_spam ? Feedback::kAgreed
+                         : *was_spam          ? Feedback::kFalsePositive
+                                              : Feedback::kFalseNegative);
+}
+
+// Who may call an endpoint when bearer tokens are configured.
+enum class Guard {
+  kOpen,      // Anyone.
+  kClassify,  // Anyone, unless auth_classify.
+  kToken,     // A token holder.
+};
+
+// "backups/nbspamd-20261123T104501Z": a new folder name for a backup made now.
+std::string BackupPath(const std::string& backup_dir, int attempt) {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &utc);
+  std::string name = "nbspamd-";
+  name.append(stamp);
+  if (attempt > 0) name.append("-").append(std::to_string(attempt + 1));
+  return (std::filesystem::path(backup_dir) / name).string();
+}
+
 // Answers one request. An endpoint returns its response, or nullopt when it has passed
 // `respond_` on to the training writer, which answers later.
 class Handler {
  public:
-  Handler(SpamFilter& filter, const Request& request, std::optional<Respond>& respond)
-      : filter_(filter), request_(request), respond_(respond) {}
+  Handler(SpamFilter& filter, const RouterOptions& options, RateLimiter& limiter, Metrics& metrics,
+          VerdictMemory& verdicts, const Request& request, std::optional<Respond>& respond)
+      : filter_(filter),
+        options_(options),
+        limiter_(limiter),
+        metrics_(metrics),
+        verdicts_(verdicts),
+        request_(request),
+        respond_(respond) {}
 
   std::optional<Response> Run() {
     auto url = boost::urls::parse_origin_form(request_.target());
@@ -110,13 +161,19 @@ class Handler {
       http::verb method;
       std::optional<Response> (Handler::*handle)(const Input&);
       bool takes_body;
+      Guard guard;
+      bool rate_limited;  // Counts against the source's training rate.
     };
     static constexpr Route kRoutes[] = {
-        {"/classify", http::verb::post, &Handler::Classify, true},
-        {"/train", http::verb::post, &Handler::Train, true},
-        {"/forget", http::verb::post, &Handler::Forget, true},
-        {"/stats", http::verb::get, &Handler::Stats, false},
-        {"/healthz", http::verb::get, &Handler::Health, false},
+        {"/classify", http::verb::post, &Handler::Classify, true, Guard::kClassify, false},
+        {"/train", http::verb::post, &Handler::Train, true, Guard::kToken, true},
+        {"/forget", http::verb::post, &Handler::Forget, true, Guard::kToken, true},
+        {"/admin/backup", http::verb::post, &Handler::Backup, false, Guard::kToken, false},
+        {"/admin/learned", http::verb::get, &Handler::Learned, false, Guard::kToken, false},
+        {"/admin/rollback", http::verb::post, &Handler::Rollback, false, Guard::kToken, false},
+        {"/stats", http::verb::get, &Handler::Stats, false, Guard::kOpen, false},
+        {"/healthz", http::verb::get, &Handler::Health, false, Guard::kOpen, false},
+        {"/metrics", http::verb::get, &Handler::MetricsText, false, Guard::kOpen, false},
     };
     for (const Route& route : kRoutes) {
       if (path != route.path) continue;
@@ -125,6 +182,25 @@ class Handler {
             Error(http::status::method_not_allowed, "method_not_allowed",
                   std::string(path) + " takes " + std::string(http::to_string(route.method)));
         response.set(http::field::allow, http::to_string(route.method));
+        return response;
+      }
+      const bool guarded = route.guard == Guard::kToken ||
+                           (route.guard == Guard::kClassify && options_.auth_classify);
+      if (guarded && options_.authenticator.enabled()) {
+        auto source = options_.authenticator.Authenticate(request_[http::field::authorization]);
+        if (!source) {
+          Response response = Error(source.error());
+          if (source.error().code == ErrorCode::kUnauthenticated) {
+            response.set(http::field::www_authenticate, "Bearer");
+          }
+          return response;
+        }
+        source_ = std::move(*source);
+      }
+      if (route.rate_limited && !limiter_.Allow(source_, RateLimiter::Clock::now())) {
+        Response response = Error(http::status::too_many_requests, "rate_limited",
+                                  "this source trains faster than train_rate_limit allows");
+        response.set(http::field::retry_after, "1");
         return response;
       }
       Input input;
@@ -217,7 +293,8 @@ class Handler {
   }
 
   std::optional<Response> Classify(const Input& input) {
-    if (auto rejected = RejectUnknown(input, {"explain"}, {"text", "explain"})) return *rejected;
+    if (auto rejected = RejectUnknown(input, {"explain", "id"}, {"text", "explain", "id"}))
+      return *rejected;
     std::size_t explain = 0;
     if (const json::value* value = input.fields.if_contains("explain")) {
       if (!value->is_int64() && !value->is_uint64()) {
@@ -232,11 +309,21 @@ class Handler {
       if (!parsed) return Error(parsed.error());
       explain = *parsed;
     }
+    auto id = Parameter(input, "id");
+    if (!id) return Error(id.error());
+    if (*id) {
+      if (auto valid = SpamFilter::ValidateId(**id); !valid) return Error(valid.error());
+    }
     auto message = Message(input);
     if (!message) return Error(message.error());
     auto outcome = filter_.Classify(*message, explain);
     if (!outcome) return Error(outcome.error());
     const model::ClassifyResult& result = outcome->result;
+    metrics_.RecordVerdict(result.label_index);
+    // Remembered under the id a later /train of the same message will have.
+    if (result.SpamProbability()) {
+      verdicts_.Remember(*id ? **id : SpamFilter::ContentId(*message), result.label() == "spam");
+    }
 
     json::object body;
     body["label"] = result.label();
@@ -275,16 +362,19 @@ class Handler {
     auto message = Message(input);
     if (!message) return Error(message.error());
     filter_.TrainAsync(
-        *message, **label, *id,
-        [version = request_.version(),
+        *message, **label, *id, source_,
+        [&metrics = metrics_, &verdicts = verdicts_, version = request_.version(), source = source_,
          respond = TakeRespond()](std::expected<TrainOutcome, nbspamd::Error> outcome) mutable {
+          RecordTraining(metrics, verdicts, source, outcome);
           Deliver(respond, version, [&] {
             if (!outcome) return ErrorResponse(outcome.error(), version);
-            return JsonResponse(json::object{{"id", outcome->id},
-                                             {"label", outcome->label},
-                                             {"status", model::LearnStatusName(outcome->status)},
-                                             {"tokens", outcome->tokens}},
-                                version);
+            json::object body{{"id", outcome->id},
+                              {"label", outcome->label},
+                              {"status", outcome->queued ? std::string_view("queued")
+                                                         : model::LearnStatusName(outcome->status)},
+                              {"tokens", outcome->tokens}};
+            if (!outcome->stream_id.empty()) body["stream_id"] = outcome->stream_id;
+            return JsonResponse(body, version);
           });
         });
     return std::nullopt;
@@ -304,13 +394,21 @@ class Handler {
       }
       message = *body;
     }
-    ForgetDone done = [version = request_.version(), respond = TakeRespond()](
-                          std::expected<std::string, nbspamd::Error> forgotten) mutable {
-      Deliver(respond, version, [&] {
-        if (!forgotten) return ErrorResponse(forgotten.error(), version);
-        return JsonResponse(json::object{{"id", *forgotten}, {"status", "forgotten"}}, version);
-      });
-    };
+    ForgetDone done =
+        [&metrics = metrics_, version = request_.version(), source = source_,
+         respond = TakeRespond()](std::expected<ForgetOutcome, nbspamd::Error> forgotten) mutable {
+          if (!forgotten || !forgotten->queued) {
+            metrics.RecordTraining(source,
+                                   forgotten ? TrainingEvent::kForgotten : TrainingEvent::kFailed);
+          }
+          Deliver(respond, version, [&] {
+            if (!forgotten) return ErrorResponse(forgotten.error(), version);
+            json::object body{{"id", forgotten->id},
+                              {"status", forgotten->queued ? "queued" : "forgotten"}};
+            if (!forgotten->stream_id.empty()) body["stream_id"] = forgotten->stream_id;
+            return JsonResponse(body, version);
+          });
+        };
     if (message) {
       filter_.ForgetMessageAsync(*message, std::move(done));
     } else {
@@ -343,6 +441,119 @@ class Handler {
                         request_.version());
   }
 
+  std::optional<Response> Backup(const Input& input) {
+    if (auto rejected = RejectUnknown(input, {}, {})) return *rejected;
+    // A second backup in the same second gets the next free name.
+    constexpr int kAttempts = 100;
+    for (int attempt = 0; attempt < kAttempts; ++attempt) {
+      const std::string path = BackupPath(options_.backup_dir, attempt);
+      auto written = filter_.Backup(path);
+      if (written) {
+        LogInfo("model backed up to " + path);
+        return JsonResponse(json::object{{"path", path}, {"status", "created"}},
+                            request_.version());
+      }
+      if (written.error().code != ErrorCode::kInvalidArgument) {
+        LogError("backup to " + path + " failed: " + written.error().message);
+        return Error(written.error());
+      }
+    }
+    return Error(http::status::conflict, "failed_precondition",
+                 "too many backups in one second; try again");
+  }
+
+  // The source and time window of /admin/learned and /admin/rollback: ?source= (required; ""
+  // names training done without a token), ?since= and ?until= in Unix seconds (default: all
+  // time), ?limit= (1 to kMaxAdminLimit, default `default_limit`).
+  struct Selection {
+    std::string source;
+    std::int64_t since = 0;
+    std::int64_t until = std::numeric_limits<std::int64_t>::max();
+    std::size_t limit = 0;
+  };
+  std::expected<Selection, nbspamd::Error> Select(const Input& input,
+                                                  std::size_t default_limit) const {
+    Selection selection;
+    selection.limit = default_limit;
+    const auto source = input.query.find("source");
+    if (source == input.query.end()) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "give ?source=NAME (the token name; empty for training without a token)");
+    }
+    selection.source = source->second;
+    for (auto [name, value] : {std::pair{"since", &selection.since}, {"until", &selection.until}}) {
+      const auto it = input.query.find(name);
+      if (it == input.query.end()) continue;
+      const auto [end, error] =
+          std::from_chars(it->second.data(), it->second.data() + it->second.size(), *value);
+      if (error != std::errc() || end != it->second.data() + it->second.size() || *value < 0) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         std::string(name) + " must be a Unix time in seconds");
+      }
+    }
+    if (const auto it = input.query.find("limit"); it != input.query.end()) {
+      const auto [end, error] = std::from_chars(
+          it->second.data(), it->second.data() + it->second.size(), selection.limit);
+      if (error != std::errc() || end != it->second.data() + it->second.size() ||
+          selection.limit == 0 || selection.limit > kMaxAdminLimit) {
+        return MakeError(ErrorCode::kInvalidArgument, "limit must be a whole number from 1 to " +
+                                                          std::to_string(kMaxAdminLimit));
+      }
+    }
+    return selection;
+  }
+
+  std::optional<Response> Learned(const Input& input) {
+    if (auto rejected = RejectUnknown(input, {"source", "since", "until", "limit"}, {}))
+      return *rejected;
+    auto selection = Select(input, /*default_limit=*/1000);
+    if (!selection) return Error(selection.error());
+    auto listed = filter_.ListLearned(selection->source, selection->since, selection->until,
+                                      selection->limit);
+    if (!listed) return Error(listed.error());
+    json::array messages;
+    for (const storage::LearnedMessage& message : *listed) {
+      messages.push_back(json::object{{"id", message.id},
+                                      {"label", message.label},
+                                      {"source", message.origin.source},
+                                      {"learned_at", message.origin.learned_at}});
+    }
+    const std::size_t count = messages.size();
+    return JsonResponse(json::object{{"messages", std::move(messages)}, {"count", count}},
+                        request_.version());
+  }
+
+  std::optional<Response> Rollback(const Input& input) {
+    if (auto rejected = RejectUnknown(input, {"source", "since", "until", "limit"}, {}))
+      return *rejected;
+    auto selection = Select(input, /*default_limit=*/10000);
+    if (!selection) return Error(selection.error());
+    LogInfo("rolling back what source '" + selection->source + "' trained from " +
+            std::to_string(selection->since) + " to " + std::to_string(selection->until));
+    filter_.RollbackAsync(
+        selection->source, selection->since, selection->until, selection->limit,
+        [version = request_.version(), source = selection->source,
+         respond = TakeRespond()](std::expected<std::uint64_t, nbspamd::Error> forgotten) mutable {
+          Deliver(respond, version, [&] {
+            if (!forgotten) return ErrorResponse(forgotten.error(), version);
+            return JsonResponse(json::object{{"source", source}, {"forgotten", *forgotten}},
+                                version);
+          });
+        });
+    return std::nullopt;
+  }
+
+  std::optional<Response> MetricsText(const Input& input) {
+    if (auto rejected = RejectUnknown(input, {}, {})) return *rejected;
+    Response response(http::status::ok, request_.version());
+    response.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
+    const std::vector<storage::StorageProperty> storage = filter_.StorageProperties();
+    response.body() = metrics_.Render(*filter_.Stats(), storage, kVersion);
+    if (const auto cluster = filter_.Cluster()) response.body() += RenderClusterMetrics(*cluster);
+    response.prepare_payload();
+    return response;
+  }
+
   std::optional<Response> Health(const Input& input) {
     if (auto rejected = RejectUnknown(input, {}, {})) return *rejected;
     return JsonResponse(json::object{{"status", "ok"}}, request_.version());
@@ -352,6 +563,11 @@ class Handler {
   Respond TakeRespond() { return *std::exchange(respond_, std::nullopt); }
 
   SpamFilter& filter_;
+  const RouterOptions& options_;
+  RateLimiter& limiter_;
+  Metrics& metrics_;
+  VerdictMemory& verdicts_;
+  std::string source_;  // The bearer token's name; "" when none is needed.
   const Request& request_;
   std::optional<Respond>& respond_;  // Empty once an endpoint has taken it.
 };
@@ -359,11 +575,29 @@ class Handler {
 }  // namespace
 
 void Router::HandleAsync(const Request& request, Respond respond) const {
-  std::optional<Respond> pending(std::move(respond));
   const unsigned version = request.version();
+  // Admission: every request but /healthz counts until its response is handed over.
+  const bool counted = !request.target().starts_with("/healthz");
+  if (counted && in_flight_.fetch_add(1) >= options_.max_in_flight) {
+    in_flight_.fetch_sub(1);
+    Response response = ErrorResponse(http::status::service_unavailable, "overloaded",
+                                      "too many requests in flight; try again shortly", version);
+    response.set(http::field::retry_after, "1");
+    respond(std::move(response));
+    return;
+  }
+  std::optional<Respond> pending;
+  if (counted) {
+    pending.emplace([this, respond = std::move(respond)](Response response) mutable {
+      in_flight_.fetch_sub(1);
+      respond(std::move(response));
+    });
+  } else {
+    pending.emplace(std::move(respond));
+  }
   std::optional<Response> response;
   try {
-    response = Handler(filter_, request, pending).Run();
+    response = Handler(filter_, options_, limiter_, metrics_, verdicts_, request, pending).Run();
   } catch (const std::exception& e) {
     // A bug or an allocation failure: never let it escape into the session.
     response = ErrorResponse(nbspamd::Error{ErrorCode::kInternal, e.what()}, version);

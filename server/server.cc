@@ -3,6 +3,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <csignal>
 #include <thread>
 #include <vector>
 
@@ -20,7 +21,9 @@ std::string FormatEndpoint(const tcp::endpoint& endpoint) {
 }
 
 Server::Server(SpamFilter& filter, const ServerOptions& options)
-    : options_(options), router_(filter), context_(static_cast<int>(options.threads)) {}
+    : options_(options),
+      router_(filter, options.router),
+      context_(static_cast<int>(options.threads)) {}
 
 std::expected<std::unique_ptr<Server>, Error> Server::Create(SpamFilter& filter,
                                                              const ServerOptions& options) {
@@ -40,13 +43,24 @@ std::expected<std::unique_ptr<Server>, Error> Server::Create(SpamFilter& filter,
                                    server->options_.limits, server->registry_);
   if (!listener) return std::unexpected(listener.error());
   server->listener_ = std::move(*listener);
+  // Catch SIGTERM and SIGINT from now on: the caller announces that it listens once this
+  // returns, and a signal that comes before Run() must still mean a graceful stop (Asio keeps
+  // it until Run waits for it).
+  server->signals_.emplace(server->context_, SIGINT, SIGTERM);
   return server;
+}
+
+Server::~Server() {
+  // Removing the signal set restores the default actions (termination): ignore at once instead.
+  signals_.reset();
+  std::signal(SIGTERM, SIG_IGN);
+  std::signal(SIGINT, SIG_IGN);
 }
 
 tcp::endpoint Server::LocalEndpoint() const { return listener_->LocalEndpoint(); }
 
 void Server::Run() {
-  net::signal_set signals(context_, SIGINT, SIGTERM);
+  net::signal_set& signals = *signals_;
   net::steady_timer deadline(context_);
   signals.async_wait([&](const boost::system::error_code& ec, int signal) {
     if (ec) return;
@@ -77,9 +91,19 @@ void Server::Run() {
   });
   listener_->Run();
 
+  // The I/O threads take SIGTERM and SIGINT (Asio's handler runs on whichever thread the kernel
+  // picks), so that the caller may block them in every other thread.
+  sigset_t termination;
+  sigemptyset(&termination);
+  sigaddset(&termination, SIGTERM);
+  sigaddset(&termination, SIGINT);
+  const auto serve = [this, &termination] {
+    pthread_sigmask(SIG_UNBLOCK, &termination, nullptr);
+    context_.run();
+  };
   std::vector<std::thread> threads;
-  for (unsigned i = 1; i < options_.threads; ++i) threads.emplace_back([this] { context_.run(); });
-  context_.run();
+  for (unsigned i = 1; i < options_.threads; ++i) threads.emplace_back(serve);
+  serve();
   for (std::thread& thread : threads) thread.join();
 }
 

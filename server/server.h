@@ -6,9 +6,11 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/signal_set.hpp>
 #include <chrono>
 #include <expected>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/error.h"
@@ -27,6 +29,7 @@ struct ServerOptions {
   HttpLimits limits;
   // After a shutdown signal, connections still busy after this long are cut.
   std::chrono::seconds shutdown_timeout{30};
+  RouterOptions router;  // Authentication, admission and backups.
 };
 
 class Server {
@@ -40,8 +43,14 @@ class Server {
   [[nodiscard]] boost::asio::ip::tcp::endpoint LocalEndpoint() const;
 
   // Serves until SIGTERM or SIGINT and the drain that follows; returns when every connection is
-  // closed and every I/O thread has stopped.
+  // closed and every I/O thread has stopped. The calling thread and the I/O threads unblock
+  // SIGTERM and SIGINT, so a caller can keep them blocked in all its other threads.
   void Run();
+
+  // From Create until here, SIGTERM and SIGINT are the server's (a further one during the drain
+  // ends it early); from here on they are ignored, so that they cannot cut short what the
+  // process does after serving, such as closing the model.
+  ~Server();
 
  private:
   Server(SpamFilter& filter, const ServerOptions& options);
@@ -54,6 +63,7 @@ class Server {
   SessionRegistry registry_;
   boost::asio::io_context context_;
   std::shared_ptr<Listener> listener_;
+  std::optional<boost::asio::signal_set> signals_;  // From Create on.
 };
 
 // "127.0.0.1:7830", or "[::1]:7830" for IPv6.

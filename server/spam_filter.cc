@@ -3,9 +3,13 @@
 #include <xxhash.h>
 
 #include <cassert>
+#include <chrono>
 #include <cstdio>
 #include <exception>
 #include <future>
+#include <mutex>
+
+#include "tokenizer/charset.h"
 
 namespace nbspamd::server {
 namespace {
@@ -19,6 +23,11 @@ std::expected<void, Error> RequireMessage(std::string_view message) {
 }
 
 }  // namespace
+
+std::int64_t SystemUnixSeconds() {
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  return std::chrono::duration_cast<std::chrono::seconds>(now).count();
+}
 
 SpamFilter::SpamFilter(std::unique_ptr<storage::Store> store, SpamFilterOptions options)
     : store_(std::move(store)), options_(options), tokenizer_(options.tokenizer), writer_(*store_) {
@@ -38,13 +47,16 @@ std::expected<ClassifyOutcome, Error> SpamFilter::Classify(std::string_view mess
 }
 
 void SpamFilter::TrainAsync(std::string_view message, std::string_view label,
-                            std::optional<std::string_view> id, TrainDone done) {
+                            std::optional<std::string_view> id, std::string_view source,
+                            TrainDone done) {
   std::expected<void, Error> valid = RequireMessage(message);
   if (valid) valid = ValidateLabel(label);
   if (valid && id) valid = ValidateId(*id);
   if (!valid) return done(std::unexpected(std::move(valid.error())));
 
-  TrainOutcome outcome{id ? std::string(*id) : ContentId(message), std::string(label)};
+  TrainOutcome outcome;
+  outcome.id = id ? std::string(*id) : ContentId(message);
+  outcome.label = std::string(label);
   TokenBag bag;
   try {
     bag = tokenizer_.Tokenize(message);
@@ -52,7 +64,26 @@ void SpamFilter::TrainAsync(std::string_view message, std::string_view label,
     return done(MakeError(ErrorCode::kInternal, std::string("tokenizing failed: ") + e.what()));
   }
   outcome.tokens = bag.TotalCount();
-  LearnRequest request{outcome.id, outcome.label, std::move(bag)};
+  model::LearnOrigin origin{std::string(source), options_.clock()};
+  if (cluster_) {
+    StreamEvent event;
+    event.kind = StreamEvent::Kind::kLearn;
+    event.id = outcome.id;
+    event.label = outcome.label;
+    event.tokens = std::move(bag.entries);
+    event.origin = std::move(origin);
+    return cluster_->Submit(std::move(event),
+                            [outcome = std::move(outcome), done = std::move(done)](
+                                std::expected<Replicated, Error> replicated) mutable {
+                              if (!replicated)
+                                return done(std::unexpected(std::move(replicated.error())));
+                              outcome.stream_id = std::move(replicated->stream_id);
+                              outcome.queued = !replicated->status;
+                              if (replicated->status) outcome.status = *replicated->status;
+                              done(std::move(outcome));
+                            });
+  }
+  LearnRequest request{outcome.id, outcome.label, std::move(bag), std::move(origin)};
   writer_.Learn(std::move(request), [outcome = std::move(outcome), done = std::move(done)](
                                         std::expected<model::LearnStatus, Error> learned) mutable {
     if (!learned) return done(std::unexpected(std::move(learned.error())));
@@ -63,16 +94,80 @@ void SpamFilter::TrainAsync(std::string_view message, std::string_view label,
 
 void SpamFilter::ForgetIdAsync(std::string_view id, ForgetDone done) {
   if (auto ok = ValidateId(id); !ok) return done(std::unexpected(std::move(ok.error())));
+  if (cluster_) {
+    StreamEvent event;
+    event.kind = StreamEvent::Kind::kForget;
+    event.id = std::string(id);
+    return cluster_->Submit(
+        std::move(event), [id = std::string(id), done = std::move(done)](
+                              std::expected<Replicated, Error> replicated) mutable {
+          if (!replicated) return done(std::unexpected(std::move(replicated.error())));
+          done(ForgetOutcome{id, std::move(replicated->stream_id), !replicated->status});
+        });
+  }
   writer_.Forget(std::string(id), [id = std::string(id), done = std::move(done)](
                                       std::expected<void, Error> forgotten) mutable {
     if (!forgotten) return done(std::unexpected(std::move(forgotten.error())));
-    done(std::move(id));
+    done(ForgetOutcome{std::move(id), "", false});
   });
+}
+
+std::expected<void, Error> SpamFilter::EnableCluster(ClusterOptions options) {
+  auto cluster = std::make_unique<ClusterReplicator>(*store_, writer_, std::move(options));
+  if (auto started = cluster->Start(); !started) return started;
+  cluster_ = std::move(cluster);
+  return {};
 }
 
 void SpamFilter::ForgetMessageAsync(std::string_view message, ForgetDone done) {
   if (auto ok = RequireMessage(message); !ok) return done(std::unexpected(std::move(ok.error())));
   ForgetIdAsync(ContentId(message), std::move(done));
+}
+
+void SpamFilter::RollbackAsync(std::string_view source, std::int64_t since, std::int64_t until,
+                               std::size_t limit, RollbackDone done) {
+  auto listed = store_->ListLearned(source, since, until, limit);
+  if (!listed) return done(std::unexpected(std::move(listed.error())));
+  if (listed->empty()) return done(std::uint64_t{0});
+  // The last forget to complete reports; one that finds the message gone or relearned through
+  // another source meanwhile is not counted.
+  struct Progress {
+    std::mutex mutex;
+    std::size_t remaining = 0;
+    std::uint64_t forgotten = 0;
+    std::optional<Error> failure;
+    RollbackDone done;
+  };
+  auto progress = std::make_shared<Progress>();
+  progress->remaining = listed->size();
+  progress->done = std::move(done);
+  for (storage::LearnedMessage& message : *listed) {
+    auto forgotten_one = [progress](std::expected<void, Error> forgotten) {
+      std::unique_lock lock(progress->mutex);
+      if (forgotten) {
+        ++progress->forgotten;
+      } else if (forgotten.error().code != ErrorCode::kNotFound && !progress->failure) {
+        progress->failure = std::move(forgotten.error());
+      }
+      if (--progress->remaining > 0) return;
+      lock.unlock();
+      if (progress->failure) return progress->done(std::unexpected(*progress->failure));
+      progress->done(progress->forgotten);
+    };
+    if (cluster_) {
+      StreamEvent event;
+      event.kind = StreamEvent::Kind::kForget;
+      event.id = std::move(message.id);
+      event.only_source = std::string(source);
+      cluster_->Submit(std::move(event), [forgotten_one = std::move(forgotten_one)](
+                                             std::expected<Replicated, Error> replicated) mutable {
+        if (!replicated) return forgotten_one(std::unexpected(std::move(replicated.error())));
+        forgotten_one({});
+      });
+      continue;
+    }
+    writer_.Forget(std::move(message.id), std::move(forgotten_one), std::string(source));
+  }
 }
 
 std::expected<TrainOutcome, Error> SpamFilter::Train(std::string_view message,
@@ -89,8 +184,9 @@ std::expected<TrainOutcome, Error> SpamFilter::Train(std::string_view message,
 std::expected<std::string, Error> SpamFilter::ForgetId(std::string_view id) {
   std::promise<std::expected<std::string, Error>> outcome;
   auto future = outcome.get_future();
-  ForgetIdAsync(id, [&outcome](std::expected<std::string, Error> result) {
-    outcome.set_value(std::move(result));
+  ForgetIdAsync(id, [&outcome](std::expected<ForgetOutcome, Error> result) {
+    if (!result) return outcome.set_value(std::unexpected(std::move(result.error())));
+    outcome.set_value(std::move(result->id));
   });
   return future.get();
 }
@@ -98,8 +194,9 @@ std::expected<std::string, Error> SpamFilter::ForgetId(std::string_view id) {
 std::expected<std::string, Error> SpamFilter::ForgetMessage(std::string_view message) {
   std::promise<std::expected<std::string, Error>> outcome;
   auto future = outcome.get_future();
-  ForgetMessageAsync(message, [&outcome](std::expected<std::string, Error> result) {
-    outcome.set_value(std::move(result));
+  ForgetMessageAsync(message, [&outcome](std::expected<ForgetOutcome, Error> result) {
+    if (!result) return outcome.set_value(std::unexpected(std::move(result.error())));
+    outcome.set_value(std::move(result->id));
   });
   return future.get();
 }
@@ -137,6 +234,9 @@ std::expected<void, Error> SpamFilter::ValidateId(std::string_view id) {
     if (c < 0x20 || c == 0x7f) {
       return MakeError(ErrorCode::kInvalidArgument, "the id holds a control character");
     }
+  }
+  if (!tokenizer::IsValidUtf8(id)) {
+    return MakeError(ErrorCode::kInvalidArgument, "the id is not valid UTF-8");
   }
   return {};
 }

@@ -21,16 +21,25 @@
 #include "common/error.h"
 #include "model/classifier.h"
 #include "model/learning.h"
+#include "server/cluster.h"
 #include "server/training_writer.h"
 #include "storage/store.h"
 #include "tokenizer/tokenizer.h"
 
 namespace nbspamd::server {
 
+// The wall clock that stamps each learn in the ledger (Unix seconds). A seam so that tests can
+// replay training and compare ledgers without a second boundary in between.
+using WallClock = std::function<std::int64_t()>;
+
+// Unix time from std::chrono::system_clock.
+std::int64_t SystemUnixSeconds();
+
 struct SpamFilterOptions {
   double alpha = 1.0;
   double spam_threshold = 0.04;  // See config::Settings::spam_threshold.
   tokenizer::TokenizerOptions tokenizer;
+  WallClock clock = SystemUnixSeconds;
 };
 
 struct ClassifyOutcome {
@@ -43,10 +52,22 @@ struct TrainOutcome {
   std::string label;
   model::LearnStatus status = model::LearnStatus::kUnchanged;
   std::uint64_t tokens = 0;
+  // Cluster mode: the training stream entry of the change ("" in standalone use); `queued` when
+  // the answer came once Redis had it, before this daemon applied it (status is then unknown).
+  std::string stream_id;
+  bool queued = false;
+};
+
+struct ForgetOutcome {
+  std::string id;
+  std::string stream_id;  // As in TrainOutcome.
+  bool queued = false;
 };
 
 using TrainDone = std::move_only_function<void(std::expected<TrainOutcome, Error>)>;
-using ForgetDone = std::move_only_function<void(std::expected<std::string, Error>)>;
+using ForgetDone = std::move_only_function<void(std::expected<ForgetOutcome, Error>)>;
+// Receives how many messages a rollback forgot.
+using RollbackDone = std::move_only_function<void(std::expected<std::uint64_t, Error>)>;
 
 // Thread safety: every method may be called from any thread. Classify never waits for
 // training. Training requests are applied one at a time in the order the writer takes them;
@@ -69,7 +90,13 @@ class SpamFilter {
   // Errors: kInvalidArgument for an empty message, a bad label or a bad id; kInternal or
   // kDataLoss from storage; kUnavailable after StopTraining.
   void TrainAsync(std::string_view message, std::string_view label,
-                  std::optional<std::string_view> id, TrainDone done);
+                  std::optional<std::string_view> id, TrainDone done) {
+    TrainAsync(message, label, id, /*source=*/"", std::move(done));
+  }
+  // The same, recording `source` (who trained it: a bearer token's name) and the time now as
+  // the ledger record's origin.
+  void TrainAsync(std::string_view message, std::string_view label,
+                  std::optional<std::string_view> id, std::string_view source, TrainDone done);
 
   // Forgets the message learned under `id`, like TrainAsync. Errors: kNotFound when nothing was
   // learned under it.
@@ -84,22 +111,59 @@ class SpamFilter {
   [[nodiscard]] std::expected<std::string, Error> ForgetId(std::string_view id);
   [[nodiscard]] std::expected<std::string, Error> ForgetMessage(std::string_view message);
 
+  // The messages learned through `source` at a Unix time in [since, until), oldest first, at
+  // most `limit` (Store::ListLearned).
+  [[nodiscard]] std::expected<std::vector<storage::LearnedMessage>, Error> ListLearned(
+      std::string_view source, std::int64_t since, std::int64_t until, std::size_t limit) const {
+    return store_->ListLearned(source, since, until, limit);
+  }
+
+  // Forgets the messages ListLearned names (at most `limit`), each only if it is still learned
+  // through `source` when the writer reaches it. `done` gets how many were forgotten, once all
+  // are durable: on the calling thread when there are none, else on the writer thread.
+  void RollbackAsync(std::string_view source, std::int64_t since, std::int64_t until,
+                     std::size_t limit, RollbackDone done);
+
+  // Cluster mode (cluster.h): from now on a train, forget or rollback is appended to the training
+  // stream and applied, here as on every other daemon, when read back from it. Call once, before
+  // serving. Errors: as ClusterReplicator::Start.
+  [[nodiscard]] std::expected<void, Error> EnableCluster(ClusterOptions options);
+  // The replication state in cluster mode; nullopt in standalone use.
+  [[nodiscard]] std::optional<ClusterStatus> Cluster() const {
+    if (!cluster_) return std::nullopt;
+    return cluster_->Status();
+  }
+
   // Finishes the training requests queued so far; later ones fail with kUnavailable. The
   // daemon calls it once serving has stopped, before the store closes. Idempotent.
-  void StopTraining() { writer_.Stop(); }
+  void StopTraining() {
+    if (cluster_) cluster_->Stop();
+    writer_.Stop();
+  }
 
   // Training groups written and training requests completed so far.
   [[nodiscard]] std::uint64_t TrainingGroups() const { return writer_.GroupCount(); }
   [[nodiscard]] std::uint64_t TrainingRequests() const { return writer_.RequestCount(); }
 
   [[nodiscard]] std::shared_ptr<const model::ModelStats> Stats() const { return store_->Stats(); }
+
+  // The storage backend's own figures, for /metrics.
+  [[nodiscard]] std::vector<storage::StorageProperty> StorageProperties() const {
+    return store_->Properties();
+  }
+
+  // Writes a consistent copy of the model into the new folder `path` while serving goes on
+  // (Store::Checkpoint): every training request acknowledged before the call is in it.
+  [[nodiscard]] std::expected<void, Error> Backup(const std::string& path) {
+    return store_->Checkpoint(path);
+  }
   [[nodiscard]] const SpamFilterOptions& options() const { return options_; }
 
   // The id a message gets when the client gives none: 32 hex digits of XXH3-128 of its bytes.
   [[nodiscard]] static std::string ContentId(std::string_view message);
   // A label is 1 to 64 characters of A-Z a-z 0-9 _ . -
   [[nodiscard]] static std::expected<void, Error> ValidateLabel(std::string_view label);
-  // An id is 1 to 256 bytes with no control characters.
+  // An id is 1 to 256 bytes of UTF-8 with no control characters.
   [[nodiscard]] static std::expected<void, Error> ValidateId(std::string_view id);
 
  private:
@@ -107,6 +171,7 @@ class SpamFilter {
   SpamFilterOptions options_;
   tokenizer::Tokenizer tokenizer_;
   TrainingWriter writer_;  // After store_: stops (draining its queue) before the store closes.
+  std::unique_ptr<ClusterReplicator> cluster_;  // After writer_: stops before it.
 };
 
 }  // namespace nbspamd::server

@@ -30,6 +30,7 @@ TEST(SpamFilterTest, LabelsAndIdsAreValidated) {
             ErrorCode::kInvalidArgument);
   EXPECT_TRUE(SpamFilter::ValidateId("<abc@example.org>").has_value());
   EXPECT_EQ(SpamFilter::ValidateId("a\nb").error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(SpamFilter::ValidateId("<ab\xC4\x30>").error().code, ErrorCode::kInvalidArgument);
   EXPECT_EQ(SpamFilter::ValidateId(std::string(257, 'a')).error().code,
             ErrorCode::kInvalidArgument);
 }
@@ -48,6 +49,26 @@ TEST(SpamFilterTest, ForgetRestoresTheVerdictExactly) {
   EXPECT_EQ(after->result.classes[0].probability, before->result.classes[0].probability);
 }
 
+TEST(SpamFilterTest, TheLedgerRecordsWhoTrainedAMessageAndTheClocksTime) {
+  auto store = std::make_unique<storage::MemoryStore>();
+  const storage::Store& ledger = *store;
+  SpamFilterOptions options;
+  std::int64_t now = 1'700'000'000;
+  options.clock = [&now] { return now; };
+  SpamFilter filter(std::move(store), options);
+  ASSERT_TRUE(filter.Train("cheap watches here", "spam", "first").has_value());
+  now += 90;
+  std::promise<std::expected<TrainOutcome, Error>> trained;
+  filter.TrainAsync("lunch at noon", "ham", "second", "mx-feedback",
+                    [&trained](std::expected<TrainOutcome, Error> outcome) {
+                      trained.set_value(std::move(outcome));
+                    });
+  ASSERT_TRUE(trained.get_future().get().has_value());
+  EXPECT_EQ((**ledger.FindLearned("first")).origin, (model::LearnOrigin{"", 1'700'000'000}));
+  EXPECT_EQ((**ledger.FindLearned("second")).origin,
+            (model::LearnOrigin{"mx-feedback", 1'700'000'090}));
+}
+
 // One training request of the concurrent test, and what the daemon answered.
 struct Event {
   std::string id;
@@ -61,6 +82,10 @@ std::string Answer(const std::expected<TrainOutcome, Error>& outcome) {
   return std::string(model::LearnStatusName(outcome->status));
 }
 std::string Answer(const std::expected<std::string, Error>& outcome) {
+  if (!outcome) return std::string(ErrorCodeName(outcome.error().code));
+  return "forgotten";
+}
+std::string Answer(const std::expected<ForgetOutcome, Error>& outcome) {
   if (!outcome) return std::string(ErrorCodeName(outcome.error().code));
   return "forgotten";
 }
@@ -78,10 +103,18 @@ std::string RandomText(std::mt19937& random) {
   return text;
 }
 
+// One fixed wall clock for both filters: the ledger stamps each learn with its time, and the two
+// runs must not differ by a second boundary crossed between them.
+SpamFilterOptions FixedClockOptions() {
+  SpamFilterOptions options;
+  options.clock = [] { return std::int64_t{1'795'440'960}; };
+  return options;
+}
+
 TEST(SpamFilterTest, ConcurrentTrainingEqualsTrainingOneByOneInCommitOrder) {
   auto concurrent_store = std::make_unique<storage::MemoryStore>();
   const storage::Store& concurrent_ledger = *concurrent_store;
-  SpamFilter concurrent(std::move(concurrent_store), SpamFilterOptions{});
+  SpamFilter concurrent(std::move(concurrent_store), FixedClockOptions());
 
   // Completions run in commit order on the writer thread (errors of bad requests on the caller's
   // thread, but every request here is valid), so this list is the commit order.
@@ -100,7 +133,7 @@ TEST(SpamFilterTest, ConcurrentTrainingEqualsTrainingOneByOneInCommitOrder) {
         auto done = std::make_shared<std::promise<void>>();
         if (kind < 3) {
           concurrent.ForgetIdAsync(event.id,
-                                   [&, event, done](std::expected<std::string, Error> r) mutable {
+                                   [&, event, done](std::expected<ForgetOutcome, Error> r) mutable {
                                      event.answer = Answer(r);
                                      std::lock_guard lock(mutex);
                                      committed.push_back(std::move(event));
@@ -128,7 +161,7 @@ TEST(SpamFilterTest, ConcurrentTrainingEqualsTrainingOneByOneInCommitOrder) {
 
   auto sequential_store = std::make_unique<storage::MemoryStore>();
   const storage::Store& sequential_ledger = *sequential_store;
-  SpamFilter sequential(std::move(sequential_store), SpamFilterOptions{});
+  SpamFilter sequential(std::move(sequential_store), FixedClockOptions());
   for (const Event& event : committed) {
     const std::string answer = event.label.empty()
                                    ? Answer(sequential.ForgetId(event.id))

@@ -22,13 +22,21 @@ TrainingWriter::TrainingWriter(storage::Store& store, GroupLimits limits)
 
 TrainingWriter::~TrainingWriter() { Stop(); }
 
-void TrainingWriter::Learn(LearnRequest request, LearnCompletion done) {
-  Submit(
-      {std::move(request.id), std::move(request.label), std::move(request.bag), std::move(done)});
+void TrainingWriter::Learn(LearnRequest request, LearnCompletion done,
+                           std::string stream_position) {
+  Submit({std::move(request.id), std::move(request.label), std::move(request.bag),
+          std::move(request.origin), std::move(done), std::nullopt, std::move(stream_position)});
 }
 
-void TrainingWriter::Forget(std::string id, ForgetCompletion done) {
-  Submit({std::move(id), "", {}, std::move(done)});
+void TrainingWriter::Forget(std::string id, ForgetCompletion done,
+                            std::optional<std::string> only_source, std::string stream_position) {
+  Submit({std::move(id),
+          "",
+          {},
+          {},
+          std::move(done),
+          std::move(only_source),
+          std::move(stream_position)});
 }
 
 void TrainingWriter::Submit(Request request) {
@@ -124,12 +132,15 @@ std::vector<TrainingWriter::Result> TrainingWriter::Commit(const std::vector<Req
     std::optional<model::Delta> delta;
     if (!request.label.empty()) {
       model::LearnPlan learn =
-          model::PlanLearn(request.id, request.label, request.bag, learned, stats);
+          model::PlanLearn(request.id, request.label, request.bag, learned, stats, request.origin);
       results.push_back(learn.status);
       if (learn.status != model::LearnStatus::kUnchanged) delta = std::move(learn.delta);
     } else if (!learned) {
       results.push_back(
           MakeError(ErrorCode::kNotFound, "no message was learned with id '" + request.id + "'"));
+    } else if (request.only_source && learned->origin.source != *request.only_source) {
+      results.push_back(MakeError(
+          ErrorCode::kNotFound, "message '" + request.id + "' was learned through another source"));
     } else {
       results.push_back(model::LearnStatus::kLearned);
       delta = model::PlanForget(request.id, *learned, stats);
@@ -140,6 +151,15 @@ std::vector<TrainingWriter::Result> TrainingWriter::Commit(const std::vector<Req
       written.insert_or_assign(request.id, deltas.size());
       deltas.push_back(std::move(*delta));
     }
+  }
+  // The group's last stream position goes into its write on its own, so it is stored whatever
+  // the requests' outcomes (ApplyBatch keeps the position of the last delta that applies).
+  for (auto it = group.rbegin(); it != group.rend(); ++it) {
+    if (it->stream_position.empty()) continue;
+    model::Delta position;
+    position.stream_position = it->stream_position;
+    deltas.push_back(std::move(position));
+    break;
   }
   if (deltas.empty()) return results;
 

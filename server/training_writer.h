@@ -13,6 +13,10 @@
 // The model is exactly the one that applying the requests one by one, in the order the writer
 // took them, gives: FindLearned and the class list are read through the group's own changes, so
 // relearning or forgetting an id learned earlier in the same group behaves as if sequential.
+//
+// Requests that carry a stream position (cluster mode) store the last position of their group in
+// the group's write, also when none of them changes a count (an unchanged learn, a forget of an
+// unknown id), so a restart resumes exactly after the last event written.
 #ifndef NBSPAMD_SERVER_TRAINING_WRITER_H_
 #define NBSPAMD_SERVER_TRAINING_WRITER_H_
 
@@ -23,6 +27,7 @@
 #include <expected>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <variant>
@@ -40,6 +45,7 @@ struct LearnRequest {
   std::string id;
   std::string label;  // REQUIRES: a valid label (SpamFilter::ValidateLabel).
   TokenBag bag;
+  model::LearnOrigin origin;  // Recorded with the ledger record when it changes.
 };
 
 // Completions run on the writer thread, once the request's outcome is durable (or failed). They
@@ -64,11 +70,17 @@ class TrainingWriter {
   ~TrainingWriter();  // Stop().
 
   // Queues a learn. `done` gets the status, or kInternal / kDataLoss from storage, or
-  // kUnavailable (at once, on the caller's thread) after Stop.
-  void Learn(LearnRequest request, LearnCompletion done);
-  // Queues a forget of message `id`. `done` gets kNotFound when nothing is learned under it,
-  // else as for Learn.
-  void Forget(std::string id, ForgetCompletion done);
+  // kUnavailable (at once, on the caller's thread) after Stop. `stream_position` (cluster mode)
+  // is the replication stream entry the request comes from, stored in the same write as its
+  // counts (Store::StreamPosition); "" in standalone use.
+  void Learn(LearnRequest request, LearnCompletion done, std::string stream_position = "");
+  // Queues a forget of message `id`. `done` gets kNotFound when nothing is learned under it, or
+  // when `only_source` is given and the record was learned through another source; else as for
+  // Learn.
+  // `stream_position` as in LearnRequest.
+  void Forget(std::string id, ForgetCompletion done,
+              std::optional<std::string> only_source = std::nullopt,
+              std::string stream_position = "");
 
   // Finishes every request queued so far (their completions run), then stops the writer thread.
   // Later requests fail with kUnavailable. Idempotent.
@@ -83,7 +95,10 @@ class TrainingWriter {
     std::string id;
     std::string label;  // "" for a forget.
     TokenBag bag;
+    model::LearnOrigin origin;
     std::variant<LearnCompletion, ForgetCompletion> done;
+    std::optional<std::string> only_source;  // A forget: only a record of this source.
+    std::string stream_position;             // "" for none.
   };
   using Result = std::expected<model::LearnStatus, Error>;  // A forget reports kLearned.
 

@@ -24,6 +24,15 @@ class GatedStore final : public storage::Store {
     return inner_.FindLearned(id);
   }
   std::string StreamPosition() const override { return inner_.StreamPosition(); }
+  std::expected<std::vector<storage::LearnedMessage>, Error> ListLearned(
+      std::string_view source, std::int64_t since, std::int64_t until,
+      std::size_t limit) const override {
+    return inner_.ListLearned(source, since, until, limit);
+  }
+  std::vector<storage::StorageProperty> Properties() const override { return inner_.Properties(); }
+  std::expected<void, Error> Checkpoint(const std::string& path) override {
+    return inner_.Checkpoint(path);
+  }
 
   std::expected<storage::BatchResults, Error> ApplyBatch(
       std::span<const model::Delta> deltas) override {
@@ -93,16 +102,16 @@ TEST(TrainingWriterTest, AGroupSeesItsOwnLearnsRelearnsAndForgets) {
   Outcomes outcomes;
   {
     TrainingWriter writer(store);
-    writer.Learn({"first", "ham", Bag({{9, 1}})}, outcomes.OnLearn("first"));
+    writer.Learn({"first", "ham", Bag({{9, 1}}), {}}, outcomes.OnLearn("first"));
     store.WaitUntilAWriteIsHeld();
     // Everything below is queued behind the held write, so it forms the second group.
-    writer.Learn({"m", "spam", Bag({{1, 2}, {2, 1}})}, outcomes.OnLearn("m learned"));
-    writer.Learn({"m", "spam", Bag({{1, 2}, {2, 1}})}, outcomes.OnLearn("m unchanged"));
-    writer.Learn({"m", "ham", Bag({{1, 2}, {2, 1}})}, outcomes.OnLearn("m relearned"));
+    writer.Learn({"m", "spam", Bag({{1, 2}, {2, 1}}), {}}, outcomes.OnLearn("m learned"));
+    writer.Learn({"m", "spam", Bag({{1, 2}, {2, 1}}), {}}, outcomes.OnLearn("m unchanged"));
+    writer.Learn({"m", "ham", Bag({{1, 2}, {2, 1}}), {}}, outcomes.OnLearn("m relearned"));
     writer.Forget("m", outcomes.OnForget("m forgotten"));
     writer.Forget("m", outcomes.OnForget("m not found"));
-    writer.Learn({"m", "phishing", Bag({{3, 1}})}, outcomes.OnLearn("m new class"));
-    writer.Learn({"p", "phishing", Bag({{3, 2}})}, outcomes.OnLearn("p same new class"));
+    writer.Learn({"m", "phishing", Bag({{3, 1}}), {}}, outcomes.OnLearn("m new class"));
+    writer.Learn({"p", "phishing", Bag({{3, 2}}), {}}, outcomes.OnLearn("p same new class"));
     writer.Forget("first", outcomes.OnForget("first forgotten"));
     store.OpenGate();
     writer.Stop();
@@ -137,7 +146,7 @@ TEST(TrainingWriterTest, AGroupSeesItsOwnLearnsRelearnsAndForgets) {
   EXPECT_EQ(stats->classes[1], (model::ClassStats{"ham", 0, 0}));
   EXPECT_EQ(stats->classes[2], (model::ClassStats{"phishing", 2, 3}));
   EXPECT_EQ(stats->vocabulary_size, 1u);
-  EXPECT_EQ(**store.FindLearned("m"), (model::LedgerEntry{"phishing", {{3, 1}}}));
+  EXPECT_EQ(**store.FindLearned("m"), (model::LedgerEntry{"phishing", {{3, 1}}, {}}));
   EXPECT_FALSE(store.FindLearned("first")->has_value());
 }
 
@@ -146,11 +155,11 @@ TEST(TrainingWriterTest, AFailedWriteFailsEveryAnswerThatRestsOnIt) {
   Outcomes outcomes;
   {
     TrainingWriter writer(store);
-    writer.Learn({"a", "spam", Bag({{1, 1}})}, outcomes.OnLearn("a"));
+    writer.Learn({"a", "spam", Bag({{1, 1}}), {}}, outcomes.OnLearn("a"));
     store.WaitUntilAWriteIsHeld();
     store.FailWrites();
-    writer.Learn({"b", "spam", Bag({{2, 1}})}, outcomes.OnLearn("b"));
-    writer.Learn({"b", "spam", Bag({{2, 1}})}, outcomes.OnLearn("b again"));
+    writer.Learn({"b", "spam", Bag({{2, 1}}), {}}, outcomes.OnLearn("b"));
+    writer.Learn({"b", "spam", Bag({{2, 1}}), {}}, outcomes.OnLearn("b again"));
     writer.Forget("never", outcomes.OnForget("never"));
     store.OpenGate();
   }
@@ -170,10 +179,10 @@ TEST(TrainingWriterTest, GroupsRespectTheRequestCap) {
   Outcomes outcomes;
   {
     TrainingWriter writer(store, {.max_requests = 3, .max_tokens = 1000});
-    writer.Learn({"x", "spam", Bag({{1, 1}})}, outcomes.OnLearn("x"));
+    writer.Learn({"x", "spam", Bag({{1, 1}}), {}}, outcomes.OnLearn("x"));
     store.WaitUntilAWriteIsHeld();
     for (int i = 0; i < 7; ++i) {
-      writer.Learn({"id" + std::to_string(i), "ham", Bag({{2, 1}})}, outcomes.OnLearn("i"));
+      writer.Learn({"id" + std::to_string(i), "ham", Bag({{2, 1}}), {}}, outcomes.OnLearn("i"));
     }
     store.OpenGate();
   }
@@ -187,7 +196,7 @@ TEST(TrainingWriterTest, RequestsAfterStopAreRefusedAtOnce) {
   writer.Stop();
   writer.Stop();
   std::promise<std::expected<model::LearnStatus, Error>> result;
-  writer.Learn({"a", "spam", Bag({{1, 1}})},
+  writer.Learn({"a", "spam", Bag({{1, 1}}), {}},
                [&](std::expected<model::LearnStatus, Error> r) { result.set_value(std::move(r)); });
   const auto learned = result.get_future().get();
   ASSERT_FALSE(learned.has_value());

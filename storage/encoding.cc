@@ -1,5 +1,6 @@
 #include "storage/encoding.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace nbspamd::storage {
@@ -123,7 +124,35 @@ std::string EncodeLedgerEntry(const model::LedgerEntry& entry) {
     PutFixed64BigEndian(value, token.hash);
     PutVarint64(value, token.count);
   }
+  PutVarint64(value, entry.origin.source.size());
+  value += entry.origin.source;
+  PutVarint64(value,
+              static_cast<std::uint64_t>(std::max<std::int64_t>(entry.origin.learned_at, 0)));
   return value;
+}
+
+std::string SourceKeyPrefix(std::string_view source, std::int64_t learned_at) {
+  std::string key(source);
+  key += '\0';
+  PutFixed64BigEndian(key, static_cast<std::uint64_t>(std::max<std::int64_t>(learned_at, 0)));
+  return key;
+}
+
+std::string EncodeSourceKey(std::string_view id, const model::LearnOrigin& origin) {
+  std::string key = SourceKeyPrefix(origin.source, origin.learned_at);
+  key += id;
+  return key;
+}
+
+std::expected<SourceKey, Error> DecodeSourceKey(std::string_view key) {
+  const std::size_t zero = key.find('\0');
+  if (zero == std::string_view::npos || key.size() < zero + 1 + 8) return Corrupt("source index");
+  SourceKey decoded;
+  decoded.source = std::string(key.substr(0, zero));
+  key.remove_prefix(zero + 1);
+  decoded.learned_at = static_cast<std::int64_t>(GetFixed64BigEndian(key) & 0x7fffffffffffffff);
+  decoded.id = std::string(key.substr(8));
+  return decoded;
 }
 
 std::expected<model::LedgerEntry, Error> DecodeLedgerEntry(std::string_view value) {
@@ -145,7 +174,16 @@ std::expected<model::LedgerEntry, Error> DecodeLedgerEntry(std::string_view valu
     }
     token.count = static_cast<std::uint32_t>(count);
   }
-  if (!value.empty()) return Corrupt("ledger");
+  if (value.empty()) return entry;  // Schema 1: no origin.
+  std::uint64_t source_length = 0;
+  if (!GetVarint64(value, source_length) || source_length > value.size()) return Corrupt("ledger");
+  entry.origin.source = std::string(value.substr(0, source_length));
+  value.remove_prefix(source_length);
+  std::uint64_t learned_at = 0;
+  if (!GetBounded(value, std::numeric_limits<std::int64_t>::max(), learned_at) || !value.empty()) {
+    return Corrupt("ledger");
+  }
+  entry.origin.learned_at = static_cast<std::int64_t>(learned_at);
   return entry;
 }
 

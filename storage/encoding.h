@@ -19,7 +19,7 @@
 namespace nbspamd::storage {
 
 // Do not change: stored on disk. Bumped whenever any encoding below changes.
-inline constexpr std::uint64_t kSchemaVersion = 1;
+inline constexpr std::uint64_t kSchemaVersion = 2;
 
 void PutVarint64(std::string& out, std::uint64_t value);
 // Reads a varint from the front of `input` and advances it. False when truncated or too long.
@@ -42,9 +42,22 @@ void PutVarint64(std::string& out, std::uint64_t value);
 [[nodiscard]] std::expected<model::ModelStats, Error> DecodeModelStats(std::string_view value);
 
 // Ledger value: varint label length, label bytes, varint token count, then per token 8 bytes
-// big-endian hash and a varint count.
+// big-endian hash and a varint count; then (since schema 2) varint source length, source bytes
+// and varint learned_at. A schema 1 record ends after the tokens: its origin is {"", 0}.
 [[nodiscard]] std::string EncodeLedgerEntry(const model::LedgerEntry& entry);
 [[nodiscard]] std::expected<model::LedgerEntry, Error> DecodeLedgerEntry(std::string_view value);
+
+// Source index key (schema 2): source bytes, a 0 byte, learned_at as 8 bytes big-endian, then the
+// message id; the value is empty. One per ledger record, so keys sort by source, then time.
+[[nodiscard]] std::string EncodeSourceKey(std::string_view id, const model::LearnOrigin& origin);
+// The key where `source`'s records learned at `learned_at` or later begin.
+[[nodiscard]] std::string SourceKeyPrefix(std::string_view source, std::int64_t learned_at);
+struct SourceKey {
+  std::string source;
+  std::int64_t learned_at = 0;
+  std::string id;
+};
+[[nodiscard]] std::expected<SourceKey, Error> DecodeSourceKey(std::string_view key);
 
 }  // namespace nbspamd::storage
 

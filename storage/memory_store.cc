@@ -1,5 +1,8 @@
 #include "storage/memory_store.h"
 
+#include <algorithm>
+#include <tuple>
+
 #include "storage/resolved_delta.h"
 
 namespace nbspamd::storage {
@@ -56,6 +59,32 @@ std::expected<BatchResults, Error> MemoryStore::ApplyBatch(std::span<const model
 std::string MemoryStore::StreamPosition() const {
   std::lock_guard lock(ledger_mutex_);
   return stream_position_;
+}
+
+std::expected<std::vector<LearnedMessage>, Error> MemoryStore::ListLearned(
+    std::string_view source, std::int64_t since, std::int64_t until, std::size_t limit) const {
+  std::vector<LearnedMessage> found;
+  {
+    std::lock_guard lock(ledger_mutex_);
+    for (const auto& [id, entry] : ledger_) {
+      const model::LearnOrigin& origin = entry.origin;
+      if (origin.source == source && origin.learned_at >= since && origin.learned_at < until) {
+        found.push_back({id, entry.label, origin});
+      }
+    }
+  }
+  std::ranges::sort(found, [](const LearnedMessage& a, const LearnedMessage& b) {
+    return std::tie(a.origin.learned_at, a.id) < std::tie(b.origin.learned_at, b.id);
+  });
+  if (found.size() > limit) found.resize(limit);
+  return found;
+}
+
+std::vector<StorageProperty> MemoryStore::Properties() const { return {}; }
+
+std::expected<void, Error> MemoryStore::Checkpoint(const std::string& path) {
+  return MakeError(ErrorCode::kFailedPrecondition,
+                   "an in-memory model cannot be backed up to " + path);
 }
 
 }  // namespace nbspamd::storage

@@ -3,6 +3,7 @@
 #include <rocksdb/db.h>
 #include <rocksdb/memtablerep.h>
 #include <rocksdb/options.h>
+#include <rocksdb/utilities/checkpoint.h>
 #include <rocksdb/write_batch.h>
 
 #include <algorithm>
@@ -11,18 +12,12 @@
 
 #include "storage/encoding.h"
 #include "storage/resolved_delta.h"
+#include "storage/rocksdb_layout.h"
 
 namespace nbspamd::storage {
 namespace {
 
-// Do not change: stored on disk.
-constexpr char kTokensFamily[] = "tokens";
-constexpr char kLedgerFamily[] = "ledger";
-constexpr char kSchemaVersionKey[] = "schema_version";
-constexpr char kModelStatsKey[] = "model_stats";
-constexpr char kStreamPositionKey[] = "stream_position";
-
-enum FamilyIndex : std::size_t { kMeta = 0, kTokens = 1, kLedger = 2 };
+enum FamilyIndex : std::size_t { kMeta = 0, kTokens = 1, kLedger = 2, kSources = 3 };
 
 std::unexpected<Error> RocksdbError(std::string_view what, const rocksdb::Status& status) {
   const ErrorCode code = status.IsCorruption() ? ErrorCode::kDataLoss : ErrorCode::kInternal;
@@ -40,11 +35,33 @@ std::expected<std::optional<std::string>, Error> GetMeta(rocksdb::DB& db,
   return value;
 }
 
-// Checks the schema version of an existing model, or writes version and empty stats for a new
-// one. Returns the stored stats.
-std::expected<model::ModelStats, Error> InitialiseOrCheck(rocksdb::DB& db,
-                                                          rocksdb::ColumnFamilyHandle* meta,
-                                                          const std::string& path) {
+// Schema 1 → 2: schema 1 ledger records are valid schema 2 records (of origin {"", 0}); the
+// source index is built from them, and the version record changes, in one synced write.
+std::expected<void, Error> UpgradeFromSchema1(
+    rocksdb::DB& db, const std::vector<rocksdb::ColumnFamilyHandle*>& handles,
+    const std::string& path) {
+  rocksdb::WriteBatch batch;
+  std::unique_ptr<rocksdb::Iterator> it(db.NewIterator(rocksdb::ReadOptions(), handles[kLedger]));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    auto entry = DecodeLedgerEntry(std::string_view(it->value().data(), it->value().size()));
+    if (!entry) return std::unexpected(entry.error());
+    batch.Put(handles[kSources], EncodeSourceKey(it->key().ToStringView(), entry->origin), "");
+  }
+  if (!it->status().ok()) return RocksdbError("upgrading " + path, it->status());
+  batch.Put(handles[kMeta], kSchemaVersionKey, std::to_string(kSchemaVersion));
+  rocksdb::WriteOptions write_options;
+  write_options.sync = true;
+  const rocksdb::Status status = db.Write(write_options, &batch);
+  if (!status.ok()) return RocksdbError("upgrading " + path, status);
+  return {};
+}
+
+// Checks the schema version of an existing model (upgrading schema 1), or writes version and
+// empty stats for a new one. Returns the stored stats.
+std::expected<model::ModelStats, Error> InitialiseOrCheck(
+    rocksdb::DB& db, const std::vector<rocksdb::ColumnFamilyHandle*>& handles,
+    const std::string& path) {
+  rocksdb::ColumnFamilyHandle* meta = handles[kMeta];
   auto version = GetMeta(db, meta, kSchemaVersionKey);
   if (!version) return std::unexpected(version.error());
   auto stats_value = GetMeta(db, meta, kModelStatsKey);
@@ -72,6 +89,12 @@ std::expected<model::ModelStats, Error> InitialiseOrCheck(rocksdb::DB& db,
   const auto [end, parse_error] = std::from_chars(text.data(), text.data() + text.size(), stored);
   if (parse_error != std::errc() || end != text.data() + text.size()) {
     return MakeError(ErrorCode::kDataLoss, "data folder " + path + " has a corrupt schema version");
+  }
+  if (stored == 1) {
+    if (auto upgraded = UpgradeFromSchema1(db, handles, path); !upgraded) {
+      return std::unexpected(upgraded.error());
+    }
+    stored = kSchemaVersion;
   }
   if (stored != kSchemaVersion) {
     return MakeError(ErrorCode::kDataLoss, "data folder " + path + " holds schema version " + text +
@@ -104,12 +127,12 @@ std::expected<std::unique_ptr<RocksdbStore>, Error> RocksdbStore::Open(const std
   std::vector<std::string> families;
   if (!rocksdb::DB::ListColumnFamilies(options, path, &families).ok()) families.clear();
   for (const char* required :
-       {rocksdb::kDefaultColumnFamilyName.c_str(), kTokensFamily, kLedgerFamily}) {
+       {rocksdb::kDefaultColumnFamilyName.c_str(), kTokensFamily, kLedgerFamily, kSourcesFamily}) {
     if (std::find(families.begin(), families.end(), required) == families.end()) {
       families.emplace_back(required);
     }
   }
-  // Meta, tokens and ledger come first, in that order; any other family follows.
+  // Meta, tokens, ledger and sources come first, in that order; any other family follows.
   std::stable_partition(families.begin(), families.end(), [](const std::string& name) {
     return name == rocksdb::kDefaultColumnFamilyName;
   });
@@ -117,6 +140,8 @@ std::expected<std::unique_ptr<RocksdbStore>, Error> RocksdbStore::Open(const std
                         [](const std::string& name) { return name == kTokensFamily; });
   std::stable_partition(families.begin() + 2, families.end(),
                         [](const std::string& name) { return name == kLedgerFamily; });
+  std::stable_partition(families.begin() + 3, families.end(),
+                        [](const std::string& name) { return name == kSourcesFamily; });
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
   for (const std::string& name : families) {
     rocksdb::ColumnFamilyOptions family_options(options);
@@ -137,7 +162,7 @@ std::expected<std::unique_ptr<RocksdbStore>, Error> RocksdbStore::Open(const std
   if (!status.ok()) return RocksdbError("cannot open data folder " + path, status);
   std::unique_ptr<rocksdb::DB> db(raw_db);
 
-  auto stats = InitialiseOrCheck(*db, handles[kMeta], path);
+  auto stats = InitialiseOrCheck(*db, handles, path);
   if (!stats) {
     for (auto* handle : handles) db->DestroyColumnFamilyHandle(handle);
     return std::unexpected(stats.error());
@@ -261,8 +286,13 @@ std::expected<BatchResults, Error> RocksdbStore::ApplyBatch(std::span<const mode
   for (std::size_t i = 0; i < deltas.size(); ++i) {
     if (!results[i]) continue;
     const model::Delta& delta = deltas[i];
+    if (delta.replaced_origin) {
+      batch.Delete(handles_[kSources], EncodeSourceKey(delta.ledger_id, *delta.replaced_origin));
+    }
     if (delta.ledger_entry) {
       batch.Put(handles_[kLedger], delta.ledger_id, EncodeLedgerEntry(*delta.ledger_entry));
+      batch.Put(handles_[kSources], EncodeSourceKey(delta.ledger_id, delta.ledger_entry->origin),
+                "");
     } else if (!delta.ledger_id.empty()) {
       batch.Delete(handles_[kLedger], delta.ledger_id);
     }
@@ -287,6 +317,105 @@ std::expected<BatchResults, Error> RocksdbStore::ApplyBatch(std::span<const mode
 std::string RocksdbStore::StreamPosition() const {
   std::lock_guard lock(position_mutex_);
   return stream_position_;
+}
+
+std::expected<std::vector<LearnedMessage>, Error> RocksdbStore::ListLearned(
+    std::string_view source, std::int64_t since, std::int64_t until, std::size_t limit) const {
+  std::vector<LearnedMessage> found;
+  if (since >= until) return found;
+  // One view for the index and the records it points to.
+  const rocksdb::Snapshot* snapshot = db_->GetSnapshot();
+  rocksdb::ReadOptions read_options;
+  read_options.snapshot = snapshot;
+  const std::string end = SourceKeyPrefix(source, until);
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read_options, handles_[kSources]));
+  std::expected<void, Error> failed;
+  for (it->Seek(SourceKeyPrefix(source, since)); it->Valid() && found.size() < limit; it->Next()) {
+    if (it->key().compare(end) >= 0) break;
+    auto key = DecodeSourceKey(it->key().ToStringView());
+    if (!key) {
+      failed = std::unexpected(key.error());
+      break;
+    }
+    std::string value;
+    const rocksdb::Status status =
+        db_->Get(read_options, handles_[kLedger], rocksdb::Slice(key->id), &value);
+    auto entry = status.ok() ? DecodeLedgerEntry(value)
+                             : std::expected<model::LedgerEntry, Error>(
+                                   RocksdbError("reading the training ledger", status));
+    if (!entry) {
+      failed = std::unexpected(entry.error());
+      break;
+    }
+    found.push_back({std::move(key->id), std::move(entry->label), std::move(entry->origin)});
+  }
+  if (failed && !it->status().ok()) failed = RocksdbError("reading the source index", it->status());
+  it.reset();
+  db_->ReleaseSnapshot(snapshot);
+  if (!failed) return std::unexpected(failed.error());
+  return found;
+}
+
+std::vector<StorageProperty> RocksdbStore::Properties() const {
+  std::vector<StorageProperty> properties;
+  const auto aggregated = [&](const char* property, std::string name, std::string help) {
+    std::uint64_t value = 0;
+    if (db_->GetAggregatedIntProperty(property, &value)) {
+      properties.push_back({std::move(name), std::move(help), static_cast<double>(value)});
+    }
+  };
+  aggregated("rocksdb.total-sst-files-size", "nbspamd_storage_sst_bytes",
+             "Bytes of RocksDB table files, all versions.");
+  aggregated("rocksdb.live-sst-files-size", "nbspamd_storage_live_sst_bytes",
+             "Bytes of the RocksDB table files the current version uses.");
+  aggregated("rocksdb.cur-size-all-mem-tables", "nbspamd_storage_memtable_bytes",
+             "Bytes in RocksDB memtables.");
+  aggregated("rocksdb.estimate-pending-compaction-bytes",
+             "nbspamd_storage_pending_compaction_bytes",
+             "Bytes RocksDB estimates compaction still has to rewrite.");
+  aggregated("rocksdb.num-running-compactions", "nbspamd_storage_running_compactions",
+             "RocksDB compactions running now.");
+  std::uint64_t ledger = 0;
+  if (db_->GetIntProperty(handles_[kLedger], "rocksdb.estimate-num-keys", &ledger)) {
+    properties.push_back({"nbspamd_storage_ledger_records_estimate",
+                          "RocksDB's estimate of the training ledger's records.",
+                          static_cast<double>(ledger)});
+  }
+  rocksdb::VectorLogPtr logs;
+  if (db_->GetSortedWalFiles(logs).ok()) {
+    double bytes = 0;
+    for (const auto& log : logs) bytes += static_cast<double>(log->SizeFileBytes());
+    properties.push_back(
+        {"nbspamd_storage_wal_bytes", "Bytes of live RocksDB write-ahead logs.", bytes});
+    properties.push_back({"nbspamd_storage_wal_files", "Live RocksDB write-ahead log files.",
+                          static_cast<double>(logs.size())});
+  }
+  return properties;
+}
+
+std::expected<void, Error> RocksdbStore::Checkpoint(const std::string& path) {
+  std::error_code exists_error;
+  if (std::filesystem::exists(path, exists_error)) {
+    return MakeError(ErrorCode::kInvalidArgument, "backup folder " + path + " exists already");
+  }
+  if (const auto parent = std::filesystem::path(path).parent_path(); !parent.empty()) {
+    std::error_code created;
+    std::filesystem::create_directories(parent, created);
+    if (created) {
+      return MakeError(ErrorCode::kInternal,
+                       "cannot create folder " + parent.string() + ": " + created.message());
+    }
+  }
+  rocksdb::Checkpoint* raw_checkpoint = nullptr;
+  rocksdb::Status status = rocksdb::Checkpoint::Create(db_.get(), &raw_checkpoint);
+  if (!status.ok()) return RocksdbError("starting a backup", status);
+  const std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw_checkpoint);
+  // Every training change is one WriteBatch through the shared write-ahead log, and a checkpoint
+  // is one point of that log: its families agree with each other as the live ones do. RocksDB
+  // builds it in a temporary folder and renames it into place, so a failure leaves no `path`.
+  status = checkpoint->CreateCheckpoint(path);
+  if (!status.ok()) return RocksdbError("writing the backup " + path, status);
+  return {};
 }
 
 }  // namespace nbspamd::storage

@@ -43,6 +43,11 @@ class RocksdbStore final : public Store {
   [[nodiscard]] std::expected<BatchResults, Error> ApplyBatch(
       std::span<const model::Delta> deltas) override;
   [[nodiscard]] std::string StreamPosition() const override;
+  [[nodiscard]] std::expected<std::vector<LearnedMessage>, Error> ListLearned(
+      std::string_view source, std::int64_t since, std::int64_t until,
+      std::size_t limit) const override;
+  [[nodiscard]] std::expected<void, Error> Checkpoint(const std::string& path) override;
+  [[nodiscard]] std::vector<StorageProperty> Properties() const override;
 
  private:
   RocksdbStore(std::unique_ptr<rocksdb::DB> db, std::vector<rocksdb::ColumnFamilyHandle*> handles,

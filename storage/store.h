@@ -5,6 +5,7 @@
 //   model::Snapshot snapshot = store.Read(bag.entries);        // any thread, never blocks
 //   std::expected<void, Error> done = store.Apply(delta);      // one writer at a time
 //   auto results = store.ApplyBatch(deltas);  // many deltas, one durable write (group commit)
+//   store.Checkpoint("backups/b1");            // an online backup, while serving
 #ifndef NBSPAMD_STORAGE_STORE_H_
 #define NBSPAMD_STORAGE_STORE_H_
 
@@ -25,6 +26,22 @@ namespace nbspamd::storage {
 
 // One result per delta of a batch, in the batch's order.
 using BatchResults = std::vector<std::expected<void, Error>>;
+
+// One figure of a backend's own, for monitoring: a Prometheus gauge.
+struct StorageProperty {
+  std::string name;  // "nbspamd_storage_..."
+  std::string help;
+  double value = 0;
+};
+
+// A learned message as ListLearned reports it.
+struct LearnedMessage {
+  std::string id;
+  std::string label;
+  model::LearnOrigin origin;
+
+  friend bool operator==(const LearnedMessage&, const LearnedMessage&) = default;
+};
 
 // Thread safety: Read, Stats and FindLearned may be called from any number of threads at once,
 // also while Apply or ApplyBatch runs; they never wait for it. Apply and ApplyBatch calls must be
@@ -48,6 +65,11 @@ class Store {
   [[nodiscard]] virtual std::expected<std::optional<model::LedgerEntry>, Error> FindLearned(
       std::string_view id) const = 0;
 
+  // The messages whose ledger record was learned through `source` at a time in [since, until),
+  // oldest first (then by id), at most `limit` of them. Errors: as FindLearned.
+  [[nodiscard]] virtual std::expected<std::vector<LearnedMessage>, Error> ListLearned(
+      std::string_view source, std::int64_t since, std::int64_t until, std::size_t limit) const = 0;
+
   // Applies `deltas` in order, as if applied one by one, but in one atomic, durable write (for
   // RocksdbStore: one WriteBatch, one synced write to the write-ahead log) and made visible to
   // Read at once. Each delta is checked against the state the deltas before it leave; one that
@@ -70,6 +92,16 @@ class Store {
 
   // The replication position stored by the last Apply that carried one ("" if none).
   [[nodiscard]] virtual std::string StreamPosition() const = 0;
+
+  // The backend's figures (size on disk, pending background work); thread-safe.
+  [[nodiscard]] virtual std::vector<StorageProperty> Properties() const = 0;
+
+  // Writes a consistent copy of the model into the new folder `path` while reads and applies go
+  // on: a folder that RocksdbStore::Open reads as the model at one moment, with every apply that
+  // returned before the call. Thread-safe.
+  // Errors: kInvalidArgument when `path` exists already, kFailedPrecondition for a backend that
+  // keeps nothing on disk, kInternal for an I/O failure (then `path` is not left half-written).
+  [[nodiscard]] virtual std::expected<void, Error> Checkpoint(const std::string& path) = 0;
 };
 
 // The classes a new, empty model starts with.

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <map>
 #include <random>
 
@@ -275,7 +276,7 @@ TEST_P(StoreTest, OneBadDeltaInABatchIsLeftOutAndTheOthersApplied) {
   auto good_b = model::PlanLearn("b", "spam", Bag("two"), std::nullopt, *store_->Stats());
   // Forgets "m" as if it had learned "one" five times: the counts cannot go that low.
   model::Delta bad =
-      model::PlanForget("m", {"spam", {{Bag("one").entries[0].hash, 5}}}, *store_->Stats());
+      model::PlanForget("m", {"spam", {{Bag("one").entries[0].hash, 5}}, {}}, *store_->Stats());
   // Planned on what `bad` would have left: a fresh learn of "m".
   auto after_bad = model::PlanLearn("m", "ham", Bag("four"), std::nullopt, *store_->Stats());
   model::Delta unknown_class;
@@ -316,6 +317,49 @@ TEST_P(StoreTest, BatchOfOnlyBadDeltasChangesNothing) {
   EXPECT_EQ(*store_->Stats(), *before);
   EXPECT_EQ(store_->StreamPosition(), "");
   EXPECT_TRUE(store_->ApplyBatch({}).has_value());
+}
+
+void LearnFrom(Store& store, const std::string& id, const std::string& label,
+               const std::string& text, model::LearnOrigin origin) {
+  auto learned = store.FindLearned(id);
+  ASSERT_TRUE(learned.has_value());
+  const model::LearnPlan plan =
+      model::PlanLearn(id, label, Bag(text), *learned, *store.Stats(), std::move(origin));
+  ASSERT_TRUE(store.Apply(plan.delta).has_value());
+}
+
+std::vector<std::string> Ids(const std::expected<std::vector<LearnedMessage>, Error>& listed) {
+  EXPECT_TRUE(listed.has_value());
+  std::vector<std::string> ids;
+  if (listed) {
+    for (const LearnedMessage& message : *listed) ids.push_back(message.id);
+  }
+  return ids;
+}
+
+TEST_P(StoreTest, ListLearnedBySourceAndTimeWindowFollowsRelearnsAndForgets) {
+  using Ids_ = std::vector<std::string>;
+  constexpr std::int64_t kAll = std::numeric_limits<std::int64_t>::max();
+  LearnFrom(*store_, "a", "spam", "send us", {"mx1", 100});
+  LearnFrom(*store_, "b", "spam", "your password", {"mx1", 200});
+  LearnFrom(*store_, "c", "ham", "review", {"feedback", 150});
+  LearnFrom(*store_, "ab", "ham", "review us", {"mx", 100});  // A source that prefixes another.
+  EXPECT_EQ(Ids(store_->ListLearned("mx1", 0, kAll, 100)), (Ids_{"a", "b"}));
+  EXPECT_EQ(Ids(store_->ListLearned("mx", 0, kAll, 100)), (Ids_{"ab"}));
+  EXPECT_EQ(Ids(store_->ListLearned("mx1", 150, 201, 100)), (Ids_{"b"}));
+  EXPECT_EQ(Ids(store_->ListLearned("mx1", 0, 200, 100)), (Ids_{"a"}));
+  EXPECT_EQ(Ids(store_->ListLearned("mx1", 0, kAll, 1)), (Ids_{"a"}));
+  EXPECT_EQ(Ids(store_->ListLearned("nobody", 0, kAll, 100)), Ids_{});
+
+  // Relearned through another source, "b" is that source's now; forgotten, nobody's.
+  LearnFrom(*store_, "b", "ham", "your password", {"feedback", 300});
+  EXPECT_EQ(Ids(store_->ListLearned("mx1", 0, kAll, 100)), (Ids_{"a"}));
+  const auto feedback = store_->ListLearned("feedback", 0, kAll, 100);
+  ASSERT_TRUE(feedback.has_value());
+  ASSERT_EQ(feedback->size(), 2u);
+  EXPECT_EQ((*feedback)[1], (LearnedMessage{"b", "ham", {"feedback", 300}}));
+  Forget(*store_, "c");
+  EXPECT_EQ(Ids(store_->ListLearned("feedback", 0, kAll, 100)), (Ids_{"b"}));
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, StoreTest,

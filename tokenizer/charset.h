@@ -28,6 +28,10 @@ struct Utf8Text {
 // Whether `bytes` is well-formed UTF-8.
 [[nodiscard]] bool IsValidUtf8(std::string_view bytes);
 
+// `bytes` with each maximal ill-formed subsequence (a stray continuation byte, an overlong form,
+// a surrogate, a code point over U+10FFFF, a cut sequence) replaced by U+FFFD.
+[[nodiscard]] std::string ReplaceInvalidUtf8(std::string_view bytes);
+
 }  // namespace nbspamd::tokenizer
 
 #endif  // NBSPAMD_TOKENIZER_CHARSET_H_

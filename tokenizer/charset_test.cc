@@ -115,6 +115,20 @@ TEST(CharsetTest, InvalidUtf8DeclaredUtf8GivesValidUtf8) {
   EXPECT_NE(text.text.find("cd"), std::string::npos);
 }
 
+TEST(CharsetTest, ReplaceInvalidUtf8) {
+  EXPECT_EQ(ReplaceInvalidUtf8("plain \xC3\xA4 \xF0\x9F\x98\x80"),
+            "plain \xC3\xA4 \xF0\x9F\x98\x80");
+  EXPECT_EQ(ReplaceInvalidUtf8("a\xFF"
+                               "b"),
+            "a\xEF\xBF\xBD"
+            "b");
+  EXPECT_EQ(ReplaceInvalidUtf8("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");  // Overlong.
+  EXPECT_EQ(ReplaceInvalidUtf8("\xED\xA0\x80"),
+            "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");            // Surrogate.
+  EXPECT_EQ(ReplaceInvalidUtf8("x\xE2\x82"), "x\xEF\xBF\xBD");  // Cut short.
+  EXPECT_TRUE(IsValidUtf8(ReplaceInvalidUtf8("\x80\xBF\xF5\xFE\xFF")));
+}
+
 TEST(CharsetTest, IsValidUtf8) {
   EXPECT_TRUE(IsValidUtf8(""));
   EXPECT_TRUE(IsValidUtf8("ascii"));

@@ -6,6 +6,8 @@
 #include <array>
 #include <cctype>
 
+#include "tokenizer/charset.h"
+
 namespace nbspamd::tokenizer {
 namespace {
 
@@ -74,7 +76,9 @@ std::string HostOfAuthority(std::string_view authority) {
     if (!allowed) return "";
     host.push_back(Lower(c));
   }
-  if (host.find("..") != std::string::npos) return "";
+  // Non-ASCII bytes are allowed for internationalised names, but only as UTF-8: plain text is
+  // searched as raw bytes, and tokens must be UTF-8.
+  if (host.find("..") != std::string::npos || !IsValidUtf8(host)) return "";
   return host;
 }
 

@@ -11,7 +11,8 @@ namespace nbspamd::tokenizer {
 
 // Appends to `hosts` the lower-case host of every URL in `text`: after "http://", "https://"
 // or "ftp://" (user info and port removed), and bare "www." names. Hosts that are not a
-// dotted name or IPv4 address are skipped. At most `limit` hosts in all are appended.
+// dotted name or IPv4 address, or not valid UTF-8, are skipped. At most `limit` hosts in all are
+// appended.
 void FindUrlHosts(std::string_view text, std::vector<std::string>& hosts, std::size_t limit);
 
 // The host of one URL or URL-like string (an href value); "" when it has none.

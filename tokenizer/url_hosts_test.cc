@@ -46,6 +46,13 @@ TEST(UrlHostsTest, UrlHost) {
         "http://.example.com", "http://[::1]/", "#anchor"}) {
     EXPECT_EQ(UrlHost(url), "") << url;
   }
+  // Internationalised names as UTF-8, but no other 8-bit bytes (found by message_fuzzer).
+  EXPECT_EQ(UrlHost("http://b\xC3\xBC"
+                    "cher.example/"),
+            "b\xC3\xBC"
+            "cher.example");
+  EXPECT_EQ(UrlHost("http://img.\xF3\xEF\xBD\x89.example/"), "");
+  EXPECT_THAT(Hosts("www.\xC4\x30.example.com"), IsEmpty());
 }
 
 TEST(UrlHostsTest, FindUrlHostsInText) {

@@ -97,4 +97,22 @@ bool RawConnection::ClosedByServerWithin(std::chrono::milliseconds timeout) {
   return ec == net::error::eof || ec == net::error::connection_reset;
 }
 
+RawConnection::Received RawConnection::ReadUntilClosedOrTimeout(std::chrono::milliseconds timeout) {
+  stream_.expires_after(timeout);
+  Received received;
+  char chunk[4096];
+  beast::error_code ec;
+  while (!ec) {
+    const std::size_t n = stream_.read_some(net::buffer(chunk), ec);
+    received.bytes.append(chunk, n);
+  }
+  received.closed = ec == net::error::eof || ec == net::error::connection_reset;
+  return received;
+}
+
+void RawConnection::ShutdownSend() {
+  beast::error_code ignored;
+  stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+}
+
 }  // namespace nbspamd::testing

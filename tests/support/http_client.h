@@ -62,6 +62,16 @@ class RawConnection {
   // True when the server closed the connection within `timeout` (reads see end of stream).
   bool ClosedByServerWithin(std::chrono::milliseconds timeout);
 
+  // What the server sent until it closed the connection or `timeout` passed, and which of the
+  // two happened.
+  struct Received {
+    std::string bytes;
+    bool closed = false;  // End of stream or reset; false when `timeout` passed first.
+  };
+  Received ReadUntilClosedOrTimeout(std::chrono::milliseconds timeout);
+  // Half-closes the connection: the server reads end of stream, the client can still read.
+  void ShutdownSend();
+
  private:
   boost::asio::io_context context_;
   boost::beast::tcp_stream stream_;

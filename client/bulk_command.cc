@@ -1,0 +1,256 @@
+#include "client/bulk_command.h"
+
+#include <atomic>
+#include <boost/beast/http/verb.hpp>
+#include <boost/json/parse.hpp>
+#include <chrono>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "client/bounded_queue.h"
+#include "client/bulk_tally.h"
+#include "client/exit_codes.h"
+#include "client/http_connection.h"
+#include "client/message_source.h"
+#include "client/progress.h"
+
+namespace nbspamd::client {
+namespace http = boost::beast::http;
+namespace {
+
+constexpr int kAttempts = 5;  // For 429 and 503 answers.
+
+// What a worker makes of one message.
+struct SendResult {
+  Outcome outcome = Outcome::kFailed;
+  std::string reason;           // For kFailed.
+  std::optional<int> stop_run;  // The exit status, when the whole run must stop.
+};
+
+SendResult Succeeded(Outcome outcome) { return SendResult{outcome, "", std::nullopt}; }
+
+SendResult Failed(std::string reason, std::optional<int> stop_run = std::nullopt) {
+  return SendResult{Outcome::kFailed, std::move(reason), stop_run};
+}
+
+std::optional<Outcome> OutcomeNamed(const std::string& status) {
+  if (status == "learned") return Outcome::kLearned;
+  if (status == "relearned") return Outcome::kRelearned;
+  if (status == "unchanged") return Outcome::kUnchanged;
+  if (status == "forgotten") return Outcome::kForgotten;
+  if (status == "queued") return Outcome::kQueued;
+  return std::nullopt;
+}
+
+// The request target for a message (or, with an id and no body, for forget --id).
+std::string Target(const ClientOptions& options) {
+  if (options.command == Command::kTrain) {
+    std::string target = "/train?label=" + PercentEncode(options.label);
+    if (options.id) target += "&id=" + PercentEncode(*options.id);
+    return target;
+  }
+  return options.id ? "/forget?id=" + PercentEncode(*options.id) : "/forget";
+}
+
+SendResult Send(HttpConnection& connection, const ClientOptions& options, const std::string& body,
+                const std::atomic<bool>& stopping) {
+  const std::string target = Target(options);
+  for (int attempt = 1;; ++attempt) {
+    auto reply = connection.Send(http::verb::post, target, body);
+    if (!reply) {
+      const bool unreachable = reply.error().code == ErrorCode::kUnavailable;
+      return Failed(reply.error().message,
+                    unreachable ? std::optional<int>(kExitUnreachable) : std::nullopt);
+    }
+    if (reply->status == 200) {
+      boost::system::error_code ec;
+      const boost::json::value answer = boost::json::parse(reply->body, ec);
+      const auto* status =
+          !ec && answer.is_object() ? answer.as_object().if_contains("status") : nullptr;
+      if (status != nullptr && status->is_string()) {
+        if (auto outcome = OutcomeNamed(std::string(status->as_string())))
+          return Succeeded(*outcome);
+      }
+      return Failed("unexpected answer: " + reply->body);
+    }
+    if (reply->status == 404 && options.command == Command::kForget)
+      return Succeeded(Outcome::kNotFound);
+    if (reply->status == 401 || reply->status == 403) {
+      return Failed(ErrorMessage(*reply), kExitDaemonError);
+    }
+    if ((reply->status == 429 || reply->status == 503) && attempt < kAttempts && !stopping) {
+      std::this_thread::sleep_for(std::chrono::seconds(std::max(1u, reply->retry_after_seconds)));
+      continue;
+    }
+    return Failed(ErrorMessage(*reply));
+  }
+}
+
+// The run: the reader, the workers, and what stops them.
+class BulkRun {
+ public:
+  BulkRun(const ClientOptions& options, const ConnectOptions& connect)
+      : options_(options), connect_(connect), queue_(2 * static_cast<std::size_t>(options.jobs)) {}
+
+  // Returns the exit status of a run that had to stop, if it had to.
+  std::optional<int> Run() {
+    std::vector<std::jthread> workers;
+    for (int i = 0; i < options_.jobs; ++i) workers.emplace_back([this] { Work(); });
+    std::vector<std::filesystem::path> paths(options_.paths.begin(), options_.paths.end());
+    MessageSource source(std::move(paths), options_.max_message_bytes);
+    while (!stopping_) {
+      std::optional<Message> message = source.Next();
+      if (!message) break;
+      if (message->error) {
+        tally_.Record(Outcome::kFailed, message->consumed, message->path, *message->error);
+        continue;
+      }
+      if (!queue_.Push(std::move(*message))) break;
+    }
+    queue_.Close();
+    workers.clear();  // Joins.
+    std::lock_guard lock(mutex_);
+    return stop_status_;
+  }
+
+  const BulkTally& tally() const { return tally_; }
+  std::string stop_reason() const {
+    std::lock_guard lock(mutex_);
+    return stop_reason_;
+  }
+
+ private:
+  void Work() {
+    const std::unique_ptr<HttpConnection> connection = connect_.Open();
+    while (std::optional<Message> message = queue_.Pop()) {
+      SendResult result = Send(*connection, options_, message->body, stopping_);
+      if (result.stop_run) {
+        Stop(*result.stop_run, result.reason);
+        return;
+      }
+      tally_.Record(result.outcome, message->consumed, message->path, result.reason);
+    }
+  }
+
+  void Stop(int status, const std::string& reason) {
+    {
+      std::lock_guard lock(mutex_);
+      if (!stop_status_) {
+        stop_status_ = status;
+        stop_reason_ = reason;
+      }
+    }
+    stopping_ = true;
+    queue_.Cancel();
+  }
+
+  const ClientOptions& options_;
+  const ConnectOptions& connect_;
+  BoundedQueue<Message> queue_;
+  BulkTally tally_;
+  std::atomic<bool> stopping_{false};
+  mutable std::mutex mutex_;
+  std::optional<int> stop_status_;
+  std::string stop_reason_;
+};
+
+// forget --id, or train --id with its one message.
+int RunOne(const ClientOptions& options, const ConnectOptions& connect, std::FILE* out,
+           std::FILE* err) {
+  std::string body;
+  std::string path = options.id.value_or("");
+  if (!options.paths.empty()) {
+    MessageSource source({options.paths.front()}, options.max_message_bytes);
+    std::optional<Message> message = source.Next();
+    if (!message || source.Next()) {
+      std::fprintf(err, "nbspamc: --id names one message, and %s holds %s\n",
+                   options.paths.front().c_str(), message ? "several" : "none");
+      return kExitUsage;
+    }
+    if (message->error) {
+      std::fprintf(err, "nbspamc: %s: %s\n", message->path.c_str(), message->error->c_str());
+      return kExitDaemonError;
+    }
+    body = std::move(message->body);
+    path = message->path;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const std::atomic<bool> stopping{false};
+  const std::unique_ptr<HttpConnection> connection = connect.Open();
+  const SendResult result = Send(*connection, options, body, stopping);
+  BulkTally tally;
+  tally.Record(result.outcome, body.size(), path, result.reason);
+  const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+  if (result.outcome == Outcome::kFailed) {
+    std::fprintf(err, "nbspamc: %s: %s\n", path.c_str(), result.reason.c_str());
+    return result.stop_run.value_or(kExitDaemonError);
+  }
+  std::fprintf(out, "%s\n",
+               FormatSummary(tally, options.command == Command::kForget, elapsed.count()).c_str());
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunBulk(const ClientOptions& options, const ConnectOptions& connect, std::FILE* out,
+            std::FILE* err, bool progress_in_place) {
+  if (options.id) return RunOne(options, connect, out, err);
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  BulkRun run(options, connect);
+
+  // The total input size, for the ETA, found by a walk beside the run.
+  std::atomic<bool> total_known{false};
+  std::atomic<std::uint64_t> total_bytes{0};
+  std::optional<std::jthread> counter;
+  std::optional<ProgressDisplay> display;
+  if (options.progress) {
+    counter.emplace([&](std::stop_token stop) {
+      std::vector<std::filesystem::path> paths(options.paths.begin(), options.paths.end());
+      if (auto total = TotalInputBytes(paths, stop)) {
+        total_bytes = *total;
+        total_known = true;
+      }
+    });
+    display.emplace(err, progress_in_place, [&] {
+      return ProgressSnapshot{.done = run.tally().Done(),
+                              .failed = run.tally().Count(Outcome::kFailed),
+                              .elapsed_seconds = elapsed(),
+                              .done_bytes = run.tally().DoneBytes(),
+                              .total_bytes = total_known
+                                                 ? std::optional<std::uint64_t>(total_bytes.load())
+                                                 : std::nullopt};
+    });
+    display->Start();
+  }
+  const std::optional<int> stopped = run.Run();
+  if (display) display->Stop();
+  counter.reset();  // Asks the walk to stop, and joins it.
+
+  const BulkTally& tally = run.tally();
+  const std::vector<Failure> failures = tally.FirstFailures();
+  for (const Failure& failure : failures) {
+    std::fprintf(err, "nbspamc: %s: %s\n", failure.path.c_str(), failure.reason.c_str());
+  }
+  const std::uint64_t failed = tally.Count(Outcome::kFailed);
+  if (failed > failures.size()) {
+    std::fprintf(err, "nbspamc: ... and %llu more failures\n",
+                 static_cast<unsigned long long>(failed - failures.size()));
+  }
+  if (stopped) {
+    std::fprintf(err, "nbspamc: stopped: %s\n", run.stop_reason().c_str());
+  }
+  std::fprintf(out, "%s\n",
+               FormatSummary(tally, options.command == Command::kForget, elapsed()).c_str());
+  if (stopped) return *stopped;
+  return failed > 0 ? kExitDaemonError : kExitOk;
+}
+
+}  // namespace nbspamd::client

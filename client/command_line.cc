@@ -1,0 +1,189 @@
+#include "client/command_line.h"
+
+#include <boost/program_options.hpp>
+#include <cmath>
+#include <exception>
+#include <sstream>
+
+namespace nbspamd::client {
+namespace po = boost::program_options;
+namespace {
+
+constexpr char kUsage[] =
+    "usage: nbspamc [FLAGS] COMMAND [FLAGS] [ARGS]\n"
+    "  nbspamc classify [--json] [--explain N] FILE|-   exit 0 ham, 1 spam\n"
+    "  nbspamc train --label LABEL [--id ID] [--jobs N] PATH...\n"
+    "  nbspamc forget [--jobs N] PATH...  |  nbspamc forget --id ID\n"
+    "  nbspamc stats [--json]\n"
+    "PATH: a message file, an mbox, a Maildir, or a directory of them (recursive).\n"
+    "Exit status: 2 usage, 3 daemon unreachable or no answer in time, 4 the daemon's error\n"
+    "or some messages failed. nbspamc COMMAND --help lists the command's flags.\n";
+
+po::options_description CommonFlags(ClientOptions& o) {
+  po::options_description flags("Common flags");
+  flags.add_options()("help,h", "print this help and exit")("version",
+                                                            "print the version and exit")(
+      "server", po::value(&o.server)->value_name("HOST:PORT"),
+      "the daemon (env NBSPAMC_SERVER; default 127.0.0.1:7830)")(
+      "token", po::value(&o.token)->value_name("SECRET"),
+      "bearer token (env NBSPAMC_TOKEN, which keeps it out of ps)")(
+      "timeout", po::value(&o.timeout_seconds)->value_name("SECONDS"),
+      "per request: connect, send and answer (env NBSPAMC_TIMEOUT; default 30)");
+  return flags;
+}
+
+po::options_description CommandFlags(Command command, ClientOptions& o) {
+  po::options_description flags("Command flags");
+  switch (command) {
+    case Command::kClassify:
+      flags.add_options()("json", po::bool_switch(&o.json), "print the daemon's JSON answer")(
+          "explain", po::value(&o.explain)->value_name("N"), "show the N tokens that weighed most");
+      break;
+    case Command::kTrain:
+    case Command::kForget:
+      if (command == Command::kTrain) {
+        flags.add_options()("label", po::value(&o.label)->value_name("LABEL"),
+                            "the class to learn: spam, ham or another label (required)");
+      }
+      flags.add_options()("id", po::value<std::string>()->value_name("ID"),
+                          command == Command::kTrain
+                              ? "the id to learn the one message under (default: its content hash)"
+                              : "forget the message learned under this id (no PATH)")(
+          "jobs,j", po::value(&o.jobs)->value_name("N"), "concurrent requests (default 4)")(
+          "max-size", po::value(&o.max_message_bytes)->value_name("BYTES"),
+          "messages larger than this fail without being read (default 64 MiB)")(
+          "quiet,q", "no progress display");
+      break;
+    case Command::kStats:
+      flags.add_options()("json", po::bool_switch(&o.json), "print the daemon's JSON answer");
+      break;
+  }
+  return flags;
+}
+
+std::optional<Command> CommandNamed(const std::string& name) {
+  if (name == "classify") return Command::kClassify;
+  if (name == "train") return Command::kTrain;
+  if (name == "forget") return Command::kForget;
+  if (name == "stats") return Command::kStats;
+  return std::nullopt;
+}
+
+std::expected<void, Error> ApplyEnvironment(const Environment& environment, ClientOptions& o) {
+  if (auto server = environment("NBSPAMC_SERVER")) o.server = *server;
+  if (auto token = environment("NBSPAMC_TOKEN")) o.token = *token;
+  if (auto timeout = environment("NBSPAMC_TIMEOUT")) {
+    try {
+      std::size_t used = 0;
+      o.timeout_seconds = std::stod(*timeout, &used);
+      if (used != timeout->size()) throw std::invalid_argument("trailing characters");
+    } catch (const std::exception&) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "NBSPAMC_TIMEOUT must be a number of seconds, not \"" + *timeout + "\"");
+    }
+  }
+  return {};
+}
+
+std::expected<void, Error> Check(const ClientOptions& o) {
+  auto fail = [](std::string message) { return MakeError(ErrorCode::kInvalidArgument, message); };
+  if (!(o.timeout_seconds > 0) || o.timeout_seconds > 86400) {
+    return fail("--timeout must be more than 0 and at most 86400 seconds");
+  }
+  switch (o.command) {
+    case Command::kClassify:
+      if (o.paths.size() != 1) return fail("classify needs exactly one FILE, or - for stdin");
+      if (o.explain < 0 || o.explain > 1000) return fail("--explain must be 0-1000");
+      break;
+    case Command::kTrain:
+    case Command::kForget:
+      if (o.command == Command::kTrain && o.label.empty()) return fail("train needs --label");
+      if (o.jobs < 1 || o.jobs > 256) return fail("--jobs must be 1-256");
+      if (o.max_message_bytes == 0) return fail("--max-size must be more than 0");
+      if (o.command == Command::kForget && o.id) {
+        if (!o.paths.empty()) return fail("forget takes --id or PATHs, not both");
+        if (o.id->empty()) return fail("--id must not be empty");
+        break;
+      }
+      if (o.paths.empty()) return fail("give at least one PATH");
+      if (o.id && o.paths.size() != 1) return fail("--id names one message: give one PATH");
+      break;
+    case Command::kStats:
+      if (!o.paths.empty()) return fail("stats takes no arguments");
+      break;
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string UsageText() { return kUsage; }
+
+std::expected<ParsedCommandLine, Error> ParseCommandLine(const std::vector<std::string>& args,
+                                                         const Environment& environment) {
+  ParsedCommandLine parsed;
+  ClientOptions& o = parsed.options;
+  if (auto applied = ApplyEnvironment(environment, o); !applied) {
+    return std::unexpected(applied.error());
+  }
+  // The command is the first argument that is not a flag or a common flag's value.
+  std::optional<Command> command;
+  std::vector<std::string> rest;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (!command && !arg.starts_with('-')) {
+      command = CommandNamed(arg);
+      if (!command)
+        return MakeError(ErrorCode::kInvalidArgument, "unknown command \"" + arg + "\"");
+      continue;
+    }
+    rest.push_back(arg);
+    if (!command && (arg == "--server" || arg == "--token" || arg == "--timeout") &&
+        i + 1 < args.size()) {
+      rest.push_back(args[++i]);
+    }
+  }
+  po::options_description flags = CommonFlags(o);
+  if (command) {
+    o.command = *command;
+    flags.add(CommandFlags(*command, o));
+  }
+  po::options_description hidden;
+  hidden.add_options()("path", po::value(&o.paths));
+  po::options_description all;
+  all.add(flags).add(hidden);
+  po::positional_options_description positional;
+  positional.add("path", -1);
+  po::variables_map vm;
+  try {
+    po::store(
+        po::command_line_parser(rest)
+            .options(all)
+            .positional(positional)
+            .style(po::command_line_style::default_style & ~po::command_line_style::allow_guessing)
+            .run(),
+        vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    return MakeError(ErrorCode::kInvalidArgument, e.what());
+  }
+  if (vm.count("help")) {
+    std::ostringstream help;
+    help << kUsage << "\n" << flags;
+    parsed.action = ParsedCommandLine::Action::kHelp;
+    parsed.help = help.str();
+    if (!parsed.help.ends_with('\n')) parsed.help += '\n';
+    return parsed;
+  }
+  if (vm.count("version")) {
+    parsed.action = ParsedCommandLine::Action::kVersion;
+    return parsed;
+  }
+  if (!command) return MakeError(ErrorCode::kInvalidArgument, "give a command");
+  if (vm.count("id")) o.id = vm["id"].as<std::string>();
+  if (vm.count("quiet")) o.progress = false;
+  if (auto checked = Check(o); !checked) return std::unexpected(checked.error());
+  return parsed;
+}
+
+}  // namespace nbspamd::client

@@ -1,0 +1,61 @@
+// The command line of nbspamc: a command, its flags, and the NBSPAMC_* environment.
+//
+//   nbspamc [COMMON FLAGS] COMMAND [FLAGS] [ARGS]
+//   auto parsed = ParseCommandLine(args, environment);
+//   if (!parsed) { usage error: exit 2 }
+//
+// Flags override the environment, which overrides the defaults. docs/CLIENT.md lists them all.
+#ifndef NBSPAMD_CLIENT_COMMAND_LINE_H_
+#define NBSPAMD_CLIENT_COMMAND_LINE_H_
+
+#include <cstddef>
+#include <expected>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+
+namespace nbspamd::client {
+
+enum class Command { kClassify, kTrain, kForget, kStats };
+
+// Everything a command needs to run.
+struct ClientOptions {
+  Command command = Command::kStats;
+  std::string server = "127.0.0.1:7830";      // --server, NBSPAMC_SERVER
+  std::string token;                          // --token, NBSPAMC_TOKEN; never printed.
+  double timeout_seconds = 30;                // --timeout, NBSPAMC_TIMEOUT; per request.
+  bool json = false;                          // --json: the daemon's answer unchanged.
+  int explain = 0;                            // classify --explain N
+  std::string label;                          // train --label
+  std::optional<std::string> id;              // train/forget --id
+  int jobs = 4;                               // train/forget --jobs: concurrent requests.
+  std::size_t max_message_bytes = 64u << 20;  // train/forget --max-size
+  bool progress = true;                       // train/forget: false with --quiet.
+  std::vector<std::string> paths;             // FILE|- for classify, PATH... for train/forget.
+};
+
+// What the command line asks for.
+struct ParsedCommandLine {
+  enum class Action { kRun, kHelp, kVersion };
+  Action action = Action::kRun;
+  ClientOptions options;
+  std::string help;  // The text to print for kHelp.
+};
+
+// Looks up an environment variable; nothing when it is not set.
+using Environment = std::function<std::optional<std::string>(const std::string& name)>;
+
+// Parses `args` (without the program name). kInvalidArgument, with a message for people, for an
+// unknown command or flag, a missing or bad value, or missing arguments.
+[[nodiscard]] std::expected<ParsedCommandLine, Error> ParseCommandLine(
+    const std::vector<std::string>& args, const Environment& environment);
+
+// The short usage text printed with usage errors.
+[[nodiscard]] std::string UsageText();
+
+}  // namespace nbspamd::client
+
+#endif  // NBSPAMD_CLIENT_COMMAND_LINE_H_

@@ -1,0 +1,108 @@
+#include "client/command_line.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace nbspamd::client {
+namespace {
+
+std::expected<ParsedCommandLine, Error> Parse(std::vector<std::string> args,
+                                              std::map<std::string, std::string> env = {}) {
+  return ParseCommandLine(args, [&](const std::string& name) -> std::optional<std::string> {
+    const auto it = env.find(name);
+    if (it == env.end()) return std::nullopt;
+    return it->second;
+  });
+}
+
+TEST(CommandLineTest, DefaultsThenEnvironmentThenFlags) {
+  auto parsed = Parse({"stats"});
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->options.server, "127.0.0.1:7830");
+  EXPECT_EQ(parsed->options.timeout_seconds, 30);
+  EXPECT_TRUE(parsed->options.token.empty());
+
+  const std::map<std::string, std::string> env = {
+      {"NBSPAMC_SERVER", "mx:1"}, {"NBSPAMC_TOKEN", "secret-from-env"}, {"NBSPAMC_TIMEOUT", "2.5"}};
+  parsed = Parse({"stats"}, env);
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ(parsed->options.server, "mx:1");
+  EXPECT_EQ(parsed->options.token, "secret-from-env");
+  EXPECT_EQ(parsed->options.timeout_seconds, 2.5);
+
+  parsed = Parse({"--server", "a:2", "stats", "--token", "flag-secret", "--timeout", "4"}, env);
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->options.server, "a:2");
+  EXPECT_EQ(parsed->options.token, "flag-secret");
+  EXPECT_EQ(parsed->options.timeout_seconds, 4);
+}
+
+TEST(CommandLineTest, ParsesEachCommand) {
+  auto parsed = Parse({"classify", "--json", "--explain", "5", "-"});
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->options.command, Command::kClassify);
+  EXPECT_TRUE(parsed->options.json);
+  EXPECT_EQ(parsed->options.explain, 5);
+  EXPECT_EQ(parsed->options.paths, std::vector<std::string>{"-"});
+
+  parsed = Parse({"train", "--label", "spam", "-j", "8", "a", "b"});
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->options.command, Command::kTrain);
+  EXPECT_EQ(parsed->options.label, "spam");
+  EXPECT_EQ(parsed->options.jobs, 8);
+  EXPECT_EQ(parsed->options.paths, (std::vector<std::string>{"a", "b"}));
+  EXPECT_FALSE(parsed->options.id);
+
+  parsed = Parse({"forget", "--id", "<x@y>"});
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->options.command, Command::kForget);
+  EXPECT_EQ(parsed->options.id, "<x@y>");
+}
+
+TEST(CommandLineTest, HelpAndVersion) {
+  auto parsed = Parse({"--help"});
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ(parsed->action, ParsedCommandLine::Action::kHelp);
+  EXPECT_NE(parsed->help.find("--server"), std::string::npos);
+  parsed = Parse({"train", "--help"});
+  ASSERT_TRUE(parsed);
+  EXPECT_NE(parsed->help.find("--label"), std::string::npos);
+  parsed = Parse({"--version"});
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ(parsed->action, ParsedCommandLine::Action::kVersion);
+}
+
+TEST(CommandLineTest, RejectsBadCommandLines) {
+  const std::vector<std::vector<std::string>> bad = {
+      {},
+      {"frobnicate"},
+      {"stats", "--bogus"},
+      {"stats", "extra"},
+      {"classify"},
+      {"classify", "a", "b"},
+      {"classify", "--explain", "1001", "-"},
+      {"train", "dir"},
+      {"train", "--label", "spam"},
+      {"train", "--label", "spam", "--jobs", "0", "dir"},
+      {"train", "--label", "spam", "--id", "x", "a", "b"},
+      {"forget", "--id", "x", "path"},
+      {"forget"},
+      {"stats", "--timeout", "0"},
+      {"stats", "--timeout", "soon"},
+      {"classify", "--label", "spam", "-"},  // A flag of another command.
+  };
+  for (const auto& args : bad) {
+    const auto parsed = Parse(args);
+    EXPECT_FALSE(parsed) << ::testing::PrintToString(args);
+    if (!parsed) {
+      EXPECT_EQ(parsed.error().code, ErrorCode::kInvalidArgument);
+    }
+  }
+  const auto parsed = Parse({"stats"}, {{"NBSPAMC_TIMEOUT", "x"}});
+  ASSERT_FALSE(parsed);
+  EXPECT_NE(parsed.error().message.find("NBSPAMC_TIMEOUT"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace nbspamd::client

@@ -1,0 +1,33 @@
+// The commands of nbspamc that make one request: classify and stats. Each prints its result on
+// `out` and problems on `err`, and returns the exit status (client/exit_codes.h).
+#ifndef NBSPAMD_CLIENT_SIMPLE_COMMANDS_H_
+#define NBSPAMD_CLIENT_SIMPLE_COMMANDS_H_
+
+#include <boost/json/value.hpp>
+#include <cstdio>
+#include <string>
+
+#include "client/command_line.h"
+#include "client/connect_options.h"
+
+namespace nbspamd::client {
+
+// `nbspamc classify FILE|-`: the verdict line (or the JSON answer with --json); exit kExitHam or
+// kExitSpam.
+[[nodiscard]] int RunClassify(const ClientOptions& options, const ConnectOptions& connect,
+                              std::FILE* out, std::FILE* err);
+
+// `nbspamc stats`: the model's statistics, readable (or the JSON answer with --json).
+[[nodiscard]] int RunStats(const ClientOptions& options, const ConnectOptions& connect,
+                           std::FILE* out, std::FILE* err);
+
+// One line for a /classify answer: "spam 0.9981 score=0.4100", then with explanations one
+// line per token: "  +3.1000 body viagra ×2".
+[[nodiscard]] std::string FormatVerdict(const boost::json::value& answer);
+
+// The /stats answer as readable lines.
+[[nodiscard]] std::string FormatStats(const boost::json::value& answer);
+
+}  // namespace nbspamd::client
+
+#endif  // NBSPAMD_CLIENT_SIMPLE_COMMANDS_H_

@@ -1,0 +1,66 @@
+#include "client/simple_commands.h"
+
+#include <gtest/gtest.h>
+
+#include <boost/json/parse.hpp>
+
+#include "client/http_connection.h"
+
+namespace nbspamd::client {
+namespace {
+
+TEST(SimpleCommandsTest, FormatVerdictPrintsOneLineAndTheExplanations) {
+  const auto answer = boost::json::parse(
+      R"({"label":"spam","probability":0.99812,"log_odds":6.2,"score":0.41,"tokens":3,)"
+      R"("explain":[{"token":"viagra","source":"body","count":2,"weight":3.1},)"
+      R"({"token":"subject:lunch","source":"header","count":1,"weight":-0.25}]})");
+  EXPECT_EQ(FormatVerdict(answer),
+            "spam 0.9981 score=0.4100\n"
+            "  +3.1000 body viagra x2\n"
+            "  -0.2500 header subject:lunch x1\n");
+}
+
+TEST(SimpleCommandsTest, FormatVerdictShowsMissingNumbersAsDashes) {
+  const auto answer =
+      boost::json::parse(R"({"label":"ham","probability":null,"log_odds":null,"score":null})");
+  EXPECT_EQ(FormatVerdict(answer), "ham - score=-\n");
+}
+
+TEST(SimpleCommandsTest, FormatStatsListsClassesAndSettings) {
+  const auto answer = boost::json::parse(
+      R"({"classes":[{"label":"spam","documents":3,"tokens":30},{"label":"ham","documents":2,"tokens":12}],)"
+      R"("documents":5,"vocabulary":40,"alpha":1.0,"spam_threshold":0.04,)"
+      R"("options":{"boolean_counts":true,"max_tokens":20000}})");
+  EXPECT_EQ(FormatStats(answer),
+            "documents: 5\n"
+            "  spam: 3 documents, 30 tokens\n"
+            "  ham: 2 documents, 12 tokens\n"
+            "vocabulary: 40 distinct tokens\n"
+            "alpha: 1\n"
+            "spam_threshold: 0.04\n"
+            "tokenizer: boolean_counts=true max_tokens=20000\n");
+}
+
+TEST(SimpleCommandsTest, ErrorMessageTakesTheDaemonsMessage) {
+  EXPECT_EQ(ErrorMessage({403, R"({"error":{"code":"forbidden","message":"unknown token"}})", 0}),
+            "unknown token (HTTP 403)");
+  EXPECT_EQ(ErrorMessage({502, "<html>", 0}), "the daemon answered HTTP 502");
+}
+
+TEST(SimpleCommandsTest, ParseServerAndPercentEncode) {
+  auto server = ParseServer("127.0.0.1:7830");
+  ASSERT_TRUE(server);
+  EXPECT_EQ(server->host, "127.0.0.1");
+  EXPECT_EQ(server->port, "7830");
+  server = ParseServer("[::1]:80");
+  ASSERT_TRUE(server);
+  EXPECT_EQ(server->host, "::1");
+  EXPECT_FALSE(ParseServer("localhost"));
+  EXPECT_FALSE(ParseServer("localhost:0"));
+  EXPECT_FALSE(ParseServer("localhost:70000"));
+  EXPECT_FALSE(ParseServer(":80"));
+  EXPECT_EQ(PercentEncode("<a b@c.d>"), "%3Ca%20b%40c.d%3E");
+}
+
+}  // namespace
+}  // namespace nbspamd::client

@@ -1,0 +1,202 @@
+// Cluster mode: many daemons, one model, through a Redis Stream.
+//
+// Each daemon keeps its own RocksDB model as a materialised view of one stream of training
+// events. A train, forget or rollback is not applied locally first: it is appended to the stream
+// (XADD), and every daemon, the one that received it included, reads the stream in order
+// (XREAD BLOCK) and applies each event through its TrainingWriter, with the event's stream id as
+// the position stored in the same RocksDB write as the counts it produced. So a crash between
+// applying and recording is impossible, a restart resumes after the last event written, and
+// every daemon applies the same events in the same order to the same state: the same model.
+//
+//   ClusterReplicator cluster(store, writer, options);
+//   if (auto started = cluster.Start(); !started) ...   // e.g. the stream was trimmed past us
+//   cluster.Submit(std::move(event), [](std::expected<Replicated, Error> r) { ... });
+//
+// Events carry the tokens (not the message), so every daemon applies identical tokens whatever
+// its tokenizer settings. Each daemon records its applied position in the hash
+// "<stream>:positions"; the stream is trimmed (XTRIM MINID) only below the oldest position of the
+// daemons seen within the retention window and below what is older than that window, and the
+// bound is recorded in "<stream>:trimmed", so a daemon whose model ends before it refuses to
+// start instead of silently missing events (docs/SCALING.md).
+#ifndef NBSPAMD_SERVER_CLUSTER_H_
+#define NBSPAMD_SERVER_CLUSTER_H_
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <expected>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "common/error.h"
+#include "model/delta.h"
+#include "model/learning.h"
+#include "server/redis_client.h"
+#include "server/training_writer.h"
+#include "storage/store.h"
+
+namespace nbspamd::server {
+
+// A Redis Stream entry id, "MS-SEQ".
+struct StreamId {
+  std::uint64_t ms = 0;
+  std::uint64_t seq = 0;
+
+  [[nodiscard]] static std::optional<StreamId> Parse(std::string_view text);
+  [[nodiscard]] std::string ToString() const;
+  friend auto operator<=>(const StreamId&, const StreamId&) = default;
+};
+
+// One training event as the stream carries it.
+struct StreamEvent {
+  enum class Kind : std::uint8_t { kLearn = 0, kForget = 1 };
+  Kind kind = Kind::kLearn;
+  std::string id;
+  std::string label;                       // kLearn.
+  std::vector<BagEntry> tokens;            // kLearn: sorted by hash, each once.
+  model::LearnOrigin origin;               // kLearn.
+  std::optional<std::string> only_source;  // kForget: only a record of this source (rollback).
+  // Who waits for this event to be applied: "<daemon name>/<incarnation>/<sequence>", or "".
+  std::string waiter;
+
+  friend bool operator==(const StreamEvent&, const StreamEvent&) = default;
+};
+
+// The compact binary form of an event (one stream field): a version byte, the kind, the id and
+// the waiter (each a varint length and bytes), then for a learn the ledger-entry encoding of
+// storage/encoding.h (label, tokens as 8-byte hashes with varint counts, origin) with its varint
+// length, for a forget a flag byte and the optional source.
+[[nodiscard]] std::string EncodeStreamEvent(const StreamEvent& event);
+[[nodiscard]] std::expected<StreamEvent, Error> DecodeStreamEvent(std::string_view bytes);
+
+struct ClusterOptions {
+  std::string redis_host = "127.0.0.1";
+  std::uint16_t redis_port = 6379;
+  std::string stream = "nbspamd:training";
+  std::string name;  // This daemon's name in "<stream>:positions". REQUIRES: not empty.
+  // Answer a train or forget only once this daemon has applied it (read your own writes); else
+  // as soon as Redis acknowledged the append.
+  bool wait_applied = true;
+  // Events stay in the stream at least this long, and positions of daemons not seen for this long
+  // no longer hold back trimming.
+  std::chrono::seconds retention{24 * 3600};
+  // A waiting request is answered kUnavailable when its event is not applied within this.
+  std::chrono::milliseconds wait_timeout{30000};
+  std::chrono::milliseconds report_interval{1000};  // Position report and status refresh.
+  std::chrono::milliseconds trim_interval{10000};
+  std::size_t read_count = 512;  // Entries per XREAD.
+};
+
+// What became of a submitted event.
+struct Replicated {
+  std::string stream_id;
+  // Once applied here (wait_applied): the outcome (a forget reports kLearned); nullopt when the
+  // answer came at the append.
+  std::optional<model::LearnStatus> status;
+};
+using ReplicatedDone = std::move_only_function<void(std::expected<Replicated, Error>)>;
+
+// A daemon as "<stream>:positions" shows it.
+struct ClusterPeer {
+  std::string name;
+  std::string position;
+  double lag_seconds = 0;       // Behind the stream's last entry, by the entries' timestamps.
+  double seen_seconds_ago = 0;  // Since it last reported.
+};
+
+struct ClusterStatus {
+  bool connected = false;
+  bool gap = false;        // The stream was trimmed past this daemon's model: it stopped.
+  std::string applied;     // The last entry applied here ("" before any).
+  std::string last;        // The stream's last entry as last seen ("" when empty or unknown).
+  double lag_seconds = 0;  // `last` minus `applied` by their timestamps; 0 when caught up.
+  std::uint64_t applied_events = 0;  // Entries applied since start.
+  std::uint64_t waiting = 0;         // Requests waiting for their event to be applied here.
+  std::vector<ClusterPeer> peers;
+};
+
+// Thread safety: Submit and Status from any thread; Start and Stop from one.
+class ClusterReplicator {
+ public:
+  // `writer` must be the only writer of `store`, and only this replicator may submit to it.
+  ClusterReplicator(storage::Store& store, TrainingWriter& writer, ClusterOptions options);
+  ClusterReplicator(const ClusterReplicator&) = delete;
+  ClusterReplicator& operator=(const ClusterReplicator&) = delete;
+  ~ClusterReplicator();  // Stop().
+
+  // Checks, when Redis answers, that the stream still holds every event after this daemon's
+  // position, then starts reading it. Redis being down is not an error: the reader retries.
+  // Errors: kFailedPrecondition when the stream was trimmed past this daemon's model (start it
+  // from a checkpoint of another daemon instead).
+  [[nodiscard]] std::expected<void, Error> Start();
+
+  // Stops reading; waiting requests get kUnavailable. Idempotent.
+  void Stop();
+
+  // Appends `event` and calls `done` once: with the stream id when Redis has it (or, with
+  // wait_applied, once this daemon has applied it, with the outcome or the event's own error,
+  // e.g. kNotFound for a forget of an unknown id); kUnavailable when Redis cannot be reached,
+  // the wait timed out, or the daemon stops. Runs `done` on the caller's thread or on the
+  // reader's; `done` must be quick.
+  void Submit(StreamEvent event, ReplicatedDone done);
+
+  [[nodiscard]] ClusterStatus Status() const;
+  [[nodiscard]] const ClusterOptions& options() const { return options_; }
+
+ private:
+  struct Waiter {
+    ReplicatedDone done;
+    std::chrono::steady_clock::time_point deadline;
+  };
+  struct Entry {
+    std::string id;
+    std::string payload;
+  };
+
+  void Run();
+  // Applies `entries` in order; false when storage failed and they must be read again.
+  bool Apply(const std::vector<Entry>& entries);
+  // Checks the trimmed bound against `position`: kFailedPrecondition for a gap.
+  [[nodiscard]] std::expected<void, Error> CheckNoGap(RedisClient& redis,
+                                                      const std::string& position);
+  void Report(RedisClient& redis, bool trim);
+  void Resolve(const std::string& waiter, const std::string& stream_id,
+               std::expected<model::LearnStatus, Error> outcome);
+  void ExpireWaiters(bool all);
+  void Pause(std::chrono::milliseconds duration);
+
+  storage::Store& store_;
+  TrainingWriter& writer_;
+  const ClusterOptions options_;
+  const std::string positions_key_;
+  const std::string trimmed_key_;
+  std::string waiter_prefix_;  // "<name>/<incarnation>/"
+
+  std::mutex append_mutex_;  // Guards appender_ and next_waiter_.
+  RedisClient appender_;
+  std::uint64_t next_waiter_ = 0;
+
+  mutable std::mutex waiters_mutex_;
+  std::map<std::string, Waiter> waiters_;
+
+  mutable std::mutex status_mutex_;  // Guards status_.
+  ClusterStatus status_;
+
+  std::mutex stop_mutex_;
+  std::condition_variable stop_wake_;
+  bool stopping_ = false;  // Guarded by stop_mutex_.
+  std::atomic<bool> gap_ = false;
+  std::thread thread_;
+};
+
+}  // namespace nbspamd::server
+
+#endif  // NBSPAMD_SERVER_CLUSTER_H_

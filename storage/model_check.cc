@@ -1,0 +1,286 @@
+#include "storage/model_check.h"
+
+#include <rocksdb/db.h>
+#include <rocksdb/options.h>
+#include <rocksdb/write_batch.h>
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <memory>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "storage/encoding.h"
+#include "storage/rocksdb_layout.h"
+
+namespace nbspamd::storage {
+namespace {
+
+std::unexpected<Error> RocksdbError(std::string_view what, const rocksdb::Status& status) {
+  const ErrorCode code = status.IsCorruption() ? ErrorCode::kDataLoss : ErrorCode::kInternal;
+  return MakeError(code, std::string(what) + ": " + status.ToString());
+}
+
+// An open data folder: the database and its meta, tokens and ledger families.
+struct Folder {
+  std::unique_ptr<rocksdb::DB> db;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::ColumnFamilyHandle* meta = nullptr;
+  rocksdb::ColumnFamilyHandle* tokens = nullptr;
+  rocksdb::ColumnFamilyHandle* ledger = nullptr;
+  rocksdb::ColumnFamilyHandle* sources = nullptr;
+
+  Folder() = default;
+  Folder(Folder&&) = default;
+  ~Folder() {
+    if (!db) return;
+    for (auto* handle : handles) db->DestroyColumnFamilyHandle(handle);
+    db->Close().PermitUncheckedError();
+  }
+};
+
+std::expected<Folder, Error> OpenFolder(const std::string& path, bool read_only) {
+  if (!std::filesystem::exists(std::filesystem::path(path) / "CURRENT")) {
+    return MakeError(ErrorCode::kNotFound, "no model in " + path);
+  }
+  rocksdb::Options options;
+  std::vector<std::string> families;
+  if (auto listed = rocksdb::DB::ListColumnFamilies(options, path, &families); !listed.ok()) {
+    return RocksdbError("cannot read the column families of " + path, listed);
+  }
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  for (const std::string& name : families) descriptors.emplace_back(name, options);
+  Folder folder;
+  rocksdb::DB* raw_db = nullptr;
+  const rocksdb::Status status =
+      read_only ? rocksdb::DB::OpenForReadOnly(rocksdb::DBOptions(options), path, descriptors,
+                                               &folder.handles, &raw_db)
+                : rocksdb::DB::Open(rocksdb::DBOptions(options), path, descriptors, &folder.handles,
+                                    &raw_db);
+  if (!status.ok()) return RocksdbError("cannot open data folder " + path, status);
+  folder.db.reset(raw_db);
+  for (std::size_t i = 0; i < families.size(); ++i) {
+    if (families[i] == rocksdb::kDefaultColumnFamilyName) folder.meta = folder.handles[i];
+    if (families[i] == kTokensFamily) folder.tokens = folder.handles[i];
+    if (families[i] == kLedgerFamily) folder.ledger = folder.handles[i];
+    if (families[i] == kSourcesFamily) folder.sources = folder.handles[i];
+  }
+  if (folder.meta == nullptr || folder.tokens == nullptr || folder.ledger == nullptr ||
+      folder.sources == nullptr) {
+    return MakeError(ErrorCode::kDataLoss, "data folder " + path + " lacks a column family");
+  }
+  return folder;
+}
+
+std::expected<model::ModelStats, Error> ReadStats(const Folder& folder) {
+  std::string version;
+  rocksdb::Status status =
+      folder.db->Get(rocksdb::ReadOptions(), folder.meta, kSchemaVersionKey, &version);
+  if (!status.ok()) return RocksdbError("reading the schema version", status);
+  std::uint64_t stored = 0;
+  const auto [end, parsed] =
+      std::from_chars(version.data(), version.data() + version.size(), stored);
+  if (parsed != std::errc() || end != version.data() + version.size() || stored != kSchemaVersion) {
+    return MakeError(ErrorCode::kDataLoss,
+                     "schema version '" + version + "' is not " + std::to_string(kSchemaVersion));
+  }
+  std::string stats;
+  status = folder.db->Get(rocksdb::ReadOptions(), folder.meta, kModelStatsKey, &stats);
+  if (!status.ok()) return RocksdbError("reading the model stats", status);
+  return DecodeModelStats(stats);
+}
+
+// Counts with trailing zeros removed: a record may be shorter than the class list.
+void Trim(TokenCounts& counts) {
+  while (!counts.empty() && counts.back() == 0) counts.pop_back();
+}
+
+std::string Hex(TokenHash hash) {
+  char text[17];
+  const auto end = std::to_chars(text, text + 16, hash, 16).ptr;
+  return std::string(16 - (end - text), '0') + std::string(text, end);
+}
+
+// What the ledger says the model must be, next to what the folder holds.
+struct Scan {
+  CheckReport report;
+  model::ModelStats expected_stats;  // Classes: the stored ones, then unknown ledger labels.
+  std::unordered_map<TokenHash, TokenCounts> expected;   // From the ledger; trimmed.
+  std::unordered_set<std::string> expected_source_keys;  // From the ledger.
+  std::vector<std::string> stray_source_keys;            // In the index, of no ledger record.
+  std::vector<std::string> corrupt_ledger_ids;
+  std::uint64_t problem_count = 0;
+
+  void Problem(std::string text) {
+    if (++problem_count <= kMaxProblems) report.problems.push_back(std::move(text));
+  }
+};
+
+std::expected<Scan, Error> ScanFolder(const Folder& folder) {
+  Scan scan;
+  auto stats = ReadStats(folder);
+  if (!stats) return std::unexpected(stats.error());
+  scan.report.stats = *stats;
+  scan.expected_stats = *stats;
+  for (model::ClassStats& c : scan.expected_stats.classes) c.documents = c.tokens = 0;
+  scan.expected_stats.vocabulary_size = 0;
+
+  rocksdb::ReadOptions read_options;
+  read_options.fill_cache = false;
+  // Invariants 4 and 5, and the expected counts of invariant 1.
+  std::unique_ptr<rocksdb::Iterator> it(folder.db->NewIterator(read_options, folder.ledger));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    ++scan.report.ledger_records;
+    const std::string id = it->key().ToString();
+    auto entry = DecodeLedgerEntry(std::string_view(it->value().data(), it->value().size()));
+    if (!entry) {
+      scan.Problem("ledger record '" + id + "' cannot be decoded: " + entry.error().message);
+      scan.corrupt_ledger_ids.push_back(id);
+      continue;
+    }
+    auto class_index = scan.expected_stats.FindClass(entry->label);
+    if (!class_index) {
+      scan.Problem("ledger record '" + id + "' names the unknown class '" + entry->label + "'");
+      scan.expected_stats.classes.push_back({entry->label, 0, 0});
+      class_index = scan.expected_stats.classes.size() - 1;
+    }
+    scan.expected_source_keys.insert(EncodeSourceKey(id, entry->origin));
+    ++scan.expected_stats.classes[*class_index].documents;
+    for (const BagEntry& token : entry->tokens) {
+      TokenCounts& counts = scan.expected[token.hash];
+      counts.resize(std::max(counts.size(), *class_index + 1), 0);
+      counts[*class_index] += token.count;
+      scan.expected_stats.classes[*class_index].tokens += token.count;
+    }
+  }
+  if (!it->status().ok()) return RocksdbError("reading the ledger", it->status());
+  for (auto& [hash, counts] : scan.expected) Trim(counts);
+  std::erase_if(scan.expected, [](const auto& item) { return item.second.empty(); });
+  scan.expected_stats.vocabulary_size = scan.expected.size();
+
+  // Invariants 1 to 3 over the token records.
+  std::vector<std::uint64_t> totals(scan.report.stats.classes.size(), 0);
+  std::size_t matched = 0;
+  it.reset(folder.db->NewIterator(read_options, folder.tokens));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    ++scan.report.token_records;
+    auto hash = DecodeTokenKey(std::string_view(it->key().data(), it->key().size()));
+    if (!hash) {
+      scan.Problem("a token record has a malformed key");
+      continue;
+    }
+    auto counts = DecodeTokenCounts(std::string_view(it->value().data(), it->value().size()));
+    if (!counts) {
+      scan.Problem("token " + Hex(*hash) + " has a corrupt record");
+      continue;
+    }
+    if (counts->size() > totals.size()) totals.resize(counts->size(), 0);
+    for (std::size_t c = 0; c < counts->size(); ++c) totals[c] += (*counts)[c];
+    Trim(*counts);
+    if (counts->empty()) scan.Problem("token " + Hex(*hash) + " has a record of zero counts");
+    const auto expected = scan.expected.find(*hash);
+    const TokenCounts none;
+    const TokenCounts& want = expected == scan.expected.end() ? none : expected->second;
+    if (expected != scan.expected.end()) ++matched;
+    if (*counts != want) {
+      scan.Problem("token " + Hex(*hash) + " counts differ from what the ledger added");
+    }
+  }
+  if (!it->status().ok()) return RocksdbError("reading the token counts", it->status());
+  if (matched != scan.expected.size()) {
+    scan.Problem(std::to_string(scan.expected.size() - matched) +
+                 " tokens added by the ledger have no token record");
+  }
+  // Invariant 6: the source index holds exactly one key per ledger record.
+  std::size_t indexed = 0;
+  it.reset(folder.db->NewIterator(read_options, folder.sources));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    std::string key = it->key().ToString();
+    if (scan.expected_source_keys.contains(key)) {
+      ++indexed;
+    } else {
+      scan.stray_source_keys.push_back(std::move(key));
+    }
+  }
+  if (!it->status().ok()) return RocksdbError("reading the source index", it->status());
+  if (!scan.stray_source_keys.empty()) {
+    scan.Problem(std::to_string(scan.stray_source_keys.size()) +
+                 " source index entries point to no ledger record");
+  }
+  if (indexed != scan.expected_source_keys.size()) {
+    scan.Problem(std::to_string(scan.expected_source_keys.size() - indexed) +
+                 " ledger records are missing from the source index");
+  }
+
+  const model::ModelStats& stored = scan.report.stats;
+  if (totals.size() > stored.classes.size()) {
+    scan.Problem("token records name more classes than exist");
+  }
+  for (std::size_t c = 0; c < stored.classes.size(); ++c) {
+    const model::ClassStats& s = stored.classes[c];
+    if (s.tokens != totals[c]) {
+      scan.Problem("class '" + s.label + "' token total is " + std::to_string(s.tokens) +
+                   " but its token counts sum to " + std::to_string(totals[c]));
+    }
+    if (s.documents != scan.expected_stats.classes[c].documents) {
+      scan.Problem("class '" + s.label + "' has " + std::to_string(s.documents) +
+                   " documents but the ledger holds " +
+                   std::to_string(scan.expected_stats.classes[c].documents));
+    }
+  }
+  if (stored.vocabulary_size != scan.report.token_records) {
+    scan.Problem("|V| is " + std::to_string(stored.vocabulary_size) + " but there are " +
+                 std::to_string(scan.report.token_records) + " token records");
+  }
+  if (scan.problem_count > kMaxProblems) {
+    scan.report.problems.push_back("... and " + std::to_string(scan.problem_count - kMaxProblems) +
+                                   " more problems");
+  }
+  return scan;
+}
+
+}  // namespace
+
+std::expected<CheckReport, Error> CheckModel(const std::string& path) {
+  auto folder = OpenFolder(path, /*read_only=*/true);
+  if (!folder) return std::unexpected(folder.error());
+  auto scan = ScanFolder(*folder);
+  if (!scan) return std::unexpected(scan.error());
+  return std::move(scan->report);
+}
+
+std::expected<CheckReport, Error> RepairModel(const std::string& path) {
+  {
+    auto folder = OpenFolder(path, /*read_only=*/false);
+    if (!folder) return std::unexpected(folder.error());
+    auto scan = ScanFolder(*folder);
+    if (!scan) return std::unexpected(scan.error());
+    if (!scan->report.ok()) {
+      // Every token record the ledger does not account for goes; every other one is rewritten.
+      rocksdb::WriteBatch batch;
+      rocksdb::ReadOptions read_options;
+      read_options.fill_cache = false;
+      std::unique_ptr<rocksdb::Iterator> it(folder->db->NewIterator(read_options, folder->tokens));
+      for (it->SeekToFirst(); it->Valid(); it->Next()) {
+        auto hash = DecodeTokenKey(std::string_view(it->key().data(), it->key().size()));
+        if (!hash || !scan->expected.contains(*hash)) batch.Delete(folder->tokens, it->key());
+      }
+      if (!it->status().ok()) return RocksdbError("reading the token counts", it->status());
+      for (const auto& [hash, counts] : scan->expected) {
+        batch.Put(folder->tokens, EncodeTokenKey(hash), EncodeTokenCounts(counts));
+      }
+      for (const std::string& id : scan->corrupt_ledger_ids) batch.Delete(folder->ledger, id);
+      for (const std::string& key : scan->stray_source_keys) batch.Delete(folder->sources, key);
+      for (const std::string& key : scan->expected_source_keys) batch.Put(folder->sources, key, "");
+      batch.Put(folder->meta, kModelStatsKey, EncodeModelStats(scan->expected_stats));
+      rocksdb::WriteOptions write_options;
+      write_options.sync = true;
+      const rocksdb::Status status = folder->db->Write(write_options, &batch);
+      if (!status.ok()) return RocksdbError("writing the repaired model", status);
+    }
+  }
+  return CheckModel(path);
+}
+
+}  // namespace nbspamd::storage

@@ -1,0 +1,55 @@
+// Model check and repair: verifies offline that the records of a RocksDB data folder agree with
+// each other, and rebuilds the derived records from the training ledger when they do not.
+//
+//   auto report = CheckModel("data");           // read-only; the daemon may be stopped or not
+//   if (report && !report->ok()) RepairModel("data");  // REQUIRES: no daemon on the folder
+//
+// The invariants (docs/RELIABILITY.md):
+//   1. every token record's count in class c equals the sum of that token's counts over the
+//      ledger records learned as c (so forgetting every message leaves nothing behind);
+//   2. each class's token total n_c equals the sum of its token counts;
+//   3. |V| equals the number of token records, and no record is all zeros;
+//   4. each class's document count N_c equals the number of ledger records learned as c;
+//   5. every ledger record decodes and names an existing class;
+//   6. the source index holds exactly one entry per ledger record, for its origin.
+// The ledger is the source of truth: it holds exactly what each learned message added.
+#ifndef NBSPAMD_STORAGE_MODEL_CHECK_H_
+#define NBSPAMD_STORAGE_MODEL_CHECK_H_
+
+#include <cstdint>
+#include <expected>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "model/model_stats.h"
+
+namespace nbspamd::storage {
+
+struct CheckReport {
+  model::ModelStats stats;            // The stored stats record.
+  std::uint64_t token_records = 0;    // Records in the tokens family.
+  std::uint64_t ledger_records = 0;   // Records in the ledger.
+  std::vector<std::string> problems;  // One sentence each; at most kMaxProblems, then a summary.
+
+  [[nodiscard]] bool ok() const { return problems.empty(); }
+};
+
+// How many problems a report lists one by one before it only counts them.
+inline constexpr std::size_t kMaxProblems = 20;
+
+// Checks the folder `path` (opened read-only) against the invariants above.
+// Errors: kNotFound when there is no model in `path`, kDataLoss when the schema version or the
+// stats record is unreadable, kInternal when RocksDB cannot open it.
+[[nodiscard]] std::expected<CheckReport, Error> CheckModel(const std::string& path);
+
+// Rewrites the token records and the stats of `path` from its ledger in one synced write, so
+// that every invariant holds; ledger records that cannot be decoded are deleted (they could
+// never be forgotten). Classes keep their order; a ledger label of no class becomes a new class.
+// Returns the check of the repaired folder. REQUIRES: no daemon has the folder open (RocksDB's
+// lock refuses it otherwise: kInternal).
+[[nodiscard]] std::expected<CheckReport, Error> RepairModel(const std::string& path);
+
+}  // namespace nbspamd::storage
+
+#endif  // NBSPAMD_STORAGE_MODEL_CHECK_H_

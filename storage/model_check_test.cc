@@ -1,0 +1,224 @@
+#include "storage/model_check.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <rocksdb/db.h>
+
+#include <functional>
+#include <map>
+
+#include "model/learning.h"
+#include "storage/encoding.h"
+#include "storage/rocksdb_layout.h"
+#include "storage/rocksdb_store.h"
+#include "tests/support/temp_dir.h"
+
+namespace nbspamd::storage {
+namespace {
+
+using ::testing::HasSubstr;
+
+TokenBag Bag(const std::string& text) {
+  std::map<TokenHash, std::uint32_t> counts;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t end = std::min(text.find(' ', start), text.size());
+    ++counts[std::hash<std::string>{}(text.substr(start, end - start))];
+    start = end + 1;
+  }
+  TokenBag bag;
+  for (const auto& [hash, count] : counts) bag.entries.push_back({hash, count});
+  return bag;
+}
+
+void Learn(Store& store, const std::string& id, const std::string& label, const std::string& text) {
+  auto learned = store.FindLearned(id);
+  ASSERT_TRUE(learned.has_value());
+  const model::LearnPlan plan = model::PlanLearn(id, label, Bag(text), *learned, *store.Stats());
+  ASSERT_TRUE(store.Apply(plan.delta).has_value());
+}
+
+constexpr char kAllWords[] = "send us your password review account";
+
+// Opens the closed model in `path` behind the store's back and calls `change(db, family)` for
+// each of its column families by name.
+void ChangeRaw(const std::string& path,
+               const std::function<void(rocksdb::DB&, const std::string&,
+                                        rocksdb::ColumnFamilyHandle*)>& change) {
+  std::vector<std::string> names;
+  ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::Options(), path, &names).ok());
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  for (const std::string& name : names) descriptors.emplace_back(name, rocksdb::Options());
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* db = nullptr;
+  ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), path, descriptors, &handles, &db).ok());
+  for (std::size_t i = 0; i < names.size(); ++i) change(*db, names[i], handles[i]);
+  for (auto* handle : handles) db->DestroyColumnFamilyHandle(handle);
+  delete db;
+}
+
+// Writes `key` → `value` into `family` of the closed model in `path`.
+void WriteRaw(const std::string& path, const char* family, const std::string& key,
+              const std::string& value) {
+  ChangeRaw(path, [&](rocksdb::DB& db, const std::string& name, rocksdb::ColumnFamilyHandle* h) {
+    if (name == family) {
+      ASSERT_TRUE(db.Put({}, h, key, value).ok());
+    }
+  });
+}
+
+class ModelCheckTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto store = RocksdbStore::Open(path_);
+    ASSERT_TRUE(store.has_value()) << store.error().message;
+    Learn(**store, "d1", "spam", "send us your password");
+    Learn(**store, "d2", "spam", "review us");
+    Learn(**store, "d5", "ham", "password review");
+    Learn(**store, "d6", "ham", "send us your review");
+    Learn(**store, "d6", "spam", "send us your review");  // Relearned: counts moved.
+    stats_ = *(*store)->Stats();
+    snapshot_ = (*store)->Read(Bag(kAllWords).entries);
+  }
+
+  // The model reopened gives exactly the counts and stats of SetUp.
+  void ExpectOriginalModel() {
+    auto store = RocksdbStore::Open(path_);
+    ASSERT_TRUE(store.has_value()) << store.error().message;
+    EXPECT_EQ(*(*store)->Stats(), stats_);
+    const model::Snapshot snapshot = (*store)->Read(Bag(kAllWords).entries);
+    EXPECT_EQ(snapshot.counts, snapshot_.counts);
+  }
+
+  TempDir dir_;
+  std::string path_ = dir_.Join("model");
+  model::ModelStats stats_;
+  model::Snapshot snapshot_;
+};
+
+TEST_F(ModelCheckTest, AHealthyModelPasses) {
+  auto report = CheckModel(path_);
+  ASSERT_TRUE(report.has_value()) << report.error().message;
+  EXPECT_TRUE(report->ok()) << report->problems.front();
+  EXPECT_EQ(report->ledger_records, 4u);
+  EXPECT_EQ(report->token_records, 5u);  // send us your password review
+  EXPECT_EQ(report->stats, stats_);
+}
+
+TEST_F(ModelCheckTest, ATokenCountTheLedgerDoesNotExplainIsFoundAndRepaired) {
+  const TokenHash hash = std::hash<std::string>{}("review");
+  WriteRaw(path_, kTokensFamily, EncodeTokenKey(hash), EncodeTokenCounts({7, 1}));
+  auto report = CheckModel(path_);
+  ASSERT_TRUE(report.has_value()) << report.error().message;
+  EXPECT_FALSE(report->ok());
+  EXPECT_THAT(report->problems.front(), HasSubstr("counts differ from what the ledger added"));
+  // The daemon itself refuses it: the class totals no longer match.
+  auto refused = RocksdbStore::Open(path_);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().code, ErrorCode::kDataLoss);
+
+  auto repaired = RepairModel(path_);
+  ASSERT_TRUE(repaired.has_value()) << repaired.error().message;
+  EXPECT_TRUE(repaired->ok());
+  ExpectOriginalModel();
+}
+
+TEST_F(ModelCheckTest, StrayTokensAndWrongDocumentCountsAreRepaired) {
+  // A token no ledger record added, with the stats made to agree with it, and a wrong N_spam:
+  // the daemon's own open check passes, only the ledger shows the damage.
+  model::ModelStats bad = stats_;
+  bad.classes[0].documents += 3;
+  bad.classes[1].tokens += 2;
+  ++bad.vocabulary_size;
+  WriteRaw(path_, kTokensFamily, EncodeTokenKey(12345), EncodeTokenCounts({0, 2}));
+  WriteRaw(path_, "default", kModelStatsKey, EncodeModelStats(bad));
+  ASSERT_TRUE(RocksdbStore::Open(path_).has_value());
+  auto report = CheckModel(path_);
+  ASSERT_TRUE(report.has_value());
+  ASSERT_EQ(report->problems.size(), 2u);
+  EXPECT_THAT(report->problems[0], HasSubstr("counts differ"));
+  EXPECT_THAT(report->problems[1], HasSubstr("has 6 documents but the ledger holds 3"));
+
+  ASSERT_TRUE(RepairModel(path_).has_value());
+  ExpectOriginalModel();
+}
+
+TEST_F(ModelCheckTest, ACorruptLedgerRecordIsReportedAndDropped) {
+  WriteRaw(path_, kLedgerFamily, "broken", "\xff\xff");
+  auto report = CheckModel(path_);
+  ASSERT_TRUE(report.has_value());
+  ASSERT_FALSE(report->ok());
+  EXPECT_THAT(report->problems.front(), HasSubstr("ledger record 'broken' cannot be decoded"));
+  auto repaired = RepairModel(path_);
+  ASSERT_TRUE(repaired.has_value());
+  EXPECT_TRUE(repaired->ok());
+  EXPECT_EQ(repaired->ledger_records, 4u);
+  ExpectOriginalModel();
+}
+
+TEST_F(ModelCheckTest, AStraySourceIndexEntryIsFoundAndRemoved) {
+  WriteRaw(path_, kSourcesFamily, EncodeSourceKey("ghost", {"mx1", 5}), "");
+  auto report = CheckModel(path_);
+  ASSERT_TRUE(report.has_value());
+  ASSERT_FALSE(report->ok());
+  EXPECT_THAT(report->problems.front(), HasSubstr("point to no ledger record"));
+  auto repaired = RepairModel(path_);
+  ASSERT_TRUE(repaired.has_value());
+  EXPECT_TRUE(repaired->ok());
+}
+
+TEST_F(ModelCheckTest, ASchemaOneFolderIsUpgradedAtOpen) {
+  // A schema 1 folder: no source index, version 1.
+  ChangeRaw(path_, [](rocksdb::DB& db, const std::string& name, rocksdb::ColumnFamilyHandle* h) {
+    if (name == kSourcesFamily) {
+      ASSERT_TRUE(db.DropColumnFamily(h).ok());
+    }
+    if (name == "default") {
+      ASSERT_TRUE(db.Put({}, h, kSchemaVersionKey, "1").ok());
+    }
+  });
+  ExpectOriginalModel();
+  auto report = CheckModel(path_);
+  ASSERT_TRUE(report.has_value()) << report.error().message;
+  EXPECT_TRUE(report->ok());
+  auto store = RocksdbStore::Open(path_);
+  ASSERT_TRUE(store.has_value());
+  auto listed = (*store)->ListLearned("", 0, 1, 100);
+  ASSERT_TRUE(listed.has_value());
+  EXPECT_EQ(listed->size(), 4u);
+}
+
+TEST_F(ModelCheckTest, RepairIsRefusedWhileTheModelIsOpen) {
+  auto store = RocksdbStore::Open(path_);
+  ASSERT_TRUE(store.has_value());
+  auto repaired = RepairModel(path_);
+  ASSERT_FALSE(repaired.has_value());
+  EXPECT_EQ(repaired.error().code, ErrorCode::kInternal);
+}
+
+TEST_F(ModelCheckTest, NoModelIsNotFound) {
+  auto report = CheckModel(dir_.Join("nothing"));
+  ASSERT_FALSE(report.has_value());
+  EXPECT_EQ(report.error().code, ErrorCode::kNotFound);
+}
+
+TEST_F(ModelCheckTest, ACheckpointTakenWhileTrainingOpensAsTheModelOfThatMoment) {
+  auto store = RocksdbStore::Open(path_);
+  ASSERT_TRUE(store.has_value());
+  const std::string backup = dir_.Join("backups/one");
+  ASSERT_TRUE((*store)->Checkpoint(backup).has_value());
+  Learn(**store, "d7", "spam", "send your password");
+  auto again = (*store)->Checkpoint(backup);
+  ASSERT_FALSE(again.has_value());
+  EXPECT_EQ(again.error().code, ErrorCode::kInvalidArgument);
+  store->reset();
+
+  auto report = CheckModel(backup);
+  ASSERT_TRUE(report.has_value()) << report.error().message;
+  EXPECT_TRUE(report->ok());
+  path_ = backup;
+  ExpectOriginalModel();
+}
+
+}  // namespace
+}  // namespace nbspamd::storage

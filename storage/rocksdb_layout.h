@@ -1,0 +1,19 @@
+// The names the RocksDB store gives its column families and meta records (docs/STORAGE.md).
+// Do not change: stored on disk.
+#ifndef NBSPAMD_STORAGE_ROCKSDB_LAYOUT_H_
+#define NBSPAMD_STORAGE_ROCKSDB_LAYOUT_H_
+
+namespace nbspamd::storage {
+
+inline constexpr char kTokensFamily[] = "tokens";  // Token key → per-class counts.
+inline constexpr char kLedgerFamily[] = "ledger";  // Message id → LedgerEntry.
+// Source index (schema 2): EncodeSourceKey(id, origin) → "", one per ledger record.
+inline constexpr char kSourcesFamily[] = "sources";
+// Meta records, in the default column family.
+inline constexpr char kSchemaVersionKey[] = "schema_version";
+inline constexpr char kModelStatsKey[] = "model_stats";
+inline constexpr char kStreamPositionKey[] = "stream_position";
+
+}  // namespace nbspamd::storage
+
+#endif  // NBSPAMD_STORAGE_ROCKSDB_LAYOUT_H_

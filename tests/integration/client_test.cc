@@ -1,0 +1,334 @@
+// Integration tests of nbspamc: the real client binary, run as a subprocess, against the real
+// nbspamd on 127.0.0.1 with an ephemeral port and a RocksDB model in a temp folder.
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/json.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/support/daemon_process.h"
+#include "tests/support/http_client.h"
+#include "tests/support/temp_dir.h"
+
+namespace nbspamd::testing {
+namespace {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr char kToken[] = "client-test-secret-0123456789";
+
+// How nbspamc ended.
+struct ClientExit {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+void WriteFile(const fs::path& path, const std::string& content) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << content;
+}
+
+// Runs nbspamc with `args`, `input` on standard input and `env` added to the environment (and
+// NBSPAMC_* removed unless given), at most `timeout`.
+ClientExit RunClient(const std::vector<std::string>& args, const std::string& input = "",
+                     const std::map<std::string, std::string>& env = {},
+                     std::chrono::seconds timeout = std::chrono::seconds(60)) {
+  TempDir io;
+  const std::string in_path = io.Join("in"), out_path = io.Join("out"), err_path = io.Join("err");
+  WriteFile(in_path, input);
+  std::vector<std::string> argv_strings = {NBSPAMC_BINARY};
+  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& arg : argv_strings) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    unsetenv("NBSPAMC_SERVER");
+    unsetenv("NBSPAMC_TOKEN");
+    unsetenv("NBSPAMC_TIMEOUT");
+    for (const auto& [name, value] : env) setenv(name.c_str(), value.c_str(), 1);
+    const int in = open(in_path.c_str(), O_RDONLY);
+    const int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(in, STDIN_FILENO);
+    dup2(out, STDOUT_FILENO);
+    dup2(err, STDERR_FILENO);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  ClientExit exit;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  exit.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  exit.out = ReadFile(out_path);
+  exit.err = ReadFile(err_path);
+  return exit;
+}
+
+std::string Mail(const std::string& subject, const std::string& body) {
+  return "From: someone@example.org\nSubject: " + subject + "\n\n" + body + "\n";
+}
+
+std::string SpamMail(int i) {
+  return Mail(
+      "cheap pills " + std::to_string(i),
+      "buy viagra now, cheap pills, casino bonus, click here to win money " + std::to_string(i));
+}
+
+std::string HamMail(int i) {
+  return Mail(
+      "meeting notes " + std::to_string(i),
+      "the project meeting is on friday, lunch after, see the report draft " + std::to_string(i));
+}
+
+// The number of documents of `label` in the daemon's /stats.
+std::int64_t Documents(HttpClient& client, const std::string& label) {
+  const json::value stats = client.GetJson("/stats");
+  for (const json::value& c : stats.at("classes").as_array()) {
+    if (c.at("label").as_string() == label) return c.at("documents").to_number<std::int64_t>();
+  }
+  return -1;
+}
+
+class ClientTest : public ::testing::Test {
+ protected:
+  DaemonProcess Start(std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"--listen",          "127.0.0.1:0", "--data-dir",
+                                     data_.Join("model"), "--threads",   "2"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto daemon = DaemonProcess::Start(args);
+    if (!daemon) throw std::runtime_error(daemon.error());
+    return std::move(*daemon);
+  }
+
+  static std::string Server(const DaemonProcess& daemon) {
+    return "127.0.0.1:" + std::to_string(daemon.port());
+  }
+
+  // Spam in a directory (5), ham in an mbox (4, one with a quoted From line) and in a Maildir
+  // (3, plus one in tmp/ that must not be read).
+  void WriteCorpus() {
+    for (int i = 0; i < 5; ++i) {
+      WriteFile(corpus_.path() / "spam" / ("sub" + std::to_string(i % 2)) / std::to_string(i),
+                SpamMail(i));
+    }
+    std::string mbox;
+    for (int i = 0; i < 4; ++i) {
+      mbox += "From someone@example.org Mon Jan  1 00:00:0" + std::to_string(i) + " 2024\n" +
+              HamMail(i) + (i == 2 ? ">From the minutes\n" : "") + "\n";
+    }
+    WriteFile(corpus_.path() / "ham.mbox", mbox);
+    WriteFile(corpus_.path() / "Maildir" / "cur" / "1.host:2,S", HamMail(10));
+    WriteFile(corpus_.path() / "Maildir" / "cur" / "2.host:2,S", HamMail(11));
+    WriteFile(corpus_.path() / "Maildir" / "new" / "3.host", HamMail(12));
+    WriteFile(corpus_.path() / "Maildir" / "tmp" / "4.host", HamMail(13));
+  }
+
+  std::string Corpus(const std::string& name) const { return corpus_.Join(name); }
+
+  TempDir data_;
+  TempDir corpus_;
+};
+
+TEST_F(ClientTest, TrainsADirectoryAnMboxAndAMaildirThenClassifiesForgetsAndShowsStats) {
+  DaemonProcess daemon = Start();
+  HttpClient client(daemon.port());
+  WriteCorpus();
+  const std::vector<std::string> server = {"--server", Server(daemon)};
+
+  ClientExit run =
+      RunClient({"--server", Server(daemon), "train", "--label", "spam", Corpus("spam")});
+  ASSERT_EQ(run.status, 0) << run.out << run.err;
+  EXPECT_THAT(run.out, HasSubstr("learned 5, relearned 0, unchanged 0, failed 0"));
+  run = RunClient({"train", "--label", "ham", "--jobs", "2", Corpus("ham.mbox"), Corpus("Maildir")},
+                  "", {{"NBSPAMC_SERVER", Server(daemon)}});
+  ASSERT_EQ(run.status, 0) << run.out << run.err;
+  EXPECT_THAT(run.out, HasSubstr("learned 7,"));
+  EXPECT_EQ(Documents(client, "spam"), 5);
+  EXPECT_EQ(Documents(client, "ham"), 7);
+
+  // Again: nothing changes.
+  run = RunClient({"train", "--label", "ham", Corpus("ham.mbox"), "--server", Server(daemon)});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("learned 0, relearned 0, unchanged 4"));
+
+  // classify: exit 1 for spam, 0 for ham; one verdict line.
+  const std::string spam_file = Corpus("spam/sub0/0");
+  run = RunClient({"classify", spam_file, "--server", Server(daemon)});
+  EXPECT_EQ(run.status, 1) << run.err;
+  EXPECT_THAT(run.out, ::testing::MatchesRegex("spam [0-9.]+ score=[0-9.-]+\n"));
+  run = RunClient({"--server", Server(daemon), "classify", "-"}, HamMail(99));
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_THAT(run.out, ::testing::StartsWith("ham "));
+  run = RunClient({"--server", Server(daemon), "classify", "--json", "--explain", "3", "-"},
+                  SpamMail(42));
+  EXPECT_EQ(run.status, 1) << run.err;
+  const json::value answer = json::parse(run.out);
+  EXPECT_EQ(answer.at("label").as_string(), "spam");
+  EXPECT_EQ(answer.at("explain").as_array().size(), 3u);
+  run = RunClient({"--server", Server(daemon), "classify", "--explain", "2", spam_file});
+  EXPECT_EQ(run.status, 1);
+  EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 3) << run.out;
+  run = RunClient({"--server", Server(daemon), "classify", Corpus("nothing-here")});
+  EXPECT_EQ(run.status, 2);
+
+  // stats, readable and raw.
+  run = RunClient({"--server", Server(daemon), "stats"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("documents: 12\n"));
+  EXPECT_THAT(run.out, HasSubstr("  spam: 5 documents"));
+  run = RunClient({"--server", Server(daemon), "stats", "--json"});
+  ASSERT_EQ(run.status, 0);
+  EXPECT_EQ(json::parse(run.out).at("documents").to_number<int>(), 12);
+
+  // forget by content: the mbox's messages, then again (not found is not a failure).
+  run = RunClient({"--server", Server(daemon), "forget", Corpus("ham.mbox")});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("forgotten 4, not found 0, failed 0"));
+  EXPECT_EQ(Documents(client, "ham"), 3);
+  run = RunClient({"--server", Server(daemon), "forget", Corpus("ham.mbox")});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("forgotten 0, not found 4"));
+
+  // train and forget under an id.
+  run = RunClient({"--server", Server(daemon), "train", "--label", "ham", "--id", "<a@b.c>",
+                   Corpus("Maildir/new/3.host")});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("learned 1"));
+  run = RunClient({"--server", Server(daemon), "forget", "--id", "<a@b.c>"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("forgotten 1"));
+  run = RunClient(
+      {"--server", Server(daemon), "train", "--label", "ham", "--id", "x", Corpus("spam")});
+  EXPECT_EQ(run.status, 2) << run.err;
+}
+
+TEST_F(ClientTest, ClassifyBeforeAnyTrainingPrintsTheDaemonsError) {
+  DaemonProcess daemon = Start();
+  const ClientExit run = RunClient({"--server", Server(daemon), "classify", "-"}, HamMail(1));
+  EXPECT_EQ(run.status, 4);
+  EXPECT_THAT(run.err, HasSubstr("HTTP 409"));
+}
+
+TEST_F(ClientTest, AWrongTokenStopsWithTheDaemonsMessageAndTheTokenIsNeverPrinted) {
+  DaemonProcess daemon = Start({"--auth-tokens", std::string("mx:") + kToken});
+  WriteCorpus();
+  ClientExit run = RunClient({"--server", Server(daemon), "--token", "wrong-secret-0123456789",
+                              "train", "--label", "spam", Corpus("spam")});
+  EXPECT_EQ(run.status, 4);
+  EXPECT_THAT(run.err, HasSubstr("HTTP 403"));
+  EXPECT_THAT(run.out + run.err, Not(HasSubstr("wrong-secret")));
+  run = RunClient({"--server", Server(daemon), "train", "--label", "spam", Corpus("spam")});
+  EXPECT_EQ(run.status, 4);
+  EXPECT_THAT(run.err, HasSubstr("HTTP 401"));
+
+  run = RunClient({"train", "--label", "spam", Corpus("spam")}, "",
+                  {{"NBSPAMC_SERVER", Server(daemon)}, {"NBSPAMC_TOKEN", kToken}});
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("learned 5"));
+  EXPECT_THAT(run.out + run.err, Not(HasSubstr(kToken)));
+}
+
+TEST_F(ClientTest, NoDaemonListeningExits3) {
+  // A port that was free a moment ago.
+  unsigned short port = 0;
+  {
+    boost::asio::io_context context;
+    boost::asio::ip::tcp::acceptor acceptor(
+        context, boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
+    port = acceptor.local_endpoint().port();
+  }
+  const std::string server = "127.0.0.1:" + std::to_string(port);
+  ClientExit run = RunClient({"--server", server, "classify", "-"}, HamMail(1));
+  EXPECT_EQ(run.status, 3);
+  EXPECT_THAT(run.err, HasSubstr("cannot connect"));
+  WriteCorpus();
+  run = RunClient({"--server", server, "train", "--label", "spam", Corpus("spam")});
+  EXPECT_EQ(run.status, 3);
+  run = RunClient({"--server", server, "stats"});
+  EXPECT_EQ(run.status, 3);
+}
+
+TEST_F(ClientTest, BadCommandLinesExit2WithUsage) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{}, {"bogus"}, {"stats", "--nope"}, {"train", "x"}}) {
+    const ClientExit run = RunClient(args);
+    EXPECT_EQ(run.status, 2) << ::testing::PrintToString(args);
+    EXPECT_THAT(run.err, HasSubstr("usage: nbspamc"));
+  }
+  ClientExit run = RunClient({"--help"});
+  EXPECT_EQ(run.status, 0);
+  EXPECT_THAT(run.out, HasSubstr("--server"));
+  run = RunClient({"--version"});
+  EXPECT_EQ(run.status, 0);
+  EXPECT_THAT(run.out, HasSubstr("nbspamc "));
+}
+
+TEST_F(ClientTest, AMessageOverTheDaemonsBodyLimitFailsAlone) {
+  DaemonProcess daemon = Start({"--max-body-bytes", "100000"});
+  WriteCorpus();
+  // One over the limit but sent whole, one large enough to wait for "100 Continue".
+  WriteFile(corpus_.path() / "spam" / "big1", Mail("big", std::string(150000, 'a')));
+  WriteFile(corpus_.path() / "spam" / "big2", Mail("bigger", std::string(2 << 20, 'b')));
+  const ClientExit run =
+      RunClient({"--server", Server(daemon), "train", "--label", "spam", Corpus("spam")});
+  EXPECT_EQ(run.status, 4) << run.out << run.err;
+  EXPECT_THAT(run.out, HasSubstr("learned 5, relearned 0, unchanged 0, failed 2"));
+  EXPECT_THAT(run.err, HasSubstr("big1: the body is larger than the limit of 100000 bytes"));
+  EXPECT_THAT(run.err, HasSubstr("big2: the body is larger than the limit of 100000 bytes"));
+}
+
+TEST_F(ClientTest, ImportsTenThousandMessagesInOneCommand) {
+  DaemonProcess daemon = Start();
+  constexpr int kMessages = 10000;
+  for (int i = 0; i < kMessages; ++i) {
+    WriteFile(corpus_.path() / "bulk" / std::to_string(i / 1000) / std::to_string(i),
+              i % 2 ? SpamMail(i) : HamMail(i));
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const ClientExit run =
+      RunClient({"--server", Server(daemon), "train", "--label", "spam", Corpus("bulk")}, "", {},
+                std::chrono::seconds(240));
+  const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+  ASSERT_EQ(run.status, 0) << run.out << run.err << "daemon:\n" << daemon.Log();
+  EXPECT_THAT(run.out, HasSubstr("learned 10000, relearned 0, unchanged 0, failed 0"));
+  HttpClient client(daemon.port());
+  EXPECT_EQ(Documents(client, "spam"), kMessages);
+  std::printf("10000 messages in %.1f s: %.0f msg/s (%s)\n", elapsed.count(),
+              kMessages / elapsed.count(), run.out.c_str());
+  EXPECT_LT(elapsed.count(), 240);
+}
+
+}  // namespace
+}  // namespace nbspamd::testing

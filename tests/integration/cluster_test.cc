@@ -1,0 +1,519 @@
+// Cluster mode through real processes: a real redis-server and several real nbspamd daemons on
+// 127.0.0.1 share one model through the training stream. Clients send trains, relearns and
+// forgets to random daemons at once; after quiescence every daemon must hold exactly the same
+// model (/stats and the /classify answers of a probe set, with explanations, byte for byte), and
+// exactly the model a standalone daemon builds from the acknowledged operations replayed one
+// client after another. The same must hold when a daemon is killed with SIGKILL mid-stream and
+// restarted, when Redis restarts, and for a daemon that joins from another's checkpoint.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <atomic>
+#include <boost/beast/http/status.hpp>
+#include <boost/beast/http/verb.hpp>
+#include <boost/json.hpp>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <latch>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "server/redis_client.h"
+#include "tests/support/daemon_process.h"
+#include "tests/support/http_client.h"
+#include "tests/support/message_pool.h"
+#include "tests/support/redis_process.h"
+#include "tests/support/temp_dir.h"
+
+namespace nbspamd::testing {
+namespace {
+
+namespace http = boost::beast::http;
+namespace json = boost::json;
+
+constexpr std::uint32_t kSeed = 20261123;
+constexpr int kIdsPerClient = 24;
+constexpr int kPoolSize = 240;
+constexpr auto kClientTimeLimit = std::chrono::seconds(150);
+constexpr auto kConvergenceLimit = std::chrono::seconds(60);
+
+const std::vector<std::string>& Pool() {
+  static const std::vector<std::string> pool = MakeMessages(kSeed, kPoolSize);
+  return pool;
+}
+
+struct Operation {
+  enum class Kind { kTrain, kForget } kind = Kind::kTrain;
+  std::string id;
+  std::string label;
+  int text = -1;
+  int http_status = 200;
+  std::string status;
+  bool retried = false;  // Its first attempt got no answer: it may have been appended twice.
+};
+
+HttpResponse Perform(HttpClient& client, const Operation& op) {
+  if (op.kind == Operation::Kind::kTrain) {
+    return client.Send(http::verb::post, "/train?label=" + op.label + "&id=" + QueryEncode(op.id),
+                       Pool()[static_cast<std::size_t>(op.text)]);
+  }
+  return client.Send(http::verb::post, "/forget?id=" + QueryEncode(op.id));
+}
+
+std::string StatusField(const HttpResponse& response) {
+  boost::system::error_code ec;
+  const json::value body = json::parse(response.body(), ec);
+  if (ec || !body.is_object()) return "";
+  const json::value* status = body.as_object().if_contains("status");
+  return status != nullptr && status->is_string() ? std::string(status->as_string()) : "";
+}
+
+// The daemons' ports, which the test changes while clients run (a restart keeps the port; a
+// joining daemon adds one).
+class Ports {
+ public:
+  void Set(std::size_t index, unsigned short port) {
+    std::lock_guard lock(mutex_);
+    if (ports_.size() <= index) ports_.resize(index + 1, 0);
+    ports_[index] = port;
+  }
+  std::vector<unsigned short> All() const {
+    std::lock_guard lock(mutex_);
+    return ports_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<unsigned short> ports_;
+};
+
+struct ClientRun {
+  std::vector<Operation> acknowledged;
+  std::map<std::string, std::string> learned;
+  std::map<std::string, int> learned_text;
+  int retries = 0;
+  std::vector<std::string> failures;
+};
+
+// One client: `operations` trains, relearns and forgets of its own ids, each sent to a random
+// daemon. With `tolerate_outages`, an operation that gets no answer or a 503 is sent again (to
+// another random daemon) until one acknowledges it; its status is then not checked, since the
+// first attempt may have reached the stream.
+// With `more`, it goes on past `operations` (up to ten times as many) while *more is true.
+void RunClient(const Ports& ports, int client_index, int operations, bool tolerate_outages,
+               const std::atomic<bool>* more, std::latch& start, ClientRun& run) {
+  std::mt19937 rng(kSeed + 1000u * static_cast<std::uint32_t>(client_index + 1));
+  std::uniform_int_distribution<int> percent(0, 99);
+  std::uniform_int_distribution<int> any_id(0, kIdsPerClient - 1);
+  std::uniform_int_distribution<int> any_text(0, kPoolSize - 1);
+  std::map<unsigned short, std::unique_ptr<HttpClient>> clients;
+  start.arrive_and_wait();
+  const auto deadline = std::chrono::steady_clock::now() + kClientTimeLimit;
+  const auto fail = [&](const std::string& what) {
+    run.failures.push_back("client " + std::to_string(client_index) + ": " + what);
+  };
+  const auto go_on = [&](int i) {
+    return i < operations || (more != nullptr && more->load() && i < 10 * operations);
+  };
+  for (int i = 0; go_on(i) && run.failures.size() < 5; ++i) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      fail("out of time after " + std::to_string(i) + " operations");
+      break;
+    }
+    Operation op;
+    const int roll = percent(rng);
+    const std::string random_id = IdOf(client_index, any_id(rng));
+    if (roll < 55 || (roll < 75 && run.learned.empty())) {
+      op.kind = Operation::Kind::kTrain;
+      op.id = random_id;
+      op.label = percent(rng) < 50 ? "spam" : "ham";
+      op.text = any_text(rng);
+    } else if (roll < 75) {
+      auto it = run.learned.begin();
+      std::advance(it, std::uniform_int_distribution<std::size_t>(0, run.learned.size() - 1)(rng));
+      op.kind = Operation::Kind::kTrain;
+      op.id = it->first;
+      op.label = it->second == "spam" ? "ham" : "spam";
+      op.text = percent(rng) < 75 ? run.learned_text[op.id] : any_text(rng);
+    } else {
+      op.kind = Operation::Kind::kForget;
+      op.id = random_id;
+      if (!run.learned.empty() && percent(rng) < 70) {
+        auto it = run.learned.begin();
+        std::advance(it,
+                     std::uniform_int_distribution<std::size_t>(0, run.learned.size() - 1)(rng));
+        op.id = it->first;
+      }
+    }
+    const auto known = run.learned.find(op.id);
+    int expected_http = 200;
+    std::string expected_status;
+    if (op.kind == Operation::Kind::kTrain) {
+      expected_status = known == run.learned.end()  ? "learned"
+                        : known->second == op.label ? "unchanged"
+                                                    : "relearned";
+    } else {
+      expected_http = known == run.learned.end() ? 404 : 200;
+      expected_status = known == run.learned.end() ? "" : "forgotten";
+    }
+    std::optional<HttpResponse> response;
+    for (int attempt = 0; attempt < 300 && !response; ++attempt) {
+      if (std::chrono::steady_clock::now() > deadline) break;
+      const std::vector<unsigned short> all = ports.All();
+      const unsigned short port =
+          all[std::uniform_int_distribution<std::size_t>(0, all.size() - 1)(rng)];
+      try {
+        auto& client = clients[port];
+        if (!client) client = std::make_unique<HttpClient>(port);
+        HttpResponse answer = Perform(*client, op);
+        if (tolerate_outages && answer.result() == http::status::service_unavailable) {
+          op.retried = true;
+        } else {
+          response = std::move(answer);
+          break;
+        }
+      } catch (const std::exception& e) {
+        if (!tolerate_outages) {
+          fail(std::string("no answer: ") + e.what());
+          break;
+        }
+        clients.erase(port);
+        op.retried = true;
+      }
+      ++run.retries;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    if (!response) {
+      fail("operation " + std::to_string(i) + " on " + op.id + " was never acknowledged");
+      break;
+    }
+    op.http_status = response->result_int();
+    op.status = op.http_status == 200 ? StatusField(*response) : "";
+    if (op.retried) {
+      // The first attempt may have been applied: any answer consistent with that is right.
+      const bool ok = op.kind == Operation::Kind::kTrain
+                          ? op.http_status == 200
+                          : op.http_status == 200 || op.http_status == 404;
+      if (!ok) {
+        fail("retried operation " + std::to_string(i) + " on " + op.id + ": " + response->body());
+        continue;
+      }
+    } else if (op.http_status != expected_http || op.status != expected_status) {
+      fail("operation " + std::to_string(i) + " on " + op.id + ": expected " +
+           std::to_string(expected_http) + " " + expected_status + ", got " +
+           std::to_string(op.http_status) + " " + response->body());
+      continue;
+    }
+    if (op.kind == Operation::Kind::kTrain) {
+      // A relearn keeps its tokens; a retried train whose first attempt was applied is unchanged.
+      if (known == run.learned.end()) run.learned_text[op.id] = op.text;
+      run.learned[op.id] = op.label;
+    } else {
+      run.learned.erase(op.id);
+      run.learned_text.erase(op.id);
+    }
+    run.acknowledged.push_back(std::move(op));
+  }
+}
+
+std::vector<std::string> Probes() {
+  std::vector<std::string> probes;
+  for (int i = 0; i < kPoolSize; i += 15) probes.push_back(Pool()[static_cast<std::size_t>(i)]);
+  for (const std::string& unseen : MakeMessages(kSeed + 7, 6)) probes.push_back(unseen);
+  probes.push_back("café lunch meeting prize ÜBER");
+  return probes;
+}
+
+struct ModelView {
+  std::string stats;
+  std::vector<std::string> answers;
+};
+
+ModelView Observe(unsigned short port) {
+  HttpClient client(port);
+  ModelView view;
+  const auto stats = client.Send(http::verb::get, "/stats");
+  EXPECT_EQ(stats.result(), http::status::ok) << stats.body();
+  view.stats = stats.body();
+  for (const std::string& probe : Probes()) {
+    const auto answer = client.Send(http::verb::post, "/classify?explain=10", probe);
+    EXPECT_EQ(answer.result(), http::status::ok) << answer.body();
+    view.answers.push_back(answer.body());
+  }
+  return view;
+}
+
+void ExpectSameModel(const ModelView& expected, const ModelView& actual, const std::string& what) {
+  EXPECT_EQ(actual.stats, expected.stats) << what << ": /stats differs";
+  ASSERT_EQ(actual.answers.size(), expected.answers.size());
+  for (std::size_t i = 0; i < expected.answers.size(); ++i) {
+    EXPECT_EQ(actual.answers[i], expected.answers[i]) << what << ": probe " << i << " differs";
+  }
+}
+
+// What a daemon's /metrics says it has applied ("" when it cannot tell).
+std::string AppliedPosition(unsigned short port) {
+  try {
+    HttpClient client(port);
+    const std::string text = client.Send(http::verb::get, "/metrics").body();
+    const std::string marker = "nbspamd_cluster_applied_position_info{applied=\"";
+    const std::size_t at = text.find(marker);
+    if (at == std::string::npos) return "";
+    const std::size_t begin = at + marker.size();
+    return text.substr(begin, text.find('"', begin) - begin);
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
+// The stream's last entry id, straight from Redis.
+std::string LastStreamId(unsigned short redis_port) {
+  server::RedisClient redis("127.0.0.1", redis_port);
+  auto reply = redis.Command({"XREVRANGE", "nbspamd:training", "+", "-", "COUNT", "1"});
+  if (!reply || reply->elements.empty()) return "";
+  return reply->elements[0].elements[0].text;
+}
+
+// Waits until every daemon has applied the stream's last entry; false after kConvergenceLimit.
+bool WaitForConvergence(unsigned short redis_port, const std::vector<unsigned short>& ports,
+                        double* seconds) {
+  const auto begin = std::chrono::steady_clock::now();
+  const std::string last = LastStreamId(redis_port);
+  while (std::chrono::steady_clock::now() - begin < kConvergenceLimit) {
+    bool all = true;
+    for (unsigned short port : ports) all = all && AppliedPosition(port) == last;
+    if (all) {
+      *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+std::vector<std::string> ClusterArgs(const std::string& data_dir, unsigned short port,
+                                     unsigned short redis_port, const std::string& name,
+                                     const std::string& backup_dir) {
+  return {"--listen",        "127.0.0.1:" + std::to_string(port),
+          "--data-dir",      data_dir,
+          "--threads",       "2",
+          "--backup-dir",    backup_dir,
+          "--cluster-redis", "127.0.0.1:" + std::to_string(redis_port),
+          "--cluster-name",  name};
+}
+
+DaemonProcess Start(const std::vector<std::string>& args) {
+  auto daemon = DaemonProcess::Start(args);
+  if (!daemon) throw std::runtime_error(daemon.error());
+  return std::move(*daemon);
+}
+
+// Runs `clients` clients of `operations` each against `ports` and returns their runs.
+std::vector<ClientRun> RunClients(const Ports& ports, int clients, int operations,
+                                  bool tolerate_outages, const std::atomic<bool>* more = nullptr) {
+  std::vector<ClientRun> runs(static_cast<std::size_t>(clients));
+  std::latch start(clients);
+  std::vector<std::thread> threads;
+  for (int c = 0; c < clients; ++c) {
+    threads.emplace_back([&, c] {
+      ClientRun& run = runs[static_cast<std::size_t>(c)];
+      try {
+        RunClient(ports, c, operations, tolerate_outages, more, start, run);
+      } catch (const std::exception& e) {
+        run.failures.push_back("client " + std::to_string(c) + " threw: " + e.what());
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  return runs;
+}
+
+// Replays the acknowledged operations one client after another on a fresh standalone daemon and
+// returns its model. With `check_answers`, each answer must be the one the cluster gave.
+ModelView SerialReplay(const std::vector<ClientRun>& runs, bool check_answers) {
+  TempDir dir;
+  DaemonProcess replay =
+      Start({"--listen", "127.0.0.1:0", "--data-dir", dir.Join("model"), "--threads", "2"});
+  HttpClient client(replay.port());
+  for (std::size_t c = 0; c < runs.size(); ++c) {
+    for (const Operation& op : runs[c].acknowledged) {
+      const HttpResponse response = Perform(client, op);
+      if (!check_answers || op.retried) continue;
+      EXPECT_EQ(response.result_int(), op.http_status)
+          << "replay of client " << c << " on " << op.id << ": " << response.body();
+      EXPECT_EQ(op.http_status == 200 ? StatusField(response) : "", op.status)
+          << "replay of client " << c << " on " << op.id << ": " << response.body();
+    }
+  }
+  ModelView view = Observe(replay.port());
+  EXPECT_EQ(replay.Terminate(), 0) << replay.Log();
+  return view;
+}
+
+std::size_t Report(const std::vector<ClientRun>& runs, std::map<std::string, std::int64_t>& docs) {
+  std::size_t acknowledged = 0;
+  for (const ClientRun& run : runs) {
+    for (const std::string& failure : run.failures) ADD_FAILURE() << failure;
+    acknowledged += run.acknowledged.size();
+    for (const auto& [id, label] : run.learned) ++docs[label];
+  }
+  return acknowledged;
+}
+
+void ExpectDocuments(const ModelView& view, std::map<std::string, std::int64_t> documents) {
+  const json::value stats = json::parse(view.stats);
+  for (const json::value& c : stats.at("classes").as_array()) {
+    const std::string label(c.at("label").as_string());
+    EXPECT_EQ(c.at("documents").as_int64(), documents[label]) << label;
+  }
+}
+
+TEST(ClusterTest, ThreeDaemonsConvergeToTheModelOfASerialReplay) {
+  TempDir dir;
+  auto redis = RedisProcess::Start(dir.path().string(), FreeLoopbackPort());
+  ASSERT_TRUE(redis.has_value()) << redis.error();
+  std::vector<DaemonProcess> daemons;
+  Ports ports;
+  for (int d = 0; d < 3; ++d) {
+    daemons.push_back(Start(ClusterArgs(dir.Join("d" + std::to_string(d)), 0, redis->port(),
+                                        "d" + std::to_string(d), dir.Join("backups"))));
+    ports.Set(static_cast<std::size_t>(d), daemons.back().port());
+  }
+  const auto begin = std::chrono::steady_clock::now();
+  const std::vector<ClientRun> runs = RunClients(ports, 6, 500, /*tolerate_outages=*/false);
+  const double load_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  std::map<std::string, std::int64_t> documents;
+  const std::size_t acknowledged = Report(runs, documents);
+  ASSERT_FALSE(HasFailure()) << daemons[0].Log();
+  EXPECT_EQ(acknowledged, 3000u);
+
+  double converge_seconds = 0;
+  ASSERT_TRUE(WaitForConvergence(redis->port(), ports.All(), &converge_seconds));
+  const ModelView first = Observe(daemons[0].port());
+  ExpectDocuments(first, documents);
+  for (std::size_t d = 1; d < daemons.size(); ++d) {
+    ExpectSameModel(first, Observe(daemons[d].port()), "daemon " + std::to_string(d));
+  }
+  ExpectSameModel(first, SerialReplay(runs, /*check_answers=*/true), "serial replay");
+  for (DaemonProcess& daemon : daemons) EXPECT_EQ(daemon.Terminate(), 0) << daemon.Log();
+  std::printf(
+      "[          ] %zu acknowledged operations in %.1f s (%.0f/s) over 3 daemons; "
+      "converged %.2f s after the last answer\n",
+      acknowledged, load_seconds, static_cast<double>(acknowledged) / load_seconds,
+      converge_seconds);
+}
+
+TEST(ClusterTest, KillNineRedisRestartAndACheckpointJoinLoseAndDoubleNothing) {
+  TempDir dir;
+  const unsigned short redis_port = FreeLoopbackPort();
+  auto redis = RedisProcess::Start(dir.path().string(), redis_port);
+  ASSERT_TRUE(redis.has_value()) << redis.error();
+  std::vector<std::optional<DaemonProcess>> daemons(4);
+  std::vector<std::vector<std::string>> args(4);
+  Ports ports;
+  for (std::size_t d = 0; d < 3; ++d) {
+    args[d] = ClusterArgs(dir.Join("d" + std::to_string(d)), FreeLoopbackPort(), redis_port,
+                          "d" + std::to_string(d), dir.Join("backups"));
+    daemons[d].emplace(Start(args[d]));
+    ports.Set(d, daemons[d]->port());
+  }
+
+  // The clients go on until the scenario is over, so each event happens mid-stream.
+  std::vector<ClientRun> runs;
+  std::atomic<bool> more = true;
+  std::thread load([&] { runs = RunClients(ports, 4, 500, /*tolerate_outages=*/true, &more); });
+  std::string scenario_error;
+  std::string checkpoint;
+  try {
+    std::this_thread::sleep_for(std::chrono::milliseconds(800));
+    daemons[1]->Kill();  // SIGKILL mid-stream.
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    daemons[1].reset();
+    daemons[1].emplace(Start(args[1]));
+
+    std::this_thread::sleep_for(std::chrono::milliseconds(800));
+    redis->Stop();
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    redis = RedisProcess::Start(dir.path().string(), redis_port);
+    if (!redis) throw std::runtime_error("Redis restart: " + redis.error());
+
+    std::this_thread::sleep_for(std::chrono::milliseconds(800));
+    HttpClient admin(daemons[0]->port());
+    const auto backup = admin.Send(http::verb::post, "/admin/backup");
+    if (backup.result() != http::status::ok) throw std::runtime_error(backup.body());
+    checkpoint = std::string(json::parse(backup.body()).at("path").as_string());
+    args[3] = ClusterArgs(checkpoint, FreeLoopbackPort(), redis_port, "d3", dir.Join("backups"));
+    daemons[3].emplace(Start(args[3]));
+    ports.Set(3, daemons[3]->port());
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  } catch (const std::exception& e) {
+    scenario_error = e.what();
+  }
+  more = false;
+  load.join();
+  ASSERT_EQ(scenario_error, "");
+  std::map<std::string, std::int64_t> documents;
+  const std::size_t acknowledged = Report(runs, documents);
+  ASSERT_FALSE(HasFailure()) << daemons[0]->Log();
+  int retries = 0;
+  for (const ClientRun& run : runs) retries += run.retries;
+
+  double converge_seconds = 0;
+  ASSERT_TRUE(WaitForConvergence(redis_port, ports.All(), &converge_seconds)) << daemons[3]->Log();
+  const ModelView first = Observe(daemons[0]->port());
+  ExpectDocuments(first, documents);  // Nothing lost, nothing doubled.
+  for (std::size_t d = 1; d < daemons.size(); ++d) {
+    ExpectSameModel(first, Observe(daemons[d]->port()), "daemon " + std::to_string(d));
+  }
+  ExpectSameModel(first, SerialReplay(runs, /*check_answers=*/true), "serial replay");
+
+  // Restarted on its data folder, a daemon resumes where its model ends and stays identical.
+  EXPECT_EQ(daemons[2]->Terminate(), 0) << daemons[2]->Log();
+  daemons[2].reset();
+  daemons[2].emplace(Start(args[2]));
+  ExpectSameModel(first, Observe(daemons[2]->port()), "daemon 2 restarted");
+  for (auto& daemon : daemons) EXPECT_EQ(daemon->Terminate(), 0) << daemon->Log();
+  std::printf(
+      "[          ] %zu acknowledged operations, %d retried attempts across a kill -9, a "
+      "Redis restart and a checkpoint join; converged %.2f s after the last answer\n",
+      acknowledged, retries, converge_seconds);
+}
+
+TEST(ClusterTest, ADaemonWhoseModelEndsBeforeTheTrimmedPartRefusesToStart) {
+  TempDir dir;
+  auto redis = RedisProcess::Start(dir.path().string(), FreeLoopbackPort());
+  ASSERT_TRUE(redis.has_value()) << redis.error();
+  {
+    // What trimming records: the largest entry id it deleted.
+    server::RedisClient client("127.0.0.1", redis->port());
+    ASSERT_TRUE(client.Command({"SET", "nbspamd:training:trimmed", "5-0"}).has_value());
+  }
+  const ProcessExit exit =
+      RunToExit(ClusterArgs(dir.Join("fresh"), 0, redis->port(), "fresh", dir.Join("backups")));
+  EXPECT_EQ(exit.status, 1) << exit.output;
+  EXPECT_NE(exit.output.find("start it from a checkpoint of another daemon"), std::string::npos)
+      << exit.output;
+
+  // Redis being down at start-up is not fatal: the daemon serves and keeps trying.
+  redis->Stop();
+  DaemonProcess daemon =
+      Start(ClusterArgs(dir.Join("later"), 0, redis->port(), "later", dir.Join("backups")));
+  HttpClient client(daemon.port());
+  const auto train = client.Send(http::verb::post, "/train?label=spam", "cheap pills");
+  EXPECT_EQ(train.result(), http::status::service_unavailable) << train.body();
+  EXPECT_NE(train.body().find("\"unavailable\""), std::string::npos) << train.body();
+  EXPECT_EQ(client.Send(http::verb::get, "/healthz").result(), http::status::ok);
+  EXPECT_EQ(daemon.Terminate(), 0) << daemon.Log();
+}
+
+}  // namespace
+}  // namespace nbspamd::testing

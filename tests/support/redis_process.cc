@@ -1,0 +1,128 @@
+#include "tests/support/redis_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace nbspamd::testing {
+namespace {
+
+namespace net = boost::asio;
+using net::ip::tcp;
+
+bool AnswersPing(unsigned short port) {
+  try {
+    net::io_context context;
+    tcp::socket socket(context);
+    socket.connect({net::ip::make_address("127.0.0.1"), port});
+    net::write(socket, net::buffer(std::string("PING\r\n")));
+    char reply[7] = {};
+    net::read(socket, net::buffer(reply, 7));
+    return std::string(reply, 7) == "+PONG\r\n";
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+void StopProcess(pid_t pid, int signal_number) {
+  if (pid <= 0) return;
+  kill(pid, signal_number);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  int status = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (waitpid(pid, &status, WNOHANG) == pid) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+}
+
+}  // namespace
+
+unsigned short FreeLoopbackPort() {
+  net::io_context context;
+  tcp::acceptor acceptor(context, {net::ip::make_address("127.0.0.1"), 0});
+  return acceptor.local_endpoint().port();
+}
+
+std::expected<RedisProcess, std::string> RedisProcess::Start(const std::string& dir,
+                                                             unsigned short port) {
+  const std::string log = dir + "/redis.log";
+  std::vector<std::string> args = {"redis-server",
+                                   "--bind",
+                                   "127.0.0.1",
+                                   "--port",
+                                   std::to_string(port),
+                                   "--dir",
+                                   dir,
+                                   "--appendonly",
+                                   "yes",
+                                   "--appendfsync",
+                                   "always",
+                                   "--save",
+                                   "",
+                                   "--logfile",
+                                   log,
+                                   "--daemonize",
+                                   "no"};
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int null = open("/dev/null", O_RDWR);
+    dup2(null, STDOUT_FILENO);
+    dup2(null, STDERR_FILENO);
+    execvp("redis-server", argv.data());
+    _exit(127);
+  }
+  if (pid < 0) return std::unexpected("fork failed");
+  RedisProcess redis(pid, port);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (AnswersPing(port)) return redis;
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid) {
+      redis.pid_ = -1;
+      std::ifstream in(log);
+      std::stringstream text;
+      text << in.rdbuf();
+      return std::unexpected("redis-server exited: " + text.str());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return std::unexpected("redis-server did not answer PING within 10 s");
+}
+
+RedisProcess::RedisProcess(RedisProcess&& other) noexcept
+    : pid_(std::exchange(other.pid_, -1)), port_(other.port_) {}
+
+RedisProcess& RedisProcess::operator=(RedisProcess&& other) noexcept {
+  if (this != &other) {
+    StopProcess(pid_, SIGKILL);
+    pid_ = std::exchange(other.pid_, -1);
+    port_ = other.port_;
+  }
+  return *this;
+}
+
+RedisProcess::~RedisProcess() { StopProcess(pid_, SIGKILL); }
+
+void RedisProcess::Stop() {
+  StopProcess(pid_, SIGTERM);
+  pid_ = -1;
+}
+
+}  // namespace nbspamd::testing
