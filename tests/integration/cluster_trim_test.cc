@@ -1,0 +1,174 @@
+// Trimming of the training stream, end to end: real redis-server, real RocksDB models, the
+// daemon's own SpamFilter and ClusterReplicator, in this process so that the retention window and
+// the trim interval can be seconds instead of the configurable minimum of a minute. The stream
+// must shrink only below what every daemon seen within the window still needs, a daemon whose
+// model ends inside the trimmed part must refuse to start, and a daemon joining from a
+// checkpoint must converge.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/error.h"
+#include "server/cluster.h"
+#include "server/redis_client.h"
+#include "server/spam_filter.h"
+#include "storage/rocksdb_store.h"
+#include "tests/support/redis_process.h"
+#include "tests/support/temp_dir.h"
+
+namespace nbspamd::testing {
+namespace {
+
+using server::ClusterOptions;
+using server::RedisClient;
+using server::RedisReply;
+using server::SpamFilter;
+using server::SpamFilterOptions;
+
+constexpr auto kRetention = std::chrono::seconds(2);
+constexpr char kStream[] = "trim-test";
+
+ClusterOptions Options(unsigned short redis_port, const std::string& name) {
+  ClusterOptions options;
+  options.redis_port = redis_port;
+  options.stream = kStream;
+  options.name = name;
+  options.retention = kRetention;
+  options.report_interval = std::chrono::milliseconds(100);
+  options.trim_interval = std::chrono::milliseconds(200);
+  return options;
+}
+
+std::unique_ptr<SpamFilter> OpenFilter(const std::string& path) {
+  auto store = storage::RocksdbStore::Open(path);
+  if (!store) {
+    ADD_FAILURE() << store.error().message;
+    return nullptr;
+  }
+  return std::make_unique<SpamFilter>(std::move(*store), SpamFilterOptions{});
+}
+
+std::int64_t NowMilliseconds() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::vector<std::string> StreamIds(RedisClient& redis) {
+  std::vector<std::string> ids;
+  auto range = redis.Command({"XRANGE", kStream, "-", "+"});
+  EXPECT_TRUE(range.has_value());
+  if (!range) return ids;
+  for (const RedisReply& entry : range->elements) ids.push_back(entry.elements.at(0).text);
+  return ids;
+}
+
+std::string Trimmed(RedisClient& redis) {
+  auto trimmed = redis.Command({"GET", std::string(kStream) + ":trimmed"});
+  return trimmed && trimmed->type == RedisReply::Type::kString ? trimmed->text : "";
+}
+
+// Waits (at most 10 s) until `filter` has applied the stream through `position`.
+bool WaitApplied(const SpamFilter& filter, const std::string& position) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    const auto status = filter.Cluster();
+    if (status && !status->applied.empty() &&
+        *server::StreamId::Parse(status->applied) >= *server::StreamId::Parse(position)) {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+std::string Train(SpamFilter& filter, int i) {
+  std::string text = i % 2 == 0 ? "cheap pills offer number " : "lunch meeting notes ";
+  text += std::to_string(i);
+  auto trained = filter.Train(text, i % 2 == 0 ? "spam" : "ham", "m" + std::to_string(i));
+  EXPECT_TRUE(trained.has_value()) << (trained ? "" : trained.error().message);
+  return trained ? trained->stream_id : "";
+}
+
+TEST(ClusterTrimTest, TheStreamShrinksOnlyBelowWhatALiveDaemonNeedsAndAGapRefusesToStart) {
+  TempDir dir;
+  auto redis_server = RedisProcess::Start(dir.path().string(), FreeLoopbackPort());
+  ASSERT_TRUE(redis_server.has_value()) << redis_server.error();
+  RedisClient redis("127.0.0.1", redis_server->port());
+
+  auto a = OpenFilter(dir.Join("a"));
+  auto b = OpenFilter(dir.Join("b"));
+  ASSERT_TRUE(a && b);
+  ASSERT_TRUE(a->EnableCluster(Options(redis_server->port(), "a")).has_value());
+  ASSERT_TRUE(b->EnableCluster(Options(redis_server->port(), "b")).has_value());
+
+  std::vector<std::string> ids;
+  for (int i = 0; i < 5; ++i) ids.push_back(Train(*a, i));
+  ASSERT_TRUE(WaitApplied(*b, ids.back()));
+  b.reset();  // Daemon b stops with its model at ids[4] and is not seen again.
+
+  // A live daemon that has applied only ids[2], reporting as every daemon does.
+  std::atomic<bool> lagging_alive = true;
+  std::thread lagging([&] {
+    RedisClient reporter("127.0.0.1", redis_server->port());
+    while (lagging_alive) {
+      (void)reporter.Command({"HSET", std::string(kStream) + ":positions", "lagging",
+                              ids[2] + " " + std::to_string(NowMilliseconds())});
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+  for (int i = 5; i < 10; ++i) ids.push_back(Train(*a, i));
+
+  // Inside the window nothing goes, although b is gone.
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  EXPECT_EQ(StreamIds(redis), ids);
+  EXPECT_EQ(Trimmed(redis), "");
+
+  // Past the window every entry is old and b no longer counts, but the lagging daemon still
+  // needs ids[2] onwards.
+  std::this_thread::sleep_for(kRetention + std::chrono::milliseconds(800));
+  EXPECT_EQ(StreamIds(redis), std::vector<std::string>(ids.begin() + 2, ids.end()));
+  EXPECT_EQ(Trimmed(redis), ids[1]);
+
+  // Once it stops reporting for longer than the window, only what a (seen) still needs stays.
+  lagging_alive = false;
+  lagging.join();
+  std::this_thread::sleep_for(kRetention + std::chrono::milliseconds(800));
+  EXPECT_EQ(StreamIds(redis), std::vector<std::string>{ids.back()});
+  EXPECT_EQ(Trimmed(redis), ids[8]);
+
+  // b's model ends at ids[4], inside the trimmed part: it refuses to start, and says how to fix.
+  b = OpenFilter(dir.Join("b"));
+  ASSERT_TRUE(b);
+  const auto refused = b->EnableCluster(Options(redis_server->port(), "b"));
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_NE(refused.error().message.find("checkpoint"), std::string::npos)
+      << refused.error().message;
+  b.reset();
+
+  // A daemon started from a checkpoint of a joins, catches up and holds a's model.
+  ASSERT_TRUE(a->Backup(dir.Join("c")).has_value());
+  ids.push_back(Train(*a, 10));
+  auto c = OpenFilter(dir.Join("c"));
+  ASSERT_TRUE(c);
+  ASSERT_TRUE(c->EnableCluster(Options(redis_server->port(), "c")).has_value());
+  ids.push_back(Train(*a, 11));
+  ASSERT_TRUE(WaitApplied(*c, ids.back()));
+  EXPECT_EQ(*c->Stats(), *a->Stats());
+  for (const char* probe : {"cheap pills offer", "lunch meeting", "number 7 notes"}) {
+    const auto at_a = a->Classify(probe, 0);
+    const auto at_c = c->Classify(probe, 0);
+    ASSERT_TRUE(at_a.has_value() && at_c.has_value());
+    EXPECT_EQ(*at_a->result.log_odds, *at_c->result.log_odds) << probe;
+  }
+}
+
+}  // namespace
+}  // namespace nbspamd::testing
