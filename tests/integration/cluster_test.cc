@@ -32,6 +32,7 @@
 #include "tests/support/message_pool.h"
 #include "tests/support/redis_process.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/training_history.h"
 
 namespace nbspamd::testing {
 namespace {
@@ -48,32 +49,6 @@ constexpr auto kConvergenceLimit = std::chrono::seconds(60);
 const std::vector<std::string>& Pool() {
   static const std::vector<std::string> pool = MakeMessages(kSeed, kPoolSize);
   return pool;
-}
-
-struct Operation {
-  enum class Kind { kTrain, kForget } kind = Kind::kTrain;
-  std::string id;
-  std::string label;
-  int text = -1;
-  int http_status = 200;
-  std::string status;
-  bool retried = false;  // Its first attempt got no answer: it may have been appended twice.
-};
-
-HttpResponse Perform(HttpClient& client, const Operation& op) {
-  if (op.kind == Operation::Kind::kTrain) {
-    return client.Send(http::verb::post, "/train?label=" + op.label + "&id=" + QueryEncode(op.id),
-                       Pool()[static_cast<std::size_t>(op.text)]);
-  }
-  return client.Send(http::verb::post, "/forget?id=" + QueryEncode(op.id));
-}
-
-std::string StatusField(const HttpResponse& response) {
-  boost::system::error_code ec;
-  const json::value body = json::parse(response.body(), ec);
-  if (ec || !body.is_object()) return "";
-  const json::value* status = body.as_object().if_contains("status");
-  return status != nullptr && status->is_string() ? std::string(status->as_string()) : "";
 }
 
 // The daemons' ports, which the test changes while clients run (a restart keeps the port; a
@@ -95,14 +70,6 @@ class Ports {
   std::vector<unsigned short> ports_;
 };
 
-struct ClientRun {
-  std::vector<Operation> acknowledged;
-  std::map<std::string, std::string> learned;
-  std::map<std::string, int> learned_text;
-  int retries = 0;
-  std::vector<std::string> failures;
-};
-
 // One client: `operations` trains, relearns and forgets of its own ids, each sent to a random
 // daemon. With `tolerate_outages`, an operation that gets no answer or a 503 is sent again (to
 // another random daemon) until one acknowledges it; its status is then not checked, since the
@@ -112,8 +79,6 @@ void RunClient(const Ports& ports, int client_index, int operations, bool tolera
                const std::atomic<bool>* more, std::latch& start, ClientRun& run) {
   std::mt19937 rng(kSeed + 1000u * static_cast<std::uint32_t>(client_index + 1));
   std::uniform_int_distribution<int> percent(0, 99);
-  std::uniform_int_distribution<int> any_id(0, kIdsPerClient - 1);
-  std::uniform_int_distribution<int> any_text(0, kPoolSize - 1);
   std::map<unsigned short, std::unique_ptr<HttpClient>> clients;
   start.arrive_and_wait();
   const auto deadline = std::chrono::steady_clock::now() + kClientTimeLimit;
@@ -128,42 +93,9 @@ void RunClient(const Ports& ports, int client_index, int operations, bool tolera
       fail("out of time after " + std::to_string(i) + " operations");
       break;
     }
-    Operation op;
-    const int roll = percent(rng);
-    const std::string random_id = IdOf(client_index, any_id(rng));
-    if (roll < 55 || (roll < 75 && run.learned.empty())) {
-      op.kind = Operation::Kind::kTrain;
-      op.id = random_id;
-      op.label = percent(rng) < 50 ? "spam" : "ham";
-      op.text = any_text(rng);
-    } else if (roll < 75) {
-      auto it = run.learned.begin();
-      std::advance(it, std::uniform_int_distribution<std::size_t>(0, run.learned.size() - 1)(rng));
-      op.kind = Operation::Kind::kTrain;
-      op.id = it->first;
-      op.label = it->second == "spam" ? "ham" : "spam";
-      op.text = percent(rng) < 75 ? run.learned_text[op.id] : any_text(rng);
-    } else {
-      op.kind = Operation::Kind::kForget;
-      op.id = random_id;
-      if (!run.learned.empty() && percent(rng) < 70) {
-        auto it = run.learned.begin();
-        std::advance(it,
-                     std::uniform_int_distribution<std::size_t>(0, run.learned.size() - 1)(rng));
-        op.id = it->first;
-      }
-    }
-    const auto known = run.learned.find(op.id);
-    int expected_http = 200;
-    std::string expected_status;
-    if (op.kind == Operation::Kind::kTrain) {
-      expected_status = known == run.learned.end()  ? "learned"
-                        : known->second == op.label ? "unchanged"
-                                                    : "relearned";
-    } else {
-      expected_http = known == run.learned.end() ? 404 : 200;
-      expected_status = known == run.learned.end() ? "" : "forgotten";
-    }
+    Operation op = PickOperation(rng, percent(rng), OperationMix{.train = 55, .relearn = 75},
+                                 client_index, kIdsPerClient, kPoolSize, run);
+    const ExpectedAnswer expected = Expect(run, op);
     std::optional<HttpResponse> response;
     for (int attempt = 0; attempt < 300 && !response; ++attempt) {
       if (std::chrono::steady_clock::now() > deadline) break;
@@ -173,7 +105,7 @@ void RunClient(const Ports& ports, int client_index, int operations, bool tolera
       try {
         auto& client = clients[port];
         if (!client) client = std::make_unique<HttpClient>(port);
-        HttpResponse answer = Perform(*client, op);
+        HttpResponse answer = Perform(*client, Pool(), op);
         if (tolerate_outages && answer.result() == http::status::service_unavailable) {
           op.retried = true;
         } else {
@@ -206,57 +138,19 @@ void RunClient(const Ports& ports, int client_index, int operations, bool tolera
         fail("retried operation " + std::to_string(i) + " on " + op.id + ": " + response->body());
         continue;
       }
-    } else if (op.http_status != expected_http || op.status != expected_status) {
+    } else if (op.http_status != expected.http_status || op.status != expected.status) {
       fail("operation " + std::to_string(i) + " on " + op.id + ": expected " +
-           std::to_string(expected_http) + " " + expected_status + ", got " +
+           std::to_string(expected.http_status) + " " + expected.status + ", got " +
            std::to_string(op.http_status) + " " + response->body());
       continue;
     }
-    if (op.kind == Operation::Kind::kTrain) {
-      // A relearn keeps its tokens; a retried train whose first attempt was applied is unchanged.
-      if (known == run.learned.end()) run.learned_text[op.id] = op.text;
-      run.learned[op.id] = op.label;
-    } else {
-      run.learned.erase(op.id);
-      run.learned_text.erase(op.id);
-    }
-    run.acknowledged.push_back(std::move(op));
+    Acknowledge(run, std::move(op));
   }
 }
 
-std::vector<std::string> Probes() {
-  std::vector<std::string> probes;
-  for (int i = 0; i < kPoolSize; i += 15) probes.push_back(Pool()[static_cast<std::size_t>(i)]);
-  for (const std::string& unseen : MakeMessages(kSeed + 7, 6)) probes.push_back(unseen);
-  probes.push_back("café lunch meeting prize ÜBER");
+const std::vector<std::string>& TestProbes() {
+  static const std::vector<std::string> probes = Probes(Pool(), kSeed + 7);
   return probes;
-}
-
-struct ModelView {
-  std::string stats;
-  std::vector<std::string> answers;
-};
-
-ModelView Observe(unsigned short port) {
-  HttpClient client(port);
-  ModelView view;
-  const auto stats = client.Send(http::verb::get, "/stats");
-  EXPECT_EQ(stats.result(), http::status::ok) << stats.body();
-  view.stats = stats.body();
-  for (const std::string& probe : Probes()) {
-    const auto answer = client.Send(http::verb::post, "/classify?explain=10", probe);
-    EXPECT_EQ(answer.result(), http::status::ok) << answer.body();
-    view.answers.push_back(answer.body());
-  }
-  return view;
-}
-
-void ExpectSameModel(const ModelView& expected, const ModelView& actual, const std::string& what) {
-  EXPECT_EQ(actual.stats, expected.stats) << what << ": /stats differs";
-  ASSERT_EQ(actual.answers.size(), expected.answers.size());
-  for (std::size_t i = 0; i < expected.answers.size(); ++i) {
-    EXPECT_EQ(actual.answers[i], expected.answers[i]) << what << ": probe " << i << " differs";
-  }
 }
 
 // What a daemon's /metrics says it has applied ("" when it cannot tell).
@@ -336,46 +230,6 @@ std::vector<ClientRun> RunClients(const Ports& ports, int clients, int operation
   return runs;
 }
 
-// Replays the acknowledged operations one client after another on a fresh standalone daemon and
-// returns its model. With `check_answers`, each answer must be the one the cluster gave.
-ModelView SerialReplay(const std::vector<ClientRun>& runs, bool check_answers) {
-  TempDir dir;
-  DaemonProcess replay =
-      Start({"--listen", "127.0.0.1:0", "--data-dir", dir.Join("model"), "--threads", "2"});
-  HttpClient client(replay.port());
-  for (std::size_t c = 0; c < runs.size(); ++c) {
-    for (const Operation& op : runs[c].acknowledged) {
-      const HttpResponse response = Perform(client, op);
-      if (!check_answers || op.retried) continue;
-      EXPECT_EQ(response.result_int(), op.http_status)
-          << "replay of client " << c << " on " << op.id << ": " << response.body();
-      EXPECT_EQ(op.http_status == 200 ? StatusField(response) : "", op.status)
-          << "replay of client " << c << " on " << op.id << ": " << response.body();
-    }
-  }
-  ModelView view = Observe(replay.port());
-  EXPECT_EQ(replay.Terminate(), 0) << replay.Log();
-  return view;
-}
-
-std::size_t Report(const std::vector<ClientRun>& runs, std::map<std::string, std::int64_t>& docs) {
-  std::size_t acknowledged = 0;
-  for (const ClientRun& run : runs) {
-    for (const std::string& failure : run.failures) ADD_FAILURE() << failure;
-    acknowledged += run.acknowledged.size();
-    for (const auto& [id, label] : run.learned) ++docs[label];
-  }
-  return acknowledged;
-}
-
-void ExpectDocuments(const ModelView& view, std::map<std::string, std::int64_t> documents) {
-  const json::value stats = json::parse(view.stats);
-  for (const json::value& c : stats.at("classes").as_array()) {
-    const std::string label(c.at("label").as_string());
-    EXPECT_EQ(c.at("documents").as_int64(), documents[label]) << label;
-  }
-}
-
 TEST(ClusterTest, ThreeDaemonsConvergeToTheModelOfASerialReplay) {
   TempDir dir;
   auto redis = RedisProcess::Start(dir.path().string(), FreeLoopbackPort());
@@ -392,18 +246,19 @@ TEST(ClusterTest, ThreeDaemonsConvergeToTheModelOfASerialReplay) {
   const double load_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   std::map<std::string, std::int64_t> documents;
-  const std::size_t acknowledged = Report(runs, documents);
+  const std::size_t acknowledged = CollectRuns(runs, documents);
   ASSERT_FALSE(HasFailure()) << daemons[0].Log();
   EXPECT_EQ(acknowledged, 3000u);
 
   double converge_seconds = 0;
   ASSERT_TRUE(WaitForConvergence(redis->port(), ports.All(), &converge_seconds));
-  const ModelView first = Observe(daemons[0].port());
+  const ModelView first = Observe(daemons[0].port(), TestProbes());
   ExpectDocuments(first, documents);
   for (std::size_t d = 1; d < daemons.size(); ++d) {
-    ExpectSameModel(first, Observe(daemons[d].port()), "daemon " + std::to_string(d));
+    ExpectSameModel(first, Observe(daemons[d].port(), TestProbes()), "daemon " + std::to_string(d));
   }
-  ExpectSameModel(first, SerialReplay(runs, /*check_answers=*/true), "serial replay");
+  ExpectSameModel(first, SerialReplay(Pool(), runs, TestProbes(), /*check_answers=*/true),
+                  "serial replay");
   for (DaemonProcess& daemon : daemons) EXPECT_EQ(daemon.Terminate(), 0) << daemon.Log();
   std::printf(
       "[          ] %zu acknowledged operations in %.1f s (%.0f/s) over 3 daemons; "
@@ -462,25 +317,27 @@ TEST(ClusterTest, KillNineRedisRestartAndACheckpointJoinLoseAndDoubleNothing) {
   load.join();
   ASSERT_EQ(scenario_error, "");
   std::map<std::string, std::int64_t> documents;
-  const std::size_t acknowledged = Report(runs, documents);
+  const std::size_t acknowledged = CollectRuns(runs, documents);
   ASSERT_FALSE(HasFailure()) << daemons[0]->Log();
   int retries = 0;
   for (const ClientRun& run : runs) retries += run.retries;
 
   double converge_seconds = 0;
   ASSERT_TRUE(WaitForConvergence(redis_port, ports.All(), &converge_seconds)) << daemons[3]->Log();
-  const ModelView first = Observe(daemons[0]->port());
+  const ModelView first = Observe(daemons[0]->port(), TestProbes());
   ExpectDocuments(first, documents);  // Nothing lost, nothing doubled.
   for (std::size_t d = 1; d < daemons.size(); ++d) {
-    ExpectSameModel(first, Observe(daemons[d]->port()), "daemon " + std::to_string(d));
+    ExpectSameModel(first, Observe(daemons[d]->port(), TestProbes()),
+                    "daemon " + std::to_string(d));
   }
-  ExpectSameModel(first, SerialReplay(runs, /*check_answers=*/true), "serial replay");
+  ExpectSameModel(first, SerialReplay(Pool(), runs, TestProbes(), /*check_answers=*/true),
+                  "serial replay");
 
   // Restarted on its data folder, a daemon resumes where its model ends and stays identical.
   EXPECT_EQ(daemons[2]->Terminate(), 0) << daemons[2]->Log();
   daemons[2].reset();
   daemons[2].emplace(Start(args[2]));
-  ExpectSameModel(first, Observe(daemons[2]->port()), "daemon 2 restarted");
+  ExpectSameModel(first, Observe(daemons[2]->port(), TestProbes()), "daemon 2 restarted");
   for (auto& daemon : daemons) EXPECT_EQ(daemon->Terminate(), 0) << daemon->Log();
   std::printf(
       "[          ] %zu acknowledged operations, %d retried attempts across a kill -9, a "

@@ -26,6 +26,7 @@
 #include "tests/support/http_client.h"
 #include "tests/support/message_pool.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/training_history.h"
 
 namespace nbspamd::testing {
 namespace {
@@ -45,46 +46,9 @@ const std::vector<std::string>& Pool() {
   return pool;
 }
 
-// One acknowledged operation that changes (or, for a 404 forget, does not change) the model.
-struct Operation {
-  enum class Kind { kTrain, kForget } kind = Kind::kTrain;
-  std::string id;
-  std::string label;  // kTrain.
-  int text = -1;      // kTrain: index into Pool().
-  int http_status = 200;
-  std::string status;  // The "status" field of a 200 answer.
-};
-
-HttpResponse Perform(HttpClient& client, const Operation& op) {
-  if (op.kind == Operation::Kind::kTrain) {
-    return client.Send(http::verb::post, "/train?label=" + op.label + "&id=" + QueryEncode(op.id),
-                       Pool()[static_cast<std::size_t>(op.text)]);
-  }
-  return client.Send(http::verb::post, "/forget?id=" + QueryEncode(op.id));
-}
-
-// What a 200 answer says its status is ("" when the body has none).
-std::string StatusField(const HttpResponse& response) {
-  boost::system::error_code ec;
-  const json::value body = json::parse(response.body(), ec);
-  if (ec || !body.is_object()) return "";
-  const json::value* status = body.as_object().if_contains("status");
-  return status != nullptr && status->is_string() ? std::string(status->as_string()) : "";
-}
-
-// One client's run: its operations in order, and what it expects its ids to be at the end.
-struct ClientRun {
-  std::vector<Operation> acknowledged;
-  std::map<std::string, std::string> learned;  // id → label, as the client's own history says.
-  std::map<std::string, int> learned_text;     // id → the pool text it was learned with.
-  int classified = 0;
-  std::vector<std::string> failures;
-};
-
 void RunClient(unsigned short port, int client_index, std::latch& start, ClientRun& run) {
   std::mt19937 rng(kSeed + 1000u * static_cast<std::uint32_t>(client_index + 1));
   std::uniform_int_distribution<int> percent(0, 99);
-  std::uniform_int_distribution<int> any_id(0, kIdsPerClient - 1);
   std::uniform_int_distribution<int> any_text(0, kPoolSize - 1);
   HttpClient client(port);
   start.arrive_and_wait();
@@ -110,96 +74,19 @@ void RunClient(unsigned short port, int client_index, std::latch& start, ClientR
       }
       continue;
     }
-    Operation op;
-    const std::string random_id = IdOf(client_index, any_id(rng));
-    if (roll < 65 || (roll < 80 && run.learned.empty())) {  // Train.
-      op.kind = Operation::Kind::kTrain;
-      op.id = random_id;
-      op.label = percent(rng) < 50 ? "spam" : "ham";
-      op.text = any_text(rng);
-    } else if (roll < 80) {  // Relearn a learned id as the other label.
-      auto it = run.learned.begin();
-      std::advance(it, std::uniform_int_distribution<std::size_t>(0, run.learned.size() - 1)(rng));
-      op.kind = Operation::Kind::kTrain;
-      op.id = it->first;
-      op.label = it->second == "spam" ? "ham" : "spam";
-      op.text = percent(rng) < 75 ? run.learned_text[op.id] : any_text(rng);
-    } else {  // Forget: mostly a learned id, sometimes one that may be unknown.
-      op.kind = Operation::Kind::kForget;
-      op.id = random_id;
-      if (!run.learned.empty() && percent(rng) < 70) {
-        auto it = run.learned.begin();
-        std::advance(it,
-                     std::uniform_int_distribution<std::size_t>(0, run.learned.size() - 1)(rng));
-        op.id = it->first;
-      }
-    }
-    // What this client's own history says the daemon must answer.
-    const auto known = run.learned.find(op.id);
-    int expected_http = 200;
-    std::string expected_status;
-    if (op.kind == Operation::Kind::kTrain) {
-      expected_status = known == run.learned.end()  ? "learned"
-                        : known->second == op.label ? "unchanged"
-                                                    : "relearned";
-    } else {
-      expected_http = known == run.learned.end() ? 404 : 200;
-      expected_status = known == run.learned.end() ? "" : "forgotten";
-    }
-    const HttpResponse response = Perform(client, op);
+    Operation op = PickOperation(rng, roll, OperationMix{.train = 65, .relearn = 80}, client_index,
+                                 kIdsPerClient, kPoolSize, run);
+    const ExpectedAnswer expected = Expect(run, op);
+    const HttpResponse response = Perform(client, Pool(), op);
     op.http_status = response.result_int();
     op.status = op.http_status == 200 ? StatusField(response) : "";
-    if (op.http_status != expected_http || op.status != expected_status) {
+    if (op.http_status != expected.http_status || op.status != expected.status) {
       fail("operation " + std::to_string(i) + " on " + op.id + ": expected " +
-           std::to_string(expected_http) + " " + expected_status + ", got " +
+           std::to_string(expected.http_status) + " " + expected.status + ", got " +
            std::to_string(op.http_status) + " " + response.body());
       continue;  // Not acknowledged as expected: the replay could not mirror it.
     }
-    if (op.kind == Operation::Kind::kTrain) {
-      if (op.status == "learned") run.learned_text[op.id] = op.text;
-      run.learned[op.id] = op.label;
-    } else if (op.http_status == 200) {
-      run.learned.erase(op.id);
-      run.learned_text.erase(op.id);
-    }
-    // A 404 forget of an unknown id changes nothing; it is kept so the replay can agree.
-    run.acknowledged.push_back(std::move(op));
-  }
-}
-
-// The fixed probe set: pool messages (learned, relearned or forgotten) and unseen ones.
-std::vector<std::string> Probes() {
-  std::vector<std::string> probes;
-  for (int i = 0; i < kPoolSize; i += 15) probes.push_back(Pool()[static_cast<std::size_t>(i)]);
-  for (const std::string& unseen : MakeMessages(kSeed + 7, 6)) probes.push_back(unseen);
-  probes.push_back("café lunch meeting prize ÜBER");
-  return probes;
-}
-
-struct ModelView {
-  std::string stats;
-  std::vector<std::string> answers;  // /classify?explain=10 of each probe, in order.
-};
-
-ModelView Observe(unsigned short port) {
-  HttpClient client(port);
-  ModelView view;
-  const auto stats = client.Send(http::verb::get, "/stats");
-  EXPECT_EQ(stats.result(), http::status::ok) << stats.body();
-  view.stats = stats.body();
-  for (const std::string& probe : Probes()) {
-    const auto answer = client.Send(http::verb::post, "/classify?explain=10", probe);
-    EXPECT_EQ(answer.result(), http::status::ok) << answer.body();
-    view.answers.push_back(answer.body());
-  }
-  return view;
-}
-
-void ExpectSameModel(const ModelView& expected, const ModelView& actual, const std::string& what) {
-  EXPECT_EQ(actual.stats, expected.stats) << what << ": /stats differs";
-  ASSERT_EQ(actual.answers.size(), expected.answers.size());
-  for (std::size_t i = 0; i < expected.answers.size(); ++i) {
-    EXPECT_EQ(actual.answers[i], expected.answers[i]) << what << ": probe " << i << " differs";
+    Acknowledge(run, std::move(op));
   }
 }
 
@@ -230,49 +117,29 @@ TEST(ConcurrencyTest, ConcurrentClientsLeaveTheModelASerialReplayOfTheirAcknowle
     }
     for (std::thread& thread : threads) thread.join();
   }
-  std::size_t acknowledged = 0;
-  std::map<std::string, std::int64_t> documents_per_label;
-  for (const ClientRun& run : runs) {
-    for (const std::string& failure : run.failures) ADD_FAILURE() << failure;
-    acknowledged += run.acknowledged.size();
-    for (const auto& [id, label] : run.learned) ++documents_per_label[label];
-  }
+  std::map<std::string, std::int64_t> documents;
+  const std::size_t acknowledged = CollectRuns(runs, documents);
   ASSERT_FALSE(HasFailure()) << concurrent.Log();
   EXPECT_GT(acknowledged, static_cast<std::size_t>(kClients * kOperationsPerClient / 2));
 
-  const ModelView after_concurrency = Observe(concurrent.port());
+  const std::vector<std::string> probes = Probes(Pool(), kSeed + 7);
+  const ModelView after_concurrency = Observe(concurrent.port(), probes);
   // The documents per class are what the clients' own histories say.
-  const json::value stats = json::parse(after_concurrency.stats);
-  for (const json::value& c : stats.at("classes").as_array()) {
-    const std::string label(c.at("label").as_string());
-    EXPECT_EQ(c.at("documents").as_int64(), documents_per_label[label]) << label;
-  }
+  ExpectDocuments(after_concurrency, documents);
 
   // A fresh daemon, fed the acknowledged operations one client after another.
-  TempDir replay_dir;
-  {
-    DaemonProcess replay = StartDaemon(replay_dir);
-    HttpClient client(replay.port());
-    for (std::size_t c = 0; c < runs.size(); ++c) {
-      for (const Operation& op : runs[c].acknowledged) {
-        const HttpResponse response = Perform(client, op);
-        ASSERT_EQ(response.result_int(), op.http_status)
-            << "replay of client " << c << " on " << op.id << ": " << response.body();
-        ASSERT_EQ(op.http_status == 200 ? StatusField(response) : "", op.status)
-            << "replay of client " << c << " on " << op.id << ": " << response.body();
-      }
-    }
-    ExpectSameModel(after_concurrency, Observe(replay.port()), "serial replay");
-    EXPECT_EQ(replay.Terminate(), 0) << replay.Log();
-  }
+  ExpectSameModel(after_concurrency, SerialReplay(Pool(), runs, probes, /*check_answers=*/true),
+                  "serial replay");
 
   // The concurrent daemon, restarted on its data folder.
   EXPECT_EQ(concurrent.Terminate(), 0) << concurrent.Log();
   DaemonProcess restarted = StartDaemon(concurrent_dir);
-  ExpectSameModel(after_concurrency, Observe(restarted.port()), "restart");
+  ExpectSameModel(after_concurrency, Observe(restarted.port(), probes), "restart");
   EXPECT_EQ(restarted.Terminate(), 0) << restarted.Log();
-  std::printf("[          ] %zu acknowledged operations, %zu documents at the end\n", acknowledged,
-              static_cast<std::size_t>(stats.at("documents").as_int64()));
+  std::int64_t learned = 0;
+  for (const auto& [label, count] : documents) learned += count;
+  std::printf("[          ] %zu acknowledged operations, %lld documents at the end\n", acknowledged,
+              static_cast<long long>(learned));
 }
 
 }  // namespace
