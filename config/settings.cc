@@ -388,7 +388,7 @@ constexpr std::array kKeys = {
         "cluster_name", "NAME", "This daemon's name in the cluster; \"\" = hostname:port."),
     BoolKey<&Settings::cluster_wait_applied>(
         "cluster_wait_applied",
-        "Answer /train and /forget once applied here (else once Redis has them)."),
+        "Answer /train and /forget once applied here, not as soon as Redis has them."),
     UnsignedKey<&Settings::cluster_retention_seconds, 60, 31536000>(
         "cluster_retention_seconds", "SECONDS",
         "Stream entries are kept at least this long; a checkpoint younger than this can join."),

@@ -132,7 +132,7 @@ struct Settings {
   // This daemon's name among the others; "" = the host name and the listening port.
   std::string cluster_name;
   // Answer /train and /forget once this daemon has applied the change (else once Redis has it).
-  bool cluster_wait_applied = true;
+  bool cluster_wait_applied = false;
   // Stream entries are kept at least this long (a checkpoint younger than this can join).
   unsigned cluster_retention_seconds = 24 * 3600;
 

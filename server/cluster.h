@@ -82,9 +82,9 @@ struct ClusterOptions {
   std::uint16_t redis_port = 6379;
   std::string stream = "nbspamd:training";
   std::string name;  // This daemon's name in "<stream>:positions". REQUIRES: not empty.
-  // Answer a train or forget only once this daemon has applied it (read your own writes); else
-  // as soon as Redis acknowledged the append.
-  bool wait_applied = true;
+  // Answer a train or forget only once this daemon has applied it (read your own writes); else,
+  // by default, as soon as Redis acknowledged the append.
+  bool wait_applied = false;
   // Events stay in the stream at least this long, and positions of daemons not seen for this long
   // no longer hold back trimming.
   std::chrono::seconds retention{24 * 3600};

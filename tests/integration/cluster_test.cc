@@ -193,15 +193,25 @@ bool WaitForConvergence(unsigned short redis_port, const std::vector<unsigned sh
   return false;
 }
 
+// Answers come once the daemon applied the change (cluster_wait_applied), with the real status
+// that the test checks against the client's history.
 std::vector<std::string> ClusterArgs(const std::string& data_dir, unsigned short port,
                                      unsigned short redis_port, const std::string& name,
                                      const std::string& backup_dir) {
-  return {"--listen",        "127.0.0.1:" + std::to_string(port),
-          "--data-dir",      data_dir,
-          "--threads",       "2",
-          "--backup-dir",    backup_dir,
-          "--cluster-redis", "127.0.0.1:" + std::to_string(redis_port),
-          "--cluster-name",  name};
+  return {"--listen",
+          "127.0.0.1:" + std::to_string(port),
+          "--data-dir",
+          data_dir,
+          "--threads",
+          "2",
+          "--backup-dir",
+          backup_dir,
+          "--cluster-redis",
+          "127.0.0.1:" + std::to_string(redis_port),
+          "--cluster-name",
+          name,
+          "--cluster-wait-applied",
+          "true"};
 }
 
 DaemonProcess Start(const std::vector<std::string>& args) {
@@ -343,6 +353,31 @@ TEST(ClusterTest, KillNineRedisRestartAndACheckpointJoinLoseAndDoubleNothing) {
       "[          ] %zu acknowledged operations, %d retried attempts across a kill -9, a "
       "Redis restart and a checkpoint join; converged %.2f s after the last answer\n",
       acknowledged, retries, converge_seconds);
+}
+
+TEST(ClusterTest, ByDefaultATrainIsAnsweredQueuedOnceRedisHasIt) {
+  TempDir dir;
+  auto redis = RedisProcess::Start(dir.path().string(), FreeLoopbackPort());
+  ASSERT_TRUE(redis.has_value()) << redis.error();
+  DaemonProcess daemon =
+      Start({"--listen", "127.0.0.1:0", "--data-dir", dir.Join("model"), "--cluster-redis",
+             "127.0.0.1:" + std::to_string(redis->port()), "--cluster-name", "only"});
+  HttpClient client(daemon.port());
+  const auto train = client.Send(http::verb::post, "/train?label=spam&id=q1", "cheap pills now");
+  ASSERT_EQ(train.result(), http::status::ok) << train.body();
+  EXPECT_EQ(StatusField(train), "queued") << train.body();
+  const std::string stream_id(json::parse(train.body()).at("stream_id").as_string());
+  EXPECT_EQ(stream_id, LastStreamId(redis->port()));  // In Redis when answered.
+  // A forget of an id nobody learned is queued too: only applying it finds nothing to forget.
+  const auto forget = client.Send(http::verb::post, "/forget?id=never-learned");
+  EXPECT_EQ(forget.result(), http::status::ok) << forget.body();
+  EXPECT_EQ(StatusField(forget), "queued") << forget.body();
+
+  double seconds = 0;
+  ASSERT_TRUE(WaitForConvergence(redis->port(), {daemon.port()}, &seconds));
+  const json::value stats = json::parse(client.Send(http::verb::get, "/stats").body());
+  EXPECT_EQ(stats.at("documents").as_int64(), 1) << stats;
+  EXPECT_EQ(daemon.Terminate(), 0) << daemon.Log();
 }
 
 TEST(ClusterTest, ADaemonWhoseModelEndsBeforeTheTrimmedPartRefusesToStart) {

@@ -39,6 +39,7 @@ ClusterOptions Options(unsigned short redis_port, const std::string& name) {
   options.redis_port = redis_port;
   options.stream = kStream;
   options.name = name;
+  options.wait_applied = true;  // A train returns once applied here.
   options.retention = kRetention;
   options.report_interval = std::chrono::milliseconds(100);
   options.trim_interval = std::chrono::milliseconds(200);
