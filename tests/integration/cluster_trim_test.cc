@@ -6,10 +6,11 @@
 // checkpoint must converge.
 #include <gtest/gtest.h>
 
-#include <atomic>
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <vector>
@@ -31,7 +32,10 @@ using server::RedisReply;
 using server::SpamFilter;
 using server::SpamFilterOptions;
 
-constexpr auto kRetention = std::chrono::seconds(2);
+// Long enough for ten trains under ThreadSanitizer; every wait below is measured from the stream
+// entries' own timestamps, so a slow machine makes the test longer, not wrong.
+constexpr auto kRetention = std::chrono::seconds(4);
+constexpr std::int64_t kRetentionMs = 4000;
 constexpr char kStream[] = "trim-test";
 
 ClusterOptions Options(unsigned short redis_port, const std::string& name) {
@@ -75,6 +79,28 @@ std::string Trimmed(RedisClient& redis) {
   return trimmed && trimmed->type == RedisReply::Type::kString ? trimmed->text : "";
 }
 
+std::int64_t EntryMilliseconds(const std::string& stream_id) {
+  return static_cast<std::int64_t>(server::StreamId::Parse(stream_id)->ms);
+}
+
+// Sleeps until the wall clock reads `unix_ms`.
+void SleepUntil(std::int64_t unix_ms) {
+  const std::int64_t now = NowMilliseconds();
+  if (unix_ms > now) std::this_thread::sleep_for(std::chrono::milliseconds(unix_ms - now));
+}
+
+// Waits (at most 10 s, polling) until the stream holds exactly `expected`; returns what it holds.
+std::vector<std::string> WaitForStream(RedisClient& redis,
+                                       const std::vector<std::string>& expected) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  std::vector<std::string> ids = StreamIds(redis);
+  while (ids != expected && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ids = StreamIds(redis);
+  }
+  return ids;
+}
+
 // Waits (at most 10 s) until `filter` has applied the stream through `position`.
 bool WaitApplied(const SpamFilter& filter, const std::string& position) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -113,35 +139,42 @@ TEST(ClusterTrimTest, TheStreamShrinksOnlyBelowWhatALiveDaemonNeedsAndAGapRefuse
   for (int i = 0; i < 5; ++i) ids.push_back(Train(*a, i));
   ASSERT_TRUE(WaitApplied(*b, ids.back()));
   b.reset();  // Daemon b stops with its model at ids[4] and is not seen again.
+  const std::int64_t b_stopped = NowMilliseconds();
 
-  // A live daemon that has applied only ids[2], reporting as every daemon does.
-  std::atomic<bool> lagging_alive = true;
-  std::thread lagging([&] {
-    RedisClient reporter("127.0.0.1", redis_server->port());
-    while (lagging_alive) {
+  // A live daemon that has applied only ids[2], reporting as every daemon does (a jthread, so
+  // that a failed assertion still stops it).
+  std::jthread lagging([port = redis_server->port(), position = ids[2]](std::stop_token stop) {
+    RedisClient reporter("127.0.0.1", port);
+    while (!stop.stop_requested()) {
       (void)reporter.Command({"HSET", std::string(kStream) + ":positions", "lagging",
-                              ids[2] + " " + std::to_string(NowMilliseconds())});
+                              position + " " + std::to_string(NowMilliseconds())});
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   });
   for (int i = 5; i < 10; ++i) ids.push_back(Train(*a, i));
 
-  // Inside the window nothing goes, although b is gone.
-  std::this_thread::sleep_for(std::chrono::milliseconds(800));
-  EXPECT_EQ(StreamIds(redis), ids);
-  EXPECT_EQ(Trimmed(redis), "");
+  // Inside the window nothing goes, although b is gone: after a few trim rounds, while the oldest
+  // entry is still younger than the window, the stream is whole.
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  const std::vector<std::string> early_stream = StreamIds(redis);
+  const std::string early_trimmed = Trimmed(redis);
+  ASSERT_LT(NowMilliseconds(), EntryMilliseconds(ids[0]) + kRetentionMs)
+      << "the trains took longer than the window: a whole stream would prove nothing";
+  EXPECT_EQ(early_stream, ids);
+  EXPECT_EQ(early_trimmed, "");
 
   // Past the window every entry is old and b no longer counts, but the lagging daemon still
   // needs ids[2] onwards.
-  std::this_thread::sleep_for(kRetention + std::chrono::milliseconds(800));
-  EXPECT_EQ(StreamIds(redis), std::vector<std::string>(ids.begin() + 2, ids.end()));
+  SleepUntil(std::max(EntryMilliseconds(ids.back()), b_stopped) + kRetentionMs + 500);
+  EXPECT_EQ(WaitForStream(redis, {ids.begin() + 2, ids.end()}),
+            std::vector<std::string>(ids.begin() + 2, ids.end()));
   EXPECT_EQ(Trimmed(redis), ids[1]);
 
   // Once it stops reporting for longer than the window, only what a (seen) still needs stays.
-  lagging_alive = false;
+  lagging.request_stop();
   lagging.join();
-  std::this_thread::sleep_for(kRetention + std::chrono::milliseconds(800));
-  EXPECT_EQ(StreamIds(redis), std::vector<std::string>{ids.back()});
+  SleepUntil(NowMilliseconds() + kRetentionMs + 500);
+  EXPECT_EQ(WaitForStream(redis, {ids.back()}), std::vector<std::string>{ids.back()});
   EXPECT_EQ(Trimmed(redis), ids[8]);
 
   // b's model ends at ids[4], inside the trimmed part: it refuses to start, and says how to fix.
