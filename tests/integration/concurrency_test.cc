@@ -9,14 +9,12 @@
 
 #include <boost/beast/http/status.hpp>
 #include <boost/beast/http/verb.hpp>
-#include <boost/json.hpp>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <latch>
 #include <map>
-#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -32,7 +30,6 @@ namespace nbspamd::testing {
 namespace {
 
 namespace http = boost::beast::http;
-namespace json = boost::json;
 
 constexpr std::uint32_t kSeed = 20240611;
 constexpr int kClients = 8;
