@@ -326,6 +326,20 @@ constexpr std::array kKeys = {
               return true;
             },
         .format = [](const Settings& s) { return FormatDouble(s.spam_threshold); }},
+    Key{.name = "score_min_weight",
+        .metavar = "X",
+        .help = "Tokens whose weight (log-likelihood ratio) is at most this in absolute value "
+                "do not count in the score.",
+        .kind = Kind::kDouble,
+        .valid = "a finite number of at least 0",
+        .set =
+            [](Settings& s, const Value& v) {
+              const double x = std::get<double>(v);
+              if (!std::isfinite(x) || x < 0) return false;
+              s.score_min_weight = x;
+              return true;
+            },
+        .format = [](const Settings& s) { return FormatDouble(s.score_min_weight); }},
     UnsignedKey<&Settings::max_body_bytes, 1, kGiB>(
         "max_body_bytes", "BYTES", "Largest HTTP request body; a larger one gets 413."),
     UnsignedKey<&Settings::max_header_bytes, kKiB, kMiB>("max_header_bytes", "BYTES",

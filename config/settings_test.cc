@@ -85,8 +85,9 @@ TEST_F(SettingsTest, DefaultsWithNoArguments) {
   EXPECT_EQ(settings.listen_port, 7830);
   EXPECT_EQ(settings.data_dir, "data");
   EXPECT_GE(settings.threads, 1u);
-  EXPECT_EQ(settings.alpha, 1.0);
+  EXPECT_EQ(settings.alpha, 0.1);
   EXPECT_EQ(settings.spam_threshold, 0.04);
+  EXPECT_EQ(settings.score_min_weight, 1.0);
   EXPECT_EQ(settings.max_body_bytes, 10u << 20);
   EXPECT_EQ(settings.max_header_bytes, 16u << 10);
   EXPECT_EQ(settings.idle_timeout_seconds, 60u);
@@ -557,9 +558,10 @@ TEST_F(SettingsTest, RunHasNoHelpText) {
 TEST_F(SettingsTest, HelpTextMentionsEveryKey) {
   const std::string help = HelpText();
   for (const std::string key :
-       {"listen", "data_dir", "threads", "alpha", "spam_threshold", "max_body_bytes",
-        "max_header_bytes", "idle_timeout_seconds", "shutdown_timeout_seconds", "max_message_bytes",
-        "max_tokens", "max_token_chars", "boolean_counts", "header_tokens", "word_bigrams"}) {
+       {"listen", "data_dir", "threads", "alpha", "spam_threshold", "score_min_weight",
+        "max_body_bytes", "max_header_bytes", "idle_timeout_seconds", "shutdown_timeout_seconds",
+        "max_message_bytes", "max_tokens", "max_token_chars", "boolean_counts", "header_tokens",
+        "word_bigrams"}) {
     SCOPED_TRACE(key);
     std::string flag = "--" + key;
     std::ranges::replace(flag, '_', '-');

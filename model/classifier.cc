@@ -54,6 +54,11 @@ std::expected<ClassifyResult, Error> Classify(const TokenBag& bag, const Snapsho
                                             std::log(static_cast<double>(total_documents));
   }
 
+  const auto spam = stats.FindClass(kSpamLabel);
+  const auto ham = stats.FindClass(kHamLabel);
+  const bool two_class =
+      spam && ham && stats.classes[*spam].documents > 0 && stats.classes[*ham].documents > 0;
+  double score_sum = 0;
   for (std::size_t i = 0; i < bag.entries.size(); ++i) {
     const auto counts = snapshot.CountsOf(i);
     if (std::all_of(counts.begin(), counts.end(), [](std::uint64_t n) { return n == 0; })) {
@@ -65,6 +70,14 @@ std::expected<ClassifyResult, Error> Classify(const TokenBag& bag, const Snapsho
       if (stats.classes[c].documents == 0) continue;
       result.classes[c].log_joint +=
           x * LogLikelihood(counts[c], options.alpha, log_denominators[c]);
+    }
+    if (two_class) {
+      const double weight = LogLikelihood(counts[*spam], options.alpha, log_denominators[*spam]) -
+                            LogLikelihood(counts[*ham], options.alpha, log_denominators[*ham]);
+      if (std::fabs(weight) > options.score_min_weight) {
+        score_sum += x * weight;
+        result.scored_tokens += bag.entries[i].count;
+      }
     }
   }
 
@@ -85,14 +98,10 @@ std::expected<ClassifyResult, Error> Classify(const TokenBag& bag, const Snapsho
   for (std::size_t c = 1; c < class_count; ++c) {
     if (result.classes[c].log_joint > result.classes[best].log_joint) best = c;
   }
-  const auto spam = stats.FindClass(kSpamLabel);
-  const auto ham = stats.FindClass(kHamLabel);
-  const bool two_class =
-      spam && ham && stats.classes[*spam].documents > 0 && stats.classes[*ham].documents > 0;
   if (two_class) {
-    const double log_odds = result.classes[*spam].log_joint - result.classes[*ham].log_joint;
-    result.log_odds = log_odds;
-    result.score = log_odds / static_cast<double>(std::max<std::uint64_t>(result.known_tokens, 1));
+    result.log_odds = result.classes[*spam].log_joint - result.classes[*ham].log_joint;
+    result.score =
+        result.scored_tokens == 0 ? 0.0 : score_sum / static_cast<double>(result.scored_tokens);
     if (best == *spam || best == *ham) best = *result.score > options.spam_threshold ? *spam : *ham;
   }
   result.label_index = best;

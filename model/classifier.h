@@ -32,6 +32,9 @@ struct ClassifyOptions {
   double alpha = 1.0;
   // The verdict is spam when score > spam_threshold (two-class decision, see ClassifyResult).
   double spam_threshold = 0.0;
+  // Tokens whose |weight| (see TokenExplanation) is at most this do not count in `score`.
+  // 0 counts every known token; the daemon's default is 1 (docs/ACCURACY.md).
+  double score_min_weight = 0.0;
   // How many tokens to explain (0 = none).
   std::size_t explain = 0;
 };
@@ -58,10 +61,13 @@ struct ClassifyResult {
   // ln P(spam|x) / P(ham|x): present when spam and ham both have documents. May be ±infinity only
   // when alpha = 0.
   std::optional<double> log_odds;
-  // log_odds divided by the number of known token occurrences (at least 1): the same sign, but
-  // it does not grow with message length, so it ranks messages far better. The verdict is
-  // spam when score > spam_threshold. Present with log_odds.
+  // The ranking value: the mean weight log P(t|spam) − log P(t|ham) of the known token
+  // occurrences whose |weight| exceeds options.score_min_weight (0 when none does). It leaves
+  // out the prior and the tokens near neutral, and does not grow with message length, so it
+  // ranks messages far better than log_odds (bogofilter's min_dev works the same way). The
+  // verdict is spam when score > spam_threshold. Present with log_odds.
   std::optional<double> score;
+  std::uint64_t scored_tokens = 0;             // The token occurrences counted in score.
   std::uint64_t known_tokens = 0;              // Σ x_w over the tokens seen in some class.
   std::vector<TokenExplanation> explanations;  // Largest |weight| first.
 

@@ -93,9 +93,32 @@ TEST(ClassifierGoldenTest, ReviewAccountWithAddOneSmoothing) {
   ExpectGolden(result.classes[1].probability, 1 - 0.5154362416);
   ASSERT_TRUE(result.log_odds.has_value());
   ExpectGolden(*result.log_odds, 0.0617645943);
-  EXPECT_EQ(result.label(), "spam");
+  // Spam is the more probable class, but the label follows the score (-0.316, below the
+  // threshold 0: ScoreIsTheMeanWeightOfTheTokensFarFromNeutral).
+  EXPECT_EQ(result.label(), "ham");
   EXPECT_EQ(result.known_tokens, 2u);
-  ExpectRelative(*result.score, *result.log_odds / 2);
+}
+
+// score: the mean weight ln P(t|spam)/P(t|ham) of the tokens with |weight| > score_min_weight.
+//   review:  ln((2/19) / (3/12)) = ln(24/57) = -0.8649974375
+//   account: ln((2/19) / (1/12)) = ln(24/19) =  0.2336148512
+TEST(ClassifierGoldenTest, ScoreIsTheMeanWeightOfTheTokensFarFromNeutral) {
+  const SeedModel model;
+  const ClassifyResult all = model.Classify("review account", {.alpha = 1.0});
+  ExpectRelative(*all.score, (std::log(24.0 / 57) + std::log(24.0 / 19)) / 2);
+  ExpectGolden(*all.score, -0.3156912932);
+  EXPECT_EQ(all.scored_tokens, 2u);
+
+  const ClassifyResult strong =
+      model.Classify("review account", {.alpha = 1.0, .score_min_weight = 0.5});
+  ExpectGolden(*strong.score, -0.8649974375);
+  EXPECT_EQ(strong.scored_tokens, 1u) << "|0.234| <= 0.5: 'account' leaves the score";
+
+  const ClassifyResult none =
+      model.Classify("review account", {.alpha = 1.0, .score_min_weight = 1.0});
+  EXPECT_EQ(*none.score, 0.0) << "no token is far enough from neutral";
+  EXPECT_EQ(none.scored_tokens, 0u);
+  ExpectGolden(*none.log_odds, 0.0617645943);  // The exact log-odds do not change.
 }
 
 TEST(ClassifierGoldenTest, UnseenTokenIsSkipped) {
@@ -202,9 +225,11 @@ TEST(ClassifierTest, AnyNumberOfClasses) {
 
 TEST(ClassifierTest, ThresholdAppliesToTheScore) {
   SeedModel model;
-  EXPECT_EQ(model.Classify("review account", {.alpha = 1.0, .spam_threshold = 0.0}).label(),
+  // The score is -0.3157 (ScoreIsTheMeanWeightOfTheTokensFarFromNeutral).
+  EXPECT_EQ(model.Classify("review account", {.alpha = 1.0, .spam_threshold = -0.32}).label(),
             "spam");
-  EXPECT_EQ(model.Classify("review account", {.alpha = 1.0, .spam_threshold = 0.5}).label(), "ham");
+  EXPECT_EQ(model.Classify("review account", {.alpha = 1.0, .spam_threshold = -0.31}).label(),
+            "ham");
 }
 
 TEST(ClassifierTest, DeterministicToTheBit) {

@@ -335,6 +335,7 @@ class Handler {
     body["probabilities"] = std::move(probabilities);
     body["tokens"] = outcome->tokens;
     body["known_tokens"] = result.known_tokens;
+    body["scored_tokens"] = result.scored_tokens;
     if (explain > 0) {
       json::array explanations;
       for (const model::TokenExplanation& e : result.explanations) {
@@ -437,6 +438,7 @@ class Handler {
                                      {"vocabulary", stats->vocabulary_size},
                                      {"alpha", options.alpha},
                                      {"spam_threshold", options.spam_threshold},
+                                     {"score_min_weight", options.score_min_weight},
                                      {"options", std::move(tokenizer)}},
                         request_.version());
   }

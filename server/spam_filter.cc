@@ -39,9 +39,11 @@ std::expected<ClassifyOutcome, Error> SpamFilter::Classify(std::string_view mess
   if (auto ok = RequireMessage(message); !ok) return std::unexpected(ok.error());
   const TokenBag bag = tokenizer_.Tokenize(message, /*keep_text=*/explain > 0);
   const model::Snapshot snapshot = store_->Read(bag.entries);
-  auto result = model::Classify(
-      bag, snapshot,
-      {.alpha = options_.alpha, .spam_threshold = options_.spam_threshold, .explain = explain});
+  auto result = model::Classify(bag, snapshot,
+                                {.alpha = options_.alpha,
+                                 .spam_threshold = options_.spam_threshold,
+                                 .score_min_weight = options_.score_min_weight,
+                                 .explain = explain});
   if (!result) return std::unexpected(result.error());
   return ClassifyOutcome{std::move(*result), bag.TotalCount()};
 }

@@ -36,8 +36,9 @@ using WallClock = std::function<std::int64_t()>;
 std::int64_t SystemUnixSeconds();
 
 struct SpamFilterOptions {
-  double alpha = 1.0;
-  double spam_threshold = 0.04;  // See config::Settings::spam_threshold.
+  double alpha = 0.1;
+  double spam_threshold = 0.04;   // See config::Settings::spam_threshold.
+  double score_min_weight = 1.0;  // See config::Settings::score_min_weight.
   tokenizer::TokenizerOptions tokenizer;
   WallClock clock = SystemUnixSeconds;
 };

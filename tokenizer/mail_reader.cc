@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "tokenizer/charset.h"
+#include "tokenizer/header_words.h"
 #include "tokenizer/html_text.h"
 #include "tokenizer/url_hosts.h"
 
@@ -57,6 +58,50 @@ std::size_t MultipartCut(std::string_view message, std::size_t limit) {
   return std::string_view::npos;
 }
 
+// Header fields read: the first kMaxHeaderFields; the received: and received-ip: tokens come
+// from the first kMaxReceived Received fields.
+constexpr int kMaxHeaderFields = 200;
+constexpr int kMaxReceived = 8;
+// Header words stop once this many whole tokens are collected (a bound on memory for hostile
+// headers; the tokenizer keeps at most max_tokens of them anyway).
+constexpr std::size_t kMaxWholeTokens = 20000;
+
+// Fields that give no token at all, not even hname:. Mailing-list fields: a list mail carries
+// ten of them, and naive Bayes would count the list's name ten times over as independent
+// evidence, so spam sent through a list ranks as ham (docs/ACCURACY.md). Other filters'
+// verdicts (X-Spam-*, X-Virus-*): a message is often learned after such a filter has marked it
+// but classified before, so the marks would be evidence at training time only.
+bool IsIgnoredHeader(std::string_view name) {
+  static constexpr std::string_view kIgnored[] = {
+      "list-id",     "list-unsubscribe", "list-subscribe", "list-help",
+      "list-post",   "list-archive",     "list-owner",     "x-mailman-version",
+      "x-beenthere", "precedence",       "errors-to",      "x-loop",
+      "sender",      "x-list",           "mailing-list",   "x-mailing-list"};
+  for (std::string_view ignored : kIgnored) {
+    if (name == ignored) return true;
+  }
+  return name.starts_with("x-spam-") || name.starts_with("x-virus-");
+}
+
+enum class HeaderFamily {
+  kReadElsewhere,  // Read by ReadHeaders or ReadEntity into their own tokens.
+  kReceived,       // received: and received-ip: tokens, and rcvd:<word>.
+  kRecipients,     // To and Cc: to:<word>.
+  kOther,          // Every other field: head:<word>.
+};
+
+HeaderFamily FamilyOf(std::string_view name) {
+  static constexpr std::string_view kReadElsewhere[] = {"subject",      "from",     "reply-to",
+                                                        "message-id",   "x-mailer", "user-agent",
+                                                        "content-type", "date"};
+  for (std::string_view read : kReadElsewhere) {
+    if (name == read) return HeaderFamily::kReadElsewhere;
+  }
+  if (name == "received") return HeaderFamily::kReceived;
+  if (name == "to" || name == "cc") return HeaderFamily::kRecipients;
+  return HeaderFamily::kOther;
+}
+
 class Reader {
  public:
   Reader(const MailReaderOptions& options, MailContent& content)
@@ -98,6 +143,14 @@ class Reader {
   }
   void AddText(std::string prefix, TokenSource source, std::string text) {
     if (!text.empty()) content_.texts.push_back({std::move(prefix), source, std::move(text)});
+  }
+
+  // prefix + word for each word of a header value (tokenizer/header_words.h), each once.
+  void HeaderWords(std::string_view prefix, std::string_view value) {
+    ForEachHeaderWord(value, word_, [&](const std::string& word) {
+      Whole(std::string(prefix) + word, TokenSource::kHeader);
+      return content_.tokens.size() < kMaxWholeTokens;
+    });
   }
 
   // The domain of the first mailbox of `list` ("" when none).
@@ -158,14 +211,32 @@ class Reader {
     GMimeHeaderList* headers = g_mime_object_get_header_list(top);
     const int count = headers != nullptr ? g_mime_header_list_get_count(headers) : 0;
     int received = 0;
-    for (int i = 0; i < count; ++i) {
+    for (int i = 0; i < count && i < kMaxHeaderFields; ++i) {
       GMimeHeader* header = g_mime_header_list_get_header_at(headers, i);
-      const char* name = g_mime_header_get_name(header);
-      // The name first: GMime decodes a value when it is asked for, and only Received is read.
-      if (name == nullptr || g_ascii_strcasecmp(name, "received") != 0) continue;
+      const char* raw_name = g_mime_header_get_name(header);
+      if (raw_name == nullptr) continue;
+      const std::string name = Lower(raw_name);
+      if (IsIgnoredHeader(name)) continue;
+      Whole("hname:" + name, TokenSource::kHeader);
+      const HeaderFamily family = FamilyOf(name);
+      if (family == HeaderFamily::kReadElsewhere) continue;
+      // The name first: GMime decodes a value only when it is asked for.
       const char* value = g_mime_header_get_value(header);
       if (value == nullptr) continue;
-      if (++received <= 8) ReadReceived(value);
+      switch (family) {
+        case HeaderFamily::kReceived:
+          if (++received <= kMaxReceived) ReadReceived(value);
+          HeaderWords("rcvd:", value);
+          break;
+        case HeaderFamily::kRecipients:
+          HeaderWords("to:", value);
+          break;
+        case HeaderFamily::kOther:
+          HeaderWords("head:", value);
+          break;
+        case HeaderFamily::kReadElsewhere:
+          break;
+      }
     }
   }
 
@@ -289,6 +360,7 @@ class Reader {
   const MailReaderOptions& options_;
   MailContent& content_;
   std::vector<std::string> hosts_;
+  std::string word_;            // Reused by HeaderWords.
   std::size_t leaf_parts_ = 0;  // Leaf MIME parts (text or attachment) visited.
   bool has_html_ = false;
   bool has_plain_ = false;

@@ -6,6 +6,10 @@
 //   subject:<word>  from-name:<word>  mailer:<word>      words of those headers
 //   from:<address>  from-domain:<domain>  reply-to-domain:<domain>  message-id-domain:<domain>
 //   received:<registrable domain>  received-ip:<a.b.c>    hosts of the Received chain
+//   hname:<field name>                                    every header field present
+//   rcvd:<word>  to:<word>  head:<word>                   words (tokenizer/header_words.h) of
+//                   Received, of To and Cc, and of every other field not read above
+//   (mailing-list fields and other filters' X-Spam-* and X-Virus-* give none of these)
 //   content-type:<type/subtype>                           of the top-level entity
 //   url:<host>  url-domain:<registrable domain>           links in text and HTML
 //   attachment:<type/subtype>  attachment-ext:<ext>       non-text parts, never their bytes
@@ -25,7 +29,8 @@ namespace nbspamd::tokenizer {
 
 struct MailReaderOptions {
   // Tokens from header fields: the prefixed ones above and meta:recipients, meta:no-message-id,
-  // meta:reply-to-differs. Body words, URLs and the body's meta tokens come either way.
+  // meta:reply-to-differs. At most 200 fields are read. Body words, URLs and the body's meta tokens
+  // come either way.
   bool header_tokens = true;
   std::size_t max_text_parts = 1000;  // Leaf parts read; the rest give meta:mime-too-many-parts.
   std::size_t max_mime_parts = 100;   // multipart/ declarations parsed; the rest is cut.

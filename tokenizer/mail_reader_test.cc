@@ -135,6 +135,51 @@ TEST(MailReaderTest, ReceivedGivesRegistrableDomainsAndNetworks) {
   EXPECT_THAT(tokens.From(TokenSource::kBody), ElementsAre(Pair("body", 1)));
 }
 
+TEST(MailReaderTest, EveryHeaderGivesItsNameAndItsWords) {
+  const Tokens tokens = TokensOf(
+      "Received: from mx1.relay.example.com by mail.example.org; Mon, 1 Jan 2024 00:00:00\n"
+      "To: Alice <alice@example.org>\n"
+      "X-Originating-IP: [192.0.2.1]\n"
+      "Organization: Widget Makers Ltd.\n"
+      "Subject: hi\n\nbody\n");
+  EXPECT_THAT(
+      tokens.counts,
+      IsSupersetOf({Pair("hname:received", 1), Pair("hname:to", 1),
+                    Pair("hname:x-originating-ip", 1), Pair("hname:organization", 1),
+                    Pair("hname:subject", 1), Pair("rcvd:mx1.relay.example.com", 1),
+                    Pair("rcvd:mail.example.org", 1), Pair("rcvd:mon", 1), Pair("to:alice", 1),
+                    Pair("to:example.org", 1), Pair("head:192.0.2.1", 1), Pair("head:widget", 1),
+                    Pair("head:makers", 1), Pair("head:ltd", 1)}));
+  EXPECT_EQ(tokens.sources.at("head:widget"), TokenSource::kHeader);
+  EXPECT_FALSE(tokens.Has("rcvd:2024")) << "numbers say when, not what";
+  EXPECT_FALSE(tokens.Has("head:hi")) << "the subject has its own tokens";
+  EXPECT_TRUE(tokens.WithPrefix("rcvd:00").empty());
+}
+
+TEST(MailReaderTest, MailingListAndOtherFiltersHeadersGiveNoTokens) {
+  const Tokens tokens = TokensOf(
+      "List-Id: Widget users <widgets.lists.example.org>\n"
+      "Precedence: bulk\n"
+      "X-Spam-Status: No, score=-2.6\n"
+      "X-Virus-Scanned: clean\n"
+      "Subject: hi\n\nbody\n");
+  EXPECT_TRUE(tokens.WithPrefix("head:").empty());
+  EXPECT_FALSE(tokens.Has("hname:list-id"));
+  EXPECT_FALSE(tokens.Has("hname:precedence"));
+  EXPECT_FALSE(tokens.Has("hname:x-spam-status"));
+  EXPECT_FALSE(tokens.Has("hname:x-virus-scanned"));
+  EXPECT_TRUE(tokens.Has("hname:subject"));
+}
+
+TEST(MailReaderTest, HeaderTokensOffGivesNoneOfThem) {
+  MailReaderOptions options;
+  options.header_tokens = false;
+  const MailContent content = ReadMail("X-Thing: widget\nSubject: hi\n\nbody\n", options);
+  for (const MailContent::WholeToken& token : content.tokens) {
+    EXPECT_FALSE(token.text.starts_with("hname:") || token.text.starts_with("head:")) << token.text;
+  }
+}
+
 TEST(MailReaderTest, ContentTypeOfTheTopLevelEntity) {
   EXPECT_THAT(TokensOf("Subject: a\n\nbody\n").counts,
               Contains(Pair("content-type:text/plain", 1)));

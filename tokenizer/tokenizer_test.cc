@@ -278,7 +278,8 @@ TEST(TokenizerTest, MaxTokensBudget) {
   ASSERT_GE(whole, 1u);
   for (const auto& [text, count] : all.counts) {
     if (text.starts_with("subject:") || all.sources.at(text) == TokenSource::kBody) continue;
-    EXPECT_TRUE(all.sources.at(text) == TokenSource::kMeta || text.starts_with("content-type:"))
+    EXPECT_TRUE(all.sources.at(text) == TokenSource::kMeta || text.starts_with("content-type:") ||
+                text.starts_with("hname:"))
         << text;
   }
   options.max_tokens = whole + 2;
@@ -423,9 +424,9 @@ TEST(TokenizerTest, OtherHeadersGiveOnlyPrefixedTokens) {
     EXPECT_NE(text.find(':'), std::string::npos) << text;
     EXPECT_NE(source, TokenSource::kBody) << text;
   }
-  // Headers not in the list give nothing.
-  EXPECT_FALSE(tokens.AnyContains("unlisted"));
-  EXPECT_FALSE(tokens.AnyContains("x-other"));
+  // Any other header gives its name and its words, prefixed.
+  EXPECT_TRUE(tokens.Has("hname:x-other"));
+  EXPECT_TRUE(tokens.Has("head:unlisted"));
 }
 
 TEST(TokenizerTest, FoldedSubject) {
@@ -448,7 +449,7 @@ TEST(TokenizerTest, LfAndCrlfGiveTheSameBag) {
 }
 
 // Documented in message_parts.h: a body whose first line reads like a header is taken for mail,
-// and that line's words are not tokens.
+// and that line gives header tokens only (hname:hello, head:world), not body words.
 TEST(TokenizerTest, BodyStartingWithHeaderLikeLineIsMail) {
   for (const char* message : {"Hello: world\n\nhow are you", "Hello: world\r\n\r\nhow are you",
                               // Without an empty line, the first non-header line starts the body.
@@ -458,8 +459,8 @@ TEST(TokenizerTest, BodyStartingWithHeaderLikeLineIsMail) {
     EXPECT_THAT(tokens.From(TokenSource::kBody),
                 UnorderedElementsAre(Pair("how", 1), Pair("are", 1), Pair("you", 1)))
         << message;
-    EXPECT_FALSE(tokens.AnyContains("hello")) << message;
-    EXPECT_FALSE(tokens.AnyContains("world")) << message;
+    EXPECT_TRUE(tokens.Has("hname:hello")) << message;
+    EXPECT_TRUE(tokens.Has("head:world")) << message;
   }
   // Header fields before that line are headers; lines after it, even header-like, are body.
   const test_util::Tokens tokens =

@@ -9,6 +9,11 @@ peer scores the 1,257 test messages of the split:
 - SpamAssassin: spamc per message (as an MTA runs it) against spamd, IN_FLIGHT at a time.
 - bogofilter: its bulk mode (-b), one process for all messages (its fastest way).
 The result is the median of the rounds, with the ratios nbspamd / peer.
+
+With --baseline BIN, another nbspamd binary (say, a build of an earlier commit, with its own
+defaults) runs as the peer `nbspamd-baseline` in the same rounds, so that the cost of a change
+is a ratio measured in one run. For both nbspamd daemons the table also gives the mean number
+of token occurrences per test message (the `tokens` of /classify).
 """
 import argparse
 import json
@@ -79,10 +84,13 @@ def main():
     parser.add_argument('--spamd-children', type=int, default=4, help='spamd children = spamc in flight')
     parser.add_argument('--nbspamd', default=None, help='daemon binary (default build/release/server/nbspamd)')
     parser.add_argument('--nbspamd-threads', type=int, default=2)
+    parser.add_argument('--baseline', help='another nbspamd binary to run as the peer nbspamd-baseline')
     parser.add_argument('--corpus', default=os.path.join(HERE, '..', 'accuracy', 'corpus'))
     parser.add_argument('--results', default=os.path.join(HERE, 'results'))
     args = parser.parse_args()
     names = args.peer or ['nbspamd', 'rspamd', 'spamassassin', 'bogofilter']
+    if args.baseline:
+        names.append('nbspamd-baseline')
 
     corpus = load_corpus(args.corpus)
     train = [m for m in corpus if in_train_split(m)]
@@ -99,15 +107,21 @@ def main():
     try:
         for name in names:
             workdirs[name] = tempfile.mkdtemp(prefix=f'nbspamd-perf-{name}-')
-            peer = peers[name] = harness.make_peer(name, workdirs[name], accuracy_args)
+            if name == 'nbspamd-baseline':
+                from peer_nbspamd import Nbspamd
+                peer = peers[name] = Nbspamd(workdirs[name], args.baseline, accuracy_args.nbspamd_flags)
+            else:
+                peer = peers[name] = harness.make_peer(name, workdirs[name], accuracy_args)
             print(f'{name}: starting and learning {len(train)} messages', file=sys.stderr)
             if hasattr(peer, 'start'):
                 peer.start()
             peer.train(train)
+        tokens = {name: statistics.mean(peers[name].request('POST', '/classify', m.data)['tokens'] for m in test)
+                  for name in names if name.startswith('nbspamd')}
         for r in range(args.rounds):
             for name in names:
                 peer = peers[name]
-                if name == 'nbspamd':
+                if name.startswith('nbspamd'):
                     result = http_round(peer.port, '/classify', list_file.name, args)
                 elif name == 'rspamd':
                     result = http_round(peer.port, '/checkv2', list_file.name, args,
@@ -138,6 +152,8 @@ def main():
                 entry[key] = {p: statistics.median(r[key][p] for r in results) for p in ('p50', 'p99', 'p999')}
         if 'paced_rate_per_s' in results[0]:
             entry['paced_rate_per_s'] = statistics.median(r['paced_rate_per_s'] for r in results)
+        if name in tokens:
+            entry['tokens_per_message'] = tokens[name]
         summary[name] = entry
     if 'nbspamd' in summary:
         for name, entry in summary.items():
@@ -151,13 +167,15 @@ def main():
     path = os.path.join(args.results, 'classify-peers.json')
     with open(path, 'w') as f:
         json.dump(report, f, indent=1)
-    print('| peer | msg/s per round | median msg/s | nbspamd ÷ peer | p50 / p99 / p99.9 µs at half rate |')
-    print('| --- | --- | --- | --- | --- |')
+    print('| peer | msg/s per round | median msg/s | nbspamd ÷ peer | p50 / p99 / p99.9 µs at half rate '
+          '| tokens per message |')
+    print('| --- | --- | --- | --- | --- | --- |')
     for name, entry in summary.items():
         latency = entry.get('paced_latency_us') or {}
         print(f"| {name} | {', '.join(f'{x:,.0f}' for x in entry['requests_per_s'])} | "
               f"{entry['median_requests_per_s']:,.0f} | {entry.get('ratio_nbspamd_to_peer', 1):.1f} | "
-              + (' / '.join(f'{latency[p]:,}' for p in ('p50', 'p99', 'p999')) if latency else '—') + ' |')
+              + (' / '.join(f'{latency[p]:,}' for p in ('p50', 'p99', 'p999')) if latency else '—') + ' | '
+              + (f"{entry['tokens_per_message']:.0f}" if 'tokens_per_message' in entry else '—') + ' |')
     print(f'written: {path}', file=sys.stderr)
 
 
