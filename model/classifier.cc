@@ -96,6 +96,7 @@ std::expected<ClassifyResult, Error> Classify(const TokenBag& bag, const Snapsho
     if (best == *spam || best == *ham) best = *result.score > options.spam_threshold ? *spam : *ham;
   }
   result.label_index = best;
+  result.verdict = DecideVerdict(result.score, result.label() == kSpamLabel, options.ham_threshold);
 
   if (options.explain > 0) {
     // Contrast spam with ham, else the winner with the runner-up (or with nothing).

@@ -19,6 +19,7 @@
 
 #include "common/error.h"
 #include "model/snapshot.h"
+#include "model/verdict.h"
 #include "tokenizer/token_bag.h"
 
 namespace nbspamd::model {
@@ -32,6 +33,9 @@ struct ClassifyOptions {
   double alpha = 1.0;
   // The verdict is spam when score > spam_threshold (two-class decision, see ClassifyResult).
   double spam_threshold = 0.0;
+  // The three-way verdict (model/verdict.h) is ham when score <= ham_threshold.
+  // REQUIRES: ham_threshold <= spam_threshold.
+  double ham_threshold = 0.0;
   // How many tokens to explain (0 = none).
   std::size_t explain = 0;
 };
@@ -62,6 +66,9 @@ struct ClassifyResult {
   // it does not grow with message length, so it ranks messages far better. The verdict is
   // spam when score > spam_threshold. Present with log_odds.
   std::optional<double> score;
+  // spam, unsure or ham from the score and the two thresholds (model/verdict.h); spam exactly
+  // when the label is spam, unsure when there is no score.
+  Verdict verdict = Verdict::kUnsure;
   std::uint64_t known_tokens = 0;              // Σ x_w over the tokens seen in some class.
   std::vector<TokenExplanation> explanations;  // Largest |weight| first.
 

@@ -207,6 +207,81 @@ TEST(ClassifierTest, ThresholdAppliesToTheScore) {
   EXPECT_EQ(model.Classify("review account", {.alpha = 1.0, .spam_threshold = 0.5}).label(), "ham");
 }
 
+// "review account" scores log-odds 0.0617645943 over 2 known tokens: score 0.0308822972.
+TEST(ClassifierVerdictTest, ThreeVerdictsFromTwoThresholds) {
+  SeedModel model;
+  const auto verdict = [&](double ham_threshold, double spam_threshold) {
+    const ClassifyResult result = model.Classify(
+        "review account",
+        {.alpha = 1.0, .spam_threshold = spam_threshold, .ham_threshold = ham_threshold});
+    ExpectGolden(*result.score, 0.0617645943 / 2);
+    return result.verdict;
+  };
+  EXPECT_EQ(verdict(0.0, 0.03), Verdict::kSpam);    // 0.0309 > 0.03.
+  EXPECT_EQ(verdict(0.0, 0.04), Verdict::kUnsure);  // 0 < 0.0309 <= 0.04.
+  EXPECT_EQ(verdict(0.031, 0.04), Verdict::kHam);   // 0.0309 <= 0.031.
+  EXPECT_EQ(verdict(-1.0, 1.0), Verdict::kUnsure);  // A wide unsure band.
+  EXPECT_EQ(verdict(0.5, 0.5), Verdict::kHam);      // Equal thresholds: two-way, no unsure.
+  EXPECT_EQ(verdict(0.0, 0.0), Verdict::kSpam);     // Equal thresholds: two-way, no unsure.
+}
+
+TEST(ClassifierVerdictTest, BoundsAreHamAtOrBelowSpamAbove) {
+  SeedModel model;
+  const double score = *model.Classify("review account", {.alpha = 1.0}).score;
+  // A score equal to the ham threshold is ham; equal to the spam threshold is not spam.
+  EXPECT_EQ(
+      model.Classify("review account", {.spam_threshold = score, .ham_threshold = score}).verdict,
+      Verdict::kHam);
+  EXPECT_EQ(
+      model.Classify("review account", {.spam_threshold = score, .ham_threshold = -1}).verdict,
+      Verdict::kUnsure);
+}
+
+TEST(ClassifierVerdictTest, TheLabelKeepsItsTwoWayMeaning) {
+  SeedModel model;
+  const ClassifyResult result =
+      model.Classify("review account", {.spam_threshold = 0.04, .ham_threshold = 0.0});
+  EXPECT_EQ(result.label(), "ham") << "the label stays score > spam_threshold";
+  EXPECT_EQ(result.verdict, Verdict::kUnsure);
+}
+
+TEST(ClassifierVerdictTest, NoScoreIsUnsure) {
+  auto stats = std::make_shared<ModelStats>();
+  stats->classes = {{"spam", 3, 10}, {"ham", 0, 0}};
+  stats->vocabulary_size = 4;
+  TokenBag bag;
+  bag.entries = {{7, 1}};
+  const auto result = Classify(bag, Snapshot{stats, {5, 0}}, {});
+  ASSERT_TRUE(result.has_value());
+  EXPECT_EQ(result->label(), "spam");
+  EXPECT_FALSE(result->score.has_value());
+  EXPECT_EQ(result->verdict, Verdict::kUnsure) << "one class alone is no evidence either way";
+}
+
+TEST(ClassifierVerdictTest, AThirdClassIsNeverASpamVerdict) {
+  auto stats = std::make_shared<ModelStats>();
+  stats->classes = {{"spam", 1, 2}, {"ham", 1, 2}, {"newsletter", 2, 4}};
+  stats->vocabulary_size = 3;
+  TokenBag bag;
+  bag.entries = {{9, 1}};
+  // The token is in spam (3) more than in ham (1), but newsletter (4) wins.
+  const auto result = Classify(bag, Snapshot{stats, {3, 1, 4}}, {});
+  ASSERT_TRUE(result.has_value());
+  EXPECT_EQ(result->label(), "newsletter");
+  EXPECT_GT(*result->score, 0);
+  EXPECT_EQ(result->verdict, Verdict::kUnsure);
+}
+
+TEST(ClassifierVerdictTest, Names) {
+  EXPECT_EQ(VerdictName(Verdict::kSpam), "spam");
+  EXPECT_EQ(VerdictName(Verdict::kUnsure), "unsure");
+  EXPECT_EQ(VerdictName(Verdict::kHam), "ham");
+  EXPECT_EQ(DecideVerdict(std::nullopt, true, 0), Verdict::kUnsure);
+  EXPECT_EQ(DecideVerdict(-0.1, false, 0), Verdict::kHam);
+  EXPECT_EQ(DecideVerdict(0.1, false, 0), Verdict::kUnsure);
+  EXPECT_EQ(DecideVerdict(0.1, true, 0), Verdict::kSpam);
+}
+
 TEST(ClassifierTest, DeterministicToTheBit) {
   SeedModel model;
   const auto a = model.Classify("send us your review", {.alpha = 0.5});

@@ -153,6 +153,7 @@ int Run(int argc, char** argv) {
   server::SpamFilterOptions filter_options;
   filter_options.alpha = settings.alpha;
   filter_options.spam_threshold = settings.spam_threshold;
+  filter_options.ham_threshold = settings.ham_threshold;
   filter_options.tokenizer.max_message_bytes = settings.max_message_bytes;
   filter_options.tokenizer.max_tokens = settings.max_tokens;
   filter_options.tokenizer.max_token_chars = settings.max_token_chars;

@@ -32,6 +32,7 @@ std::int64_t SystemUnixSeconds() {
 SpamFilter::SpamFilter(std::unique_ptr<storage::Store> store, SpamFilterOptions options)
     : store_(std::move(store)), options_(options), tokenizer_(options.tokenizer), writer_(*store_) {
   assert(options_.alpha > 0);
+  assert(options_.ham_threshold <= options_.spam_threshold);
 }
 
 std::expected<ClassifyOutcome, Error> SpamFilter::Classify(std::string_view message,
@@ -39,9 +40,11 @@ std::expected<ClassifyOutcome, Error> SpamFilter::Classify(std::string_view mess
   if (auto ok = RequireMessage(message); !ok) return std::unexpected(ok.error());
   const TokenBag bag = tokenizer_.Tokenize(message, /*keep_text=*/explain > 0);
   const model::Snapshot snapshot = store_->Read(bag.entries);
-  auto result = model::Classify(
-      bag, snapshot,
-      {.alpha = options_.alpha, .spam_threshold = options_.spam_threshold, .explain = explain});
+  auto result = model::Classify(bag, snapshot,
+                                {.alpha = options_.alpha,
+                                 .spam_threshold = options_.spam_threshold,
+                                 .ham_threshold = options_.ham_threshold,
+                                 .explain = explain});
   if (!result) return std::unexpected(result.error());
   return ClassifyOutcome{std::move(*result), bag.TotalCount()};
 }

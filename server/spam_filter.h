@@ -38,6 +38,8 @@ std::int64_t SystemUnixSeconds();
 struct SpamFilterOptions {
   double alpha = 1.0;
   double spam_threshold = 0.04;  // See config::Settings::spam_threshold.
+  // See config::Settings::ham_threshold. REQUIRES: ham_threshold <= spam_threshold.
+  double ham_threshold = 0.0;
   tokenizer::TokenizerOptions tokenizer;
   WallClock clock = SystemUnixSeconds;
 };
