@@ -2,7 +2,6 @@
 
 #include <boost/beast/http/verb.hpp>
 #include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -12,6 +11,7 @@
 
 #include "client/exit_codes.h"
 #include "client/http_connection.h"
+#include "common/json_text.h"
 
 namespace nbspamd::client {
 namespace http = boost::beast::http;
@@ -29,12 +29,7 @@ std::string Number(const json::value* value, int digits) {
 std::string Text(const json::value* value) {
   if (value == nullptr) return "-";
   if (value->is_string()) return std::string(value->as_string());
-  if (value->is_double()) {  // Boost.JSON writes 1 as "1E0": show it as people write it.
-    char number[32];
-    std::snprintf(number, sizeof number, "%g", value->as_double());
-    return number;
-  }
-  return json::serialize(*value);
+  return WriteJson(*value);  // Numbers as people write them: 0.04, 1.
 }
 
 // Reads FILE, or standard input for "-".
@@ -83,9 +78,19 @@ std::optional<json::value> ParseAnswer(const std::string& body, std::FILE* err) 
 
 }  // namespace
 
+std::string VerdictOf(const json::value& answer) {
+  const json::object& o = answer.as_object();
+  const json::value* verdict = o.if_contains("verdict");
+  if (verdict != nullptr && verdict->is_string()) return std::string(verdict->as_string());
+  // A daemon from before the three-way verdict: its label was its verdict.
+  const json::value* label = o.if_contains("label");
+  if (label != nullptr && label->is_string()) return std::string(label->as_string());
+  return "-";
+}
+
 std::string FormatVerdict(const json::value& answer) {
   const json::object& o = answer.as_object();
-  std::string text = Text(o.if_contains("label")) + " " + Number(o.if_contains("probability"), 4) +
+  std::string text = VerdictOf(answer) + " " + Number(o.if_contains("probability"), 4) +
                      " score=" + Number(o.if_contains("score"), 4) + "\n";
   const json::value* explain = o.if_contains("explain");
   if (explain == nullptr || !explain->is_array()) return text;
@@ -117,6 +122,9 @@ std::string FormatStats(const json::value& answer) {
   text += "vocabulary: " + Text(o.if_contains("vocabulary")) + " distinct tokens\n";
   text += "alpha: " + Text(o.if_contains("alpha")) + "\n";
   text += "spam_threshold: " + Text(o.if_contains("spam_threshold")) + "\n";
+  if (const json::value* ham = o.if_contains("ham_threshold")) {
+    text += "ham_threshold: " + Text(ham) + "\n";
+  }
   if (const json::value* options = o.if_contains("options"); options && options->is_object()) {
     text += "tokenizer:";
     for (const auto& [key, value] : options->as_object()) {
@@ -146,9 +154,7 @@ int RunClassify(const ClientOptions& options, const ConnectOptions& connect, std
   } else {
     std::fputs(FormatVerdict(*answer).c_str(), out);
   }
-  const json::value* label = answer->as_object().if_contains("label");
-  const bool spam = label != nullptr && label->is_string() && label->as_string() == "spam";
-  return spam ? kExitSpam : kExitHam;
+  return VerdictOf(*answer) == "spam" ? kExitSpam : kExitHam;
 }
 
 int RunStats(const ClientOptions& options, const ConnectOptions& connect, std::FILE* out,

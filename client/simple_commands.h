@@ -12,8 +12,8 @@
 
 namespace nbspamd::client {
 
-// `nbspamc classify FILE|-`: the verdict line (or the JSON answer with --json); exit kExitHam or
-// kExitSpam.
+// `nbspamc classify FILE|-`: the verdict line (or the JSON answer with --json); exit kExitSpam
+// for a spam verdict, kExitHam for ham and unsure (like spamc -c: only spam is 1).
 [[nodiscard]] int RunClassify(const ClientOptions& options, const ConnectOptions& connect,
                               std::FILE* out, std::FILE* err);
 
@@ -21,8 +21,14 @@ namespace nbspamd::client {
 [[nodiscard]] int RunStats(const ClientOptions& options, const ConnectOptions& connect,
                            std::FILE* out, std::FILE* err);
 
-// One line for a /classify answer: "spam 0.9981 score=0.4100", then with explanations one
-// line per token: "  +3.1000 body viagra ×2".
+// The verdict of a /classify answer: its "verdict" (spam, unsure or ham), or its "label" when it
+// has none (a daemon from before the three-way verdict); "-" when it has neither.
+// REQUIRES: `answer` is an object.
+[[nodiscard]] std::string VerdictOf(const boost::json::value& answer);
+
+// One line for a /classify answer: the verdict, P(spam) and the score, as in
+// "unsure 0.6100 score=0.0210"; then with explanations one line per token:
+// "  +3.1000 body viagra x2".
 [[nodiscard]] std::string FormatVerdict(const boost::json::value& answer);
 
 // The /stats answer as readable lines.

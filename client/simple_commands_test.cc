@@ -11,7 +11,8 @@ namespace {
 
 TEST(SimpleCommandsTest, FormatVerdictPrintsOneLineAndTheExplanations) {
   const auto answer = boost::json::parse(
-      R"({"label":"spam","probability":0.99812,"log_odds":6.2,"score":0.41,"tokens":3,)"
+      R"({"label":"spam","verdict":"spam","probability":0.99812,"log_odds":6.2,"score":0.41,)"
+      R"("tokens":3,)"
       R"("explain":[{"token":"viagra","source":"body","count":2,"weight":3.1},)"
       R"({"token":"subject:lunch","source":"header","count":1,"weight":-0.25}]})");
   EXPECT_EQ(FormatVerdict(answer),
@@ -21,15 +22,27 @@ TEST(SimpleCommandsTest, FormatVerdictPrintsOneLineAndTheExplanations) {
 }
 
 TEST(SimpleCommandsTest, FormatVerdictShowsMissingNumbersAsDashes) {
-  const auto answer =
-      boost::json::parse(R"({"label":"ham","probability":null,"log_odds":null,"score":null})");
-  EXPECT_EQ(FormatVerdict(answer), "ham - score=-\n");
+  const auto answer = boost::json::parse(
+      R"({"label":"spam","verdict":"unsure","probability":null,"log_odds":null,"score":null})");
+  EXPECT_EQ(FormatVerdict(answer), "unsure - score=-\n");
+}
+
+TEST(SimpleCommandsTest, TheFirstWordIsTheVerdictNotTheLabel) {
+  const auto answer = boost::json::parse(
+      R"({"label":"ham","verdict":"unsure","probability":0.61,"log_odds":0.44,"score":0.021})");
+  EXPECT_EQ(VerdictOf(answer), "unsure");
+  EXPECT_EQ(FormatVerdict(answer), "unsure 0.6100 score=0.0210\n");
+  // A daemon from before the verdict: the label stands in for it.
+  const auto old = boost::json::parse(R"({"label":"spam","probability":1,"score":0.3})");
+  EXPECT_EQ(VerdictOf(old), "spam");
+  EXPECT_EQ(FormatVerdict(old), "spam 1.0000 score=0.3000\n");
+  EXPECT_EQ(VerdictOf(boost::json::parse("{}")), "-");
 }
 
 TEST(SimpleCommandsTest, FormatStatsListsClassesAndSettings) {
   const auto answer = boost::json::parse(
       R"({"classes":[{"label":"spam","documents":3,"tokens":30},{"label":"ham","documents":2,"tokens":12}],)"
-      R"("documents":5,"vocabulary":40,"alpha":1.0,"spam_threshold":0.04,)"
+      R"("documents":5,"vocabulary":40,"alpha":1.0,"spam_threshold":0.04,"ham_threshold":-0.5,)"
       R"("options":{"boolean_counts":true,"max_tokens":20000}})");
   EXPECT_EQ(FormatStats(answer),
             "documents: 5\n"
@@ -38,6 +51,7 @@ TEST(SimpleCommandsTest, FormatStatsListsClassesAndSettings) {
             "vocabulary: 40 distinct tokens\n"
             "alpha: 1\n"
             "spam_threshold: 0.04\n"
+            "ham_threshold: -0.5\n"
             "tokenizer: boolean_counts=true max_tokens=20000\n");
 }
 

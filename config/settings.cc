@@ -326,6 +326,20 @@ constexpr std::array kKeys = {
               return true;
             },
         .format = [](const Settings& s) { return FormatDouble(s.spam_threshold); }},
+    Key{.name = "ham_threshold",
+        .metavar = "X",
+        .help = "A message is ham when its score is at most this, unsure between this and "
+                "spam_threshold; unset, it is 0.0 or spam_threshold when that is lower.",
+        .kind = Kind::kDouble,
+        .valid = "a finite number, not greater than spam_threshold",
+        .set =
+            [](Settings& s, const Value& v) {
+              const double x = std::get<double>(v);
+              if (!std::isfinite(x)) return false;
+              s.ham_threshold = x;
+              return true;
+            },
+        .format = [](const Settings& s) { return FormatDouble(s.ham_threshold); }},
     Key{.name = "score_min_weight",
         .metavar = "X",
         .help = "Tokens whose weight (log-likelihood ratio) is at most this in absolute value "
@@ -719,6 +733,23 @@ void ResolveThreads(Settings& settings) {
   if (settings.threads == 0) settings.threads = std::max(1u, std::thread::hardware_concurrency());
 }
 
+// Resolves an unset ham_threshold (NaN while loading: no source set it) and checks that it is
+// not above spam_threshold.
+std::expected<void, Error> ResolveThresholds(Settings& settings) {
+  if (std::isnan(settings.ham_threshold)) {
+    settings.ham_threshold = std::min(kDefaultHamThreshold, settings.spam_threshold);
+    return {};
+  }
+  if (settings.ham_threshold > settings.spam_threshold) {
+    return InvalidArgument("ham_threshold (" + FormatDouble(settings.ham_threshold) +
+                           ") must not be greater than spam_threshold (" +
+                           FormatDouble(settings.spam_threshold) +
+                           "): a message is ham at or below ham_threshold, spam above "
+                           "spam_threshold, unsure between them");
+  }
+  return {};
+}
+
 std::expected<LoadResult, Error> Load(std::span<const char* const> argv,
                                       std::span<const std::string> environment) {
   auto command_line = ParseCommandLine(argv);
@@ -736,6 +767,8 @@ std::expected<LoadResult, Error> Load(std::span<const char* const> argv,
   if (!env) return std::unexpected(std::move(env.error()));
 
   Settings& settings = result.settings;
+  // Unset until a source sets it (ResolveThresholds); its key accepts finite numbers only.
+  settings.ham_threshold = std::numeric_limits<double>::quiet_NaN();
   if (command_line->config) {
     if (command_line->config->empty()) return InvalidArgument("--config: empty file name");
     if (auto applied = ApplyTomlFile(settings, *command_line->config); !applied) {
@@ -755,6 +788,9 @@ std::expected<LoadResult, Error> Load(std::span<const char* const> argv,
     }
   }
   ResolveThreads(settings);
+  if (auto resolved = ResolveThresholds(settings); !resolved) {
+    return std::unexpected(std::move(resolved.error()));
+  }
   return result;
 }
 

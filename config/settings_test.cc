@@ -86,7 +86,9 @@ TEST_F(SettingsTest, DefaultsWithNoArguments) {
   EXPECT_EQ(settings.data_dir, "data");
   EXPECT_GE(settings.threads, 1u);
   EXPECT_EQ(settings.alpha, 0.1);
-  EXPECT_EQ(settings.spam_threshold, 0.04);
+  EXPECT_EQ(settings.spam_threshold, 1.0);
+  EXPECT_EQ(settings.ham_threshold, -0.6);
+  EXPECT_EQ(settings.ham_threshold, kDefaultHamThreshold);
   EXPECT_EQ(settings.score_min_weight, 1.0);
   EXPECT_EQ(settings.max_body_bytes, 10u << 20);
   EXPECT_EQ(settings.max_header_bytes, 16u << 10);
@@ -115,6 +117,7 @@ data_dir = "/var/lib/nbspamd"
 threads = 4
 alpha = 0.5
 spam_threshold = -2.5
+ham_threshold = -3.25
 max_body_bytes = 1048576
 max_header_bytes = 8192
 idle_timeout_seconds = 5
@@ -132,6 +135,7 @@ header_tokens = false
   EXPECT_EQ(settings.threads, 4u);
   EXPECT_EQ(settings.alpha, 0.5);
   EXPECT_EQ(settings.spam_threshold, -2.5);
+  EXPECT_EQ(settings.ham_threshold, -3.25);
   EXPECT_EQ(settings.max_body_bytes, 1048576u);
   EXPECT_EQ(settings.max_header_bytes, 8192u);
   EXPECT_EQ(settings.idle_timeout_seconds, 5u);
@@ -200,17 +204,18 @@ TEST_F(SettingsTest, ConfigFlagOverridesConfigEnvironmentVariable) {
 TEST_F(SettingsTest, EnvironmentSetsEveryKey) {
   const Settings settings = LoadOk(
       {}, {"NBSPAMD_LISTEN=[::1]:9000", "NBSPAMD_DATA_DIR=/tmp/x", "NBSPAMD_THREADS=7",
-           "NBSPAMD_ALPHA=1e-3", "NBSPAMD_SPAM_THRESHOLD=-1.5", "NBSPAMD_MAX_BODY_BYTES=2048",
-           "NBSPAMD_MAX_HEADER_BYTES=1024", "NBSPAMD_IDLE_TIMEOUT_SECONDS=86400",
-           "NBSPAMD_SHUTDOWN_TIMEOUT_SECONDS=3600", "NBSPAMD_MAX_MESSAGE_BYTES=1",
-           "NBSPAMD_MAX_TOKENS=1", "NBSPAMD_MAX_TOKEN_CHARS=1000", "NBSPAMD_BOOLEAN_COUNTS=no",
-           "NBSPAMD_HEADER_TOKENS=off"});
+           "NBSPAMD_ALPHA=1e-3", "NBSPAMD_SPAM_THRESHOLD=-1.5", "NBSPAMD_HAM_THRESHOLD=-1.75",
+           "NBSPAMD_MAX_BODY_BYTES=2048", "NBSPAMD_MAX_HEADER_BYTES=1024",
+           "NBSPAMD_IDLE_TIMEOUT_SECONDS=86400", "NBSPAMD_SHUTDOWN_TIMEOUT_SECONDS=3600",
+           "NBSPAMD_MAX_MESSAGE_BYTES=1", "NBSPAMD_MAX_TOKENS=1", "NBSPAMD_MAX_TOKEN_CHARS=1000",
+           "NBSPAMD_BOOLEAN_COUNTS=no", "NBSPAMD_HEADER_TOKENS=off"});
   EXPECT_EQ(settings.listen_host, "::1");
   EXPECT_EQ(settings.listen_port, 9000);
   EXPECT_EQ(settings.data_dir, "/tmp/x");
   EXPECT_EQ(settings.threads, 7u);
   EXPECT_EQ(settings.alpha, 1e-3);
   EXPECT_EQ(settings.spam_threshold, -1.5);
+  EXPECT_EQ(settings.ham_threshold, -1.75);
   EXPECT_EQ(settings.max_body_bytes, 2048u);
   EXPECT_EQ(settings.max_header_bytes, 1024u);
   EXPECT_EQ(settings.idle_timeout_seconds, 86400u);
@@ -233,6 +238,8 @@ TEST_F(SettingsTest, FlagsSetEveryKey) {
                                     "3",
                                     "--spam-threshold",
                                     "-5",
+                                    "--ham-threshold",
+                                    "-6",
                                     "--max-body-bytes",
                                     "1073741824",
                                     "--max-header-bytes",
@@ -257,6 +264,7 @@ TEST_F(SettingsTest, FlagsSetEveryKey) {
   EXPECT_EQ(settings.threads, 256u);
   EXPECT_EQ(settings.alpha, 3.0);
   EXPECT_EQ(settings.spam_threshold, -5.0);
+  EXPECT_EQ(settings.ham_threshold, -6.0);
   EXPECT_EQ(settings.max_body_bytes, 1073741824u);
   EXPECT_EQ(settings.max_header_bytes, 1048576u);
   EXPECT_EQ(settings.idle_timeout_seconds, 1u);
@@ -558,10 +566,10 @@ TEST_F(SettingsTest, RunHasNoHelpText) {
 TEST_F(SettingsTest, HelpTextMentionsEveryKey) {
   const std::string help = HelpText();
   for (const std::string key :
-       {"listen", "data_dir", "threads", "alpha", "spam_threshold", "score_min_weight",
-        "max_body_bytes", "max_header_bytes", "idle_timeout_seconds", "shutdown_timeout_seconds",
-        "max_message_bytes", "max_tokens", "max_token_chars", "boolean_counts", "header_tokens",
-        "word_bigrams"}) {
+       {"listen", "data_dir", "threads", "alpha", "spam_threshold", "ham_threshold",
+        "score_min_weight", "max_body_bytes", "max_header_bytes", "idle_timeout_seconds",
+        "shutdown_timeout_seconds", "max_message_bytes", "max_tokens", "max_token_chars",
+        "boolean_counts", "header_tokens", "word_bigrams"}) {
     SCOPED_TRACE(key);
     std::string flag = "--" + key;
     std::ranges::replace(flag, '_', '-');
@@ -581,6 +589,40 @@ TEST_F(SettingsTest, HelpTextMentionsEveryKey) {
   EXPECT_EQ(help.back(), '\n');
 }
 
+TEST_F(SettingsTest, HamThresholdAboveSpamThresholdIsAnError) {
+  EXPECT_EQ(LoadError({"--ham-threshold", "1.5"}),
+            "ham_threshold (1.5) must not be greater than spam_threshold (1.0): a message is ham "
+            "at or below ham_threshold, spam above spam_threshold, unsure between them");
+  // Whichever sources the two come from.
+  const std::string path = WriteToml("thresholds.toml", "ham_threshold = 0.2\n");
+  EXPECT_THAT(LoadError({"--config", path}, {"NBSPAMD_SPAM_THRESHOLD=0.1"}),
+              HasSubstr("ham_threshold (0.2) must not be greater than spam_threshold (0.1)"));
+  EXPECT_THAT(LoadError({"--spam-threshold", "-1"}, {"NBSPAMD_HAM_THRESHOLD=0"}),
+              HasSubstr("ham_threshold (0.0) must not be greater than spam_threshold (-1.0)"));
+  EXPECT_THAT(LoadError({"--spam-threshold", "-1"}, {"NBSPAMD_HAM_THRESHOLD=-0.6"}),
+              HasSubstr("ham_threshold (-0.6) must not be greater than spam_threshold (-1.0)"));
+  EXPECT_THAT(LoadError({"--ham-threshold", "nan"}), HasSubstr("'ham_threshold'"));
+  EXPECT_THAT(LoadError({"--ham-threshold", "-inf"}), HasSubstr("'ham_threshold'"));
+}
+
+TEST_F(SettingsTest, EqualThresholdsAreTheTwoWayDecision) {
+  const Settings settings = LoadOk({"--spam-threshold", "0.1", "--ham-threshold", "0.1"});
+  EXPECT_EQ(settings.ham_threshold, 0.1);
+  EXPECT_EQ(settings.spam_threshold, 0.1);
+}
+
+TEST_F(SettingsTest, AnUnsetHamThresholdFollowsALowerSpamThreshold) {
+  // The default, -0.6, when spam_threshold is above it.
+  EXPECT_EQ(LoadOk({"--spam-threshold", "0.3"}).ham_threshold, -0.6);
+  // spam_threshold itself when that is lower, so a configuration that sets only spam_threshold
+  // below the default keeps working (as the two-way decision).
+  EXPECT_EQ(LoadOk({"--spam-threshold", "-0.7"}).ham_threshold, -0.7);
+  const std::string path = WriteToml("spam_only.toml", "spam_threshold = -1\n");
+  EXPECT_EQ(LoadOk({"--config", path}).ham_threshold, -1.0);
+  // Given explicitly, it is what it says.
+  EXPECT_EQ(LoadOk({"--spam-threshold", "-0.2", "--ham-threshold", "-0.5"}).ham_threshold, -0.5);
+}
+
 TEST_F(SettingsTest, FormatSettingsAsTomlRoundTrips) {
   Settings settings;
   settings.listen_host = "::1";
@@ -589,6 +631,7 @@ TEST_F(SettingsTest, FormatSettingsAsTomlRoundTrips) {
   settings.threads = 3;
   settings.alpha = 0.1;
   settings.spam_threshold = -1e-300;
+  settings.ham_threshold = -2.5e-300;
   settings.max_body_bytes = 12345;
   settings.max_header_bytes = 2048;
   settings.idle_timeout_seconds = 7;

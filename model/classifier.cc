@@ -93,7 +93,7 @@ std::expected<ClassifyResult, Error> Classify(const TokenBag& bag, const Snapsho
   const double log_evidence = max_log_joint + std::log(sum);
   for (ClassScore& c : result.classes) c.probability = std::exp(c.log_joint - log_evidence);
 
-  // The verdict: the most probable class; between spam and ham the score decides.
+  // The label: the most probable class. The verdict: from the score (model/verdict.h).
   std::size_t best = 0;
   for (std::size_t c = 1; c < class_count; ++c) {
     if (result.classes[c].log_joint > result.classes[best].log_joint) best = c;
@@ -102,9 +102,11 @@ std::expected<ClassifyResult, Error> Classify(const TokenBag& bag, const Snapsho
     result.log_odds = result.classes[*spam].log_joint - result.classes[*ham].log_joint;
     result.score =
         result.scored_tokens == 0 ? 0.0 : score_sum / static_cast<double>(result.scored_tokens);
-    if (best == *spam || best == *ham) best = *result.score > options.spam_threshold ? *spam : *ham;
   }
   result.label_index = best;
+  const bool third_class = (!spam || best != *spam) && (!ham || best != *ham);
+  result.verdict = DecideVerdict(
+      result.score, {.spam = options.spam_threshold, .ham = options.ham_threshold}, third_class);
 
   if (options.explain > 0) {
     // Contrast spam with ham, else the winner with the runner-up (or with nothing).

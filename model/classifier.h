@@ -19,6 +19,7 @@
 
 #include "common/error.h"
 #include "model/snapshot.h"
+#include "model/verdict.h"
 #include "tokenizer/token_bag.h"
 
 namespace nbspamd::model {
@@ -30,8 +31,11 @@ struct ClassifyOptions {
   // Laplace smoothing. The daemon requires alpha > 0; 0 (maximum likelihood) is allowed here so
   // that the unsmoothed textbook case can be reproduced.
   double alpha = 1.0;
-  // The verdict is spam when score > spam_threshold (two-class decision, see ClassifyResult).
+  // The verdict (model/verdict.h) is spam when score > spam_threshold.
   double spam_threshold = 0.0;
+  // The three-way verdict (model/verdict.h) is ham when score <= ham_threshold.
+  // REQUIRES: ham_threshold <= spam_threshold.
+  double ham_threshold = 0.0;
   // Tokens whose |weight| (see TokenExplanation) is at most this do not count in `score`.
   // 0 counts every known token; the daemon's default is 1 (docs/ACCURACY.md).
   double score_min_weight = 0.0;
@@ -57,7 +61,8 @@ struct TokenExplanation {
 
 struct ClassifyResult {
   std::vector<ClassScore> classes;  // In the model's class order.
-  std::size_t label_index = 0;      // The verdict, an index into classes.
+  // The most probable class (highest log_joint; the first on a tie), an index into classes.
+  std::size_t label_index = 0;
   // ln P(spam|x) / P(ham|x): present when spam and ham both have documents. May be ±infinity only
   // when alpha = 0.
   std::optional<double> log_odds;
@@ -67,6 +72,9 @@ struct ClassifyResult {
   // ranks messages far better than log_odds (bogofilter's min_dev works the same way). The
   // verdict is spam when score > spam_threshold. Present with log_odds.
   std::optional<double> score;
+  // spam, unsure or ham from the score and the two thresholds (model/verdict.h); never spam
+  // when the label is a third class, unsure when there is no score.
+  Verdict verdict = Verdict::kUnsure;
   std::uint64_t scored_tokens = 0;             // The token occurrences counted in score.
   std::uint64_t known_tokens = 0;              // Σ x_w over the tokens seen in some class.
   std::vector<TokenExplanation> explanations;  // Largest |weight| first.

@@ -93,9 +93,7 @@ TEST(ClassifierGoldenTest, ReviewAccountWithAddOneSmoothing) {
   ExpectGolden(result.classes[1].probability, 1 - 0.5154362416);
   ASSERT_TRUE(result.log_odds.has_value());
   ExpectGolden(*result.log_odds, 0.0617645943);
-  // Spam is the more probable class, but the label follows the score (-0.316, below the
-  // threshold 0: ScoreIsTheMeanWeightOfTheTokensFarFromNeutral).
-  EXPECT_EQ(result.label(), "ham");
+  EXPECT_EQ(result.label(), "spam");
   EXPECT_EQ(result.known_tokens, 2u);
 }
 
@@ -223,13 +221,94 @@ TEST(ClassifierTest, AnyNumberOfClasses) {
   EXPECT_THAT(total, DoubleNear(1.0, 1e-12));
 }
 
-TEST(ClassifierTest, ThresholdAppliesToTheScore) {
+TEST(ClassifierTest, TheThresholdAppliesToTheScoreNotTheLabel) {
   SeedModel model;
   // The score is -0.3157 (ScoreIsTheMeanWeightOfTheTokensFarFromNeutral).
-  EXPECT_EQ(model.Classify("review account", {.alpha = 1.0, .spam_threshold = -0.32}).label(),
-            "spam");
-  EXPECT_EQ(model.Classify("review account", {.alpha = 1.0, .spam_threshold = -0.31}).label(),
-            "ham");
+  const ClassifyResult low = model.Classify(
+      "review account", {.alpha = 1.0, .spam_threshold = -0.32, .ham_threshold = -1});
+  EXPECT_EQ(low.verdict, Verdict::kSpam);
+  const ClassifyResult high = model.Classify(
+      "review account", {.alpha = 1.0, .spam_threshold = -0.31, .ham_threshold = -1});
+  EXPECT_EQ(high.verdict, Verdict::kUnsure);
+  EXPECT_EQ(low.label(), "spam") << "the label is the most probable class either way";
+  EXPECT_EQ(high.label(), "spam");
+}
+
+// "review account" scores -0.3156912932 (ScoreIsTheMeanWeightOfTheTokensFarFromNeutral).
+TEST(ClassifierVerdictTest, ThreeVerdictsFromTwoThresholds) {
+  SeedModel model;
+  const auto verdict = [&](double ham_threshold, double spam_threshold) {
+    const ClassifyResult result = model.Classify(
+        "review account",
+        {.alpha = 1.0, .spam_threshold = spam_threshold, .ham_threshold = ham_threshold});
+    ExpectGolden(*result.score, -0.3156912932);
+    return result.verdict;
+  };
+  EXPECT_EQ(verdict(-1.0, -0.4), Verdict::kSpam);    // -0.3157 > -0.4.
+  EXPECT_EQ(verdict(-1.0, -0.3), Verdict::kUnsure);  // -1 < -0.3157 <= -0.3.
+  EXPECT_EQ(verdict(-0.3, 0.0), Verdict::kHam);      // -0.3157 <= -0.3.
+  EXPECT_EQ(verdict(-1.0, 1.0), Verdict::kUnsure);   // A wide unsure band.
+  EXPECT_EQ(verdict(0.5, 0.5), Verdict::kHam);       // Equal thresholds: two-way, no unsure.
+  EXPECT_EQ(verdict(-0.5, -0.5), Verdict::kSpam);    // Equal thresholds: two-way, no unsure.
+}
+
+TEST(ClassifierVerdictTest, BoundsAreHamAtOrBelowSpamAbove) {
+  SeedModel model;
+  const double score = *model.Classify("review account", {.alpha = 1.0}).score;
+  // A score equal to the ham threshold is ham; equal to the spam threshold is not spam.
+  EXPECT_EQ(
+      model.Classify("review account", {.spam_threshold = score, .ham_threshold = score}).verdict,
+      Verdict::kHam);
+  EXPECT_EQ(
+      model.Classify("review account", {.spam_threshold = score, .ham_threshold = -1}).verdict,
+      Verdict::kUnsure);
+}
+
+TEST(ClassifierVerdictTest, TheLabelIsTheMostProbableClass) {
+  SeedModel model;
+  const ClassifyResult result = model.Classify(
+      "review account", {.alpha = 1.0, .spam_threshold = 0.04, .ham_threshold = 0.0});
+  EXPECT_EQ(result.label(), "spam") << "P(spam|x) = 0.515";
+  EXPECT_EQ(result.verdict, Verdict::kHam) << "the score, -0.3157, is at most 0";
+}
+
+TEST(ClassifierVerdictTest, NoScoreIsUnsure) {
+  auto stats = std::make_shared<ModelStats>();
+  stats->classes = {{"spam", 3, 10}, {"ham", 0, 0}};
+  stats->vocabulary_size = 4;
+  TokenBag bag;
+  bag.entries = {{7, 1}};
+  const auto result = Classify(bag, Snapshot{stats, {5, 0}}, {});
+  ASSERT_TRUE(result.has_value());
+  EXPECT_EQ(result->label(), "spam");
+  EXPECT_FALSE(result->score.has_value());
+  EXPECT_EQ(result->verdict, Verdict::kUnsure) << "one class alone is no evidence either way";
+}
+
+TEST(ClassifierVerdictTest, AThirdClassIsNeverASpamVerdict) {
+  auto stats = std::make_shared<ModelStats>();
+  stats->classes = {{"spam", 1, 2}, {"ham", 1, 2}, {"newsletter", 2, 4}};
+  stats->vocabulary_size = 3;
+  TokenBag bag;
+  bag.entries = {{9, 1}};
+  // The token is in spam (3) more than in ham (1), but newsletter (4) wins.
+  const auto result = Classify(bag, Snapshot{stats, {3, 1, 4}}, {});
+  ASSERT_TRUE(result.has_value());
+  EXPECT_EQ(result->label(), "newsletter");
+  EXPECT_GT(*result->score, 0);
+  EXPECT_EQ(result->verdict, Verdict::kUnsure);
+}
+
+TEST(ClassifierVerdictTest, Names) {
+  EXPECT_EQ(VerdictName(Verdict::kSpam), "spam");
+  EXPECT_EQ(VerdictName(Verdict::kUnsure), "unsure");
+  EXPECT_EQ(VerdictName(Verdict::kHam), "ham");
+  EXPECT_EQ(DecideVerdict(std::nullopt, {.spam = 1, .ham = 0}, false), Verdict::kUnsure);
+  EXPECT_EQ(DecideVerdict(-0.1, {.spam = 1, .ham = 0}, false), Verdict::kHam);
+  EXPECT_EQ(DecideVerdict(0.1, {.spam = 1, .ham = 0}, false), Verdict::kUnsure);
+  EXPECT_EQ(DecideVerdict(1.1, {.spam = 1, .ham = 0}, false), Verdict::kSpam);
+  EXPECT_EQ(DecideVerdict(1.1, {.spam = 1, .ham = 0}, true), Verdict::kUnsure);
+  EXPECT_EQ(DecideVerdict(-0.1, {.spam = 1, .ham = 0}, true), Verdict::kHam);
 }
 
 TEST(ClassifierTest, DeterministicToTheBit) {

@@ -2,9 +2,9 @@
 
 #include <boost/beast/http/field.hpp>
 #include <boost/json/object.hpp>
-#include <boost/json/serialize.hpp>
 #include <string>
 
+#include "common/json_text.h"
 #include "server/log.h"
 #include "tokenizer/charset.h"
 
@@ -46,7 +46,7 @@ Response ErrorResponse(http::status status, std::string_view code, std::string_v
   body["error"] = std::move(detail);
   Response response(status, version);
   response.set(http::field::content_type, "application/json");
-  response.body() = boost::json::serialize(body);
+  response.body() = WriteJson(body);
   response.body() += '\n';
   response.prepare_payload();
   return response;

@@ -153,6 +153,7 @@ int Run(int argc, char** argv) {
   server::SpamFilterOptions filter_options;
   filter_options.alpha = settings.alpha;
   filter_options.spam_threshold = settings.spam_threshold;
+  filter_options.ham_threshold = settings.ham_threshold;
   filter_options.score_min_weight = settings.score_min_weight;
   filter_options.tokenizer.max_message_bytes = settings.max_message_bytes;
   filter_options.tokenizer.max_tokens = settings.max_tokens;

@@ -110,6 +110,10 @@ void Metrics::RecordVerdict(std::size_t class_index) {
   verdicts_[std::min(class_index, kClassSlots - 1)].fetch_add(1, std::memory_order_relaxed);
 }
 
+void Metrics::RecordSpamVerdict(model::Verdict verdict) {
+  spam_verdicts_[static_cast<std::size_t>(verdict)].fetch_add(1, std::memory_order_relaxed);
+}
+
 void Metrics::RecordTraining(std::string_view source, TrainingEvent event) {
   const auto it = std::find(sources_.begin(), sources_.end() - 1, source);
   const std::size_t row = static_cast<std::size_t>(it - sources_.begin());
@@ -175,6 +179,15 @@ std::string Metrics::Render(const model::ModelStats& stats,
                               : c < stats.classes.size() ? stats.classes[c].label
                                                          : "class-" + std::to_string(c);
     Sample(out, "nbspamd_verdicts_total", "class=" + Quoted(label), count);
+  }
+
+  Header(out, "nbspamd_spam_verdicts_total", "counter",
+         "/classify three-way verdicts: spam (score above spam_threshold), unsure (between the "
+         "thresholds, or no score yet), ham (score at most ham_threshold).");
+  for (const model::Verdict verdict :
+       {model::Verdict::kSpam, model::Verdict::kUnsure, model::Verdict::kHam}) {
+    Sample(out, "nbspamd_spam_verdicts_total", "verdict=" + Quoted(model::VerdictName(verdict)),
+           load(spam_verdicts_[static_cast<std::size_t>(verdict)]));
   }
 
   Header(out, "nbspamd_training_total", "counter",

@@ -6,6 +6,7 @@
 //   Metrics metrics({"mx1", "feedback"});
 //   metrics.RecordResponse(Endpoint::kClassify, 200, std::chrono::microseconds(850));
 //   metrics.RecordVerdict(label_index);
+//   metrics.RecordSpamVerdict(model::Verdict::kUnsure);
 //   std::string text = metrics.Render(model_stats, storage_properties);
 #ifndef NBSPAMD_SERVER_METRICS_H_
 #define NBSPAMD_SERVER_METRICS_H_
@@ -22,6 +23,7 @@
 
 #include "model/learning.h"
 #include "model/model_stats.h"
+#include "model/verdict.h"
 #include "server/cluster.h"
 #include "storage/store.h"
 
@@ -66,6 +68,8 @@ class Metrics {
   void RecordResponse(Endpoint endpoint, unsigned status, std::chrono::microseconds latency);
   // A /classify verdict for the class at `class_index` of the model's class list.
   void RecordVerdict(std::size_t class_index);
+  // A /classify three-way verdict: spam, unsure or ham (model/verdict.h).
+  void RecordSpamVerdict(model::Verdict verdict);
   // A training request from `source` (a name given at construction, else counted as "other").
   void RecordTraining(std::string_view source, TrainingEvent event);
   void RecordFeedback(Feedback feedback);
@@ -97,6 +101,7 @@ class Metrics {
 
   std::array<EndpointCounters, kEndpointCount> endpoints_{};
   std::array<Counter, kClassSlots> verdicts_{};
+  std::array<Counter, model::kVerdictCount> spam_verdicts_{};
   std::vector<std::string> sources_;                                  // "" first; "other" last.
   std::unique_ptr<std::array<Counter, kTrainingEvents>[]> training_;  // One row per source.
   std::array<Counter, 3> feedback_{};

@@ -15,6 +15,7 @@
 #include <string>
 #include <utility>
 
+#include "common/json_text.h"
 #include "model/classifier.h"
 #include "server/log.h"
 #include "server/version.h"
@@ -39,7 +40,7 @@ struct Input {
 Response JsonResponse(const json::value& body, unsigned version) {
   Response response(http::status::ok, version);
   response.set(http::field::content_type, "application/json");
-  response.body() = json::serialize(body);
+  response.body() = WriteJson(body);
   response.body() += '\n';
   response.prepare_payload();
   return response;
@@ -320,13 +321,16 @@ class Handler {
     if (!outcome) return Error(outcome.error());
     const model::ClassifyResult& result = outcome->result;
     metrics_.RecordVerdict(result.label_index);
+    metrics_.RecordSpamVerdict(result.verdict);
     // Remembered under the id a later /train of the same message will have.
     if (result.SpamProbability()) {
-      verdicts_.Remember(*id ? **id : SpamFilter::ContentId(*message), result.label() == "spam");
+      verdicts_.Remember(*id ? **id : SpamFilter::ContentId(*message),
+                         result.verdict == model::Verdict::kSpam);
     }
 
     json::object body;
     body["label"] = result.label();
+    body["verdict"] = model::VerdictName(result.verdict);
     body["probability"] = Number(result.SpamProbability());
     body["log_odds"] = Number(result.log_odds);
     body["score"] = Number(result.score);
@@ -438,6 +442,7 @@ class Handler {
                                      {"vocabulary", stats->vocabulary_size},
                                      {"alpha", options.alpha},
                                      {"spam_threshold", options.spam_threshold},
+                                     {"ham_threshold", options.ham_threshold},
                                      {"score_min_weight", options.score_min_weight},
                                      {"options", std::move(tokenizer)}},
                         request_.version());

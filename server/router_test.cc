@@ -17,6 +17,7 @@ namespace {
 namespace http = boost::beast::http;
 namespace json = boost::json;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class RouterTest : public ::testing::Test {
  protected:
@@ -77,15 +78,15 @@ TEST_F(RouterTest, SeedDocumentsGiveTheGoldenNumbers) {
   TrainSeed();
   const json::object body = Json(Send(http::verb::post, "/classify", "review account"));
   EXPECT_EQ(body.at("label").as_string(), "spam");
-  EXPECT_NEAR(body.at("probability").as_double(), 0.5154362416, 1e-9);
-  EXPECT_NEAR(body.at("log_odds").as_double(), 0.0617645943, 1e-9);
+  EXPECT_NEAR(body.at("probability").to_number<double>(), 0.5154362416, 1e-9);
+  EXPECT_NEAR(body.at("log_odds").to_number<double>(), 0.0617645943, 1e-9);
   // (ln(24/57) + ln(24/19)) / 2: model/classifier_test.cc.
-  EXPECT_NEAR(body.at("score").as_double(), -0.3156912932, 1e-9);
-  EXPECT_EQ(body.at("scored_tokens").as_int64(), 2);
-  EXPECT_NEAR(body.at("probabilities").at("ham").as_double(), 1 - 0.5154362416, 1e-9);
+  EXPECT_NEAR(body.at("score").to_number<double>(), -0.3156912932, 1e-9);
+  EXPECT_EQ(body.at("scored_tokens").to_number<std::int64_t>(), 2);
+  EXPECT_NEAR(body.at("probabilities").at("ham").to_number<double>(), 1 - 0.5154362416, 1e-9);
   EXPECT_EQ(body.at("tokens").as_int64(), 2);
   const json::object unseen = Json(Send(http::verb::post, "/classify", "review us now"));
-  EXPECT_NEAR(unseen.at("probability").as_double(), 0.5154362416, 1e-9);
+  EXPECT_NEAR(unseen.at("probability").to_number<double>(), 0.5154362416, 1e-9);
   EXPECT_EQ(unseen.at("known_tokens").as_int64(), 2);
 }
 
@@ -112,7 +113,7 @@ TEST_F(RouterTest, ExplainListsTokensWithSignedWeights) {
   EXPECT_EQ(explain[0].at("token").as_string(), "review");
   EXPECT_EQ(explain[0].at("source").as_string(), "body");
   EXPECT_EQ(explain[0].at("count").as_int64(), 2);
-  EXPECT_NEAR(explain[0].at("weight").as_double(), 2 * -0.8649974374, 1e-9);
+  EXPECT_NEAR(explain[0].at("weight").to_number<double>(), 2 * -0.8649974374, 1e-9);
   ExpectError(Send(http::verb::post, "/classify?explain=x", "review"), http::status::bad_request,
               "invalid_argument");
   ExpectError(Send(http::verb::post, "/classify?explain=100000", "review"),
@@ -149,8 +150,71 @@ TEST_F(RouterTest, NewLabelCreatesAClass) {
   ASSERT_EQ(classes.size(), 3u);
   EXPECT_EQ(classes[2].at("label").as_string(), "newsletter");
   EXPECT_EQ(stats.at("vocabulary").as_int64(), 8);
-  EXPECT_EQ(stats.at("alpha").as_double(), 1.0);
+  EXPECT_EQ(stats.at("alpha").to_number<double>(), 1.0);
   EXPECT_EQ(stats.at("options").at("boolean_counts").as_bool(), false);
+}
+
+TEST_F(RouterTest, ClassifyAnswersTheVerdictBesideTheLabel) {
+  TrainSeed();
+  // The textbook thresholds (both 0): "review account" (score 0.0309) is spam, "review" ham.
+  json::object body = Json(Send(http::verb::post, "/classify", "review account"));
+  EXPECT_EQ(body.at("label").as_string(), "spam");
+  EXPECT_EQ(body.at("verdict").as_string(), "spam");
+  body = Json(Send(http::verb::post, "/classify", "review"));
+  EXPECT_EQ(body.at("label").as_string(), "ham");
+  EXPECT_EQ(body.at("verdict").as_string(), "ham");
+}
+
+TEST(RouterThresholdsTest, BetweenTheThresholdsTheVerdictIsUnsure) {
+  SpamFilterOptions options;
+  options.alpha = 1;
+  options.score_min_weight = 0;
+  options.spam_threshold = -0.3;
+  options.ham_threshold = -0.5;
+  options.tokenizer.boolean_counts = false;
+  SpamFilter filter(std::make_unique<storage::MemoryStore>(), options);
+  Router router(filter);
+  const auto send = [&](http::verb method, const std::string& target, const std::string& body) {
+    Request request(method, target, 11);
+    request.set(http::field::content_type, "text/plain");
+    request.body() = body;
+    request.prepare_payload();
+    return router.Handle(request);
+  };
+  for (const auto& [label, text] : {std::pair{"spam", "send us your password"},
+                                    {"spam", "review us"},
+                                    {"spam", "send us your account"},
+                                    {"spam", "send your password"},
+                                    {"ham", "password review"},
+                                    {"ham", "send us your review"}}) {
+    ASSERT_EQ(send(http::verb::post, std::string("/train?label=") + label, text).result(),
+              http::status::ok);
+  }
+  // Score -0.3157: above ham_threshold -0.5, not above spam_threshold -0.3.
+  const Response response = send(http::verb::post, "/classify", "review account");
+  const json::object body = json::parse(response.body()).as_object();
+  EXPECT_EQ(body.at("label").as_string(), "spam") << "the label is the most probable class";
+  EXPECT_EQ(body.at("verdict").as_string(), "unsure");
+  EXPECT_THAT(response.body(), HasSubstr(R"("label":"spam","verdict":"unsure","probability":)"));
+  EXPECT_EQ(
+      json::parse(send(http::verb::post, "/classify", "review").body()).at("verdict").as_string(),
+      "ham");
+  EXPECT_EQ(
+      json::parse(send(http::verb::post, "/classify", "account").body()).at("verdict").as_string(),
+      "spam");
+  const Response stats = send(http::verb::get, "/stats", "");
+  EXPECT_THAT(stats.body(), HasSubstr(R"("alpha":1,"spam_threshold":-0.3,"ham_threshold":-0.5,)"));
+}
+
+TEST_F(RouterTest, NumbersAreWrittenAsPeopleWriteThem) {
+  TrainSeed();
+  const Response response = Send(http::verb::post, "/classify?explain=1", "review account");
+  // Shortest round-trip decimals, never Boost.JSON's own "5.154362416107382E-1".
+  EXPECT_THAT(response.body(), HasSubstr(R"("probability":0.5154362416107)"));
+  EXPECT_THAT(response.body(), Not(HasSubstr("E-")));
+  EXPECT_THAT(response.body(), Not(HasSubstr("E0")));
+  EXPECT_NEAR(Json(response).at("probability").to_number<double>(), 0.5154362416, 1e-9);
+  EXPECT_THAT(Send(http::verb::get, "/stats").body(), HasSubstr(R"("alpha":1,)"));
 }
 
 TEST_F(RouterTest, ClassifyBeforeTrainingIsAConflict) {

@@ -32,6 +32,7 @@ std::int64_t SystemUnixSeconds() {
 SpamFilter::SpamFilter(std::unique_ptr<storage::Store> store, SpamFilterOptions options)
     : store_(std::move(store)), options_(options), tokenizer_(options.tokenizer), writer_(*store_) {
   assert(options_.alpha > 0);
+  assert(options_.ham_threshold <= options_.spam_threshold);
 }
 
 std::expected<ClassifyOutcome, Error> SpamFilter::Classify(std::string_view message,
@@ -42,6 +43,7 @@ std::expected<ClassifyOutcome, Error> SpamFilter::Classify(std::string_view mess
   auto result = model::Classify(bag, snapshot,
                                 {.alpha = options_.alpha,
                                  .spam_threshold = options_.spam_threshold,
+                                 .ham_threshold = options_.ham_threshold,
                                  .score_min_weight = options_.score_min_weight,
                                  .explain = explain});
   if (!result) return std::unexpected(result.error());

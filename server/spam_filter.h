@@ -37,7 +37,9 @@ std::int64_t SystemUnixSeconds();
 
 struct SpamFilterOptions {
   double alpha = 0.1;
-  double spam_threshold = 0.04;   // See config::Settings::spam_threshold.
+  double spam_threshold = 1.0;  // See config::Settings::spam_threshold.
+  // See config::Settings::ham_threshold. REQUIRES: ham_threshold <= spam_threshold.
+  double ham_threshold = -0.6;
   double score_min_weight = 1.0;  // See config::Settings::score_min_weight.
   tokenizer::TokenizerOptions tokenizer;
   WallClock clock = SystemUnixSeconds;

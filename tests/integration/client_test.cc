@@ -183,7 +183,7 @@ TEST_F(ClientTest, TrainsADirectoryAnMboxAndAMaildirThenClassifiesForgetsAndShow
   ASSERT_EQ(run.status, 0) << run.err;
   EXPECT_THAT(run.out, HasSubstr("learned 0, relearned 0, unchanged 4"));
 
-  // classify: exit 1 for spam, 0 for ham; one verdict line.
+  // classify: exit 1 for spam, 0 for ham; one verdict line, the verdict first.
   const std::string spam_file = Corpus("spam/sub0/0");
   run = RunClient({"classify", spam_file, "--server", Server(daemon)});
   EXPECT_EQ(run.status, 1) << run.err;
@@ -196,6 +196,7 @@ TEST_F(ClientTest, TrainsADirectoryAnMboxAndAMaildirThenClassifiesForgetsAndShow
   EXPECT_EQ(run.status, 1) << run.err;
   const json::value answer = json::parse(run.out);
   EXPECT_EQ(answer.at("label").as_string(), "spam");
+  EXPECT_EQ(answer.at("verdict").as_string(), "spam");
   EXPECT_EQ(answer.at("explain").as_array().size(), 3u);
   run = RunClient({"--server", Server(daemon), "classify", "--explain", "2", spam_file});
   EXPECT_EQ(run.status, 1);
@@ -232,6 +233,29 @@ TEST_F(ClientTest, TrainsADirectoryAnMboxAndAMaildirThenClassifiesForgetsAndShow
   run = RunClient(
       {"--server", Server(daemon), "train", "--label", "ham", "--id", "x", Corpus("spam")});
   EXPECT_EQ(run.status, 2) << run.err;
+}
+
+TEST_F(ClientTest, AnUnsureVerdictIsPrintedFirstAndExitsZero) {
+  // Thresholds so wide that every message falls between them.
+  DaemonProcess daemon = Start({"--ham-threshold", "-1000", "--spam-threshold", "1000"});
+  WriteCorpus();
+  ASSERT_EQ(
+      RunClient({"--server", Server(daemon), "train", "--label", "spam", Corpus("spam")}).status,
+      0);
+  ASSERT_EQ(
+      RunClient({"--server", Server(daemon), "train", "--label", "ham", Corpus("ham.mbox")}).status,
+      0);
+  for (const std::string& message : {SpamMail(42), HamMail(99)}) {
+    const ClientExit run = RunClient({"--server", Server(daemon), "classify", "-"}, message);
+    EXPECT_EQ(run.status, 0) << "unsure exits 0, like ham: " << run.err;
+    EXPECT_THAT(run.out, ::testing::MatchesRegex("unsure [0-9.]+ score=[0-9.-]+\n"));
+  }
+  const ClientExit run =
+      RunClient({"--server", Server(daemon), "classify", "--json", "-"}, SpamMail(42));
+  EXPECT_EQ(run.status, 0);
+  const json::value answer = json::parse(run.out);
+  EXPECT_EQ(answer.at("verdict").as_string(), "unsure");
+  EXPECT_EQ(answer.at("label").as_string(), "spam") << "the label is the most probable class";
 }
 
 TEST_F(ClientTest, ClassifyBeforeAnyTrainingPrintsTheDaemonsError) {

@@ -74,10 +74,10 @@ TEST_F(DaemonTest, SeedDocumentsThroughHttpGiveTheGoldenNumbersAcrossARestart) {
     ASSERT_EQ(response.result(), http::status::ok) << response.body();
     const json::value body = json::parse(response.body());
     EXPECT_EQ(body.at("label").as_string(), "spam");
-    EXPECT_NEAR(body.at("probability").as_double(), 0.5154362416, 1e-9);
-    EXPECT_NEAR(body.at("log_odds").as_double(), 0.0617645943, 1e-9);
+    EXPECT_NEAR(body.at("probability").to_number<double>(), 0.5154362416, 1e-9);
+    EXPECT_NEAR(body.at("log_odds").to_number<double>(), 0.0617645943, 1e-9);
     const json::value unseen = client.PostJson("/classify", "review us now");
-    EXPECT_NEAR(unseen.at("probability").as_double(), 0.5154362416, 1e-9);
+    EXPECT_NEAR(unseen.at("probability").to_number<double>(), 0.5154362416, 1e-9);
     first_answer = response.body();
     EXPECT_EQ(daemon.Terminate(), 0) << daemon.Log();
   }
@@ -263,7 +263,7 @@ TEST_F(DaemonTest, AcknowledgedTrainingSurvivesKillNine) {
   HttpClient again(restarted.port());
   const json::value stats = again.GetJson("/stats");
   EXPECT_EQ(stats.at("documents").as_int64(), 6);
-  EXPECT_NEAR(again.PostJson("/classify", "review account").at("probability").as_double(),
+  EXPECT_NEAR(again.PostJson("/classify", "review account").at("probability").to_number<double>(),
               0.5154362416, 1e-9);
 }
 

@@ -135,11 +135,12 @@ TEST_F(ObservabilityTest, MetricsCountRequestsVerdictsTrainingAndFeedback) {
   const auto verdict =
       json::parse(client.Send(http::verb::post, "/classify?id=m1", "cheap prize money").body());
   ASSERT_EQ(verdict.at("label").as_string(), "spam");
+  ASSERT_EQ(verdict.at("verdict").as_string(), "spam");
   train("/train?label=ham&id=m1", "cheap prize money, really from a friend");
-  ASSERT_EQ(json::parse(client.Send(http::verb::post, "/classify", "team lunch friday").body())
-                .at("label")
-                .as_string(),
-            "ham");
+  const auto second =
+      json::parse(client.Send(http::verb::post, "/classify", "team lunch friday").body());
+  ASSERT_EQ(second.at("label").as_string(), "ham");
+  const std::string second_verdict(second.at("verdict").as_string());
   train("/train?label=spam", "team lunch friday");                 // A false negative.
   train("/train?label=spam", "team lunch friday");                 // Unchanged: no second feedback.
   client.Send(http::verb::post, "/train?label=spam", "no token");  // 401
@@ -162,6 +163,9 @@ TEST_F(ObservabilityTest, MetricsCountRequestsVerdictsTrainingAndFeedback) {
   EXPECT_EQ(at(R"(nbspamd_http_requests_total{endpoint="other",status="404"})"), 1);
   EXPECT_EQ(at(R"(nbspamd_verdicts_total{class="spam"})"), 1);
   EXPECT_EQ(at(R"(nbspamd_verdicts_total{class="ham"})"), 1);
+  EXPECT_EQ(at(R"(nbspamd_spam_verdicts_total{verdict="spam"})"), 1);
+  EXPECT_EQ(at(R"(nbspamd_spam_verdicts_total{verdict="unsure"})"), second_verdict == "unsure");
+  EXPECT_EQ(at(R"(nbspamd_spam_verdicts_total{verdict="ham"})"), second_verdict == "ham");
   EXPECT_EQ(at(R"(nbspamd_training_total{source="mx1",outcome="learned"})"), 6);
   EXPECT_EQ(at(R"(nbspamd_training_total{source="mx1",outcome="unchanged"})"), 1);
   EXPECT_EQ(at(R"(nbspamd_feedback_total{kind="false_positive"})"), 1);

@@ -88,5 +88,26 @@ TEST_F(PostfixFilterTest, AddsTheVerdictAndReinjectsTheMessageUnchanged) {
   EXPECT_EQ(Filter(ham, port, "NBSPAMD_FAIL_MODE=tempfail"), 75);
 }
 
+TEST_F(PostfixFilterTest, AnUnsureMessageIsMarkedUnsureWithoutTheSpamFlag) {
+  // Thresholds so wide that every message falls between them.
+  auto started = DaemonProcess::Start({"--listen", "127.0.0.1:0", "--data-dir", dir_.Join("model"),
+                                       "--threads", "2", "--ham-threshold", "-1000",
+                                       "--spam-threshold", "1000"});
+  ASSERT_TRUE(started.has_value()) << started.error();
+  DaemonProcess daemon = std::move(*started);
+  HttpClient client(daemon.port());
+  client.Send(http::verb::post, "/train?label=spam", "cheap pills prize winner");
+  client.Send(http::verb::post, "/train?label=ham", "lunch meeting agenda friday");
+  for (const std::string message : {"Subject: you are a winner\n\ncheap pills\n",
+                                    "Subject: agenda\n\nthe lunch meeting on friday\n"}) {
+    ASSERT_EQ(Filter(message, daemon.port()), 0);
+    const std::string delivered = ReadFile(dir_.Join("delivered"));
+    EXPECT_THAT(delivered, ::testing::MatchesRegex("X-Nbspamd: unsure [0-9.]+ score=[0-9.-]+\n.*"));
+    EXPECT_THAT(delivered, Not(HasSubstr("X-Spam-Flag")));
+    EXPECT_THAT(delivered, HasSubstr("\n" + message));
+  }
+  EXPECT_EQ(daemon.Terminate(), 0);
+}
+
 }  // namespace
 }  // namespace nbspamd::testing
