@@ -125,6 +125,9 @@ std::string FormatStats(const json::value& answer) {
   if (const json::value* ham = o.if_contains("ham_threshold")) {
     text += "ham_threshold: " + Text(ham) + "\n";
   }
+  if (const json::value* min_weight = o.if_contains("score_min_weight")) {
+    text += "score_min_weight: " + Text(min_weight) + "\n";
+  }
   if (const json::value* options = o.if_contains("options"); options && options->is_object()) {
     text += "tokenizer:";
     for (const auto& [key, value] : options->as_object()) {

@@ -43,6 +43,7 @@ TEST(SimpleCommandsTest, FormatStatsListsClassesAndSettings) {
   const auto answer = boost::json::parse(
       R"({"classes":[{"label":"spam","documents":3,"tokens":30},{"label":"ham","documents":2,"tokens":12}],)"
       R"("documents":5,"vocabulary":40,"alpha":1.0,"spam_threshold":0.04,"ham_threshold":-0.5,)"
+      R"("score_min_weight":1,)"
       R"("options":{"boolean_counts":true,"max_tokens":20000}})");
   EXPECT_EQ(FormatStats(answer),
             "documents: 5\n"
@@ -52,6 +53,7 @@ TEST(SimpleCommandsTest, FormatStatsListsClassesAndSettings) {
             "alpha: 1\n"
             "spam_threshold: 0.04\n"
             "ham_threshold: -0.5\n"
+            "score_min_weight: 1\n"
             "tokenizer: boolean_counts=true max_tokens=20000\n");
 }
 

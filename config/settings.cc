@@ -329,7 +329,7 @@ constexpr std::array kKeys = {
     Key{.name = "ham_threshold",
         .metavar = "X",
         .help = "A message is ham when its score is at most this, unsure between this and "
-                "spam_threshold; unset, it is 0.0 or spam_threshold when that is lower.",
+                "spam_threshold; unset, it is -0.6 or spam_threshold when that is lower.",
         .kind = Kind::kDouble,
         .valid = "a finite number, not greater than spam_threshold",
         .set =
