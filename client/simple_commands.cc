@@ -91,7 +91,11 @@ std::string VerdictOf(const json::value& answer) {
 std::string FormatVerdict(const json::value& answer) {
   const json::object& o = answer.as_object();
   std::string text = VerdictOf(answer) + " " + Number(o.if_contains("probability"), 4) +
-                     " score=" + Number(o.if_contains("score"), 4) + "\n";
+                     " score=" + Number(o.if_contains("score"), 4);
+  const json::value* confidence = o.if_contains("spam_confidence");
+  if (confidence != nullptr && confidence->is_number())
+    text += " confidence=" + Number(confidence, 4);
+  text += "\n";
   const json::value* explain = o.if_contains("explain");
   if (explain == nullptr || !explain->is_array()) return text;
   for (const json::value& item : explain->as_array()) {

@@ -26,9 +26,9 @@ namespace nbspamd::client {
 // REQUIRES: `answer` is an object.
 [[nodiscard]] std::string VerdictOf(const boost::json::value& answer);
 
-// One line for a /classify answer: the verdict, P(spam) and the score, as in
-// "unsure 0.6100 score=0.0210"; then with explanations one line per token:
-// "  +3.1000 body viagra x2".
+// One line for a /classify answer: the verdict, P(spam) and the score, and the calibrated
+// spam_confidence when the daemon gives one, as in "unsure 0.9994 score=0.0178
+// confidence=0.8512"; then with explanations one line per token: "  +3.1000 body viagra x2".
 [[nodiscard]] std::string FormatVerdict(const boost::json::value& answer);
 
 // The /stats answer as readable lines.

@@ -32,6 +32,14 @@ TEST(SimpleCommandsTest, TheFirstWordIsTheVerdictNotTheLabel) {
       R"({"label":"ham","verdict":"unsure","probability":0.61,"log_odds":0.44,"score":0.021})");
   EXPECT_EQ(VerdictOf(answer), "unsure");
   EXPECT_EQ(FormatVerdict(answer), "unsure 0.6100 score=0.0210\n");
+  // With a calibrated confidence, it follows; null (not enough feedback yet) shows nothing.
+  const auto calibrated =
+      boost::json::parse(R"({"label":"ham","verdict":"unsure","probability":0.9994,"score":0.0178,)"
+                         R"("spam_confidence":0.85123})");
+  EXPECT_EQ(FormatVerdict(calibrated), "unsure 0.9994 score=0.0178 confidence=0.8512\n");
+  const auto uncalibrated = boost::json::parse(
+      R"({"label":"ham","verdict":"ham","probability":0,"score":-0.5,"spam_confidence":null})");
+  EXPECT_EQ(FormatVerdict(uncalibrated), "ham 0.0000 score=-0.5000\n");
   // A daemon from before the verdict: the label stands in for it.
   const auto old = boost::json::parse(R"({"label":"spam","probability":1,"score":0.3})");
   EXPECT_EQ(VerdictOf(old), "spam");

@@ -20,12 +20,28 @@ struct LearnOrigin {
   friend bool operator==(const LearnOrigin&, const LearnOrigin&) = default;
 };
 
+// The score (ClassifyResult::score) the model gave a message just before it was first learned:
+// a held-out score, as in an online evaluation. With the message's true label it is one piece of
+// the feedback that calibrates spam_confidence (model/calibration.h).
+struct HeldOutScore {
+  // The definition of the score it was taken with (kScoreScale when it was recorded): a score
+  // of another definition no longer calibrates anything.
+  std::uint32_t scale = 0;
+  double score = 0;
+
+  friend bool operator==(const HeldOutScore&, const HeldOutScore&) = default;
+};
+
 // What the training ledger holds for one learned message: its class and exactly the token
-// counts that were added, so that forgetting it removes exactly those; and its origin.
+// counts that were added, so that forgetting it removes exactly those; its origin; and its
+// held-out score, when the model could give one (spam and ham both had documents).
 struct LedgerEntry {
   std::string label;
   std::vector<BagEntry> tokens;  // Sorted by hash, each once.
   LearnOrigin origin;
+  // Taken when the id was first learned and kept when it is relearned as another class (the
+  // score was held out then; the label is corrected). nullopt for records without one.
+  std::optional<HeldOutScore> held_out;
 
   friend bool operator==(const LedgerEntry&, const LedgerEntry&) = default;
 };
@@ -47,6 +63,16 @@ struct DocumentCountChange {
   friend bool operator==(const DocumentCountChange&, const DocumentCountChange&) = default;
 };
 
+// The calibration histogram's count of held-out scores in bin `bin` whose true class is spam
+// (else ham) changes by `change` (model/calibration.h).
+struct FeedbackChange {
+  std::uint32_t bin = 0;
+  bool spam = false;
+  std::int64_t change = 0;
+
+  friend bool operator==(const FeedbackChange&, const FeedbackChange&) = default;
+};
+
 // All the changes of one training event. Storage applies them together or not at all; from the
 // token changes it also derives each class's token total n_c and |V|, so those stay exact.
 //
@@ -60,6 +86,8 @@ struct Delta {
   // The origin of the record that ledger_entry replaces or erases; nullopt for a new id.
   std::optional<LearnOrigin> replaced_origin;
   std::string stream_position;  // Replication position stored with it; "" for none.
+  // The calibration cells of the records that ledger_entry adds and replaces or erases.
+  std::vector<FeedbackChange> feedback_changes;
 
   friend bool operator==(const Delta&, const Delta&) = default;
 };

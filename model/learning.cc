@@ -3,6 +3,8 @@
 #include <cassert>
 #include <cstdint>
 
+#include "model/calibration.h"
+
 namespace nbspamd::model {
 namespace {
 
@@ -13,6 +15,13 @@ void AddRecord(const LedgerEntry& record, std::uint32_t class_index, std::int64_
     delta.token_changes.push_back({token.hash, class_index, sign * std::int64_t{token.count}});
   }
   delta.document_changes.push_back({class_index, sign});
+}
+
+// Adds `sign` × the record's calibration cell, if it has one, to `delta`.
+void AddFeedback(const LedgerEntry& record, std::int64_t sign, Delta& delta) {
+  if (const auto cell = FeedbackCellOf(record)) {
+    delta.feedback_changes.push_back({cell->bin, cell->spam, sign});
+  }
 }
 
 // The class index of `label` in `stats`, appending it to delta.new_classes when it is new.
@@ -38,7 +47,7 @@ std::string_view LearnStatusName(LearnStatus status) {
 
 LearnPlan PlanLearn(std::string_view id, std::string_view label, const TokenBag& bag,
                     const std::optional<LedgerEntry>& learned, const ModelStats& stats,
-                    LearnOrigin origin) {
+                    LearnOrigin origin, std::optional<HeldOutScore> held_out) {
   assert(!label.empty());
   LearnPlan plan;
   if (learned && learned->label == label) return plan;  // kUnchanged.
@@ -48,10 +57,13 @@ LearnPlan PlanLearn(std::string_view id, std::string_view label, const TokenBag&
     const auto old_class = stats.FindClass(learned->label);
     assert(old_class.has_value());
     AddRecord(*learned, static_cast<std::uint32_t>(*old_class), -1, delta);
+    AddFeedback(*learned, -1, delta);
     delta.replaced_origin = learned->origin;
+    held_out = learned->held_out;  // Held out at its first learn; the label is what changes.
   }
-  LedgerEntry record{std::string(label), bag.entries, std::move(origin)};
+  LedgerEntry record{std::string(label), bag.entries, std::move(origin), held_out};
   AddRecord(record, ClassIndex(label, stats, delta), +1, delta);
+  AddFeedback(record, +1, delta);
   delta.ledger_id = std::string(id);
   delta.ledger_entry = std::move(record);
   plan.status = learned ? LearnStatus::kRelearned : LearnStatus::kLearned;
@@ -63,6 +75,7 @@ Delta PlanForget(std::string_view id, const LedgerEntry& learned, const ModelSta
   const auto class_index = stats.FindClass(learned.label);
   assert(class_index.has_value());
   AddRecord(learned, static_cast<std::uint32_t>(*class_index), -1, delta);
+  AddFeedback(learned, -1, delta);
   delta.ledger_id = std::string(id);
   delta.replaced_origin = learned.origin;
   return delta;

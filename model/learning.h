@@ -34,14 +34,17 @@ struct LearnPlan {
 
 // Plans learning `bag` as class `label` under message id `id`. `learned` is the ledger's record
 // for `id`, if any. A label that names no class yet creates it. A new record gets `origin`; an
-// unchanged one keeps its own.
+// unchanged one keeps its own. A new id's record gets `held_out` (the score the model gave the
+// message just before this learn); a relearned one keeps the held-out score of its first learn,
+// under its new label. The delta moves the record's calibration cells (FeedbackCellOf) with it.
 // REQUIRES: label is not empty, `stats` is the model state the delta will be applied to.
 [[nodiscard]] LearnPlan PlanLearn(std::string_view id, std::string_view label, const TokenBag& bag,
                                   const std::optional<LedgerEntry>& learned,
-                                  const ModelStats& stats, LearnOrigin origin = {});
+                                  const ModelStats& stats, LearnOrigin origin = {},
+                                  std::optional<HeldOutScore> held_out = std::nullopt);
 
 // Plans forgetting the message `id`, whose ledger record is `learned`: removes exactly the
-// counts that learning it added, and the record.
+// counts that learning it added, its calibration cell, and the record.
 // REQUIRES: `learned.label` names a class of `stats`.
 [[nodiscard]] Delta PlanForget(std::string_view id, const LedgerEntry& learned,
                                const ModelStats& stats);

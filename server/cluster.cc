@@ -84,7 +84,8 @@ std::string EncodeStreamEvent(const StreamEvent& event) {
   PutString(out, event.id);
   PutString(out, event.waiter);
   if (event.kind == StreamEvent::Kind::kLearn) {
-    PutString(out, storage::EncodeLedgerEntry({event.label, event.tokens, event.origin}));
+    PutString(out,
+              storage::EncodeLedgerEntry({event.label, event.tokens, event.origin, std::nullopt}));
   } else {
     out.push_back(event.only_source ? 1 : 0);
     if (event.only_source) PutString(out, *event.only_source);

@@ -231,6 +231,22 @@ std::string Metrics::Render(const model::ModelStats& stats,
 
 namespace nbspamd::server {
 
+std::string RenderCalibrationMetrics(const model::Calibration& calibration) {
+  std::string out;
+  const model::FeedbackHistogram& histogram = calibration.histogram();
+  Header(out, "nbspamd_calibration_feedback", "gauge",
+         "Held-out scores (each learned message's score just before it was learned) that "
+         "calibrate spam_confidence, by the message's class.");
+  Sample(out, "nbspamd_calibration_feedback", "class=\"spam\"",
+         static_cast<double>(histogram.SpamTotal()));
+  Sample(out, "nbspamd_calibration_feedback", "class=\"ham\"",
+         static_cast<double>(histogram.HamTotal()));
+  Header(out, "nbspamd_calibration_ready", "gauge",
+         "1 once there is enough feedback of both classes for spam_confidence.");
+  Sample(out, "nbspamd_calibration_ready", "", calibration.ready() ? 1 : 0);
+  return out;
+}
+
 std::string RenderClusterMetrics(const ClusterStatus& status) {
   std::string out;
   const StreamId applied = StreamId::Parse(status.applied).value_or(StreamId{});

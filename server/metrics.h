@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "model/calibration.h"
 #include "model/learning.h"
 #include "model/model_stats.h"
 #include "model/verdict.h"
@@ -107,6 +108,10 @@ class Metrics {
   std::array<Counter, 3> feedback_{};
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };
+
+// The calibration gauges: the held-out scores counted by true class (spam, ham), and whether
+// spam_confidence is given yet.
+[[nodiscard]] std::string RenderCalibrationMetrics(const model::Calibration& calibration);
 
 // The cluster-mode gauges (appended to the exposition in cluster mode only): the stream position
 // applied here, the lag behind the stream's last entry, and every daemon's reported position and

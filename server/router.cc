@@ -334,6 +334,7 @@ class Handler {
     body["probability"] = Number(result.SpamProbability());
     body["log_odds"] = Number(result.log_odds);
     body["score"] = Number(result.score);
+    body["spam_confidence"] = Number(outcome->spam_confidence);
     json::object probabilities;
     for (const model::ClassScore& c : result.classes) probabilities[c.label] = c.probability;
     body["probabilities"] = std::move(probabilities);
@@ -556,6 +557,7 @@ class Handler {
     response.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
     const std::vector<storage::StorageProperty> storage = filter_.StorageProperties();
     response.body() = metrics_.Render(*filter_.Stats(), storage, kVersion);
+    response.body() += RenderCalibrationMetrics(*filter_.Calibration());
     if (const auto cluster = filter_.Cluster()) response.body() += RenderClusterMetrics(*cluster);
     response.prepare_payload();
     return response;

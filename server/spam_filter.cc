@@ -30,7 +30,10 @@ std::int64_t SystemUnixSeconds() {
 }
 
 SpamFilter::SpamFilter(std::unique_ptr<storage::Store> store, SpamFilterOptions options)
-    : store_(std::move(store)), options_(options), tokenizer_(options.tokenizer), writer_(*store_) {
+    : store_(std::move(store)),
+      options_(options),
+      tokenizer_(options.tokenizer),
+      writer_(*store_, GroupLimits{}, options.alpha) {
   assert(options_.alpha > 0);
   assert(options_.ham_threshold <= options_.spam_threshold);
 }
@@ -47,7 +50,9 @@ std::expected<ClassifyOutcome, Error> SpamFilter::Classify(std::string_view mess
                                  .score_min_weight = options_.score_min_weight,
                                  .explain = explain});
   if (!result) return std::unexpected(result.error());
-  return ClassifyOutcome{std::move(*result), bag.TotalCount()};
+  std::optional<double> spam_confidence;
+  if (result->score) spam_confidence = store_->Calibration()->SpamConfidence(*result->score);
+  return ClassifyOutcome{std::move(*result), bag.TotalCount(), spam_confidence};
 }
 
 void SpamFilter::TrainAsync(std::string_view message, std::string_view label,

@@ -48,6 +48,9 @@ struct SpamFilterOptions {
 struct ClassifyOutcome {
   model::ClassifyResult result;
   std::uint64_t tokens = 0;  // Token occurrences found in the message (known or not).
+  // P(spam | score) calibrated on the model's held-out scores (model/calibration.h); nullopt
+  // without a score or before enough feedback.
+  std::optional<double> spam_confidence;
 };
 
 struct TrainOutcome {
@@ -73,8 +76,10 @@ using ForgetDone = std::move_only_function<void(std::expected<ForgetOutcome, Err
 using RollbackDone = std::move_only_function<void(std::expected<std::uint64_t, Error>)>;
 
 // Thread safety: every method may be called from any thread. Classify never waits for
-// training. Training requests are applied one at a time in the order the writer takes them;
-// each is acknowledged only once it is durable.
+// training: it reads the published counts and the published calibration (an immutable value the
+// writer swaps in after each group it writes), taking no lock that training holds. Training
+// requests are applied one at a time in the order the writer takes them; each is acknowledged only
+// once it is durable.
 class SpamFilter {
  public:
   // REQUIRES: options.alpha > 0.
@@ -149,6 +154,10 @@ class SpamFilter {
   [[nodiscard]] std::uint64_t TrainingRequests() const { return writer_.RequestCount(); }
 
   [[nodiscard]] std::shared_ptr<const model::ModelStats> Stats() const { return store_->Stats(); }
+  // The current calibration and the feedback histogram it was fitted from.
+  [[nodiscard]] std::shared_ptr<const model::Calibration> Calibration() const {
+    return store_->Calibration();
+  }
 
   // The storage backend's own figures, for /metrics.
   [[nodiscard]] std::vector<storage::StorageProperty> StorageProperties() const {

@@ -49,6 +49,32 @@ TEST(SpamFilterTest, ForgetRestoresTheVerdictExactly) {
   EXPECT_EQ(after->result.classes[0].probability, before->result.classes[0].probability);
 }
 
+TEST(SpamFilterTest, SpamConfidenceComesWithEnoughFeedbackAndFollowsTheScore) {
+  SpamFilter filter(std::make_unique<storage::MemoryStore>(), SpamFilterOptions{});
+  std::mt19937 random(3);
+  const std::vector<std::string> spammy = {"cheap", "pills", "winner", "prize", "casino", "free"};
+  const std::vector<std::string> hammy = {"lunch", "meeting", "report", "agenda", "team", "notes"};
+  const auto text = [&](const std::vector<std::string>& words) {
+    std::string t;
+    for (int i = 0; i < 4; ++i) t += words[random() % words.size()] + " ";
+    return t + std::to_string(random());
+  };
+  ASSERT_TRUE(filter.Train(text(spammy), "spam", std::nullopt).has_value());
+  ASSERT_TRUE(filter.Train(text(hammy), "ham", std::nullopt).has_value());
+  EXPECT_FALSE(filter.Classify("cheap pills", 0)->spam_confidence.has_value());
+  for (int i = 0; i < 30; ++i) {
+    ASSERT_TRUE(filter.Train(text(spammy), "spam", std::nullopt).has_value());
+    ASSERT_TRUE(filter.Train(text(hammy), "ham", std::nullopt).has_value());
+  }
+  EXPECT_TRUE(filter.Calibration()->ready());
+  const auto spam = filter.Classify("cheap pills winner prize", 0);
+  const auto ham = filter.Classify("lunch meeting team agenda", 0);
+  ASSERT_TRUE(spam->spam_confidence.has_value() && ham->spam_confidence.has_value());
+  EXPECT_GT(*spam->spam_confidence, 0.8);
+  EXPECT_LT(*ham->spam_confidence, 0.2);
+  EXPECT_EQ(*spam->spam_confidence, *filter.Calibration()->SpamConfidence(*spam->result.score));
+}
+
 TEST(SpamFilterTest, TheLedgerRecordsWhoTrainedAMessageAndTheClocksTime) {
   auto store = std::make_unique<storage::MemoryStore>();
   const storage::Store& ledger = *store;

@@ -1,10 +1,15 @@
 #include "server/training_writer.h"
 
+#include <cmath>
 #include <exception>
 #include <optional>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
+
+#include "model/calibration.h"
+#include "model/classifier.h"
+#include "server/pending_model.h"
 
 namespace nbspamd::server {
 namespace {
@@ -15,10 +20,20 @@ struct Plan {
   std::optional<std::size_t> read_from;  // The earlier delta whose ledger record it read.
 };
 
+// The score the model in `pending` gives `bag`: the held-out score of a message about to be
+// learned; nullopt when the model gives none (spam or ham has no documents).
+std::optional<model::HeldOutScore> HeldOutScoreOf(const TokenBag& bag, const PendingModel& pending,
+                                                  double alpha) {
+  const model::Snapshot snapshot = pending.Read(bag.entries);
+  const auto result = model::Classify(bag, snapshot, {.alpha = alpha});
+  if (!result || !result->score || !std::isfinite(*result->score)) return std::nullopt;
+  return model::HeldOutScore{model::kScoreScale, *result->score};
+}
+
 }  // namespace
 
-TrainingWriter::TrainingWriter(storage::Store& store, GroupLimits limits)
-    : store_(store), limits_(limits), thread_([this] { Run(); }) {}
+TrainingWriter::TrainingWriter(storage::Store& store, GroupLimits limits, double alpha)
+    : store_(store), limits_(limits), alpha_(alpha), thread_([this] { Run(); }) {}
 
 TrainingWriter::~TrainingWriter() { Stop(); }
 
@@ -108,10 +123,10 @@ std::vector<TrainingWriter::Result> TrainingWriter::Commit(const std::vector<Req
   results.reserve(group.size());
   std::vector<Plan> plans(group.size());
   std::vector<model::Delta> deltas;
-  // The group's own state: the delta that last wrote each id's ledger record, and the class
-  // list with the classes the group creates (all that planning reads of the stats).
+  // The group's own state: the delta that last wrote each id's ledger record, and the model as
+  // the group's planned deltas leave it (its class list, and the counts held-out scores read).
   std::unordered_map<std::string_view, std::size_t> written;
-  model::ModelStats stats = *store_.Stats();
+  PendingModel pending(store_);
 
   for (std::size_t i = 0; i < group.size(); ++i) {
     const Request& request = group[i];
@@ -131,8 +146,10 @@ std::vector<TrainingWriter::Result> TrainingWriter::Commit(const std::vector<Req
 
     std::optional<model::Delta> delta;
     if (!request.label.empty()) {
-      model::LearnPlan learn =
-          model::PlanLearn(request.id, request.label, request.bag, learned, stats, request.origin);
+      std::optional<model::HeldOutScore> held_out;
+      if (!learned) held_out = HeldOutScoreOf(request.bag, pending, alpha_);
+      model::LearnPlan learn = model::PlanLearn(request.id, request.label, request.bag, learned,
+                                                pending.stats(), request.origin, held_out);
       results.push_back(learn.status);
       if (learn.status != model::LearnStatus::kUnchanged) delta = std::move(learn.delta);
     } else if (!learned) {
@@ -143,10 +160,11 @@ std::vector<TrainingWriter::Result> TrainingWriter::Commit(const std::vector<Req
           ErrorCode::kNotFound, "message '" + request.id + "' was learned through another source"));
     } else {
       results.push_back(model::LearnStatus::kLearned);
-      delta = model::PlanForget(request.id, *learned, stats);
+      delta = model::PlanForget(request.id, *learned, pending.stats());
     }
     if (delta) {
-      for (const std::string& label : delta->new_classes) stats.classes.push_back({label, 0, 0});
+      // The last request's delta is read by nothing after it.
+      if (i + 1 < group.size()) pending.Fold(*delta);
       plan.delta = deltas.size();
       written.insert_or_assign(request.id, deltas.size());
       deltas.push_back(std::move(*delta));

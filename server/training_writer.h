@@ -14,6 +14,14 @@
 // took them, gives: FindLearned and the class list are read through the group's own changes, so
 // relearning or forgetting an id learned earlier in the same group behaves as if sequential.
 //
+// Held-out scores. A learn of a new id records in its ledger record the score the model gave the
+// message just before learning it (model::HeldOutScore, the feedback that calibrates
+// spam_confidence). The writer computes it while planning, against the model as the group's
+// earlier requests leave it (PendingModel), so it too is what applying the requests one by one
+// gives, whatever the grouping: a replay in the same order, or another daemon of a cluster
+// applying the same stream, records the same scores bit for bit (given the same alpha). A
+// relearn keeps the score of the first learn.
+//
 // Requests that carry a stream position (cluster mode) store the last position of their group in
 // the group's write, also when none of them changes a count (an unchanged learn, a forget of an
 // unknown id), so a restart resumes exactly after the last event written.
@@ -64,7 +72,8 @@ struct GroupLimits {
 // while the writer lives.
 class TrainingWriter {
  public:
-  explicit TrainingWriter(storage::Store& store, GroupLimits limits = {});
+  // `alpha`: the Laplace smoothing the held-out scores are computed with (the daemon's).
+  explicit TrainingWriter(storage::Store& store, GroupLimits limits = {}, double alpha = 1.0);
   TrainingWriter(const TrainingWriter&) = delete;
   TrainingWriter& operator=(const TrainingWriter&) = delete;
   ~TrainingWriter();  // Stop().
@@ -110,6 +119,7 @@ class TrainingWriter {
 
   storage::Store& store_;
   const GroupLimits limits_;
+  const double alpha_;
   std::mutex stop_mutex_;     // Serialises Stop's join.
   mutable std::mutex mutex_;  // Guards the members below it.
   std::condition_variable wake_;

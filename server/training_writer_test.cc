@@ -5,7 +5,10 @@
 #include <condition_variable>
 #include <future>
 #include <mutex>
+#include <tuple>
 
+#include "model/calibration.h"
+#include "model/classifier.h"
 #include "storage/memory_store.h"
 
 namespace nbspamd::server {
@@ -19,6 +22,9 @@ class GatedStore final : public storage::Store {
     return inner_.Read(entries);
   }
   std::shared_ptr<const model::ModelStats> Stats() const override { return inner_.Stats(); }
+  std::shared_ptr<const model::Calibration> Calibration() const override {
+    return inner_.Calibration();
+  }
   std::expected<std::optional<model::LedgerEntry>, Error> FindLearned(
       std::string_view id) const override {
     return inner_.FindLearned(id);
@@ -146,8 +152,77 @@ TEST(TrainingWriterTest, AGroupSeesItsOwnLearnsRelearnsAndForgets) {
   EXPECT_EQ(stats->classes[1], (model::ClassStats{"ham", 0, 0}));
   EXPECT_EQ(stats->classes[2], (model::ClassStats{"phishing", 2, 3}));
   EXPECT_EQ(stats->vocabulary_size, 1u);
-  EXPECT_EQ(**store.FindLearned("m"), (model::LedgerEntry{"phishing", {{3, 1}}, {}}));
+  EXPECT_EQ(**store.FindLearned("m"), (model::LedgerEntry{"phishing", {{3, 1}}, {}, std::nullopt}));
   EXPECT_FALSE(store.FindLearned("first")->has_value());
+}
+
+// The held-out scores a group records are those of learning its requests one at a time: each
+// new message is scored against the model that the requests before it (in the same group too)
+// leave. Checked against a writer that writes every request alone.
+TEST(TrainingWriterTest, HeldOutScoresDoNotDependOnTheGrouping) {
+  const std::vector<std::tuple<std::string, std::string, std::vector<BagEntry>>> requests = {
+      {"s1", "spam", {{1, 2}, {2, 1}}}, {"h1", "ham", {{3, 1}, {4, 1}}},
+      {"s2", "spam", {{1, 1}, {5, 1}}}, {"h2", "ham", {{2, 1}, {3, 2}, {6, 1}}},
+      {"s1", "ham", {{1, 2}, {2, 1}}},  {"x", "phishing", {{7, 1}}},
+      {"s3", "spam", {{1, 1}, {7, 1}}}, {"h3", "ham", {{4, 1}, {8, 1}}}};
+  GatedStore grouped;
+  storage::MemoryStore alone;
+  {
+    TrainingWriter writer(grouped);
+    Outcomes outcomes;
+    writer.Learn({"first", "ham", Bag({{9, 1}}), {}}, outcomes.OnLearn("first"));
+    grouped.WaitUntilAWriteIsHeld();
+    for (const auto& [id, label, tokens] : requests) {
+      writer.Learn({id, label, Bag(tokens), {}}, outcomes.OnLearn(id));
+    }
+    grouped.OpenGate();
+    writer.Stop();
+    ASSERT_EQ(grouped.BatchSizes().size(), 2u) << "the requests formed one group";
+  }
+  {
+    TrainingWriter writer(alone);
+    const auto learn = [&](const std::string& id, const std::string& label,
+                           const std::vector<BagEntry>& tokens) {
+      std::promise<void> done;
+      writer.Learn({id, label, Bag(tokens), {}},
+                   [&](std::expected<model::LearnStatus, Error>) { done.set_value(); });
+      done.get_future().wait();
+    };
+    learn("first", "ham", {{9, 1}});
+    for (const auto& [id, label, tokens] : requests) learn(id, label, tokens);
+  }
+  int scored = 0;
+  for (const std::string id : {"first", "s1", "h1", "s2", "h2", "x", "s3", "h3"}) {
+    const auto a = **grouped.FindLearned(id);
+    const auto b = **alone.FindLearned(id);
+    EXPECT_EQ(a, b) << id;
+    if (a.held_out) ++scored;
+  }
+  // "first" and s1 came before the model had both classes; s1's relearn kept its first (none).
+  EXPECT_EQ(scored, 6);
+  EXPECT_FALSE((**grouped.FindLearned("s1")).held_out.has_value());
+  EXPECT_EQ(grouped.Calibration()->histogram(), alone.Calibration()->histogram());
+}
+
+TEST(TrainingWriterTest, TheHeldOutScoreIsTheScoreOfTheModelBeforeTheLearn) {
+  storage::MemoryStore store;
+  TrainingWriter writer(store, {}, /*alpha=*/0.5);
+  const auto learn = [&](const std::string& id, const std::string& label,
+                         std::vector<BagEntry> tokens) {
+    std::promise<void> done;
+    writer.Learn({id, label, Bag(std::move(tokens)), {}},
+                 [&](std::expected<model::LearnStatus, Error>) { done.set_value(); });
+    done.get_future().wait();
+  };
+  learn("a", "spam", {{1, 2}, {2, 1}});
+  learn("b", "ham", {{2, 1}, {3, 1}});
+  const TokenBag next = Bag({{1, 1}, {3, 1}, {4, 1}});
+  const auto before = model::Classify(next, store.Read(next.entries), {.alpha = 0.5});
+  ASSERT_TRUE(before.has_value() && before->score.has_value());
+  learn("c", "spam", next.entries);
+  EXPECT_EQ((**store.FindLearned("c")).held_out,
+            (model::HeldOutScore{model::kScoreScale, *before->score}));
+  EXPECT_FALSE((**store.FindLearned("a")).held_out.has_value()) << "no ham yet: no score";
 }
 
 TEST(TrainingWriterTest, AFailedWriteFailsEveryAnswerThatRestsOnIt) {

@@ -17,7 +17,8 @@ constexpr std::size_t kPrefetchDistance = 48;
 }  // namespace
 
 CountCache::CountCache(model::ModelStats stats)
-    : stats_(std::make_shared<const model::ModelStats>(std::move(stats))) {}
+    : stats_(std::make_shared<const model::ModelStats>(std::move(stats))),
+      calibration_(std::make_shared<const model::Calibration>()) {}
 
 model::Snapshot CountCache::Read(std::span<const BagEntry> entries) const {
   model::Snapshot snapshot;
@@ -48,6 +49,14 @@ model::Snapshot CountCache::Read(std::span<const BagEntry> entries) const {
 }
 
 std::shared_ptr<const model::ModelStats> CountCache::Stats() const { return stats_.load(); }
+
+std::shared_ptr<const model::Calibration> CountCache::Calibration() const {
+  return calibration_.load();
+}
+
+void CountCache::PublishCalibration(std::shared_ptr<const model::Calibration> calibration) {
+  calibration_.store(std::move(calibration));
+}
 
 TokenCounts CountCache::Get(TokenHash hash) const {
   const Shard& shard = ShardOf(hash);

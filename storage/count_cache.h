@@ -1,5 +1,5 @@
-// CountCache: the in-memory copy of the model (per-token class counts and stats) that serves
-// every read, so classification never touches the disk.
+// CountCache: the in-memory copy of the model (per-token class counts, stats and the fitted
+// calibration) that serves every read, so classification never touches the disk.
 #ifndef NBSPAMD_STORAGE_COUNT_CACHE_H_
 #define NBSPAMD_STORAGE_COUNT_CACHE_H_
 
@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/calibration.h"
 #include "model/model_stats.h"
 #include "model/snapshot.h"
 #include "storage/token_table.h"
@@ -18,14 +19,14 @@
 
 namespace nbspamd::storage {
 
-// Thread safety: Read, Stats and Get from any thread; Publish and Load from one writer at a
-// time. Readers never wait for the writer's lock: tokens live in shards with their own
-// reader-writer locks, each held only for one lookup, and a sequence number (odd while a
-// Publish is under way) lets a reader detect that it overlapped a Publish and read again, so a
-// Snapshot is always of one published state. A shard's table grows outside its lock (readers
-// keep reading the old slots while the new ones are built) and only the swap takes the lock, so
-// growth costs readers no more than one update does; one shard grows at a time, so the extra
-// memory is that of one shard.
+// Thread safety: Read, Stats, Get and Calibration from any thread; Publish, PublishCalibration
+// and Load from one writer at a time. Readers never wait for the writer's lock: tokens live in
+// shards with their own reader-writer locks, each held only for one lookup, and a sequence number
+// (odd while a Publish is under way) lets a reader detect that it overlapped a Publish and read
+// again, so a Snapshot is always of one published state. A shard's table grows outside its lock
+// (readers keep reading the old slots while the new ones are built) and only the swap takes the
+// lock, so growth costs readers no more than one update does; one shard grows at a time, so the
+// extra memory is that of one shard.
 class CountCache {
  public:
   explicit CountCache(model::ModelStats stats);
@@ -34,6 +35,11 @@ class CountCache {
 
   [[nodiscard]] model::Snapshot Read(std::span<const BagEntry> entries) const;
   [[nodiscard]] std::shared_ptr<const model::ModelStats> Stats() const;
+  // The calibration fitted from the current feedback histogram: an immutable value swapped in
+  // whole by PublishCalibration, so a reader never waits and never sees half of one. It starts
+  // empty (not ready).
+  [[nodiscard]] std::shared_ptr<const model::Calibration> Calibration() const;
+  void PublishCalibration(std::shared_ptr<const model::Calibration> calibration);
 
   // The counts of one token without trailing zeros (empty when unknown). For the writer, which
   // sees its own state.
@@ -74,6 +80,7 @@ class CountCache {
 
   std::atomic<std::uint64_t> sequence_{0};
   std::atomic<std::shared_ptr<const model::ModelStats>> stats_;
+  std::atomic<std::shared_ptr<const model::Calibration>> calibration_;
   Shard shards_[kShardCount];
 };
 

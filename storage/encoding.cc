@@ -1,6 +1,7 @@
 #include "storage/encoding.h"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 
 namespace nbspamd::storage {
@@ -19,6 +20,9 @@ std::uint64_t GetFixed64BigEndian(std::string_view input) {
   for (int i = 0; i < 8; ++i) value = value << 8 | static_cast<unsigned char>(input[i]);
   return value;
 }
+
+// Marks the held-out score at the end of a ledger value (schema 3).
+constexpr char kHeldOutTag = 1;
 
 // A varint that must fit `limit`, read from the front of `input`.
 bool GetBounded(std::string_view& input, std::uint64_t limit, std::uint64_t& value) {
@@ -128,7 +132,48 @@ std::string EncodeLedgerEntry(const model::LedgerEntry& entry) {
   value += entry.origin.source;
   PutVarint64(value,
               static_cast<std::uint64_t>(std::max<std::int64_t>(entry.origin.learned_at, 0)));
+  if (entry.held_out) {
+    value.push_back(kHeldOutTag);
+    PutVarint64(value, entry.held_out->scale);
+    PutFixed64BigEndian(value, std::bit_cast<std::uint64_t>(entry.held_out->score));
+  }
   return value;
+}
+
+std::string EncodeFeedbackHistogram(const model::FeedbackHistogram& histogram) {
+  std::string value;
+  PutVarint64(value, histogram.layout.score_scale);
+  PutVarint64(value, histogram.layout.bins);
+  PutFixed64BigEndian(value, std::bit_cast<std::uint64_t>(histogram.layout.low));
+  PutFixed64BigEndian(value, std::bit_cast<std::uint64_t>(histogram.layout.high));
+  for (std::size_t b = 0; b < histogram.layout.bins; ++b) {
+    PutVarint64(value, histogram.spam[b]);
+    PutVarint64(value, histogram.ham[b]);
+  }
+  return value;
+}
+
+std::expected<model::FeedbackHistogram, Error> DecodeFeedbackHistogram(std::string_view value) {
+  model::FeedbackHistogram histogram;
+  std::uint64_t scale = 0, bins = 0;
+  if (!GetBounded(value, std::numeric_limits<std::uint32_t>::max(), scale) ||
+      !GetBounded(value, value.size() / 2, bins) || value.size() < 16) {
+    return Corrupt("calibration");
+  }
+  histogram.layout.score_scale = static_cast<std::uint32_t>(scale);
+  histogram.layout.bins = static_cast<std::uint32_t>(bins);
+  histogram.layout.low = std::bit_cast<double>(GetFixed64BigEndian(value));
+  histogram.layout.high = std::bit_cast<double>(GetFixed64BigEndian(value.substr(8)));
+  value.remove_prefix(16);
+  histogram.spam.assign(bins, 0);
+  histogram.ham.assign(bins, 0);
+  for (std::size_t b = 0; b < bins; ++b) {
+    if (!GetVarint64(value, histogram.spam[b]) || !GetVarint64(value, histogram.ham[b])) {
+      return Corrupt("calibration");
+    }
+  }
+  if (!value.empty()) return Corrupt("calibration");
+  return histogram;
 }
 
 std::string SourceKeyPrefix(std::string_view source, std::int64_t learned_at) {
@@ -180,10 +225,19 @@ std::expected<model::LedgerEntry, Error> DecodeLedgerEntry(std::string_view valu
   entry.origin.source = std::string(value.substr(0, source_length));
   value.remove_prefix(source_length);
   std::uint64_t learned_at = 0;
-  if (!GetBounded(value, std::numeric_limits<std::int64_t>::max(), learned_at) || !value.empty()) {
+  if (!GetBounded(value, std::numeric_limits<std::int64_t>::max(), learned_at)) {
     return Corrupt("ledger");
   }
   entry.origin.learned_at = static_cast<std::int64_t>(learned_at);
+  if (value.empty()) return entry;  // Schema 2, or no held-out score.
+  std::uint64_t scale = 0;
+  if (value.front() != kHeldOutTag) return Corrupt("ledger");
+  value.remove_prefix(1);
+  if (!GetBounded(value, std::numeric_limits<std::uint32_t>::max(), scale) || value.size() != 8) {
+    return Corrupt("ledger");
+  }
+  entry.held_out = model::HeldOutScore{static_cast<std::uint32_t>(scale),
+                                       std::bit_cast<double>(GetFixed64BigEndian(value))};
   return entry;
 }
 

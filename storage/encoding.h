@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "common/error.h"
+#include "model/calibration.h"
 #include "model/delta.h"
 #include "model/model_stats.h"
 #include "storage/count_cache.h"
@@ -19,7 +20,8 @@
 namespace nbspamd::storage {
 
 // Do not change: stored on disk. Bumped whenever any encoding below changes.
-inline constexpr std::uint64_t kSchemaVersion = 2;
+// 3: ledger records may end with a held-out score; the calibration meta record.
+inline constexpr std::uint64_t kSchemaVersion = 3;
 
 void PutVarint64(std::string& out, std::uint64_t value);
 // Reads a varint from the front of `input` and advances it. False when truncated or too long.
@@ -43,9 +45,20 @@ void PutVarint64(std::string& out, std::uint64_t value);
 
 // Ledger value: varint label length, label bytes, varint token count, then per token 8 bytes
 // big-endian hash and a varint count; then (since schema 2) varint source length, source bytes
-// and varint learned_at. A schema 1 record ends after the tokens: its origin is {"", 0}.
+// and varint learned_at; then (since schema 3, only when the record has one) the held-out score:
+// a byte 1, varint scale and the score's IEEE 754 bits as 8 bytes big-endian. A schema 1 record
+// ends after the tokens: its origin is {"", 0}; a record that ends after learned_at has no
+// held-out score.
 [[nodiscard]] std::string EncodeLedgerEntry(const model::LedgerEntry& entry);
 [[nodiscard]] std::expected<model::LedgerEntry, Error> DecodeLedgerEntry(std::string_view value);
+
+// Calibration record (schema 3): the feedback histogram (model/calibration.h): varint
+// score_scale, varint bins, low and high as IEEE 754 bits in 8 bytes big-endian each, then per
+// bin a varint spam count and a varint ham count. Decoding accepts any layout (the caller
+// compares it with the current one).
+[[nodiscard]] std::string EncodeFeedbackHistogram(const model::FeedbackHistogram& histogram);
+[[nodiscard]] std::expected<model::FeedbackHistogram, Error> DecodeFeedbackHistogram(
+    std::string_view value);
 
 // Source index key (schema 2): source bytes, a 0 byte, learned_at as 8 bytes big-endian, then the
 // message id; the value is empty. One per ledger record, so keys sort by source, then time.

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <limits>
 #include <vector>
 
@@ -58,18 +59,59 @@ TEST(EncodingTest, ModelStatsRoundTrip) {
 }
 
 TEST(EncodingTest, LedgerEntryRoundTrip) {
-  const model::LedgerEntry entry{
-      "spam", {{1, 2}, {0xffffffffffffffffull, 4000000000u}}, {"mx1", 1795000000}};
+  const model::LedgerEntry entry{"spam",
+                                 {{1, 2}, {0xffffffffffffffffull, 4000000000u}},
+                                 {"mx1", 1795000000},
+                                 model::HeldOutScore{1, -0.0213}};
   EXPECT_EQ(*DecodeLedgerEntry(EncodeLedgerEntry(entry)), entry);
   const std::string encoded = EncodeLedgerEntry(entry);
+  // A schema 2 record ends after learned_at, and reads back without a held-out score.
+  const std::size_t schema2_size = encoded.size() - 1 - 1 - 8;
+  const model::LedgerEntry schema2{entry.label, entry.tokens, entry.origin, std::nullopt};
+  EXPECT_EQ(*DecodeLedgerEntry(encoded.substr(0, schema2_size)), schema2);
+  EXPECT_EQ(EncodeLedgerEntry(schema2), encoded.substr(0, schema2_size))
+      << "a record without a held-out score is written as schema 2 wrote it";
   // A schema 1 record ends after its tokens, and reads back with an empty origin.
-  const std::size_t schema1_size = encoded.size() - 1 - 3 - 5;
-  const model::LedgerEntry schema1{entry.label, entry.tokens, {}};
+  const std::size_t schema1_size = schema2_size - 1 - 3 - 5;
+  const model::LedgerEntry schema1{entry.label, entry.tokens, {}, std::nullopt};
   EXPECT_EQ(*DecodeLedgerEntry(encoded.substr(0, schema1_size)), schema1);
   for (std::size_t cut = 0; cut < encoded.size(); ++cut) {
-    if (cut == schema1_size) continue;
+    if (cut == schema1_size || cut == schema2_size) continue;
     EXPECT_EQ(DecodeLedgerEntry(encoded.substr(0, cut)).error().code, ErrorCode::kDataLoss) << cut;
   }
+  // An unknown field after learned_at, or trailing bytes, are corrupt.
+  EXPECT_FALSE(DecodeLedgerEntry(encoded.substr(0, schema2_size) + '\x02').has_value());
+  EXPECT_FALSE(DecodeLedgerEntry(encoded + '\0').has_value());
+}
+
+TEST(EncodingTest, HeldOutScoresKeepEveryBit) {
+  for (const double score : {0.0, -0.0, 1e-300, -1.7976931348623157e308, 0.1, 2.0 / 3}) {
+    const model::LedgerEntry entry{"ham", {{7, 1}}, {"", 0}, model::HeldOutScore{9, score}};
+    const auto decoded = DecodeLedgerEntry(EncodeLedgerEntry(entry));
+    ASSERT_TRUE(decoded.has_value());
+    EXPECT_EQ(std::bit_cast<std::uint64_t>(decoded->held_out->score),
+              std::bit_cast<std::uint64_t>(score));
+    EXPECT_EQ(decoded->held_out->scale, 9u);
+  }
+}
+
+TEST(EncodingTest, FeedbackHistogramRoundTrip) {
+  model::FeedbackHistogram histogram;
+  histogram.spam[0] = 1;
+  histogram.spam[99] = 300;
+  histogram.ham[42] = 1ull << 40;
+  const std::string encoded = EncodeFeedbackHistogram(histogram);
+  EXPECT_EQ(*DecodeFeedbackHistogram(encoded), histogram);
+  for (std::size_t cut = 0; cut < encoded.size(); ++cut) {
+    EXPECT_FALSE(DecodeFeedbackHistogram(encoded.substr(0, cut)).has_value()) << cut;
+  }
+  EXPECT_FALSE(DecodeFeedbackHistogram(encoded + '\0').has_value());
+  // Another layout decodes as what it is.
+  model::FeedbackHistogram other;
+  other.layout = {7, 3, -2.0, 2.0};
+  other.spam = {1, 2, 3};
+  other.ham = {4, 5, 6};
+  EXPECT_EQ(*DecodeFeedbackHistogram(EncodeFeedbackHistogram(other)), other);
 }
 
 }  // namespace

@@ -24,6 +24,10 @@ model::Snapshot MemoryStore::Read(std::span<const BagEntry> entries) const {
 
 std::shared_ptr<const model::ModelStats> MemoryStore::Stats() const { return cache_.Stats(); }
 
+std::shared_ptr<const model::Calibration> MemoryStore::Calibration() const {
+  return cache_.Calibration();
+}
+
 std::expected<std::optional<model::LedgerEntry>, Error> MemoryStore::FindLearned(
     std::string_view id) const {
   std::lock_guard lock(ledger_mutex_);
@@ -53,6 +57,10 @@ std::expected<BatchResults, Error> MemoryStore::ApplyBatch(std::span<const model
   }
   cache_.Publish(resolved.tokens,
                  std::make_shared<const model::ModelStats>(std::move(resolved.stats)));
+  if (resolved.feedback) {
+    cache_.PublishCalibration(
+        std::make_shared<const model::Calibration>(std::move(*resolved.feedback)));
+  }
   return results;
 }
 

@@ -110,6 +110,7 @@ struct Scan {
   std::unordered_set<std::string> expected_source_keys;  // From the ledger.
   std::vector<std::string> stray_source_keys;            // In the index, of no ledger record.
   std::vector<std::string> corrupt_ledger_ids;
+  model::FeedbackHistogram expected_feedback;  // From the ledger.
   std::uint64_t problem_count = 0;
 
   void Problem(std::string text) {
@@ -146,6 +147,7 @@ std::expected<Scan, Error> ScanFolder(const Folder& folder) {
       class_index = scan.expected_stats.classes.size() - 1;
     }
     scan.expected_source_keys.insert(EncodeSourceKey(id, entry->origin));
+    if (const auto cell = model::FeedbackCellOf(*entry)) scan.expected_feedback.Add(*cell);
     ++scan.expected_stats.classes[*class_index].documents;
     for (const BagEntry& token : entry->tokens) {
       TokenCounts& counts = scan.expected[token.hash];
@@ -213,6 +215,25 @@ std::expected<Scan, Error> ScanFolder(const Folder& folder) {
                  " ledger records are missing from the source index");
   }
 
+  // Invariant 7.
+  std::string calibration;
+  const rocksdb::Status calibration_status =
+      folder.db->Get(rocksdb::ReadOptions(), folder.meta, kCalibrationKey, &calibration);
+  if (calibration_status.IsNotFound()) {
+    scan.Problem("the calibration record is missing");
+  } else if (!calibration_status.ok()) {
+    return RocksdbError("reading the calibration record", calibration_status);
+  } else if (auto histogram = DecodeFeedbackHistogram(calibration); !histogram) {
+    scan.Problem("the calibration record cannot be decoded");
+  } else if (histogram->layout == model::CalibrationLayout{} &&
+             *histogram != scan.expected_feedback) {
+    scan.Problem("the calibration record does not count the ledger's held-out scores (" +
+                 std::to_string(histogram->SpamTotal()) + " spam, " +
+                 std::to_string(histogram->HamTotal()) + " ham where the ledger has " +
+                 std::to_string(scan.expected_feedback.SpamTotal()) + " and " +
+                 std::to_string(scan.expected_feedback.HamTotal()) + ")");
+  }
+
   const model::ModelStats& stored = scan.report.stats;
   if (totals.size() > stored.classes.size()) {
     scan.Problem("token records name more classes than exist");
@@ -274,6 +295,7 @@ std::expected<CheckReport, Error> RepairModel(const std::string& path) {
       for (const std::string& key : scan->stray_source_keys) batch.Delete(folder->sources, key);
       for (const std::string& key : scan->expected_source_keys) batch.Put(folder->sources, key, "");
       batch.Put(folder->meta, kModelStatsKey, EncodeModelStats(scan->expected_stats));
+      batch.Put(folder->meta, kCalibrationKey, EncodeFeedbackHistogram(scan->expected_feedback));
       rocksdb::WriteOptions write_options;
       write_options.sync = true;
       const rocksdb::Status status = folder->db->Write(write_options, &batch);

@@ -11,7 +11,10 @@
 //   3. |V| equals the number of token records, and no record is all zeros;
 //   4. each class's document count N_c equals the number of ledger records learned as c;
 //   5. every ledger record decodes and names an existing class;
-//   6. the source index holds exactly one entry per ledger record, for its origin.
+//   6. the source index holds exactly one entry per ledger record, for its origin;
+//   7. the calibration record counts exactly the held-out scores of the ledger records
+//      (model::FeedbackCellOf). A record of another layout is not a problem: the daemon rebuilds
+//      it from the ledger when it opens the folder.
 // The ledger is the source of truth: it holds exactly what each learned message added.
 #ifndef NBSPAMD_STORAGE_MODEL_CHECK_H_
 #define NBSPAMD_STORAGE_MODEL_CHECK_H_
@@ -43,7 +46,8 @@ inline constexpr std::size_t kMaxProblems = 20;
 // stats record is unreadable, kInternal when RocksDB cannot open it.
 [[nodiscard]] std::expected<CheckReport, Error> CheckModel(const std::string& path);
 
-// Rewrites the token records and the stats of `path` from its ledger in one synced write, so
+// Rewrites the token records, the stats and the calibration record of `path` from its ledger in
+// one synced write, so
 // that every invariant holds; ledger records that cannot be decoded are deleted (they could
 // never be forgotten). Classes keep their order; a ledger label of no class becomes a new class.
 // Returns the check of the repaired folder. REQUIRES: no daemon has the folder open (RocksDB's

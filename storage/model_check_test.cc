@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <map>
+#include <tuple>
 
 #include "model/learning.h"
 #include "storage/encoding.h"
@@ -186,6 +187,54 @@ TEST_F(ModelCheckTest, ASchemaOneFolderIsUpgradedAtOpen) {
   auto listed = (*store)->ListLearned("", 0, 1, 100);
   ASSERT_TRUE(listed.has_value());
   EXPECT_EQ(listed->size(), 4u);
+}
+
+TEST_F(ModelCheckTest, ACalibrationRecordTheLedgerDoesNotExplainIsFoundAndRepaired) {
+  model::FeedbackHistogram expected;
+  {
+    auto store = RocksdbStore::Open(path_);
+    ASSERT_TRUE(store.has_value()) << store.error().message;
+    for (const auto& [id, label, score] : {std::tuple{"f1", "spam", 0.25}, {"f2", "ham", -0.75}}) {
+      const model::LearnPlan plan =
+          model::PlanLearn(id, label, Bag(id), std::nullopt, *(*store)->Stats(), {},
+                           model::HeldOutScore{model::kScoreScale, score});
+      ASSERT_TRUE((*store)->Apply(plan.delta).has_value());
+      expected.Add({model::CalibrationBin(score), std::string(label) == "spam"});
+    }
+    ASSERT_EQ((*store)->Calibration()->histogram(), expected);
+  }
+  ASSERT_TRUE(CheckModel(path_)->ok());
+
+  model::FeedbackHistogram wrong = expected;
+  wrong.spam[3] = 7;
+  WriteRaw(path_, "default", kCalibrationKey, EncodeFeedbackHistogram(wrong));
+  auto report = CheckModel(path_);
+  ASSERT_TRUE(report.has_value()) << report.error().message;
+  ASSERT_FALSE(report->ok());
+  EXPECT_THAT(report->problems.front(),
+              HasSubstr("the calibration record does not count the ledger's held-out scores (8 "
+                        "spam, 1 ham where the ledger has 1 and 1)"));
+  auto repaired = RepairModel(path_);
+  ASSERT_TRUE(repaired.has_value()) << repaired.error().message;
+  EXPECT_TRUE(repaired->ok());
+  {
+    auto store = RocksdbStore::Open(path_);
+    ASSERT_TRUE(store.has_value()) << store.error().message;
+    EXPECT_EQ((*store)->Calibration()->histogram(), expected);
+  }
+
+  // Missing is a problem; another layout is not (the daemon rebuilds it when it opens).
+  ChangeRaw(path_, [](rocksdb::DB& db, const std::string& name, rocksdb::ColumnFamilyHandle* h) {
+    if (name == "default") {
+      ASSERT_TRUE(db.Delete({}, h, kCalibrationKey).ok());
+    }
+  });
+  EXPECT_THAT(CheckModel(path_)->problems,
+              ::testing::Contains("the calibration record is missing"));
+  model::FeedbackHistogram other;
+  other.layout.score_scale = model::kScoreScale + 1;
+  WriteRaw(path_, "default", kCalibrationKey, EncodeFeedbackHistogram(other));
+  EXPECT_TRUE(CheckModel(path_)->ok());
 }
 
 TEST_F(ModelCheckTest, RepairIsRefusedWhileTheModelIsOpen) {

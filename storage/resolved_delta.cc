@@ -22,7 +22,8 @@ std::expected<std::uint64_t, Error> AddChecked(std::uint64_t base, std::int64_t 
 
 }  // namespace
 
-DeltaResolver::DeltaResolver(const CountCache& cache) : cache_(cache), stats_(*cache.Stats()) {}
+DeltaResolver::DeltaResolver(const CountCache& cache)
+    : cache_(cache), stats_(*cache.Stats()), feedback_(cache.Calibration()->histogram()) {}
 
 TokenCounts DeltaResolver::CountsOf(TokenHash hash) const {
   if (const auto it = tokens_.find(hash); it != tokens_.end()) return it->second;
@@ -89,13 +90,33 @@ std::expected<void, Error> DeltaResolver::Resolve(const model::Delta& delta) {
     tokens.emplace_back(hash, std::move(counts));
   }
 
+  // The feedback cells: at most a few per delta, checked together before any is applied.
+  std::vector<std::pair<std::uint64_t*, std::uint64_t>> feedback;
+  for (const model::FeedbackChange& change : delta.feedback_changes) {
+    std::vector<std::uint64_t>& cells = change.spam ? feedback_.spam : feedback_.ham;
+    if (change.bin >= cells.size()) {
+      return MakeError(ErrorCode::kDataLoss, "training change names an unknown calibration bin");
+    }
+    std::uint64_t* cell = &cells[change.bin];
+    std::uint64_t base = *cell;
+    for (const auto& [earlier, value] : feedback) {
+      if (earlier == cell) base = value;
+    }
+    auto count = AddChecked(base, change.change, "a feedback count");
+    if (!count) return std::unexpected(count.error());
+    feedback.emplace_back(cell, *count);
+  }
+
   stats_ = std::move(stats);
   for (auto& [hash, counts] : tokens) tokens_.insert_or_assign(hash, std::move(counts));
+  for (const auto& [cell, value] : feedback) *cell = value;
+  feedback_changed_ = feedback_changed_ || !feedback.empty();
   return {};
 }
 
 ResolvedDelta DeltaResolver::Take() && {
-  ResolvedDelta resolved{{}, std::move(stats_)};
+  ResolvedDelta resolved{{}, std::move(stats_), std::nullopt};
+  if (feedback_changed_) resolved.feedback = std::move(feedback_);
   resolved.tokens.reserve(tokens_.size());
   for (auto& [hash, counts] : tokens_) resolved.tokens.emplace_back(hash, std::move(counts));
   std::sort(resolved.tokens.begin(), resolved.tokens.end(),

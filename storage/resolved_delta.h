@@ -9,6 +9,7 @@
 #define NBSPAMD_STORAGE_RESOLVED_DELTA_H_
 
 #include <expected>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -23,10 +24,12 @@
 namespace nbspamd::storage {
 
 // The new full counts of every token the accepted deltas touch (empty: the token is gone), each
-// token once, and the new stats, with each class's token total and |V| kept exact.
+// token once, and the new stats, with each class's token total and |V| kept exact; and the new
+// feedback histogram when an accepted delta changed it.
 struct ResolvedDelta {
   std::vector<std::pair<TokenHash, TokenCounts>> tokens;
   model::ModelStats stats;
+  std::optional<model::FeedbackHistogram> feedback;
 };
 
 // Thread safety: one thread at a time, and the cache must not be published to while a resolver
@@ -37,10 +40,10 @@ class DeltaResolver {
   explicit DeltaResolver(const CountCache& cache);
 
   // Resolves `delta` against the state so far and, on success, folds it in.
-  // Errors: kDataLoss when a count would fall below zero or a class index is unknown, or when an
-  // earlier delta with the same ledger id failed (this one was planned on the record that one
-  // would have written); kInternal when a new class already exists. On error the state so far
-  // is untouched.
+  // Errors: kDataLoss when a count (a feedback count too) would fall below zero or a class index
+  // or calibration bin is unknown, or when an earlier delta with the same ledger id failed (this
+  // one was planned on the record that one would have written); kInternal when a new class already
+  // exists. On error the state so far is untouched.
   [[nodiscard]] std::expected<void, Error> Add(const model::Delta& delta);
 
   // The stats after every accepted delta.
@@ -57,6 +60,8 @@ class DeltaResolver {
 
   const CountCache& cache_;
   model::ModelStats stats_;
+  model::FeedbackHistogram feedback_;
+  bool feedback_changed_ = false;
   std::unordered_map<TokenHash, TokenCounts> tokens_;  // Tokens changed so far, new counts.
   std::unordered_set<std::string> failed_ledger_ids_;  // Ledger ids of the deltas that failed.
 };

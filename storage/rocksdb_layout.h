@@ -13,6 +13,8 @@ inline constexpr char kSourcesFamily[] = "sources";
 inline constexpr char kSchemaVersionKey[] = "schema_version";
 inline constexpr char kModelStatsKey[] = "model_stats";
 inline constexpr char kStreamPositionKey[] = "stream_position";
+// Schema 3: the feedback histogram of held-out scores (EncodeFeedbackHistogram).
+inline constexpr char kCalibrationKey[] = "calibration";
 
 }  // namespace nbspamd::storage
 

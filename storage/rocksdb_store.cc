@@ -36,7 +36,8 @@ std::expected<std::optional<std::string>, Error> GetMeta(rocksdb::DB& db,
 }
 
 // Schema 1 → 2: schema 1 ledger records are valid schema 2 records (of origin {"", 0}); the
-// source index is built from them, and the version record changes, in one synced write.
+// source index is built from them, and the version record changes, in one synced write. The
+// upgrade to 3 follows.
 std::expected<void, Error> UpgradeFromSchema1(
     rocksdb::DB& db, const std::vector<rocksdb::ColumnFamilyHandle*>& handles,
     const std::string& path) {
@@ -48,12 +49,44 @@ std::expected<void, Error> UpgradeFromSchema1(
     batch.Put(handles[kSources], EncodeSourceKey(it->key().ToStringView(), entry->origin), "");
   }
   if (!it->status().ok()) return RocksdbError("upgrading " + path, it->status());
-  batch.Put(handles[kMeta], kSchemaVersionKey, std::to_string(kSchemaVersion));
+  batch.Put(handles[kMeta], kSchemaVersionKey, "2");
   rocksdb::WriteOptions write_options;
   write_options.sync = true;
   const rocksdb::Status status = db.Write(write_options, &batch);
   if (!status.ok()) return RocksdbError("upgrading " + path, status);
   return {};
+}
+
+// Schema 2 → 3: schema 2 ledger records are valid schema 3 records without a held-out score, so
+// the calibration histogram is empty; it and the version record are written in one synced write.
+std::expected<void, Error> UpgradeFromSchema2(
+    rocksdb::DB& db, const std::vector<rocksdb::ColumnFamilyHandle*>& handles,
+    const std::string& path) {
+  rocksdb::WriteBatch batch;
+  batch.Put(handles[kMeta], kCalibrationKey, EncodeFeedbackHistogram({}));
+  batch.Put(handles[kMeta], kSchemaVersionKey, "3");
+  rocksdb::WriteOptions write_options;
+  write_options.sync = true;
+  const rocksdb::Status status = db.Write(write_options, &batch);
+  if (!status.ok()) return RocksdbError("upgrading " + path, status);
+  return {};
+}
+
+// The feedback histogram of the ledger's records, in the current layout: one pass over the
+// ledger.
+std::expected<model::FeedbackHistogram, Error> FeedbackFromLedger(
+    rocksdb::DB& db, rocksdb::ColumnFamilyHandle* ledger) {
+  model::FeedbackHistogram histogram;
+  rocksdb::ReadOptions read_options;
+  read_options.fill_cache = false;
+  std::unique_ptr<rocksdb::Iterator> it(db.NewIterator(read_options, ledger));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    auto entry = DecodeLedgerEntry(std::string_view(it->value().data(), it->value().size()));
+    if (!entry) return std::unexpected(entry.error());
+    if (const auto cell = model::FeedbackCellOf(*entry)) histogram.Add(*cell);
+  }
+  if (!it->status().ok()) return RocksdbError("reading the training ledger", it->status());
+  return histogram;
 }
 
 // Checks the schema version of an existing model (upgrading schema 1), or writes version and
@@ -78,6 +111,7 @@ std::expected<model::ModelStats, Error> InitialiseOrCheck(
     rocksdb::WriteBatch batch;
     batch.Put(meta, kSchemaVersionKey, std::to_string(kSchemaVersion));
     batch.Put(meta, kModelStatsKey, EncodeModelStats(stats));
+    batch.Put(meta, kCalibrationKey, EncodeFeedbackHistogram({}));
     rocksdb::WriteOptions write_options;
     write_options.sync = true;
     const rocksdb::Status status = db.Write(write_options, &batch);
@@ -94,7 +128,13 @@ std::expected<model::ModelStats, Error> InitialiseOrCheck(
     if (auto upgraded = UpgradeFromSchema1(db, handles, path); !upgraded) {
       return std::unexpected(upgraded.error());
     }
-    stored = kSchemaVersion;
+    stored = 2;
+  }
+  if (stored == 2) {
+    if (auto upgraded = UpgradeFromSchema2(db, handles, path); !upgraded) {
+      return std::unexpected(upgraded.error());
+    }
+    stored = 3;
   }
   if (stored != kSchemaVersion) {
     return MakeError(ErrorCode::kDataLoss, "data folder " + path + " holds schema version " + text +
@@ -173,6 +213,7 @@ std::expected<std::unique_ptr<RocksdbStore>, Error> RocksdbStore::Open(const std
   if (!position) return std::unexpected(position.error());
   store->stream_position_ = position->value_or("");
   if (auto loaded = store->LoadTokens(); !loaded) return std::unexpected(loaded.error());
+  if (auto loaded = store->LoadCalibration(); !loaded) return std::unexpected(loaded.error());
   return store;
 }
 
@@ -243,11 +284,39 @@ std::expected<void, Error> RocksdbStore::LoadTokens() {
   return {};
 }
 
+std::expected<void, Error> RocksdbStore::LoadCalibration() {
+  auto stored = GetMeta(*db_, handles_[kMeta], kCalibrationKey);
+  if (!stored) return std::unexpected(stored.error());
+  std::optional<model::FeedbackHistogram> histogram;
+  if (*stored) {
+    auto decoded = DecodeFeedbackHistogram(**stored);
+    if (!decoded) return std::unexpected(decoded.error());
+    if (decoded->layout == model::CalibrationLayout{}) histogram = std::move(*decoded);
+  }
+  if (!histogram) {
+    // Missing, or counted in another layout: count the ledger's held-out scores again.
+    auto rebuilt = FeedbackFromLedger(*db_, handles_[kLedger]);
+    if (!rebuilt) return std::unexpected(rebuilt.error());
+    rocksdb::WriteOptions write_options;
+    write_options.sync = true;
+    const rocksdb::Status status = db_->Put(write_options, handles_[kMeta], kCalibrationKey,
+                                            EncodeFeedbackHistogram(*rebuilt));
+    if (!status.ok()) return RocksdbError("writing the calibration record", status);
+    histogram = std::move(*rebuilt);
+  }
+  cache_.PublishCalibration(std::make_shared<const model::Calibration>(std::move(*histogram)));
+  return {};
+}
+
 model::Snapshot RocksdbStore::Read(std::span<const BagEntry> entries) const {
   return cache_.Read(entries);
 }
 
 std::shared_ptr<const model::ModelStats> RocksdbStore::Stats() const { return cache_.Stats(); }
+
+std::shared_ptr<const model::Calibration> RocksdbStore::Calibration() const {
+  return cache_.Calibration();
+}
 
 std::expected<std::optional<model::LedgerEntry>, Error> RocksdbStore::FindLearned(
     std::string_view id) const {
@@ -299,6 +368,9 @@ std::expected<BatchResults, Error> RocksdbStore::ApplyBatch(std::span<const mode
     if (!delta.stream_position.empty()) stream_position = &delta.stream_position;
   }
   batch.Put(handles_[kMeta], kModelStatsKey, EncodeModelStats(resolved.stats));
+  if (resolved.feedback) {
+    batch.Put(handles_[kMeta], kCalibrationKey, EncodeFeedbackHistogram(*resolved.feedback));
+  }
   if (stream_position != nullptr) batch.Put(handles_[kMeta], kStreamPositionKey, *stream_position);
   rocksdb::WriteOptions write_options;
   write_options.sync = true;
@@ -311,6 +383,11 @@ std::expected<BatchResults, Error> RocksdbStore::ApplyBatch(std::span<const mode
   }
   cache_.Publish(resolved.tokens,
                  std::make_shared<const model::ModelStats>(std::move(resolved.stats)));
+  if (resolved.feedback) {
+    // Fitting is a pass over the bins: microseconds, on the writer's thread.
+    cache_.PublishCalibration(
+        std::make_shared<const model::Calibration>(std::move(*resolved.feedback)));
+  }
   return results;
 }
 

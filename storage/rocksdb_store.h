@@ -2,8 +2,11 @@
 // CountCache loaded at open), so reads never touch the disk; RocksDB is the durable copy.
 //
 // Layout (docs/STORAGE.md): column family "default" holds meta records (schema_version,
-// model_stats, stream_position), "tokens" the per-token class counts, "ledger" one record per
-// learned message id. Every Apply is one WriteBatch written with sync through the write-ahead
+// model_stats, stream_position, calibration), "tokens" the per-token class counts, "ledger" one
+// record per learned message id, "sources" the source index. The calibration record (the
+// histogram of the ledger's held-out scores) is written in the same batch as the counts; when
+// it is missing or of another layout (model/calibration.h changed) Open rebuilds it from the
+// ledger, once. Every Apply is one WriteBatch written with sync through the write-ahead
 // log, so an acknowledged change survives a crash or kill -9.
 #ifndef NBSPAMD_STORAGE_ROCKSDB_STORE_H_
 #define NBSPAMD_STORAGE_ROCKSDB_STORE_H_
@@ -38,6 +41,7 @@ class RocksdbStore final : public Store {
 
   [[nodiscard]] model::Snapshot Read(std::span<const BagEntry> entries) const override;
   [[nodiscard]] std::shared_ptr<const model::ModelStats> Stats() const override;
+  [[nodiscard]] std::shared_ptr<const model::Calibration> Calibration() const override;
   [[nodiscard]] std::expected<std::optional<model::LedgerEntry>, Error> FindLearned(
       std::string_view id) const override;
   [[nodiscard]] std::expected<BatchResults, Error> ApplyBatch(
@@ -53,6 +57,9 @@ class RocksdbStore final : public Store {
   RocksdbStore(std::unique_ptr<rocksdb::DB> db, std::vector<rocksdb::ColumnFamilyHandle*> handles,
                model::ModelStats stats);
   [[nodiscard]] std::expected<void, Error> LoadTokens();
+  // Reads the calibration record, or rebuilds it from the ledger (and stores it) when it is
+  // missing or of another layout; publishes the fitted calibration.
+  [[nodiscard]] std::expected<void, Error> LoadCalibration();
 
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // Owned; meta, tokens, ledger first.

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "model/calibration.h"
 #include "model/delta.h"
 #include "model/model_stats.h"
 #include "model/snapshot.h"
@@ -59,6 +60,11 @@ class Store {
 
   // The current stats.
   [[nodiscard]] virtual std::shared_ptr<const model::ModelStats> Stats() const = 0;
+
+  // The calibration fitted from the held-out scores of the ledger records (their feedback
+  // histogram), as the last Apply left it; kept exact by the deltas' feedback_changes. Reads
+  // memory only; never waits.
+  [[nodiscard]] virtual std::shared_ptr<const model::Calibration> Calibration() const = 0;
 
   // What the training ledger holds for message `id`: nullopt when it was never learned.
   // Errors: kDataLoss for a corrupt record, kInternal for an I/O failure.

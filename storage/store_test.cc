@@ -17,6 +17,13 @@
 namespace nbspamd::storage {
 namespace {
 
+// `prefix` followed by `i` (a helper: GCC 12 warns wrongly about "literal" + std::to_string).
+std::string Numbered(const char* prefix, std::uint64_t i) {
+  std::string name(prefix);
+  name += std::to_string(i);
+  return name;
+}
+
 struct Backend {
   std::string name;
   std::function<std::unique_ptr<Store>(const TempDir&)> open;
@@ -275,8 +282,8 @@ TEST_P(StoreTest, OneBadDeltaInABatchIsLeftOutAndTheOthersApplied) {
   auto good_a = model::PlanLearn("a", "ham", Bag("one three"), std::nullopt, *store_->Stats());
   auto good_b = model::PlanLearn("b", "spam", Bag("two"), std::nullopt, *store_->Stats());
   // Forgets "m" as if it had learned "one" five times: the counts cannot go that low.
-  model::Delta bad =
-      model::PlanForget("m", {"spam", {{Bag("one").entries[0].hash, 5}}, {}}, *store_->Stats());
+  model::Delta bad = model::PlanForget(
+      "m", {"spam", {{Bag("one").entries[0].hash, 5}}, {}, std::nullopt}, *store_->Stats());
   // Planned on what `bad` would have left: a fresh learn of "m".
   auto after_bad = model::PlanLearn("m", "ham", Bag("four"), std::nullopt, *store_->Stats());
   model::Delta unknown_class;
@@ -360,6 +367,73 @@ TEST_P(StoreTest, ListLearnedBySourceAndTimeWindowFollowsRelearnsAndForgets) {
   EXPECT_EQ((*feedback)[1], (LearnedMessage{"b", "ham", {"feedback", 300}}));
   Forget(*store_, "c");
   EXPECT_EQ(Ids(store_->ListLearned("feedback", 0, kAll, 100)), (Ids_{"b"}));
+}
+
+// Learns `text` under `id` with the held-out score `score` (what the training writer computes).
+void LearnScored(Store& store, const std::string& id, const std::string& label,
+                 const std::string& text, double score) {
+  auto learned = store.FindLearned(id);
+  ASSERT_TRUE(learned.has_value());
+  const model::LearnPlan plan = model::PlanLearn(id, label, Bag(text), *learned, *store.Stats(), {},
+                                                 model::HeldOutScore{model::kScoreScale, score});
+  ASSERT_TRUE(store.Apply(plan.delta).has_value());
+}
+
+TEST_P(StoreTest, TheCalibrationCountsHeldOutScoresThroughLearnRelearnAndForget) {
+  EXPECT_FALSE(store_->Calibration()->ready());
+  EXPECT_EQ(store_->Calibration()->histogram(), model::FeedbackHistogram{});
+  LearnScored(*store_, "s", "spam", "cheap pills", 0.6);    // Bin 65.
+  LearnScored(*store_, "h", "ham", "lunch at noon", -0.6);  // Bin 35.
+  LearnScored(*store_, "n", "newsletter", "weekly", 0.1);   // A third class: not counted.
+  Learn(*store_, "u", "ham", "no score");                   // No held-out score: not counted.
+  model::FeedbackHistogram expected;
+  expected.spam[65] = 1;
+  expected.ham[35] = 1;
+  EXPECT_EQ(store_->Calibration()->histogram(), expected);
+  EXPECT_EQ((*store_->FindLearned("s"))->held_out, (model::HeldOutScore{model::kScoreScale, 0.6}));
+
+  // A relearn moves the record's score to its new class; a forget removes it.
+  Learn(*store_, "s", "ham", "cheap pills");
+  expected.spam[65] = 0;
+  expected.ham[65] = 1;
+  EXPECT_EQ(store_->Calibration()->histogram(), expected);
+  Forget(*store_, "h");
+  expected.ham[35] = 0;
+  EXPECT_EQ(store_->Calibration()->histogram(), expected);
+  Forget(*store_, "s");
+  Forget(*store_, "n");
+  Forget(*store_, "u");
+  EXPECT_EQ(store_->Calibration()->histogram(), model::FeedbackHistogram{});
+}
+
+TEST_P(StoreTest, ACalibrationAppearsWithEnoughFeedback) {
+  for (std::uint64_t i = 0; i < model::kMinFeedbackPerClass; ++i) {
+    LearnScored(*store_, Numbered("s", i), "spam", Numbered("cheap pills ", i), 0.5);
+    LearnScored(*store_, Numbered("h", i), "ham", Numbered("lunch ", i), -0.5);
+  }
+  const auto calibration = store_->Calibration();
+  ASSERT_TRUE(calibration->ready());
+  EXPECT_LT(*calibration->SpamConfidence(-0.5), 0.1);
+  EXPECT_GT(*calibration->SpamConfidence(0.5), 0.9);
+  Forget(*store_, "s0");
+  EXPECT_FALSE(store_->Calibration()->ready()) << "19 spam scores are not enough";
+  EXPECT_TRUE(calibration->ready()) << "a published calibration never changes";
+}
+
+TEST_P(StoreTest, AFeedbackCountBelowZeroIsRefusedWithItsDelta) {
+  model::Delta bad;
+  bad.feedback_changes = {{10, true, -1}};
+  const auto applied = store_->Apply(bad);
+  ASSERT_FALSE(applied.has_value());
+  EXPECT_EQ(applied.error().code, ErrorCode::kDataLoss);
+  model::Delta unknown_bin;
+  unknown_bin.feedback_changes = {{model::kCalibrationBins, false, 1}};
+  EXPECT_EQ(store_->Apply(unknown_bin).error().code, ErrorCode::kDataLoss);
+  // Within one delta, the changes add up before the check.
+  model::Delta net_zero;
+  net_zero.feedback_changes = {{10, true, 1}, {10, true, -1}};
+  EXPECT_TRUE(store_->Apply(net_zero).has_value());
+  EXPECT_EQ(store_->Calibration()->histogram(), model::FeedbackHistogram{});
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, StoreTest,

@@ -187,7 +187,8 @@ TEST_F(ClientTest, TrainsADirectoryAnMboxAndAMaildirThenClassifiesForgetsAndShow
   const std::string spam_file = Corpus("spam/sub0/0");
   run = RunClient({"classify", spam_file, "--server", Server(daemon)});
   EXPECT_EQ(run.status, 1) << run.err;
-  EXPECT_THAT(run.out, ::testing::MatchesRegex("spam [0-9.]+ score=[0-9.-]+\n"));
+  EXPECT_THAT(run.out,
+              ::testing::MatchesRegex("spam [0-9.]+ score=[0-9.-]+( confidence=[0-9.]+)?\n"));
   run = RunClient({"--server", Server(daemon), "classify", "-"}, HamMail(99));
   EXPECT_EQ(run.status, 0) << run.err;
   EXPECT_THAT(run.out, ::testing::StartsWith("ham "));
@@ -248,7 +249,8 @@ TEST_F(ClientTest, AnUnsureVerdictIsPrintedFirstAndExitsZero) {
   for (const std::string& message : {SpamMail(42), HamMail(99)}) {
     const ClientExit run = RunClient({"--server", Server(daemon), "classify", "-"}, message);
     EXPECT_EQ(run.status, 0) << "unsure exits 0, like ham: " << run.err;
-    EXPECT_THAT(run.out, ::testing::MatchesRegex("unsure [0-9.]+ score=[0-9.-]+\n"));
+    EXPECT_THAT(run.out,
+                ::testing::MatchesRegex("unsure [0-9.]+ score=[0-9.-]+( confidence=[0-9.]+)?\n"));
   }
   const ClientExit run =
       RunClient({"--server", Server(daemon), "classify", "--json", "-"}, SpamMail(42));

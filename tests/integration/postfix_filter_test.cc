@@ -102,7 +102,9 @@ TEST_F(PostfixFilterTest, AnUnsureMessageIsMarkedUnsureWithoutTheSpamFlag) {
                                     "Subject: agenda\n\nthe lunch meeting on friday\n"}) {
     ASSERT_EQ(Filter(message, daemon.port()), 0);
     const std::string delivered = ReadFile(dir_.Join("delivered"));
-    EXPECT_THAT(delivered, ::testing::MatchesRegex("X-Nbspamd: unsure [0-9.]+ score=[0-9.-]+\n.*"));
+    EXPECT_THAT(delivered,
+                ::testing::MatchesRegex(
+                    "X-Nbspamd: unsure [0-9.]+ score=[0-9.-]+( confidence=[0-9.]+)?\n.*"));
     EXPECT_THAT(delivered, Not(HasSubstr("X-Spam-Flag")));
     EXPECT_THAT(delivered, HasSubstr("\n" + message));
   }

@@ -1,0 +1,132 @@
+// Calibration: spam_confidence, a calibrated P(spam | score), learned from the model's own
+// feedback. No I/O.
+//
+// `probability` (the naive Bayes posterior) saturates at 0 or 1 for any long message, whatever
+// the evidence is worth. The score ranks messages well, but is no probability. The model's own
+// training history says what a score is worth: every message learned is first scored by the
+// model as it was just before (a held-out score, LedgerEntry::held_out), and its label says
+// whether it was spam. Those (score, label) pairs, counted in a histogram over fixed score bins,
+// are fitted by isotonic regression into P(spam | score), monotone in the score:
+//
+//   FeedbackHistogram histogram;                       // kept by storage, one per model
+//   histogram.Add(*FeedbackCellOf(entry), +1);         // each learned record that has a score
+//   Calibration calibration(histogram);                // fits; immutable afterwards
+//   std::optional<double> p = calibration.SpamConfidence(score);  // nullopt until ready()
+//
+// The fit, for bins b with s_b spam and h_b ham scores (n_b = s_b + h_b):
+//   1. the base rate p0 = (S + 1) / (N + 2) over all bins (Laplace), S and N the totals;
+//   2. each non-empty bin's estimate with a Beta prior of strength kCalibrationPriorStrength
+//      centred on p0: (s_b + k·p0) / (n_b + k), of weight n_b + k, so that a bin of one or two
+//      messages says little beyond the base rate;
+//   3. pool adjacent violators (PAV) over the non-empty bins in score order, each pool taking
+//      the weighted mean of its bins, until the estimates never decrease with the score;
+//   4. empty bins take the straight line between the neighbouring non-empty bins' values (at
+//      their centres), or the nearest one's value beyond the first or last.
+// SpamConfidence interpolates linearly between bin centres, so it is continuous, never
+// decreasing in the score, and strictly between 0 and 1. Below kMinFeedbackPerClass held-out
+// scores of either class it is nullopt: too little feedback to say anything.
+//
+// Thread safety: a Calibration is immutable once built; any number of threads may read one.
+#ifndef NBSPAMD_MODEL_CALIBRATION_H_
+#define NBSPAMD_MODEL_CALIBRATION_H_
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "model/delta.h"
+
+namespace nbspamd::model {
+
+// The score binning and the definition of the score, in one place. Held-out scores outside
+// [kCalibrationLow, kCalibrationHigh) are counted in the first or last bin. The range covers
+// where P(spam | score) moves with today's score (ClassifyResult::score: the mean weight of the
+// tokens far from neutral; with the defaults, held-out spam and ham overlap within about
+// [-1.5, 1.2] on every corpus of docs/ACCURACY.md, and the thresholds are -0.6 and 1). Changing
+// any of these is safe: a stored histogram of another layout is rebuilt from the ledger when the
+// daemon opens the model.
+inline constexpr double kCalibrationLow = -2.0;
+inline constexpr double kCalibrationHigh = 2.0;
+inline constexpr std::uint32_t kCalibrationBins = 100;
+// The definition of ClassifyResult::score that held-out scores are recorded with. Bump it with
+// any change to how the score is computed (or scaled): scores recorded before then are of
+// another scale, so they stop counting, and the calibration starts again from new feedback.
+inline constexpr std::uint32_t kScoreScale = 1;
+// spam_confidence is given once the histogram holds at least this many held-out scores of spam
+// and this many of ham.
+inline constexpr std::uint64_t kMinFeedbackPerClass = 20;
+// Pseudo-messages of the Beta prior of each non-empty bin (step 2 above).
+inline constexpr double kCalibrationPriorStrength = 1.0;
+
+// What a histogram's counts mean: the score definition and the binning they were made with.
+struct CalibrationLayout {
+  std::uint32_t score_scale = kScoreScale;
+  std::uint32_t bins = kCalibrationBins;
+  double low = kCalibrationLow;
+  double high = kCalibrationHigh;
+
+  friend bool operator==(const CalibrationLayout&, const CalibrationLayout&) = default;
+};
+
+// The bin of the current layout that `score` falls in; scores outside the range (or NaN) go to
+// the nearest end.
+[[nodiscard]] std::uint32_t CalibrationBin(double score);
+
+// Where a held-out score is counted.
+struct FeedbackCell {
+  std::uint32_t bin = 0;
+  bool spam = false;
+
+  friend bool operator==(const FeedbackCell&, const FeedbackCell&) = default;
+};
+
+// The cell a ledger record counts in: its held-out score's bin and whether it was learned as
+// spam; nullopt when it counts nowhere (no held-out score, a score of another kScoreScale or not
+// finite, or a label other than spam and ham).
+[[nodiscard]] std::optional<FeedbackCell> FeedbackCellOf(const LedgerEntry& entry);
+
+// The held-out scores counted by bin and true class, in the current layout unless decoded from
+// elsewhere. Plain data.
+struct FeedbackHistogram {
+  CalibrationLayout layout;
+  std::vector<std::uint64_t> spam = std::vector<std::uint64_t>(kCalibrationBins, 0);
+  std::vector<std::uint64_t> ham = std::vector<std::uint64_t>(kCalibrationBins, 0);
+
+  [[nodiscard]] std::uint64_t SpamTotal() const;
+  [[nodiscard]] std::uint64_t HamTotal() const;
+  // Counts one more record in `cell`. REQUIRES: cell.bin < layout.bins.
+  void Add(const FeedbackCell& cell) { ++(cell.spam ? spam : ham)[cell.bin]; }
+
+  friend bool operator==(const FeedbackHistogram&, const FeedbackHistogram&) = default;
+};
+
+// Steps 1 to 4 above for any number of bins: the fitted P(spam) of each bin. With no counts at
+// all, every bin is 0.5. REQUIRES: spam.size() == ham.size().
+[[nodiscard]] std::vector<double> FitCalibration(std::span<const std::uint64_t> spam,
+                                                 std::span<const std::uint64_t> ham,
+                                                 double prior_strength);
+
+class Calibration {
+ public:
+  // Fits `histogram`. REQUIRES: histogram.layout is the current layout (CalibrationLayout{}).
+  explicit Calibration(FeedbackHistogram histogram = {});
+
+  [[nodiscard]] const FeedbackHistogram& histogram() const { return histogram_; }
+  // Enough feedback: at least kMinFeedbackPerClass held-out scores of each class.
+  [[nodiscard]] bool ready() const { return ready_; }
+  // The fitted P(spam) at each bin's centre.
+  [[nodiscard]] const std::vector<double>& fitted() const { return fitted_; }
+
+  // P(spam | score), calibrated; nullopt while not ready() or for a score that is not finite.
+  [[nodiscard]] std::optional<double> SpamConfidence(double score) const;
+
+ private:
+  FeedbackHistogram histogram_;
+  std::vector<double> fitted_;
+  bool ready_ = false;
+};
+
+}  // namespace nbspamd::model
+
+#endif  // NBSPAMD_MODEL_CALIBRATION_H_
