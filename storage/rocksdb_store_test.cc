@@ -251,17 +251,9 @@ TEST(RocksdbStoreTest, ABatchSurvivesAKillRightAfterItIsApplied) {
 TEST(RocksdbStoreTest, OtherSchemaVersionIsAClearError) {
   TempDir dir;
   { ASSERT_TRUE(RocksdbStore::Open(dir.Join("model")).has_value()); }
-  {
-    rocksdb::DB* raw = nullptr;
-    rocksdb::Options options;
-    std::vector<rocksdb::ColumnFamilyDescriptor> families = {
-        {rocksdb::kDefaultColumnFamilyName, {}}, {"tokens", {}}, {"ledger", {}}, {"sources", {}}};
-    std::vector<rocksdb::ColumnFamilyHandle*> handles;
-    ASSERT_TRUE(rocksdb::DB::Open(options, dir.Join("model"), families, &handles, &raw).ok());
-    ASSERT_TRUE(raw->Put({}, handles[0], "schema_version", "999").ok());
-    for (auto* handle : handles) raw->DestroyColumnFamilyHandle(handle);
-    delete raw;
-  }
+  ChangeRaw(dir.Join("model"), [](rocksdb::DB& db, auto& handles) {
+    ASSERT_TRUE(db.Put({}, handles[0], "schema_version", "999").ok());
+  });
   const auto store = RocksdbStore::Open(dir.Join("model"));
   ASSERT_FALSE(store.has_value());
   EXPECT_EQ(store.error().code, ErrorCode::kDataLoss);
