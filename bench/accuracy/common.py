@@ -1,5 +1,5 @@
-# Shared pieces of the accuracy harness: the corpus, the split and shuffle rules, the peer
-# interface and helpers to run servers on 127.0.0.1.
+# Shared pieces of the accuracy harness: the SpamAssassin corpus, the split and shuffle rules, the
+# peer interface and helpers to run servers on 127.0.0.1. The other corpora are in datasets.py.
 import hashlib
 import os
 import signal
@@ -17,17 +17,33 @@ SHUFFLE_RULE = f'sort by sha256("{SHUFFLE_SEED}:" + id).hexdigest(), id = "<grou
 
 @dataclass
 class Message:
-    id: str        # "<group>/<file name>", e.g. "spam-2/00001.317e78fa8ee2f54cd4890fdc09ba8176.txt"
+    id: str        # unique in its corpus: "<group>/<file name>" for SpamAssassin, e.g.
+    #                "spam-2/00001.317e78fa8ee2f54cd4890fdc09ba8176.txt"; "trec/inmail.17";
+    #                "csdmc/ham/TRAIN_00001.eml"
     path: str
     is_spam: bool
-    data: bytes
+
+    @property
+    def data(self):
+        """The raw bytes, read when needed (the page cache keeps them), so that 38,000 messages
+        do not sit in the memory of every job."""
+        with open(self.path, 'rb') as f:
+            return f.read()
+
+
+VERDICTS = ('spam', 'unsure', 'ham')
 
 
 @dataclass
 class Verdict:
     score: float   # the ranking value: higher is more spammy
-    spam: bool     # the peer's own verdict
+    verdict: str   # the peer's own verdict: 'spam', 'unsure' (bogofilter, nbspamd) or 'ham'
     scored: bool = True  # False when the peer gave no score (it then counts as neutral)
+    confidence: float = None  # nbspamd's calibrated P(spam) ("spam_confidence"), when it gives one
+
+    @property
+    def spam(self):
+        return self.verdict == 'spam'
 
 
 def load_corpus(corpus_dir):
@@ -42,8 +58,7 @@ def load_corpus(corpus_dir):
         for name in sorted(os.listdir(os.path.join(data_dir, group))):
             if name.endswith('.txt'):
                 path = os.path.join(data_dir, group, name)
-                with open(path, 'rb') as f:
-                    messages.append(Message(f'{group}/{name}', path, group.startswith('spam-'), f.read()))
+                messages.append(Message(f'{group}/{name}', path, group.startswith('spam-')))
     return messages
 
 

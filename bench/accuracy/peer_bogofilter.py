@@ -16,10 +16,14 @@ class Bogofilter(Peer):
         self.base = ['bogofilter', '-C', '-d', os.path.join(workdir, 'wordlist')]
         os.makedirs(self.base[-1])
 
+    @staticmethod
+    def version():
+        return command_output(['bogofilter', '-V']).splitlines()[0]
+
     def info(self):
-        return {'version': command_output(['bogofilter', '-V']).splitlines()[0],
+        return {'version': self.version(),
                 'settings': 'defaults (-C: no config file): robx 0.52, robs 0.0178, min_dev 0.375, '
-                            'ham_cutoff 0.45, spam_cutoff 0.99; verdict Unsure counts as not spam',
+                            'ham_cutoff 0.45, spam_cutoff 0.99; verdict Unsure is recorded as unsure (not spam)',
                 'train': 'bogofilter -C -d DIR -s|-n -b (file names on stdin), one run per class',
                 'classify': f"bogofilter -C -d DIR -v -b --header-format='{HEADER_FORMAT}'",
                 'online': f"per message: bogofilter -C -d DIR -v --header-format='{HEADER_FORMAT}' -I FILE, "
@@ -28,7 +32,7 @@ class Bogofilter(Peer):
     @staticmethod
     def parse(line):
         verdict, spamicity = line.split()[-2:]  # "[path] Spam|Ham|Unsure 0.99..."
-        return Verdict(float(spamicity), verdict == 'Spam')
+        return Verdict(float(spamicity), verdict.lower())
 
     def run(self, args, stdin=''):
         result = subprocess.run(self.base + args, input=stdin, capture_output=True, text=True)
@@ -52,7 +56,7 @@ class Bogofilter(Peer):
 
     def classify_one(self, message):
         if not os.path.exists(os.path.join(self.base[-1], 'wordlist.db')):  # nothing registered yet
-            return Verdict(0.5, False, scored=False)
+            return Verdict(0.5, 'ham', scored=False)
         return self.parse(self.run(['-v', f'--header-format={HEADER_FORMAT}', '-I', message.path]))
 
     def classify_per_process(self, messages):

@@ -1,5 +1,6 @@
 # nbspamd under test: the real daemon on 127.0.0.1 with a fresh data folder, spoken to over
-# HTTP/1.1 keep-alive. Ranks by the JSON "score"; the verdict is its "label".
+# HTTP/1.1 keep-alive. Ranks by the JSON "score"; the verdict is its "verdict" (spam, unsure or
+# ham) when the daemon gives one, else its "label"; "spam_confidence" is recorded when present.
 import http.client
 import json
 import os
@@ -8,7 +9,7 @@ import threading
 import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 
-from common import Peer, Verdict, command_output, stop_process
+from common import VERDICTS, Peer, Verdict, command_output, stop_process
 
 CLASSIFY_CONNECTIONS = 2  # requests in flight while classifying a batch (2 cores)
 
@@ -71,10 +72,14 @@ class Nbspamd(Peer):
     def classify_one(self, message):
         answer = self.request('POST', '/classify', message.data)
         if answer is None:
-            return Verdict(0.0, False, scored=False)
+            return Verdict(0.0, 'ham', scored=False)
+        verdict = answer.get('verdict') or answer['label']
+        if verdict not in VERDICTS:
+            raise RuntimeError(f'nbspamd /classify: unknown verdict {verdict!r}')
+        confidence = answer.get('spam_confidence')
         if answer['score'] is None:  # one class is still empty: only the verdict means something
-            return Verdict(0.0, answer['label'] == 'spam', scored=False)
-        return Verdict(answer['score'], answer['label'] == 'spam')
+            return Verdict(0.0, verdict, scored=False, confidence=confidence)
+        return Verdict(answer['score'], verdict, confidence=confidence)
 
     def classify(self, messages):
         with ThreadPoolExecutor(CLASSIFY_CONNECTIONS) as pool:

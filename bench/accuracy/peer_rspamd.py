@@ -55,8 +55,12 @@ class Rspamd(Peer):
         stop_process(self.rspamd)
         stop_process(self.redis)
 
+    @staticmethod
+    def version():
+        return command_output(['rspamd', '--version'])
+
     def info(self):
-        return {'version': command_output(['rspamd', '--version']),
+        return {'version': self.version(),
                 'redis': command_output(['redis-server', '--version']).split(' sha=')[0],
                 'settings': 'copy of /etc/rspamd + bench/accuracy/rspamd/: classifier-bayes on redis, autolearn '
                             'false, stock min_tokens 11 and min_learns 200; enabled = false for every module '
@@ -104,8 +108,9 @@ class Rspamd(Peer):
             raise RuntimeError(f'rspamd /checkv2: {status} {answer}')
         prob = answer.get('symbols', {}).get('BAYES_PROB')
         if prob is None:
-            return Verdict(0.5, False, scored=False)
-        return Verdict(float(prob['options'][0]), float(prob['options'][0]) > 0.5)
+            return Verdict(0.5, 'ham', scored=False)
+        prob = float(prob['options'][0])
+        return Verdict(prob, 'spam' if prob > 0.5 else 'ham')
 
     def classify(self, messages):
         with ThreadPoolExecutor(IN_FLIGHT) as pool:

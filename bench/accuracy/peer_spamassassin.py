@@ -14,6 +14,7 @@ STOCK = '/usr/share/spamassassin'
 STOCK_FILES = ['10_default_prefs.cf', '20_aux_tlds.cf', '23_bayes.cf', '60_bayes_stopwords.cf']
 AS_NOBODY = ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups']
 SPAMC_IN_FLIGHT = 2  # spamd children and concurrent spamc while scoring a batch (2 cores)
+SPAMC_MAX_BYTES = 16 << 20  # spamc passes larger messages through unscored (default 500 KB); sa-learn has no limit
 
 
 class SpamAssassin(Peer):
@@ -57,10 +58,14 @@ class SpamAssassin(Peer):
     def stop(self):
         stop_process(self.spamd)
 
+    @staticmethod
+    def version():
+        return command_output(['spamassassin', '--version']).splitlines()[0]
+
     def info(self):
         with open(os.path.join(self.site, 'local.cf')) as f:
             local_cf = [l.strip() for l in f if l.strip() and not l.startswith('#')]
-        return {'version': command_output(['spamassassin', '--version']).splitlines()[0],
+        return {'version': self.version(),
                 'rules': STOCK_FILES + ['BAYES_* scores of 50_scores.cf'],
                 'plugins': ['Check', 'Bayes', 'BayesProb (local: prints the Bayes probability with %.17g)'],
                 'local_cf': local_cf + [self.bayes_cf.replace(self.workdir, 'TMP')],
@@ -82,8 +87,8 @@ class SpamAssassin(Peer):
         return learned
 
     def spamc(self, args, data):
-        return subprocess.run(['spamc', '-d', '127.0.0.1', '-p', str(self.port), '-x', '-t', '120', *args],
-                              input=data, capture_output=True)
+        return subprocess.run(['spamc', '-d', '127.0.0.1', '-p', str(self.port), '-x', '-t', '120',
+                               '-s', str(SPAMC_MAX_BYTES), *args], input=data, capture_output=True)
 
     def classify_one(self, message):
         result = self.spamc(['--headers'], message.data)
@@ -92,8 +97,8 @@ class SpamAssassin(Peer):
         headers = result.stdout.split(b'\n\n', 1)[0].decode('latin-1')
         prob = [l.split(':', 1)[1].strip() for l in headers.splitlines() if l.startswith('X-Spam-BayesProb:')]
         if not prob or prob[0] == 'none':
-            return Verdict(0.5, False, scored=False)
-        return Verdict(float(prob[0]), float(prob[0]) > 0.5)
+            return Verdict(0.5, 'ham', scored=False)
+        return Verdict(float(prob[0]), 'spam' if float(prob[0]) > 0.5 else 'ham')
 
     def classify(self, messages):
         with ThreadPoolExecutor(SPAMC_IN_FLIGHT) as pool:

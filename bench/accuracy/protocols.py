@@ -1,0 +1,119 @@
+# The protocols of the accuracy harness, per corpus. Each one trains a fresh peer and returns
+# which messages it scored, with the verdicts, counts and timings (see run_batch, run_online).
+#   spamassassin  split         80/20 hash split (--split-salt; `splits` runs the salts '', a, b, c)
+#                 online        every message in a hash order, classified then trained
+#   trec07p-early chrono        learn inmail.1-24000 in arrival order, score inmail.24001-30000
+#                 online        all 30,000 in arrival order, each classified then trained (TREC's own)
+#   csdmc2010     drift         learn all of SpamAssassin (2002), score all of csdmc2010 (2009-2010)
+#                 drift-online  learn all of SpamAssassin, then csdmc2010 in a hash order, each
+#                               classified then trained
+import sys
+import time
+
+import metrics
+from common import SHUFFLE_RULE, SPLIT_RULE, in_train_split, online_order
+
+VERSION = 2  # part of the key of cached peer results: change it when a protocol changes
+PROTOCOLS = {'spamassassin': ['split', 'online'], 'trec07p-early': ['chrono', 'online'],
+             'csdmc2010': ['drift', 'drift-online']}
+SPLIT_SALTS = ['', 'a', 'b', 'c']  # what `--protocol splits` (and `all`) runs on spamassassin
+CHRONO_TRAIN = 24000  # trec07p-early chrono: inmail.1-24000 train, the rest test
+
+
+def needs(corpus, protocol):
+    """The corpora a protocol reads: drift learns the SpamAssassin corpus first."""
+    return [corpus, 'spamassassin'] if corpus == 'csdmc2010' else [corpus]
+
+
+def run_batch(peer, train, test, passes=1, per_process=False):
+    """Learns train with the true labels, then scores test (passes times, to show the scores repeat);
+    per_process: also times bogofilter's one process per message (slow: the split only)."""
+    t0 = time.monotonic()
+    learned = peer.train(train)
+    train_s = time.monotonic() - t0
+    runs = []
+    for _ in range(passes):
+        t0 = time.monotonic()
+        verdicts = peer.classify(test)
+        classify_s = time.monotonic() - t0
+        results = [(m.is_spam, v.score, v.verdict, v.confidence) for m, v in zip(test, verdicts)]
+        runs.append({'classify_s': classify_s, 'verdicts': verdicts,
+                     'one_minus_auc_pct': metrics.evaluate(results)['one_minus_auc_pct']})
+    extra = {}
+    if per_process and hasattr(peer, 'classify_per_process'):  # bogofilter as a delivery agent runs it
+        t0 = time.monotonic()
+        same = [v.score for v in peer.classify_per_process(test)] == [v.score for v in runs[0]['verdicts']]
+        extra = {'classify_per_process_s': time.monotonic() - t0, 'per_process_scores_equal_bulk': same}
+        extra['classify_per_process_msg_per_s'] = len(test) / extra['classify_per_process_s']
+    return {'trained': len(train), 'learned': learned, 'tested': len(test), 'extra_timing': extra,
+            'train_s': train_s, 'classify_s': runs[0]['classify_s'], 'messages': test,
+            'verdicts': runs[0]['verdicts'],
+            'passes': [{k: p[k] for k in ('one_minus_auc_pct', 'classify_s')} for p in runs]}
+
+
+def stop_online(_signum=None, _frame=None):
+    """SIGUSR1: an online run stops after its current message and is kept as a run of the first N
+    messages (harness.py forwards the signal to its runs)."""
+    global stop_requested
+    stop_requested = True
+
+
+stop_requested = False
+
+
+def run_online(peer, order, pretrain=()):
+    """Learns pretrain first (not scored), then classifies each message of order and trains it
+    with its true label before the next one."""
+    t0 = time.monotonic()
+    learned = peer.train(pretrain) if pretrain else 0
+    train_s, classify_s, verdicts = time.monotonic() - t0, 0.0, []
+    for i, message in enumerate(order):
+        if stop_requested:
+            print(f'  {peer.name}: stopped by SIGUSR1 after {i} of {len(order)} messages', file=sys.stderr)
+            order = order[:i]
+            break
+        t0 = time.monotonic()
+        verdicts.append(peer.classify_one(message))
+        t1 = time.monotonic()
+        learned += peer.train_one(message)
+        train_s += time.monotonic() - t1
+        classify_s += t1 - t0
+        if (i + 1) % 2000 == 0:
+            print(f'  {peer.name}: {i + 1} of {len(order)} messages', file=sys.stderr)
+    return {'trained': len(pretrain) + len(order), 'learned': learned, 'tested': len(order), 'train_s': train_s,
+            'classify_s': classify_s, 'messages': order, 'verdicts': verdicts, 'stopped': stop_requested}
+
+
+def run(peer, corpus, protocol, messages, args):
+    """Runs one protocol; messages: {corpus name: [Message]}. Returns run_batch's or run_online's
+    dict plus 'rule', the order and selection in words."""
+    own = messages[corpus]
+    limit = args.online_limit
+    cut = f'; first {limit} messages of that order only' if limit else ''
+    if (corpus, protocol) == ('spamassassin', 'split'):
+        salt = args.split_salt
+        out = run_batch(peer, [m for m in own if in_train_split(m, salt)],
+                        [m for m in own if not in_train_split(m, salt)], args.passes, per_process=True)
+        out['rule'] = SPLIT_RULE + (f'; with the salt {salt!r} prefixed to the name' if salt else '') + \
+            '; train and test in id order'
+    elif (corpus, protocol) == ('spamassassin', 'online'):
+        out = run_online(peer, online_order(own)[:limit])
+        out['rule'] = SHUFFLE_RULE + cut
+    elif (corpus, protocol) == ('trec07p-early', 'chrono'):
+        out = run_batch(peer, own[:CHRONO_TRAIN], own[CHRONO_TRAIN:], args.passes)
+        out['rule'] = f'train inmail.1-{CHRONO_TRAIN} in arrival order, test inmail.{CHRONO_TRAIN + 1}-{len(own)}'
+    elif (corpus, protocol) == ('trec07p-early', 'online'):
+        out = run_online(peer, own[:limit])
+        out['rule'] = 'inmail.N in arrival order (N ascending), each classified then trained' + cut
+    elif (corpus, protocol) == ('csdmc2010', 'drift'):
+        out = run_batch(peer, messages['spamassassin'], own, args.passes)
+        out['rule'] = 'train every SpamAssassin message in id order, test every csdmc2010 message in id order'
+    elif (corpus, protocol) == ('csdmc2010', 'drift-online'):
+        out = run_online(peer, online_order(own)[:limit], pretrain=messages['spamassassin'])
+        out['rule'] = ('train every SpamAssassin message in id order, then csdmc2010 classified then trained in '
+                       'the order ' + SHUFFLE_RULE.replace('"<group>/<file name>"', '"csdmc/<ham|spam>/<file>"') + cut)
+    else:
+        raise SystemExit(f'no protocol {protocol} on {corpus}')
+    if out.get('stopped'):
+        out['rule'] += f'; stopped (SIGUSR1) after the first {out["tested"]} messages of that order'
+    return out
