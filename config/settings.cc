@@ -227,6 +227,35 @@ constexpr Key UnsignedKey(std::string_view name, std::string_view metavar, std::
              .format = &FormatUnsigned<kMember>};
 }
 
+// Which finite doubles a key takes.
+enum class DoubleRange { kAny, kPositive, kNonNegative };
+
+template <auto kMember, DoubleRange kRange>
+bool SetDouble(Settings& settings, const Value& value) {
+  const double x = std::get<double>(value);
+  if (!std::isfinite(x)) return false;
+  if (kRange == DoubleRange::kPositive && !(x > 0)) return false;
+  if (kRange == DoubleRange::kNonNegative && x < 0) return false;
+  settings.*kMember = x;
+  return true;
+}
+
+template <auto kMember>
+std::string FormatDoubleMember(const Settings& settings) {
+  return FormatDouble(settings.*kMember);
+}
+
+template <auto kMember, DoubleRange kRange>
+constexpr Key DoubleKey(std::string_view name, std::string_view help, std::string_view valid) {
+  return Key{.name = name,
+             .metavar = "X",
+             .help = help,
+             .kind = Kind::kDouble,
+             .valid = valid,
+             .set = &SetDouble<kMember, kRange>,
+             .format = &FormatDoubleMember<kMember>};
+}
+
 template <auto kMember>
 constexpr Key BoolKey(std::string_view name, std::string_view help) {
   return Key{.name = name,
@@ -300,60 +329,21 @@ constexpr std::array kKeys = {
         .format = [](const Settings& s) { return QuoteToml(s.data_dir); }},
     UnsignedKey<&Settings::threads, 0, 256>("threads", "N",
                                             "Worker threads; 0 means one per hardware thread."),
-    Key{.name = "alpha",
-        .metavar = "X",
-        .help = "Laplace smoothing of the token probabilities.",
-        .kind = Kind::kDouble,
-        .valid = "a finite number greater than 0",
-        .set =
-            [](Settings& s, const Value& v) {
-              const double x = std::get<double>(v);
-              if (!std::isfinite(x) || !(x > 0)) return false;
-              s.alpha = x;
-              return true;
-            },
-        .format = [](const Settings& s) { return FormatDouble(s.alpha); }},
-    Key{.name = "spam_threshold",
-        .metavar = "X",
-        .help = "A message is spam when its score is greater than this.",
-        .kind = Kind::kDouble,
-        .valid = "a finite number",
-        .set =
-            [](Settings& s, const Value& v) {
-              const double x = std::get<double>(v);
-              if (!std::isfinite(x)) return false;
-              s.spam_threshold = x;
-              return true;
-            },
-        .format = [](const Settings& s) { return FormatDouble(s.spam_threshold); }},
-    Key{.name = "ham_threshold",
-        .metavar = "X",
-        .help = "A message is ham when its score is at most this, unsure between this and "
-                "spam_threshold; unset, it is -0.6 or spam_threshold when that is lower.",
-        .kind = Kind::kDouble,
-        .valid = "a finite number, not greater than spam_threshold",
-        .set =
-            [](Settings& s, const Value& v) {
-              const double x = std::get<double>(v);
-              if (!std::isfinite(x)) return false;
-              s.ham_threshold = x;
-              return true;
-            },
-        .format = [](const Settings& s) { return FormatDouble(s.ham_threshold); }},
-    Key{.name = "score_min_weight",
-        .metavar = "X",
-        .help = "Tokens whose weight (log-likelihood ratio) is at most this in absolute value "
-                "do not count in the score.",
-        .kind = Kind::kDouble,
-        .valid = "a finite number of at least 0",
-        .set =
-            [](Settings& s, const Value& v) {
-              const double x = std::get<double>(v);
-              if (!std::isfinite(x) || x < 0) return false;
-              s.score_min_weight = x;
-              return true;
-            },
-        .format = [](const Settings& s) { return FormatDouble(s.score_min_weight); }},
+    DoubleKey<&Settings::alpha, DoubleRange::kPositive>(
+        "alpha", "Laplace smoothing of the token probabilities.", "a finite number greater than 0"),
+    DoubleKey<&Settings::spam_threshold, DoubleRange::kAny>(
+        "spam_threshold", "A message is spam when its score is greater than this.",
+        "a finite number"),
+    DoubleKey<&Settings::ham_threshold, DoubleRange::kAny>(
+        "ham_threshold",
+        "A message is ham when its score is at most this, unsure between this and "
+        "spam_threshold; unset, it is -0.6 or spam_threshold when that is lower.",
+        "a finite number, not greater than spam_threshold"),
+    DoubleKey<&Settings::score_min_weight, DoubleRange::kNonNegative>(
+        "score_min_weight",
+        "Tokens whose weight (log-likelihood ratio) is at most this in absolute value do not "
+        "count in the score.",
+        "a finite number of at least 0"),
     UnsignedKey<&Settings::max_body_bytes, 1, kGiB>(
         "max_body_bytes", "BYTES", "Largest HTTP request body; a larger one gets 413."),
     UnsignedKey<&Settings::max_header_bytes, kKiB, kMiB>("max_header_bytes", "BYTES",
