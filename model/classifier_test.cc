@@ -207,13 +207,19 @@ TEST(ClassifierTest, MessageUnseenByAClassStillGetsAFiniteScore) {
   ExpectRelative(*result->log_odds, std::log(3.0 / 9 * 2.0 / 9) - std::log(1.0 / 9 * 1.0 / 9));
 }
 
-TEST(ClassifierTest, AnyNumberOfClasses) {
+// One token, counted `counts` times in spam, ham and newsletter (1, 1 and 2 documents).
+std::expected<ClassifyResult, Error> ClassifyWithANewsletterClass(
+    std::vector<std::uint64_t> counts) {
   auto stats = std::make_shared<ModelStats>();
   stats->classes = {{"spam", 1, 2}, {"ham", 1, 2}, {"newsletter", 2, 4}};
   stats->vocabulary_size = 3;
   TokenBag bag;
   bag.entries = {{9, 1}};
-  const auto result = Classify(bag, Snapshot{stats, {0, 0, 4}}, {});
+  return Classify(bag, Snapshot{stats, std::move(counts)}, {});
+}
+
+TEST(ClassifierTest, AnyNumberOfClasses) {
+  const auto result = ClassifyWithANewsletterClass({0, 0, 4});
   ASSERT_TRUE(result.has_value());
   EXPECT_EQ(result->label(), "newsletter");
   double total = 0;
@@ -286,13 +292,8 @@ TEST(ClassifierVerdictTest, NoScoreIsUnsure) {
 }
 
 TEST(ClassifierVerdictTest, AThirdClassIsNeverASpamVerdict) {
-  auto stats = std::make_shared<ModelStats>();
-  stats->classes = {{"spam", 1, 2}, {"ham", 1, 2}, {"newsletter", 2, 4}};
-  stats->vocabulary_size = 3;
-  TokenBag bag;
-  bag.entries = {{9, 1}};
   // The token is in spam (3) more than in ham (1), but newsletter (4) wins.
-  const auto result = Classify(bag, Snapshot{stats, {3, 1, 4}}, {});
+  const auto result = ClassifyWithANewsletterClass({3, 1, 4});
   ASSERT_TRUE(result.has_value());
   EXPECT_EQ(result->label(), "newsletter");
   EXPECT_GT(*result->score, 0);
