@@ -16,15 +16,16 @@
 namespace nbspamd {
 
 enum class ErrorCode {
-  kInvalidArgument,     // The caller sent something malformed: bad JSON, bad label, bad value.
-  kNotFound,            // The named thing (a learned message id, a path) does not exist.
-  kFailedPrecondition,  // The request is well-formed but the state forbids it (empty model).
-  kUnauthenticated,     // The request needs a bearer token and has none.
-  kPermissionDenied,    // The request's bearer token is not one of the configured ones.
-  kResourceExhausted,   // A size or count budget was exceeded.
-  kUnavailable,         // Temporarily unable to serve (shutting down, overloaded).
-  kDataLoss,            // Stored data is corrupt or of another schema version.
-  kInternal,            // A bug or an I/O failure of the machine; never caused by client input.
+  kInvalidArgument,      // The caller sent something malformed: bad JSON, bad label, bad value.
+  kNotFound,             // The named thing (a learned message id, a path) does not exist.
+  kFailedPrecondition,   // The request is well-formed but the state forbids it (empty model).
+  kUnauthenticated,      // The request needs a bearer token and has none.
+  kPermissionDenied,     // The request's bearer token is not one of the configured ones.
+  kResourceExhausted,    // A size or count budget was exceeded.
+  kUnavailable,          // Temporarily unable to serve (shutting down, overloaded, I/O fault).
+  kInsufficientStorage,  // The data folder's disk is full: writes wait until space returns.
+  kDataLoss,             // Stored data is corrupt or of another schema version.
+  kInternal,             // A bug or an I/O failure of the machine; never caused by client input.
 };
 
 // A failure: a code for programs and a message for people. The message never holds secrets.
@@ -54,6 +55,8 @@ struct Error {
       return "resource_exhausted";
     case ErrorCode::kUnavailable:
       return "unavailable";
+    case ErrorCode::kInsufficientStorage:
+      return "insufficient_storage";
     case ErrorCode::kDataLoss:
       return "data_loss";
     case ErrorCode::kInternal:

@@ -12,6 +12,10 @@ namespace nbspamd::server {
 
 namespace http = boost::beast::http;
 
+namespace {
+constexpr char kRetryAfterSeconds[] = "5";
+}  // namespace
+
 http::status HttpStatusOf(ErrorCode code) {
   switch (code) {
     case ErrorCode::kInvalidArgument:
@@ -28,6 +32,8 @@ http::status HttpStatusOf(ErrorCode code) {
       return http::status::payload_too_large;
     case ErrorCode::kUnavailable:
       return http::status::service_unavailable;
+    case ErrorCode::kInsufficientStorage:
+      return http::status::insufficient_storage;
     case ErrorCode::kDataLoss:
       return http::status::internal_server_error;
     case ErrorCode::kInternal:
@@ -59,7 +65,12 @@ Response ErrorResponse(const Error& error, unsigned version) {
     return ErrorResponse(status, ErrorCodeName(error.code), "internal error; see the server log",
                          version);
   }
-  return ErrorResponse(status, ErrorCodeName(error.code), error.message, version);
+  Response response = ErrorResponse(status, ErrorCodeName(error.code), error.message, version);
+  if (error.code == ErrorCode::kUnavailable || error.code == ErrorCode::kInsufficientStorage) {
+    // The store retries by itself every second; a client that waits a few seconds may succeed.
+    response.set(http::field::retry_after, kRetryAfterSeconds);
+  }
+  return response;
 }
 
 }  // namespace nbspamd::server

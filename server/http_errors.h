@@ -17,7 +17,8 @@ using Response = boost::beast::http::response<boost::beast::http::string_body>;
 
 // 400 kInvalidArgument, 401 kUnauthenticated, 403 kPermissionDenied, 404 kNotFound,
 // 409 kFailedPrecondition, 413 kResourceExhausted,
-// 503 kUnavailable, 500 kDataLoss and kInternal (faults of the server, never of the request).
+// 503 kUnavailable, 507 kInsufficientStorage, 500 kDataLoss and kInternal (faults of the server,
+// never of the request).
 [[nodiscard]] boost::beast::http::status HttpStatusOf(ErrorCode code);
 
 // A JSON error response. `code` is a stable machine-readable name ("invalid_argument",
@@ -26,7 +27,7 @@ using Response = boost::beast::http::response<boost::beast::http::string_body>;
                                      std::string_view message, unsigned version = 11);
 
 // The response for `error`. Internal failures get a generic message: their details are logged,
-// not sent.
+// not sent. 503 and 507 carry `Retry-After`.
 [[nodiscard]] Response ErrorResponse(const Error& error, unsigned version = 11);
 
 }  // namespace nbspamd::server

@@ -145,7 +145,11 @@ int Run(int argc, char** argv) {
   // handles SIGTERM and SIGINT (a further one only ends the drain early), so no signal can cut
   // the closing of the model short.
   std::unique_ptr<server::Server> server;
-  auto store = storage::RocksdbStore::Open(settings.data_dir);
+  storage::RocksdbStoreOptions store_options;
+  store_options.log = [](std::string_view line) {
+    server::LogWarning(line, {{"from", "rocksdb"}});
+  };
+  auto store = storage::RocksdbStore::Open(settings.data_dir, store_options);
   if (!store) {
     std::fprintf(stderr, "nbspamd: %s\n", store.error().message.c_str());
     return 1;

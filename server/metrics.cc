@@ -8,7 +8,7 @@ namespace nbspamd::server {
 namespace {
 
 constexpr std::string_view kEndpointNames[kEndpointCount] = {
-    "/classify", "/train",        "/forget",        "/stats",          "/healthz",
+    "/classify", "/train",        "/forget",        "/stats",          "/healthz", "/readyz",
     "/metrics",  "/admin/backup", "/admin/learned", "/admin/rollback", "other"};
 constexpr std::string_view kTrainingEventNames[] = {"learned", "relearned", "unchanged",
                                                     "forgotten", "failed"};
@@ -244,6 +244,25 @@ std::string RenderCalibrationMetrics(const model::Calibration& calibration) {
   Header(out, "nbspamd_calibration_ready", "gauge",
          "1 once there is enough feedback of both classes for spam_confidence.");
   Sample(out, "nbspamd_calibration_ready", "", calibration.ready() ? 1 : 0);
+  return out;
+}
+
+std::string RenderStoreHealthMetrics(const storage::WriteHealth& health) {
+  std::string out;
+  Header(out, "nbspamd_store_writable", "gauge",
+         "1 while the model store takes writes; 0 after a fault of the machine stopped them "
+         "(training answers 507 or 503, classify goes on).");
+  Sample(out, "nbspamd_store_writable", "", health.writable ? 1 : 0);
+  Header(out, "nbspamd_store_write_errors_total", "counter",
+         "Writes that failed with a fault of the machine, by kind; each stopped writes.");
+  for (std::size_t i = 0; i < storage::kWriteFaultCount; ++i) {
+    Sample(out, "nbspamd_store_write_errors_total",
+           "kind=" + Quoted(storage::WriteFaultName(static_cast<storage::WriteFault>(i))),
+           static_cast<double>(health.errors[i]));
+  }
+  Header(out, "nbspamd_store_recoveries_total", "counter",
+         "Times writes resumed by themselves after a fault.");
+  Sample(out, "nbspamd_store_recoveries_total", "", static_cast<double>(health.recoveries));
   return out;
 }
 

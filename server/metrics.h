@@ -37,6 +37,7 @@ enum class Endpoint {
   kForget,
   kStats,
   kHealth,
+  kReady,
   kMetrics,
   kAdminBackup,
   kAdminLearned,
@@ -88,7 +89,7 @@ class Metrics {
   static constexpr std::size_t kClassSlots = 32;
   // The statuses counted one by one; any other is counted as its class (2xx, 4xx, 5xx).
   static constexpr std::array<unsigned, 16> kStatuses = {200, 400, 401, 403, 404, 405, 409, 411,
-                                                         413, 415, 429, 431, 500, 503, 0,   0};
+                                                         413, 415, 429, 431, 500, 503, 507, 0};
 
  private:
   using Counter = std::atomic<std::uint64_t>;
@@ -112,6 +113,10 @@ class Metrics {
 // The calibration gauges: the held-out scores counted by true class (spam, ham), and whether
 // spam_confidence is given yet.
 [[nodiscard]] std::string RenderCalibrationMetrics(const model::Calibration& calibration);
+
+// The store's write health: nbspamd_store_writable, nbspamd_store_write_errors_total{kind} and
+// nbspamd_store_recoveries_total.
+[[nodiscard]] std::string RenderStoreHealthMetrics(const storage::WriteHealth& health);
 
 // The cluster-mode gauges (appended to the exposition in cluster mode only): the stream position
 // applied here, the lag behind the stream's last entry, and every daemon's reported position and

@@ -18,6 +18,7 @@
 #include "common/json_text.h"
 #include "model/classifier.h"
 #include "server/log.h"
+#include "server/readiness.h"
 #include "server/version.h"
 
 namespace nbspamd::server {
@@ -174,6 +175,7 @@ class Handler {
         {"/admin/rollback", http::verb::post, &Handler::Rollback, false, Guard::kToken, false},
         {"/stats", http::verb::get, &Handler::Stats, false, Guard::kOpen, false},
         {"/healthz", http::verb::get, &Handler::Health, false, Guard::kOpen, false},
+        {"/readyz", http::verb::get, &Handler::Ready, false, Guard::kOpen, false},
         {"/metrics", http::verb::get, &Handler::MetricsText, false, Guard::kOpen, false},
     };
     for (const Route& route : kRoutes) {
@@ -558,14 +560,33 @@ class Handler {
     const std::vector<storage::StorageProperty> storage = filter_.StorageProperties();
     response.body() = metrics_.Render(*filter_.Stats(), storage, kVersion);
     response.body() += RenderCalibrationMetrics(*filter_.Calibration());
+    response.body() += RenderStoreHealthMetrics(filter_.StoreHealth());
     if (const auto cluster = filter_.Cluster()) response.body() += RenderClusterMetrics(*cluster);
     response.prepare_payload();
     return response;
   }
 
+  // Liveness: the daemon serves. `ready` says whether it does all of its work (see /readyz).
   std::optional<Response> Health(const Input& input) {
     if (auto rejected = RejectUnknown(input, {}, {})) return *rejected;
-    return JsonResponse(json::object{{"status", "ok"}}, request_.version());
+    const Readiness readiness = ReadinessOf(filter_.StoreHealth(), filter_.Cluster());
+    return JsonResponse(json::object{{"status", "ok"}, {"ready", readiness.ready()}},
+                        request_.version());
+  }
+
+  // Readiness: 200 {"status": "ready"}, or 503 {"status": "degraded", "degraded": [reasons]}.
+  std::optional<Response> Ready(const Input& input) {
+    if (auto rejected = RejectUnknown(input, {}, {})) return *rejected;
+    const Readiness readiness = ReadinessOf(filter_.StoreHealth(), filter_.Cluster());
+    if (readiness.ready()) {
+      return JsonResponse(json::object{{"status", "ready"}}, request_.version());
+    }
+    json::array reasons;
+    for (const std::string& reason : readiness.degraded) reasons.emplace_back(reason);
+    Response response = JsonResponse(
+        json::object{{"status", "degraded"}, {"degraded", std::move(reasons)}}, request_.version());
+    response.result(http::status::service_unavailable);
+    return response;
   }
 
   // The caller's Respond, for an endpoint that answers later.
@@ -586,7 +607,8 @@ class Handler {
 void Router::HandleAsync(const Request& request, Respond respond) const {
   const unsigned version = request.version();
   // Admission: every request but /healthz counts until its response is handed over.
-  const bool counted = !request.target().starts_with("/healthz");
+  const bool counted =
+      !request.target().starts_with("/healthz") && !request.target().starts_with("/readyz");
   if (counted && in_flight_.fetch_add(1) >= options_.max_in_flight) {
     in_flight_.fetch_sub(1);
     Response response = ErrorResponse(http::status::service_unavailable, "overloaded",

@@ -36,6 +36,9 @@ SpamFilter::SpamFilter(std::unique_ptr<storage::Store> store, SpamFilterOptions 
       writer_(*store_, GroupLimits{}, options.alpha) {
   assert(options_.alpha > 0);
   assert(options_.ham_threshold <= options_.spam_threshold);
+  if (options_.store_recovery_interval.count() > 0) {
+    watch_ = std::make_unique<StoreWatch>(*store_, options_.store_recovery_interval);
+  }
 }
 
 std::expected<ClassifyOutcome, Error> SpamFilter::Classify(std::string_view message,

@@ -10,6 +10,7 @@
 #ifndef NBSPAMD_SERVER_SPAM_FILTER_H_
 #define NBSPAMD_SERVER_SPAM_FILTER_H_
 
+#include <chrono>
 #include <cstdint>
 #include <expected>
 #include <functional>
@@ -22,6 +23,7 @@
 #include "model/classifier.h"
 #include "model/learning.h"
 #include "server/cluster.h"
+#include "server/store_watch.h"
 #include "server/training_writer.h"
 #include "storage/store.h"
 #include "tokenizer/tokenizer.h"
@@ -43,6 +45,9 @@ struct SpamFilterOptions {
   double score_min_weight = 1.0;  // See config::Settings::score_min_weight.
   tokenizer::TokenizerOptions tokenizer;
   WallClock clock = SystemUnixSeconds;
+  // How often a StoreWatch tries to bring writes back after a fault of the machine; 0: never
+  // (then nothing resumes writes but a restart).
+  std::chrono::milliseconds store_recovery_interval{1000};
 };
 
 struct ClassifyOutcome {
@@ -159,6 +164,9 @@ class SpamFilter {
     return store_->Calibration();
   }
 
+  // Whether the store takes writes, and its write-fault counters (Store::Health).
+  [[nodiscard]] storage::WriteHealth StoreHealth() const { return store_->Health(); }
+
   // The storage backend's own figures, for /metrics.
   [[nodiscard]] std::vector<storage::StorageProperty> StorageProperties() const {
     return store_->Properties();
@@ -184,6 +192,7 @@ class SpamFilter {
   tokenizer::Tokenizer tokenizer_;
   TrainingWriter writer_;  // After store_: stops (draining its queue) before the store closes.
   std::unique_ptr<ClusterReplicator> cluster_;  // After writer_: stops before it.
+  std::unique_ptr<StoreWatch> watch_;           // Last: stops first.
 };
 
 }  // namespace nbspamd::server

@@ -1,27 +1,63 @@
 #include "storage/rocksdb_store.h"
 
 #include <rocksdb/db.h>
-#include <rocksdb/memtablerep.h>
+#include <rocksdb/env.h>
+#include <rocksdb/file_system.h>
 #include <rocksdb/options.h>
 #include <rocksdb/utilities/checkpoint.h>
 #include <rocksdb/write_batch.h>
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include "storage/encoding.h"
-#include "storage/resolved_delta.h"
+#include "storage/rocksdb_database.h"
 #include "storage/rocksdb_layout.h"
+#include "storage/rocksdb_logger.h"
 
 namespace nbspamd::storage {
 namespace {
 
-enum FamilyIndex : std::size_t { kMeta = 0, kTokens = 1, kLedger = 2, kSources = 3 };
-
 std::unexpected<Error> RocksdbError(std::string_view what, const rocksdb::Status& status) {
   const ErrorCode code = status.IsCorruption() ? ErrorCode::kDataLoss : ErrorCode::kInternal;
   return MakeError(code, std::string(what) + ": " + status.ToString());
+}
+
+// The fault of the machine behind a failed write, if it is one: RocksDB reports ENOSPC as
+// NoSpace, and EROFS and EIO as IOError with strerror's text.
+std::optional<WriteFault> FaultOf(const rocksdb::Status& status) {
+  if (status.IsNoSpace()) return WriteFault::kDiskFull;
+  if (!status.IsIOError()) return std::nullopt;
+  if (status.ToString().find("Read-only file system") != std::string::npos) {
+    return WriteFault::kReadOnly;
+  }
+  return WriteFault::kIoError;
+}
+
+// "12.5 MiB"
+std::string ByteText(std::uint64_t bytes) {
+  char text[32];
+  if (bytes < 1024) {
+    std::snprintf(text, sizeof text, "%llu bytes", static_cast<unsigned long long>(bytes));
+  } else if (bytes < (std::uint64_t{1} << 20)) {
+    std::snprintf(text, sizeof text, "%.1f KiB", static_cast<double>(bytes) / 1024);
+  } else if (bytes < (std::uint64_t{1} << 30)) {
+    std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  } else {
+    std::snprintf(text, sizeof text, "%.1f GiB", static_cast<double>(bytes) / (1 << 30));
+  }
+  return text;
+}
+
+// The space free to unprivileged users in the file system of `path`; nullopt when unknown.
+std::optional<std::uint64_t> FreeBytes(const std::string& path) {
+  std::error_code error;
+  const std::filesystem::space_info space = std::filesystem::space(path, error);
+  if (error) return std::nullopt;
+  return space.available;
 }
 
 // Reads a meta record; nullopt when absent.
@@ -91,10 +127,18 @@ std::expected<model::FeedbackHistogram, Error> FeedbackFromLedger(
 
 // Checks the schema version of an existing model (upgrading schema 1), or writes version and
 // empty stats for a new one. Returns the stored stats.
-std::expected<model::ModelStats, Error> InitialiseOrCheck(
-    rocksdb::DB& db, const std::vector<rocksdb::ColumnFamilyHandle*>& handles,
-    const std::string& path) {
+// A database opened read-only can be neither initialised nor upgraded.
+std::expected<model::ModelStats, Error> InitialiseOrCheck(const RocksdbDatabase& database,
+                                                          const std::string& path) {
+  rocksdb::DB& db = database.db();
+  const std::vector<rocksdb::ColumnFamilyHandle*>& handles = database.families();
   rocksdb::ColumnFamilyHandle* meta = handles[kMeta];
+  const auto writable = [&]() -> std::expected<void, Error> {
+    if (!database.read_only()) return {};
+    return MakeError(ErrorCode::kInternal, "data folder " + path +
+                                               " must be initialised or upgraded, but its disk "
+                                               "takes no writes");
+  };
   auto version = GetMeta(db, meta, kSchemaVersionKey);
   if (!version) return std::unexpected(version.error());
   auto stats_value = GetMeta(db, meta, kModelStatsKey);
@@ -104,6 +148,7 @@ std::expected<model::ModelStats, Error> InitialiseOrCheck(
       return MakeError(ErrorCode::kDataLoss,
                        "data folder " + path + " has a model but no schema version record");
     }
+    if (auto can = writable(); !can) return std::unexpected(can.error());
     model::ModelStats stats;
     for (std::string_view label : kDefaultLabels) {
       stats.classes.push_back({std::string(label), 0, 0});
@@ -123,6 +168,9 @@ std::expected<model::ModelStats, Error> InitialiseOrCheck(
   const auto [end, parse_error] = std::from_chars(text.data(), text.data() + text.size(), stored);
   if (parse_error != std::errc() || end != text.data() + text.size()) {
     return MakeError(ErrorCode::kDataLoss, "data folder " + path + " has a corrupt schema version");
+  }
+  if (stored == 1 || stored == 2) {
+    if (auto can = writable(); !can) return std::unexpected(can.error());
   }
   if (stored == 1) {
     if (auto upgraded = UpgradeFromSchema1(db, handles, path); !upgraded) {
@@ -149,67 +197,36 @@ std::expected<model::ModelStats, Error> InitialiseOrCheck(
 
 }  // namespace
 
-std::expected<std::unique_ptr<RocksdbStore>, Error> RocksdbStore::Open(const std::string& path) {
+std::expected<std::unique_ptr<RocksdbStore>, Error> RocksdbStore::Open(
+    const std::string& path, RocksdbStoreOptions options) {
   std::error_code created;
   std::filesystem::create_directories(path, created);
   if (created) {
     return MakeError(ErrorCode::kInternal,
                      "cannot create data folder " + path + ": " + created.message());
   }
-  rocksdb::Options options;
-  options.create_if_missing = true;
-  options.create_missing_column_families = true;
-  options.IncreaseParallelism(2);
-  // One thread writes (the training writer), so concurrent memtable inserts buy nothing; and
-  // the tokens family's vector memtable below does not support them.
-  options.allow_concurrent_memtable_write = false;
-
-  std::vector<std::string> families;
-  if (!rocksdb::DB::ListColumnFamilies(options, path, &families).ok()) families.clear();
-  for (const char* required :
-       {rocksdb::kDefaultColumnFamilyName.c_str(), kTokensFamily, kLedgerFamily, kSourcesFamily}) {
-    if (std::find(families.begin(), families.end(), required) == families.end()) {
-      families.emplace_back(required);
-    }
+  std::shared_ptr<rocksdb::Env> env;
+  if (options.file_system) env = rocksdb::NewCompositeEnv(options.file_system);
+  auto logger = std::make_shared<RocksdbLogger>(std::move(options.log));
+  auto database = RocksdbDatabase::Open(path, env.get(), logger, RocksdbDatabase::Mode::kReadWrite);
+  std::optional<rocksdb::Status> write_fault;
+  const auto fault = database ? std::nullopt : FaultOf(database.error());
+  if (fault == WriteFault::kDiskFull || fault == WriteFault::kReadOnly) {
+    // A model on a full or read-only disk still classifies: open it read-only.
+    write_fault = database.error();
+    database = RocksdbDatabase::Open(path, env.get(), logger, RocksdbDatabase::Mode::kReadOnly);
+    if (!database) return RocksdbError("cannot open data folder " + path, *write_fault);
   }
-  // Meta, tokens, ledger and sources come first, in that order; any other family follows.
-  std::stable_partition(families.begin(), families.end(), [](const std::string& name) {
-    return name == rocksdb::kDefaultColumnFamilyName;
-  });
-  std::stable_partition(families.begin() + 1, families.end(),
-                        [](const std::string& name) { return name == kTokensFamily; });
-  std::stable_partition(families.begin() + 2, families.end(),
-                        [](const std::string& name) { return name == kLedgerFamily; });
-  std::stable_partition(families.begin() + 3, families.end(),
-                        [](const std::string& name) { return name == kSourcesFamily; });
-  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
-  for (const std::string& name : families) {
-    rocksdb::ColumnFamilyOptions family_options(options);
-    if (name == kTokensFamily) {
-      // Token records are only ever read by the full scan at open (the count cache serves every
-      // other read), so the tokens memtable can be an unsorted vector: an insert is an append,
-      // where the default skip list spent most of the training writer's time (sorted once at
-      // flush or scan instead).
-      family_options.memtable_factory = std::make_shared<rocksdb::VectorRepFactory>();
-    }
-    descriptors.emplace_back(name, family_options);
-  }
+  if (!database) return RocksdbError("cannot open data folder " + path, database.error());
 
-  rocksdb::DB* raw_db = nullptr;
-  std::vector<rocksdb::ColumnFamilyHandle*> handles;
-  const rocksdb::Status status =
-      rocksdb::DB::Open(rocksdb::DBOptions(options), path, descriptors, &handles, &raw_db);
-  if (!status.ok()) return RocksdbError("cannot open data folder " + path, status);
-  std::unique_ptr<rocksdb::DB> db(raw_db);
-
-  auto stats = InitialiseOrCheck(*db, handles, path);
-  if (!stats) {
-    for (auto* handle : handles) db->DestroyColumnFamilyHandle(handle);
-    return std::unexpected(stats.error());
-  }
-  std::unique_ptr<RocksdbStore> store(
-      new RocksdbStore(std::move(db), std::move(handles), std::move(*stats)));
-  auto position = GetMeta(*store->db_, store->handles_[kMeta], kStreamPositionKey);
+  auto stats = InitialiseOrCheck(**database, path);
+  if (!stats) return std::unexpected(stats.error());
+  std::unique_ptr<RocksdbStore> store(new RocksdbStore(path, std::move(env), std::move(logger),
+                                                       std::move(*database), std::move(*stats),
+                                                       options.resume_free_bytes));
+  if (write_fault) (void)store->StopWrites("opening the data folder", *write_fault);
+  auto position =
+      GetMeta(store->database_->db(), store->database_->family(kMeta), kStreamPositionKey);
   if (!position) return std::unexpected(position.error());
   store->stream_position_ = position->value_or("");
   if (auto loaded = store->LoadTokens(); !loaded) return std::unexpected(loaded.error());
@@ -217,22 +234,27 @@ std::expected<std::unique_ptr<RocksdbStore>, Error> RocksdbStore::Open(const std
   return store;
 }
 
-RocksdbStore::RocksdbStore(std::unique_ptr<rocksdb::DB> db,
-                           std::vector<rocksdb::ColumnFamilyHandle*> handles,
-                           model::ModelStats stats)
-    : db_(std::move(db)), handles_(std::move(handles)), cache_(std::move(stats)) {}
+RocksdbStore::RocksdbStore(std::string path, std::shared_ptr<rocksdb::Env> env,
+                           std::shared_ptr<rocksdb::Logger> logger,
+                           std::unique_ptr<RocksdbDatabase> database, model::ModelStats stats,
+                           std::uint64_t resume_free_bytes)
+    : path_(std::move(path)),
+      env_(std::move(env)),
+      logger_(std::move(logger)),
+      resume_free_bytes_(resume_free_bytes),
+      database_(std::move(database)),
+      cache_(std::move(stats)) {}
 
-RocksdbStore::~RocksdbStore() {
-  for (auto* handle : handles_) db_->DestroyColumnFamilyHandle(handle);
-  db_->Close().PermitUncheckedError();
-}
+// The database closes before the Env it writes through.
+RocksdbStore::~RocksdbStore() { database_.reset(); }
 
 std::expected<void, Error> RocksdbStore::LoadTokens() {
   const model::ModelStats& stats = *cache_.Stats();
   // Size the tables once for |V| tokens, so that loading never rehashes; RocksDB's estimate of
   // the record count caps it, so that a corrupt |V| cannot ask for unbounded memory.
   std::uint64_t estimated_records = 0;
-  if (!db_->GetIntProperty(handles_[kTokens], "rocksdb.estimate-num-keys", &estimated_records)) {
+  if (!database_->db().GetIntProperty(database_->family(kTokens), "rocksdb.estimate-num-keys",
+                                      &estimated_records)) {
     estimated_records = 0;
   }
   cache_.Reserve(std::min(stats.vocabulary_size, 2 * estimated_records + 1024));
@@ -245,7 +267,8 @@ std::expected<void, Error> RocksdbStore::LoadTokens() {
   read_options.fill_cache = false;
   read_options.readahead_size = std::size_t{4} << 20;
   read_options.adaptive_readahead = true;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read_options, handles_[kTokens]));
+  std::unique_ptr<rocksdb::Iterator> it(
+      database_->db().NewIterator(read_options, database_->family(kTokens)));
   // Records go to the cache in batches whose count vectors are reused, so loading allocates
   // nothing per token.
   constexpr std::size_t kBatchSize = 32;
@@ -285,7 +308,7 @@ std::expected<void, Error> RocksdbStore::LoadTokens() {
 }
 
 std::expected<void, Error> RocksdbStore::LoadCalibration() {
-  auto stored = GetMeta(*db_, handles_[kMeta], kCalibrationKey);
+  auto stored = GetMeta(database_->db(), database_->family(kMeta), kCalibrationKey);
   if (!stored) return std::unexpected(stored.error());
   std::optional<model::FeedbackHistogram> histogram;
   if (*stored) {
@@ -295,12 +318,18 @@ std::expected<void, Error> RocksdbStore::LoadCalibration() {
   }
   if (!histogram) {
     // Missing, or counted in another layout: count the ledger's held-out scores again.
-    auto rebuilt = FeedbackFromLedger(*db_, handles_[kLedger]);
+    auto rebuilt = FeedbackFromLedger(database_->db(), database_->family(kLedger));
     if (!rebuilt) return std::unexpected(rebuilt.error());
+    if (database_->read_only()) {
+      // Counted again at the next open that can write.
+      cache_.PublishCalibration(std::make_shared<const model::Calibration>(std::move(*rebuilt)));
+      return {};
+    }
     rocksdb::WriteOptions write_options;
     write_options.sync = true;
-    const rocksdb::Status status = db_->Put(write_options, handles_[kMeta], kCalibrationKey,
-                                            EncodeFeedbackHistogram(*rebuilt));
+    const rocksdb::Status status =
+        database_->db().Put(write_options, database_->family(kMeta), kCalibrationKey,
+                            EncodeFeedbackHistogram(*rebuilt));
     if (!status.ok()) return RocksdbError("writing the calibration record", status);
     histogram = std::move(*rebuilt);
   }
@@ -320,9 +349,12 @@ std::shared_ptr<const model::Calibration> RocksdbStore::Calibration() const {
 
 std::expected<std::optional<model::LedgerEntry>, Error> RocksdbStore::FindLearned(
     std::string_view id) const {
+  std::shared_lock lock(database_mutex_);
+  if (!database_) return std::unexpected(StoppedError());
   std::string value;
-  const rocksdb::Status status = db_->Get(rocksdb::ReadOptions(), handles_[kLedger],
-                                          rocksdb::Slice(id.data(), id.size()), &value);
+  const rocksdb::Status status =
+      database_->db().Get(rocksdb::ReadOptions(), database_->family(kLedger),
+                          rocksdb::Slice(id.data(), id.size()), &value);
   if (status.IsNotFound()) return std::nullopt;
   if (!status.ok()) return RocksdbError("reading the training ledger", status);
   auto entry = DecodeLedgerEntry(value);
@@ -331,6 +363,10 @@ std::expected<std::optional<model::LedgerEntry>, Error> RocksdbStore::FindLearne
 }
 
 std::expected<BatchResults, Error> RocksdbStore::ApplyBatch(std::span<const model::Delta> deltas) {
+  std::lock_guard write_lock(write_mutex_);
+  // After a failed write RocksDB must not be sent another one until the database is reopened.
+  if (!writable_.load()) return std::unexpected(StoppedError());
+  std::shared_lock database_lock(database_mutex_);
   DeltaResolver resolver(cache_);
   BatchResults results;
   results.reserve(deltas.size());
@@ -346,9 +382,9 @@ std::expected<BatchResults, Error> RocksdbStore::ApplyBatch(std::span<const mode
   for (const auto& [hash, counts] : resolved.tokens) {
     const std::string key = EncodeTokenKey(hash);
     if (counts.empty()) {
-      batch.Delete(handles_[kTokens], key);
+      batch.Delete(database_->family(kTokens), key);
     } else {
-      batch.Put(handles_[kTokens], key, EncodeTokenCounts(counts));
+      batch.Put(database_->family(kTokens), key, EncodeTokenCounts(counts));
     }
   }
   const std::string* stream_position = nullptr;
@@ -356,26 +392,35 @@ std::expected<BatchResults, Error> RocksdbStore::ApplyBatch(std::span<const mode
     if (!results[i]) continue;
     const model::Delta& delta = deltas[i];
     if (delta.replaced_origin) {
-      batch.Delete(handles_[kSources], EncodeSourceKey(delta.ledger_id, *delta.replaced_origin));
+      batch.Delete(database_->family(kSources),
+                   EncodeSourceKey(delta.ledger_id, *delta.replaced_origin));
     }
     if (delta.ledger_entry) {
-      batch.Put(handles_[kLedger], delta.ledger_id, EncodeLedgerEntry(*delta.ledger_entry));
-      batch.Put(handles_[kSources], EncodeSourceKey(delta.ledger_id, delta.ledger_entry->origin),
-                "");
+      batch.Put(database_->family(kLedger), delta.ledger_id,
+                EncodeLedgerEntry(*delta.ledger_entry));
+      batch.Put(database_->family(kSources),
+                EncodeSourceKey(delta.ledger_id, delta.ledger_entry->origin), "");
     } else if (!delta.ledger_id.empty()) {
-      batch.Delete(handles_[kLedger], delta.ledger_id);
+      batch.Delete(database_->family(kLedger), delta.ledger_id);
     }
     if (!delta.stream_position.empty()) stream_position = &delta.stream_position;
   }
-  batch.Put(handles_[kMeta], kModelStatsKey, EncodeModelStats(resolved.stats));
+  batch.Put(database_->family(kMeta), kModelStatsKey, EncodeModelStats(resolved.stats));
   if (resolved.feedback) {
-    batch.Put(handles_[kMeta], kCalibrationKey, EncodeFeedbackHistogram(*resolved.feedback));
+    batch.Put(database_->family(kMeta), kCalibrationKey,
+              EncodeFeedbackHistogram(*resolved.feedback));
   }
-  if (stream_position != nullptr) batch.Put(handles_[kMeta], kStreamPositionKey, *stream_position);
+  if (stream_position != nullptr)
+    batch.Put(database_->family(kMeta), kStreamPositionKey, *stream_position);
   rocksdb::WriteOptions write_options;
   write_options.sync = true;
-  const rocksdb::Status status = db_->Write(write_options, &batch);
-  if (!status.ok()) return RocksdbError("writing a training change", status);
+  const rocksdb::Status status = database_->db().Write(write_options, &batch);
+  if (!status.ok()) {
+    if (!FaultOf(status)) return RocksdbError("writing a training change", status);
+    in_doubt_ = InDoubtWrite{std::move(resolved),
+                             stream_position != nullptr ? *stream_position : std::string()};
+    return std::unexpected(StopWrites("writing a training change", status));
+  }
 
   if (stream_position != nullptr) {
     std::lock_guard lock(position_mutex_);
@@ -400,12 +445,15 @@ std::expected<std::vector<LearnedMessage>, Error> RocksdbStore::ListLearned(
     std::string_view source, std::int64_t since, std::int64_t until, std::size_t limit) const {
   std::vector<LearnedMessage> found;
   if (since >= until) return found;
+  std::shared_lock lock(database_mutex_);
+  if (!database_) return std::unexpected(StoppedError());
   // One view for the index and the records it points to.
-  const rocksdb::Snapshot* snapshot = db_->GetSnapshot();
+  const rocksdb::Snapshot* snapshot = database_->db().GetSnapshot();
   rocksdb::ReadOptions read_options;
   read_options.snapshot = snapshot;
   const std::string end = SourceKeyPrefix(source, until);
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read_options, handles_[kSources]));
+  std::unique_ptr<rocksdb::Iterator> it(
+      database_->db().NewIterator(read_options, database_->family(kSources)));
   std::expected<void, Error> failed;
   for (it->Seek(SourceKeyPrefix(source, since)); it->Valid() && found.size() < limit; it->Next()) {
     if (it->key().compare(end) >= 0) break;
@@ -415,8 +463,8 @@ std::expected<std::vector<LearnedMessage>, Error> RocksdbStore::ListLearned(
       break;
     }
     std::string value;
-    const rocksdb::Status status =
-        db_->Get(read_options, handles_[kLedger], rocksdb::Slice(key->id), &value);
+    const rocksdb::Status status = database_->db().Get(read_options, database_->family(kLedger),
+                                                       rocksdb::Slice(key->id), &value);
     auto entry = status.ok() ? DecodeLedgerEntry(value)
                              : std::expected<model::LedgerEntry, Error>(
                                    RocksdbError("reading the training ledger", status));
@@ -428,16 +476,18 @@ std::expected<std::vector<LearnedMessage>, Error> RocksdbStore::ListLearned(
   }
   if (failed && !it->status().ok()) failed = RocksdbError("reading the source index", it->status());
   it.reset();
-  db_->ReleaseSnapshot(snapshot);
+  database_->db().ReleaseSnapshot(snapshot);
   if (!failed) return std::unexpected(failed.error());
   return found;
 }
 
 std::vector<StorageProperty> RocksdbStore::Properties() const {
   std::vector<StorageProperty> properties;
+  std::shared_lock lock(database_mutex_);
+  if (!database_) return properties;
   const auto aggregated = [&](const char* property, std::string name, std::string help) {
     std::uint64_t value = 0;
-    if (db_->GetAggregatedIntProperty(property, &value)) {
+    if (database_->db().GetAggregatedIntProperty(property, &value)) {
       properties.push_back({std::move(name), std::move(help), static_cast<double>(value)});
     }
   };
@@ -453,13 +503,14 @@ std::vector<StorageProperty> RocksdbStore::Properties() const {
   aggregated("rocksdb.num-running-compactions", "nbspamd_storage_running_compactions",
              "RocksDB compactions running now.");
   std::uint64_t ledger = 0;
-  if (db_->GetIntProperty(handles_[kLedger], "rocksdb.estimate-num-keys", &ledger)) {
+  if (database_->db().GetIntProperty(database_->family(kLedger), "rocksdb.estimate-num-keys",
+                                     &ledger)) {
     properties.push_back({"nbspamd_storage_ledger_records_estimate",
                           "RocksDB's estimate of the training ledger's records.",
                           static_cast<double>(ledger)});
   }
   rocksdb::VectorLogPtr logs;
-  if (db_->GetSortedWalFiles(logs).ok()) {
+  if (database_->db().GetSortedWalFiles(logs).ok()) {
     double bytes = 0;
     for (const auto& log : logs) bytes += static_cast<double>(log->SizeFileBytes());
     properties.push_back(
@@ -483,16 +534,136 @@ std::expected<void, Error> RocksdbStore::Checkpoint(const std::string& path) {
                        "cannot create folder " + parent.string() + ": " + created.message());
     }
   }
+  if (!writable_.load()) return std::unexpected(StoppedError());
+  std::shared_lock lock(database_mutex_);
   rocksdb::Checkpoint* raw_checkpoint = nullptr;
-  rocksdb::Status status = rocksdb::Checkpoint::Create(db_.get(), &raw_checkpoint);
+  rocksdb::Status status = rocksdb::Checkpoint::Create(&database_->db(), &raw_checkpoint);
   if (!status.ok()) return RocksdbError("starting a backup", status);
   const std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw_checkpoint);
   // Every training change is one WriteBatch through the shared write-ahead log, and a checkpoint
   // is one point of that log: its families agree with each other as the live ones do. RocksDB
   // builds it in a temporary folder and renames it into place, so a failure leaves no `path`.
   status = checkpoint->CreateCheckpoint(path);
+  if (status.IsNoSpace()) {
+    return MakeError(ErrorCode::kInsufficientStorage,
+                     "the disk of backup folder " + path + " is full: " + status.ToString());
+  }
   if (!status.ok()) return RocksdbError("writing the backup " + path, status);
   return {};
+}
+
+WriteHealth RocksdbStore::Health() const {
+  std::lock_guard lock(health_mutex_);
+  WriteHealth health = health_;
+  health.writable = writable_.load();
+  if (health.writable) health.reason.clear();
+  return health;
+}
+
+Error RocksdbStore::StopWrites(std::string_view what, const rocksdb::Status& status, bool count) {
+  const WriteFault fault = FaultOf(status).value_or(WriteFault::kIoError);
+  std::string reason;
+  switch (fault) {
+    case WriteFault::kDiskFull: {
+      const auto free = FreeBytes(path_);
+      reason = "disk full: the file system of data folder " + path_ + " has " +
+               (free ? ByteText(*free) : std::string("no space")) +
+               " free; training resumes by itself once " +
+               (resume_free_bytes_ > 0 ? ByteText(resume_free_bytes_) + " are free"
+                                       : std::string("space is freed"));
+      break;
+    }
+    case WriteFault::kReadOnly:
+      reason = "read-only file system: data folder " + path_ +
+               " takes no writes; training resumes by itself once it is writable again";
+      break;
+    case WriteFault::kIoError:
+      reason = "I/O error in data folder " + path_ + "; training resumes by itself if it clears";
+      break;
+  }
+  {
+    std::lock_guard lock(health_mutex_);
+    if (count) ++health_.errors[static_cast<std::size_t>(fault)];
+    health_.fault = fault;
+    health_.reason = reason + " (" + std::string(what) + ": " + status.ToString() + ")";
+  }
+  writable_.store(false);
+  return StoppedError();
+}
+
+Error RocksdbStore::StoppedError() const {
+  std::lock_guard lock(health_mutex_);
+  const ErrorCode code = health_.fault == WriteFault::kDiskFull ? ErrorCode::kInsufficientStorage
+                                                                : ErrorCode::kUnavailable;
+  return Error{code, "training is paused: " + health_.reason + "; classify goes on"};
+}
+
+std::expected<void, Error> RocksdbStore::Recover() {
+  std::lock_guard write_lock(write_mutex_);
+  if (writable_.load()) return {};
+  if (!recoverable_) return std::unexpected(StoppedError());
+  if (Health().fault == WriteFault::kDiskFull && resume_free_bytes_ > 0) {
+    const auto free = FreeBytes(path_);
+    if (free && *free < resume_free_bytes_) return std::unexpected(StoppedError());
+  }
+  auto reopened = Reopen();
+  if (!reopened && reopened.error().code == ErrorCode::kDataLoss) {
+    // Memory and disk disagree in a way a reopen cannot explain: only a restart, which loads
+    // the model from disk, settles it.
+    recoverable_ = false;
+    std::lock_guard lock(health_mutex_);
+    health_.fault = WriteFault::kIoError;
+    health_.reason = reopened.error().message;
+  }
+  if (!reopened) return reopened;
+  {
+    std::lock_guard lock(health_mutex_);
+    ++health_.recoveries;
+    health_.reason.clear();
+  }
+  writable_.store(true);
+  return {};
+}
+
+std::expected<void, Error> RocksdbStore::Reopen() {
+  std::unique_lock lock(database_mutex_);
+  database_.reset();  // Closes it: RocksDB releases its lock on the folder.
+  auto database =
+      RocksdbDatabase::Open(path_, env_.get(), logger_, RocksdbDatabase::Mode::kReadWrite);
+  if (!database) {
+    // Keep the ledger readable while writes wait.
+    const rocksdb::Status failed = database.error();
+    auto read_only =
+        RocksdbDatabase::Open(path_, env_.get(), logger_, RocksdbDatabase::Mode::kReadOnly);
+    if (read_only) database_ = std::move(*read_only);
+    lock.unlock();
+    return std::unexpected(StopWrites("reopening the data folder", failed, /*count=*/false));
+  }
+  database_ = std::move(*database);
+  // The write that failed (if any) is now either wholly on disk or not at all: the stats record,
+  // written in every batch, tells which, and memory follows.
+  auto stored = InitialiseOrCheck(*database_, path_);
+  if (!stored) return std::unexpected(stored.error());
+  const std::shared_ptr<const model::ModelStats> current = cache_.Stats();
+  std::optional<InDoubtWrite> in_doubt = std::move(in_doubt_);
+  in_doubt_.reset();
+  if (*stored == *current) return {};
+  if (in_doubt && *stored == in_doubt->resolved.stats) {
+    ResolvedDelta& resolved = in_doubt->resolved;
+    if (!in_doubt->stream_position.empty()) {
+      std::lock_guard position_lock(position_mutex_);
+      stream_position_ = in_doubt->stream_position;
+    }
+    cache_.Publish(resolved.tokens,
+                   std::make_shared<const model::ModelStats>(std::move(resolved.stats)));
+    if (resolved.feedback) {
+      cache_.PublishCalibration(
+          std::make_shared<const model::Calibration>(std::move(*resolved.feedback)));
+    }
+    return {};
+  }
+  return MakeError(ErrorCode::kDataLoss, "after a write fault the model in data folder " + path_ +
+                                             " differs from the one in memory; restart nbspamd");
 }
 
 }  // namespace nbspamd::storage

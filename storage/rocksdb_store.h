@@ -11,30 +11,59 @@
 #ifndef NBSPAMD_STORAGE_ROCKSDB_STORE_H_
 #define NBSPAMD_STORAGE_ROCKSDB_STORE_H_
 
+#include <atomic>
+#include <cstdint>
 #include <expected>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <shared_mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "storage/count_cache.h"
+#include "storage/resolved_delta.h"
 #include "storage/store.h"
 
 namespace rocksdb {
-class ColumnFamilyHandle;
-class DB;
+class Env;
+class FileSystem;
+class Logger;
+class Status;
 }  // namespace rocksdb
 
 namespace nbspamd::storage {
 
+class RocksdbDatabase;
+
+struct RocksdbStoreOptions {
+  // The file system RocksDB writes through; nullptr for the machine's own. A seam for tests,
+  // which inject faults (storage/testing/fault_injecting_file_system.h).
+  std::shared_ptr<rocksdb::FileSystem> file_system;
+  // After a full disk, Recover tries to reopen only once the data folder's file system has this
+  // much space free (0: whatever is free).
+  std::uint64_t resume_free_bytes = std::uint64_t{4} << 20;
+  // Where RocksDB's warnings and errors go (storage/rocksdb_logger.h); empty: nowhere.
+  std::function<void(std::string_view line)> log;
+};
+
+// Write faults (docs/RELIABILITY.md): a write that fails (ENOSPC, EIO, EROFS) is answered with
+// kInsufficientStorage or kUnavailable, stops all further writes (RocksDB 7 must not be sent a
+// write after a failed write-ahead-log write), and marks the store not writable; reads go on
+// from memory. Recover closes and reopens the database, which replays the log: the failed batch
+// is then either wholly on disk or wholly not, and the memory copy is made to agree. If the
+// read-write open fails, the database is opened read-only so that ledger reads still work.
 class RocksdbStore final : public Store {
  public:
   // Opens the model in folder `path`, creating an empty one (classes spam and ham) if there is
-  // none, and loads it into memory.
+  // none, and loads it into memory. A folder that holds a model but cannot be opened for writing
+  // (a full disk, a read-only file system) is opened read-only: the store starts not writable.
   // Errors: kDataLoss when the folder holds another schema version or corrupt records,
   // kInternal when RocksDB cannot open it (permissions, another process holds its lock).
   [[nodiscard]] static std::expected<std::unique_ptr<RocksdbStore>, Error> Open(
-      const std::string& path);
+      const std::string& path, RocksdbStoreOptions options = {});
 
   // Closes the database cleanly.
   ~RocksdbStore() override;
@@ -52,20 +81,49 @@ class RocksdbStore final : public Store {
       std::size_t limit) const override;
   [[nodiscard]] std::expected<void, Error> Checkpoint(const std::string& path) override;
   [[nodiscard]] std::vector<StorageProperty> Properties() const override;
+  [[nodiscard]] WriteHealth Health() const override;
+  [[nodiscard]] std::expected<void, Error> Recover() override;
 
  private:
-  RocksdbStore(std::unique_ptr<rocksdb::DB> db, std::vector<rocksdb::ColumnFamilyHandle*> handles,
-               model::ModelStats stats);
-  [[nodiscard]] std::expected<void, Error> LoadTokens();
-  // Reads the calibration record, or rebuilds it from the ledger (and stores it) when it is
-  // missing or of another layout; publishes the fitted calibration.
-  [[nodiscard]] std::expected<void, Error> LoadCalibration();
+  // What a write that failed would have made of the model: the memory copy takes it if the
+  // reopened database shows the write landed after all.
+  struct InDoubtWrite {
+    ResolvedDelta resolved;
+    std::string stream_position;
+  };
 
-  std::unique_ptr<rocksdb::DB> db_;
-  std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // Owned; meta, tokens, ledger first.
+  RocksdbStore(std::string path, std::shared_ptr<rocksdb::Env> env,
+               std::shared_ptr<rocksdb::Logger> logger, std::unique_ptr<RocksdbDatabase> database,
+               model::ModelStats stats, std::uint64_t resume_free_bytes);
+  [[nodiscard]] std::expected<void, Error> LoadTokens();
+  // Reads the calibration record, or rebuilds it from the ledger (and stores it, when
+  // writable) when it is missing or of another layout; publishes the fitted calibration.
+  [[nodiscard]] std::expected<void, Error> LoadCalibration();
+  // Stops writes after `status` failed `what` (counted as a write error when `count`); returns
+  // the error to answer with.
+  [[nodiscard]] Error StopWrites(std::string_view what, const rocksdb::Status& status,
+                                 bool count = true);
+  // The error writes get while stopped.
+  [[nodiscard]] Error StoppedError() const;
+  // REQUIRES: write_mutex_ held. Opens the database again and makes memory agree with it.
+  [[nodiscard]] std::expected<void, Error> Reopen();
+
+  const std::string path_;
+  const std::shared_ptr<rocksdb::Env> env_;  // nullptr: RocksDB's default.
+  const std::shared_ptr<rocksdb::Logger> logger_;
+  const std::uint64_t resume_free_bytes_;
+  std::mutex write_mutex_;  // Serialises ApplyBatch and Recover.
+  // Guards the database_ pointer: shared while it is used, exclusive to swap it (Recover).
+  mutable std::shared_mutex database_mutex_;
+  std::unique_ptr<RocksdbDatabase> database_;  // nullptr when not even a read-only open works.
   CountCache cache_;
   mutable std::mutex position_mutex_;  // Guards stream_position_.
   std::string stream_position_;
+  std::optional<InDoubtWrite> in_doubt_;  // Guarded by write_mutex_.
+  bool recoverable_ = true;               // Guarded by write_mutex_.
+  std::atomic<bool> writable_{true};
+  mutable std::mutex health_mutex_;  // Guards health_ (but for `writable`, which is writable_).
+  WriteHealth health_;
 };
 
 }  // namespace nbspamd::storage

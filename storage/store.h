@@ -21,6 +21,7 @@
 #include "model/delta.h"
 #include "model/model_stats.h"
 #include "model/snapshot.h"
+#include "storage/write_health.h"
 #include "tokenizer/token_bag.h"
 
 namespace nbspamd::storage {
@@ -85,7 +86,10 @@ class Store {
   //     record that one would have written);
   //   kInternal when it creates a class that exists already.
   // Returns one result per delta once the accepted ones are durable and visible.
-  // Errors: kInternal for an I/O failure; then nothing of the batch is applied.
+  // Errors, when nothing of the batch is applied: kInsufficientStorage when the disk is full and
+  // kUnavailable for another fault of the machine (an I/O error, a read-only file system). After
+  // such a fault the store writes nothing more, and answers every ApplyBatch and Checkpoint with
+  // the same error at once, until Recover succeeds (see Health).
   [[nodiscard]] virtual std::expected<BatchResults, Error> ApplyBatch(
       std::span<const model::Delta> deltas) = 0;
 
@@ -106,8 +110,19 @@ class Store {
   // on: a folder that RocksdbStore::Open reads as the model at one moment, with every apply that
   // returned before the call. Thread-safe.
   // Errors: kInvalidArgument when `path` exists already, kFailedPrecondition for a backend that
-  // keeps nothing on disk, kInternal for an I/O failure (then `path` is not left half-written).
+  // keeps nothing on disk, kInternal for an I/O failure (then `path` is not left half-written),
+  // the write fault's error while writes are stopped.
   [[nodiscard]] virtual std::expected<void, Error> Checkpoint(const std::string& path) = 0;
+
+  // Whether writes are possible, the fault that stopped them, and the fault counters.
+  // Thread-safe; never waits for a write.
+  [[nodiscard]] virtual WriteHealth Health() const { return {}; }
+
+  // After a fault: tries once to make writes possible again (RocksdbStore reopens its database)
+  // and returns whether they are. Nothing is lost either way: what was acknowledged stays, and
+  // a write that failed is either wholly in the model or wholly not. Does nothing while writable.
+  // Thread-safe; waits for a running ApplyBatch. Errors: the fault's error while it lasts.
+  [[nodiscard]] virtual std::expected<void, Error> Recover() { return {}; }
 };
 
 // The classes a new, empty model starts with.

@@ -1,0 +1,83 @@
+#include "storage/rocksdb_database.h"
+
+#include <rocksdb/db.h>
+#include <rocksdb/memtablerep.h>
+#include <rocksdb/options.h>
+
+#include <algorithm>
+
+#include "storage/rocksdb_layout.h"
+
+namespace nbspamd::storage {
+
+std::expected<std::unique_ptr<RocksdbDatabase>, rocksdb::Status> RocksdbDatabase::Open(
+    const std::string& path, rocksdb::Env* env, std::shared_ptr<rocksdb::Logger> logger,
+    Mode mode) {
+  rocksdb::Options options;
+  if (env != nullptr) options.env = env;
+  options.info_log = std::move(logger);
+  options.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
+  options.create_if_missing = mode == Mode::kReadWrite;
+  options.create_missing_column_families = mode == Mode::kReadWrite;
+  options.IncreaseParallelism(2);
+  // One thread writes (the training writer), so concurrent memtable inserts buy nothing; and
+  // the tokens family's vector memtable below does not support them.
+  options.allow_concurrent_memtable_write = false;
+  // No automatic resume after a write error: RocksDB 7's resume writes to a write-ahead log
+  // that already failed (an assertion in Debian's build; fixed upstream in 2024). The store
+  // recovers by reopening the database instead (RocksdbStore::Recover).
+  options.max_bgerror_resume_count = 0;
+
+  std::vector<std::string> families;
+  if (!rocksdb::DB::ListColumnFamilies(options, path, &families).ok()) families.clear();
+  for (const char* required :
+       {rocksdb::kDefaultColumnFamilyName.c_str(), kTokensFamily, kLedgerFamily, kSourcesFamily}) {
+    if (std::find(families.begin(), families.end(), required) == families.end()) {
+      families.emplace_back(required);
+    }
+  }
+  // Meta, tokens, ledger and sources come first, in that order; any other family follows.
+  std::stable_partition(families.begin(), families.end(), [](const std::string& name) {
+    return name == rocksdb::kDefaultColumnFamilyName;
+  });
+  std::stable_partition(families.begin() + 1, families.end(),
+                        [](const std::string& name) { return name == kTokensFamily; });
+  std::stable_partition(families.begin() + 2, families.end(),
+                        [](const std::string& name) { return name == kLedgerFamily; });
+  std::stable_partition(families.begin() + 3, families.end(),
+                        [](const std::string& name) { return name == kSourcesFamily; });
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  for (const std::string& name : families) {
+    rocksdb::ColumnFamilyOptions family_options(options);
+    if (name == kTokensFamily) {
+      // Token records are only ever read by the full scan at open (the count cache serves every
+      // other read), so the tokens memtable can be an unsorted vector: an insert is an append,
+      // where the default skip list spent most of the training writer's time (sorted once at
+      // flush or scan instead).
+      family_options.memtable_factory = std::make_shared<rocksdb::VectorRepFactory>();
+    }
+    descriptors.emplace_back(name, family_options);
+  }
+
+  rocksdb::DB* raw_db = nullptr;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  const rocksdb::DBOptions db_options(options);
+  const rocksdb::Status status =
+      mode == Mode::kReadWrite
+          ? rocksdb::DB::Open(db_options, path, descriptors, &handles, &raw_db)
+          : rocksdb::DB::OpenForReadOnly(db_options, path, descriptors, &handles, &raw_db);
+  if (!status.ok()) return std::unexpected(status);
+  return std::unique_ptr<RocksdbDatabase>(new RocksdbDatabase(
+      std::unique_ptr<rocksdb::DB>(raw_db), std::move(handles), mode == Mode::kReadOnly));
+}
+
+RocksdbDatabase::RocksdbDatabase(std::unique_ptr<rocksdb::DB> db,
+                                 std::vector<rocksdb::ColumnFamilyHandle*> handles, bool read_only)
+    : db_(std::move(db)), handles_(std::move(handles)), read_only_(read_only) {}
+
+RocksdbDatabase::~RocksdbDatabase() {
+  for (auto* handle : handles_) db_->DestroyColumnFamilyHandle(handle).PermitUncheckedError();
+  db_->Close().PermitUncheckedError();
+}
+
+}  // namespace nbspamd::storage
