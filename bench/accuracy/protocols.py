@@ -92,10 +92,13 @@ def run(peer, corpus, protocol, messages, args):
     cut = f'; first {limit} messages of that order only' if limit else ''
     if (corpus, protocol) == ('spamassassin', 'split'):
         salt = args.split_salt
-        out = run_batch(peer, [m for m in own if in_train_split(m, salt)],
+        # Trained in the shuffled order, not folder by folder (all ham, then all spam): the counts
+        # are the same either way, but only a mixed order gives each message a held-out score of
+        # the other class's model too, which spam_confidence is calibrated on.
+        out = run_batch(peer, [m for m in online_order(own) if in_train_split(m, salt)],
                         [m for m in own if not in_train_split(m, salt)], args.passes, per_process=True)
         out['rule'] = SPLIT_RULE + (f'; with the salt {salt!r} prefixed to the name' if salt else '') + \
-            '; train and test in id order'
+            '; train in the order ' + SHUFFLE_RULE + ', test in id order'
     elif (corpus, protocol) == ('spamassassin', 'online'):
         out = run_online(peer, online_order(own)[:limit])
         out['rule'] = SHUFFLE_RULE + cut
@@ -106,11 +109,12 @@ def run(peer, corpus, protocol, messages, args):
         out = run_online(peer, own[:limit])
         out['rule'] = 'inmail.N in arrival order (N ascending), each classified then trained' + cut
     elif (corpus, protocol) == ('csdmc2010', 'drift'):
-        out = run_batch(peer, messages['spamassassin'], own, args.passes)
-        out['rule'] = 'train every SpamAssassin message in id order, test every csdmc2010 message in id order'
+        out = run_batch(peer, online_order(messages['spamassassin']), own, args.passes)
+        out['rule'] = ('train every SpamAssassin message in the order ' + SHUFFLE_RULE +
+                       ', test every csdmc2010 message in id order')
     elif (corpus, protocol) == ('csdmc2010', 'drift-online'):
-        out = run_online(peer, online_order(own)[:limit], pretrain=messages['spamassassin'])
-        out['rule'] = ('train every SpamAssassin message in id order, then csdmc2010 classified then trained in '
+        out = run_online(peer, online_order(own)[:limit], pretrain=online_order(messages['spamassassin']))
+        out['rule'] = ('train every SpamAssassin message in the shuffled order, then csdmc2010 classified then trained in '
                        'the order ' + SHUFFLE_RULE.replace('"<group>/<file name>"', '"csdmc/<ham|spam>/<file>"') + cut)
     else:
         raise SystemExit(f'no protocol {protocol} on {corpus}')
