@@ -1,0 +1,141 @@
+// ScoreWith: the part of classification every estimate shares, from per-token log likelihoods
+// to a ClassifyResult: the joint log probabilities, posteriors by log-sum-exp, the label, the
+// ranking score, the verdict and the explanations. Classify (the global model, classifier.h)
+// and ClassifyLayered (a user layer over it, layered.h) differ only in their estimator. Internal
+// to model/.
+//
+// An Estimator provides, for the classes of `stats` (same order) and the entries of the bag:
+//   bool HasDocuments(c)        whether class c can be the answer at all;
+//   double LogPrior(c)          log P(c), for a class with documents;
+//   bool Known(i)               whether entry i's token was seen in some class (else skipped);
+//   double LogLikelihood(i, c)  log P(w_i | c), for a known token and a class with documents.
+#ifndef NBSPAMD_MODEL_SCORING_H_
+#define NBSPAMD_MODEL_SCORING_H_
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <expected>
+#include <limits>
+#include <string>
+
+#include "model/classifier.h"
+#include "model/model_stats.h"
+
+namespace nbspamd::model::internal {
+
+inline std::string HashText(TokenHash hash) {
+  char buffer[17];
+  std::snprintf(buffer, sizeof buffer, "%016llx", static_cast<unsigned long long>(hash));
+  return buffer;
+}
+
+template <typename Estimator>
+std::expected<ClassifyResult, Error> ScoreWith(const TokenBag& bag, const ModelStats& stats,
+                                               const Estimator& estimator,
+                                               const ClassifyOptions& options) {
+  constexpr double kNegativeInfinity = -std::numeric_limits<double>::infinity();
+  const std::size_t class_count = stats.classes.size();
+  ClassifyResult result;
+  result.classes.resize(class_count);
+  for (std::size_t c = 0; c < class_count; ++c) {
+    result.classes[c].label = stats.classes[c].label;
+    result.classes[c].log_joint =
+        estimator.HasDocuments(c) ? estimator.LogPrior(c) : kNegativeInfinity;
+  }
+
+  const auto spam = stats.FindClass(kSpamLabel);
+  const auto ham = stats.FindClass(kHamLabel);
+  const bool two_class =
+      spam && ham && estimator.HasDocuments(*spam) && estimator.HasDocuments(*ham);
+  double score_sum = 0;
+  for (std::size_t i = 0; i < bag.entries.size(); ++i) {
+    if (!estimator.Known(i)) continue;  // Seen in no class: skipped.
+    const double x = bag.entries[i].count;
+    result.known_tokens += bag.entries[i].count;
+    for (std::size_t c = 0; c < class_count; ++c) {
+      if (!estimator.HasDocuments(c)) continue;
+      result.classes[c].log_joint += x * estimator.LogLikelihood(i, c);
+    }
+    if (two_class) {
+      const double weight = estimator.LogLikelihood(i, *spam) - estimator.LogLikelihood(i, *ham);
+      if (std::fabs(weight) > options.score_min_weight) {
+        score_sum += x * weight;
+        result.scored_tokens += bag.entries[i].count;
+      }
+    }
+  }
+
+  // Posteriors by log-sum-exp.
+  double max_log_joint = kNegativeInfinity;
+  for (const ClassScore& c : result.classes) max_log_joint = std::max(max_log_joint, c.log_joint);
+  if (max_log_joint == kNegativeInfinity) {
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "every class gives this message probability zero (alpha is 0)");
+  }
+  double sum = 0;
+  for (const ClassScore& c : result.classes) sum += std::exp(c.log_joint - max_log_joint);
+  const double log_evidence = max_log_joint + std::log(sum);
+  for (ClassScore& c : result.classes) c.probability = std::exp(c.log_joint - log_evidence);
+
+  // The label: the most probable class. The verdict: from the score (model/verdict.h).
+  std::size_t best = 0;
+  for (std::size_t c = 1; c < class_count; ++c) {
+    if (result.classes[c].log_joint > result.classes[best].log_joint) best = c;
+  }
+  if (two_class) {
+    result.log_odds = result.classes[*spam].log_joint - result.classes[*ham].log_joint;
+    result.score =
+        result.scored_tokens == 0 ? 0.0 : score_sum / static_cast<double>(result.scored_tokens);
+  }
+  result.label_index = best;
+  const bool third_class = (!spam || best != *spam) && (!ham || best != *ham);
+  result.verdict = DecideVerdict(
+      result.score, {.spam = options.spam_threshold, .ham = options.ham_threshold}, third_class);
+
+  if (options.explain > 0) {
+    // Contrast spam with ham, else the winner with the runner-up (or with nothing).
+    std::size_t a = best;
+    std::optional<std::size_t> b;
+    if (two_class) {
+      a = *spam;
+      b = *ham;
+    } else {
+      for (std::size_t c = 0; c < class_count; ++c) {
+        if (c == best || !estimator.HasDocuments(c)) continue;
+        if (!b || result.classes[c].log_joint > result.classes[*b].log_joint) b = c;
+      }
+    }
+    for (std::size_t i = 0; i < bag.entries.size(); ++i) {
+      if (!estimator.Known(i)) continue;
+      const BagEntry& entry = bag.entries[i];
+      double weight = estimator.LogLikelihood(i, a);
+      if (b) weight -= estimator.LogLikelihood(i, *b);
+      TokenExplanation explanation;
+      explanation.count = entry.count;
+      explanation.weight = entry.count * weight;
+      if (i < bag.texts.size()) {
+        explanation.token = bag.texts[i].text;
+        explanation.source = bag.texts[i].source;
+      } else {
+        explanation.token = HashText(entry.hash);
+      }
+      result.explanations.push_back(std::move(explanation));
+    }
+    // Largest |weight| first; ties by token text so the order is deterministic.
+    const auto by_magnitude = [](const TokenExplanation& x, const TokenExplanation& y) {
+      const double mx = std::fabs(x.weight), my = std::fabs(y.weight);
+      if (mx != my) return mx > my;
+      return x.token < y.token;
+    };
+    const std::size_t keep = std::min(options.explain, result.explanations.size());
+    std::partial_sort(result.explanations.begin(), result.explanations.begin() + keep,
+                      result.explanations.end(), by_magnitude);
+    result.explanations.resize(keep);
+  }
+  return result;
+}
+
+}  // namespace nbspamd::model::internal
+
+#endif  // NBSPAMD_MODEL_SCORING_H_
