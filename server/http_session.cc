@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <random>
 
+#include "server/handler_guard.h"
 #include "server/log.h"
 
 namespace nbspamd::server {
@@ -47,20 +48,34 @@ HttpSession::HttpSession(net::ip::tcp::socket&& socket, const Router& router,
 
 HttpSession::~HttpSession() { registry_.Remove(this); }
 
+template <class Step>
+void HttpSession::Guarded(Step&& step) noexcept {
+  if (GuardStep("http session", request_id_, registry_.session_exceptions(), step)) return;
+  // Whatever the step left half done, this connection cannot go on: close it. Its pending
+  // operations then complete with errors and release the session.
+  beast::error_code ignored;
+  stream_.socket().shutdown(net::ip::tcp::socket::shutdown_both, ignored);
+  stream_.socket().close(ignored);
+}
+
 void HttpSession::Run() {
   // Start on the connection's strand: all later handlers run there too.
   net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
-    if (!self->registry_.Add(self.get(), self)) return self->DoClose();
-    self->DoReadHeader();
+    self->Guarded([&] {
+      if (!self->registry_.Add(self.get(), self)) return self->DoClose();
+      self->DoReadHeader();
+    });
   });
 }
 
 void HttpSession::Shutdown() {
   net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
-    self->shutting_down_ = true;
-    // Waiting for a request with none of it received: stop waiting. A request in flight, or
-    // one whose first bytes have arrived, is answered first; OnWrite then closes.
-    if (!self->in_flight_ && self->buffer_.size() == 0) self->stream_.cancel();
+    self->Guarded([&] {
+      self->shutting_down_ = true;
+      // Waiting for a request with none of it received: stop waiting. A request in flight, or
+      // one whose first bytes have arrived, is answered first; OnWrite then closes.
+      if (!self->in_flight_ && self->buffer_.size() == 0) self->stream_.cancel();
+    });
   });
 }
 
@@ -69,9 +84,10 @@ void HttpSession::DoReadHeader() {
   parser_->header_limit(static_cast<std::uint32_t>(limits_.max_header_bytes));
   parser_->body_limit(limits_.max_body_bytes);
   stream_.expires_after(limits_.idle_timeout);
-  http::async_read_header(
-      stream_, buffer_, *parser_,
-      [self = shared_from_this()](beast::error_code ec, std::size_t) { self->OnReadHeader(ec); });
+  http::async_read_header(stream_, buffer_, *parser_,
+                          [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                            self->Guarded([&] { self->OnReadHeader(ec); });
+                          });
 }
 
 void HttpSession::OnReadHeader(beast::error_code ec) {
@@ -94,9 +110,11 @@ void HttpSession::OnReadHeader(beast::error_code ec) {
     pending_write_ = response;
     return http::async_write(stream_, *response,
                              [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                               self->pending_write_.reset();
-                               if (ec) return self->DoClose();
-                               self->DoReadBody();
+                               self->Guarded([&] {
+                                 self->pending_write_.reset();
+                                 if (ec) return self->DoClose();
+                                 self->DoReadBody();
+                               });
                              });
   }
   DoReadBody();
@@ -122,9 +140,10 @@ void HttpSession::BeginRequest() {
 
 void HttpSession::DoReadBody() {
   stream_.expires_after(limits_.idle_timeout);
-  http::async_read(
-      stream_, buffer_, *parser_,
-      [self = shared_from_this()](beast::error_code ec, std::size_t) { self->OnReadBody(ec); });
+  http::async_read(stream_, buffer_, *parser_,
+                   [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                     self->Guarded([&] { self->OnReadBody(ec); });
+                   });
 }
 
 void HttpSession::OnReadBody(beast::error_code ec) {
@@ -136,7 +155,7 @@ void HttpSession::OnReadBody(beast::error_code ec) {
                                 close = !request.keep_alive()](Response response) mutable {
     net::dispatch(self->stream_.get_executor(),
                   [self, close, response = std::move(response)]() mutable {
-                    self->DoWrite(std::move(response), close);
+                    self->Guarded([&] { self->DoWrite(std::move(response), close); });
                   });
   });
 }
@@ -190,7 +209,7 @@ void HttpSession::DoWrite(Response response, bool close) {
   stream_.expires_after(limits_.idle_timeout);
   http::async_write(stream_, *shared,
                     [self = shared_from_this(), close](beast::error_code ec, std::size_t) {
-                      self->OnWrite(close, ec);
+                      self->Guarded([&] { self->OnWrite(close, ec); });
                     });
 }
 
@@ -219,9 +238,11 @@ void HttpSession::DoDrain() {
   buffer_.clear();
   stream_.async_read_some(buffer_.prepare(64 * 1024),
                           [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                            if (!ec) return self->DoDrain();
-                            beast::error_code ignored;
-                            self->stream_.socket().close(ignored);
+                            self->Guarded([&] {
+                              if (!ec) return self->DoDrain();
+                              beast::error_code ignored;
+                              self->stream_.socket().close(ignored);
+                            });
                           });
 }
 

@@ -1,6 +1,8 @@
 // HttpSession: one HTTP/1.1 connection, in the manner of Boost.Beast's advanced server: paired
 // Do/On handlers on the connection's strand, a fresh parser per request with header and body
-// limits, a deadline on every read, and keep-alive.
+// limits, a deadline on every read, and keep-alive. Every handler runs its step guarded
+// (handler_guard.h): an exception ends this connection only, logged and counted in
+// SessionRegistry::session_exceptions, and never reaches the I/O thread.
 #ifndef NBSPAMD_SERVER_HTTP_SESSION_H_
 #define NBSPAMD_SERVER_HTTP_SESSION_H_
 
@@ -47,6 +49,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void OnWrite(bool close, boost::beast::error_code ec);
   void DoClose();
   void DoDrain();
+  // Runs `step` (a handler's body, on the strand); when it throws, notes the exception and
+  // closes the connection at once.
+  template <class Step>
+  void Guarded(Step&& step) noexcept;
 
   boost::beast::tcp_stream stream_;
   boost::beast::flat_buffer buffer_;

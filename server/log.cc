@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <exception>
 #include <string>
 
 namespace nbspamd::server {
@@ -107,6 +108,24 @@ void Log(LogLevel level, std::string_view message, LogFields fields) {
   line += '\n';
   // One write per line: stdio locks the stream, so lines from threads do not interleave.
   std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
+std::string DescribeCurrentException() noexcept {
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    try {
+      return e.what();
+    } catch (...) {
+      return {};
+    }
+  } catch (...) {
+    try {
+      return "unknown exception";
+    } catch (...) {
+      return {};
+    }
+  }
 }
 
 }  // namespace nbspamd::server

@@ -10,6 +10,7 @@
 
 #include <initializer_list>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -43,6 +44,10 @@ inline void LogWarning(std::string_view message, LogFields fields = {}) {
 inline void LogError(std::string_view message, LogFields fields = {}) {
   Log(LogLevel::kError, message, fields);
 }
+
+// What the exception being handled says, for a log line: what() for a std::exception, else
+// "unknown exception". REQUIRES: called inside a catch block.
+[[nodiscard]] std::string DescribeCurrentException() noexcept;
 
 }  // namespace nbspamd::server
 

@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "server/handler_guard.h"
 #include "server/log.h"
 
 namespace nbspamd::server {
@@ -99,7 +100,8 @@ void Server::Run() {
   sigaddset(&termination, SIGINT);
   const auto serve = [this, &termination] {
     pthread_sigmask(SIG_UNBLOCK, &termination, nullptr);
-    context_.run();
+    // A handler that throws must not end the process: log it and go on serving.
+    RunIoContext(context_, escaped_handler_exceptions_);
   };
   std::vector<std::thread> threads;
   for (unsigned i = 1; i < options_.threads; ++i) threads.emplace_back(serve);
