@@ -157,6 +157,10 @@ class SpamFilter {
   // Training groups written and training requests completed so far.
   [[nodiscard]] std::uint64_t TrainingGroups() const { return writer_.GroupCount(); }
   [[nodiscard]] std::uint64_t TrainingRequests() const { return writer_.RequestCount(); }
+  // Training completions that threw (TrainingWriter::CompletionExceptions), for /metrics.
+  [[nodiscard]] std::uint64_t TrainingCompletionExceptions() const {
+    return writer_.CompletionExceptions();
+  }
 
   [[nodiscard]] std::shared_ptr<const model::ModelStats> Stats() const { return store_->Stats(); }
   // The current calibration and the feedback histogram it was fitted from.

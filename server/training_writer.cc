@@ -9,6 +9,7 @@
 
 #include "model/calibration.h"
 #include "model/classifier.h"
+#include "server/log.h"
 #include "server/pending_model.h"
 
 namespace nbspamd::server {
@@ -199,7 +200,7 @@ std::vector<TrainingWriter::Result> TrainingWriter::Commit(const std::vector<Req
   return results;
 }
 
-void TrainingWriter::Complete(Request& request, Result result) {
+void TrainingWriter::Complete(Request& request, Result result) noexcept {
   try {
     if (auto* learn = std::get_if<LearnCompletion>(&request.done)) {
       (*learn)(std::move(result));
@@ -208,8 +209,19 @@ void TrainingWriter::Complete(Request& request, Result result) {
     } else {
       std::get<ForgetCompletion>(request.done)(std::unexpected(std::move(result.error())));
     }
-  } catch (const std::exception&) {
-    // A completion must not throw; if one does, the others still run.
+  } catch (...) {
+    // A completion must not throw; if one does, the others still run. Its caller may never have
+    // answered its client: say so.
+    completion_exceptions_.fetch_add(1, std::memory_order_relaxed);
+    try {
+      if (const auto held_back = completion_log_.Admit()) {
+        LogError("training writer: a completion threw",
+                 {{"id", request.id},
+                  {"what", DescribeCurrentException()},
+                  {"suppressed", std::to_string(*held_back)}});
+      }
+    } catch (...) {
+    }
   }
 }
 

@@ -28,6 +28,7 @@
 #ifndef NBSPAMD_SERVER_TRAINING_WRITER_H_
 #define NBSPAMD_SERVER_TRAINING_WRITER_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -43,6 +44,7 @@
 
 #include "common/error.h"
 #include "model/learning.h"
+#include "server/log_throttle.h"
 #include "storage/store.h"
 #include "tokenizer/token_bag.h"
 
@@ -98,6 +100,11 @@ class TrainingWriter {
   // Groups written and requests completed so far, for diagnostics and benchmarks.
   [[nodiscard]] std::uint64_t GroupCount() const;
   [[nodiscard]] std::uint64_t RequestCount() const;
+  // Completions that threw (a bug in the caller's callback): each is logged (rate-limited) and
+  // the other completions still run. For /metrics.
+  [[nodiscard]] std::uint64_t CompletionExceptions() const {
+    return completion_exceptions_.load(std::memory_order_relaxed);
+  }
 
  private:
   struct Request {
@@ -115,7 +122,8 @@ class TrainingWriter {
   void Run();
   // Plans and writes `group`, returning each request's result.
   [[nodiscard]] std::vector<Result> Commit(const std::vector<Request>& group);
-  static void Complete(Request& request, Result result);
+  // Runs the request's completion with `result`; an exception it throws is logged and counted.
+  void Complete(Request& request, Result result) noexcept;
 
   storage::Store& store_;
   const GroupLimits limits_;
@@ -127,6 +135,8 @@ class TrainingWriter {
   bool stopping_ = false;
   std::uint64_t groups_ = 0;
   std::uint64_t requests_ = 0;
+  std::atomic<std::uint64_t> completion_exceptions_ = 0;
+  LogThrottle completion_log_;
   std::thread thread_;  // Last: starts once everything above is constructed.
 };
 

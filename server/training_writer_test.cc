@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <future>
 #include <mutex>
+#include <stdexcept>
 #include <tuple>
 
 #include "model/calibration.h"
@@ -102,6 +103,25 @@ struct Outcomes {
     };
   }
 };
+
+TEST(TrainingWriterTest, ACompletionThatThrowsIsCountedAndTheOthersStillRun) {
+  GatedStore store;
+  store.OpenGate();
+  Outcomes outcomes;
+  TrainingWriter writer(store);
+  writer.Learn({"a", "spam", Bag({{1, 1}}), {}},
+               [](std::expected<model::LearnStatus, Error>) { throw std::runtime_error("bug"); });
+  writer.Forget("nothing", [](std::expected<void, Error>) { throw 42; });
+  writer.Learn({"b", "ham", Bag({{2, 1}}), {}}, outcomes.OnLearn("b"));
+  writer.Stop();
+  EXPECT_EQ(writer.CompletionExceptions(), 2u);
+  ASSERT_EQ(outcomes.learned.size(), 1u);
+  EXPECT_EQ(outcomes.learned[0].second, model::LearnStatus::kLearned);
+  // After Stop the completion runs on the caller's thread, guarded alike.
+  writer.Learn({"c", "ham", Bag({{3, 1}}), {}},
+               [](std::expected<model::LearnStatus, Error>) { throw std::runtime_error("late"); });
+  EXPECT_EQ(writer.CompletionExceptions(), 3u);
+}
 
 TEST(TrainingWriterTest, AGroupSeesItsOwnLearnsRelearnsAndForgets) {
   GatedStore store;
