@@ -257,8 +257,27 @@ void ClusterReplicator::Resolve(const std::string& waiter, const std::string& st
   try {
     if (!outcome) return done(std::unexpected(std::move(outcome.error())));
     done(Replicated{stream_id, *outcome});
-  } catch (const std::exception&) {
+  } catch (...) {
     // A completion must not throw; the reader goes on.
+    NoteCompletionException();
+  }
+}
+
+void ClusterReplicator::NoteCompletionException() noexcept {
+  completion_exceptions_.fetch_add(1, std::memory_order_relaxed);
+  try {
+    if (const auto held_back = completion_log_.Admit()) {
+      LogError("cluster: a completion threw",
+               {{"what", DescribeCurrentException()}, {"suppressed", std::to_string(*held_back)}});
+    }
+  } catch (...) {
+  }
+}
+
+void ClusterReplicator::NoteReportError(const std::string& what) {
+  report_errors_.fetch_add(1, std::memory_order_relaxed);
+  if (const auto held_back = report_log_.Admit()) {
+    LogWarning("cluster: " + what, {{"suppressed", std::to_string(*held_back)}});
   }
 }
 
@@ -282,7 +301,8 @@ void ClusterReplicator::ExpireWaiters(bool all) {
                      all ? "the daemon is shutting down before applying this change"
                          : "the change was appended to the training stream but not applied "
                            "here in time; it will be"));
-    } catch (const std::exception&) {
+    } catch (...) {
+      NoteCompletionException();
     }
   }
 }
@@ -359,18 +379,37 @@ void ClusterReplicator::Report(RedisClient& redis, bool trim) {
     std::lock_guard lock(status_mutex_);
     applied = status_.applied;
   }
-  (void)redis.Command(
-      {"HSET", positions_key_, options_.name,
-       (applied.empty() ? std::string("0-0") : applied) + " " + std::to_string(now)});
+  // Whether every read that decides the trim bound succeeded: if not, this round keeps all.
+  bool complete = true;
+  if (auto reported = redis.Command(
+          {"HSET", positions_key_, options_.name,
+           (applied.empty() ? std::string("0-0") : applied) + " " + std::to_string(now)});
+      !reported) {
+    // Other daemons may trim past this one for want of it: their own positions still hold the
+    // stream back, and this daemon's report is retried at the next round.
+    NoteReportError("reporting this daemon's position failed: " + reported.error().message);
+  }
   std::string last;
   if (auto newest = redis.Command({"XREVRANGE", options_.stream, "+", "-", "COUNT", "1"});
-      newest && !newest->elements.empty() && !newest->elements[0].elements.empty()) {
+      !newest) {
+    NoteReportError("reading the stream's last entry failed: " + newest.error().message);
+    complete = false;
+  } else if (!newest->elements.empty() && !newest->elements[0].elements.empty()) {
     last = newest->elements[0].elements[0].text;
   }
   std::vector<ClusterPeer> peers;
-  std::optional<StreamId> oldest_needed;
   const std::int64_t window = std::chrono::milliseconds(options_.retention).count();
-  if (auto all = redis.Command({"HGETALL", positions_key_}); all) {
+  // What this daemon has applied holds the stream back, whatever the hash says of it.
+  StreamId oldest_needed = StreamId::Parse(applied).value_or(StreamId{});
+  const auto need = [&](const StreamId& position) {
+    if (position < oldest_needed) oldest_needed = position;
+  };
+  auto all = redis.Command({"HGETALL", positions_key_});
+  if (!all) {
+    NoteReportError("reading the daemons' positions failed: " + all.error().message);
+    complete = false;
+  } else {
+    std::map<std::string, KnownPeer> reported;
     for (std::size_t i = 0; i + 1 < all->elements.size(); i += 2) {
       ClusterPeer peer;
       peer.name = all->elements[i].text;
@@ -378,27 +417,52 @@ void ClusterReplicator::Report(RedisClient& redis, bool trim) {
       const std::size_t space = value.find(' ');
       peer.position = value.substr(0, space);
       std::int64_t seen = 0;
+      bool seen_read = false;
       if (space != std::string::npos) {
-        std::from_chars(value.data() + space + 1, value.data() + value.size(), seen);
+        const char* end = value.data() + value.size();
+        const auto [parsed_end, error] = std::from_chars(value.data() + space + 1, end, seen);
+        seen_read = error == std::errc() && parsed_end == end;
       }
       peer.seen_seconds_ago = static_cast<double>(now - seen) / 1000.0;
       peer.lag_seconds = LagSeconds(peer.position, last);
       const auto position = StreamId::Parse(peer.position);
-      if (position && now - seen <= window && (!oldest_needed || *position < *oldest_needed)) {
-        oldest_needed = position;
+      if (!position || !seen_read) {
+        // Whose position, and how recent, is unknown: it might need anything.
+        NoteReportError("the position report of daemon '" + peer.name + "' cannot be read: '" +
+                        value + "'");
+        complete = false;
+      } else {
+        reported.insert_or_assign(peer.name, KnownPeer{*position, seen});
+        if (now - seen <= window) need(*position);
       }
       peers.push_back(std::move(peer));
+    }
+    // A daemon seen within the window whose report has gone (the hash was edited, or Redis
+    // lost it) still needs what it needed when last seen.
+    for (auto it = known_peers_.begin(); it != known_peers_.end();) {
+      const auto& [name, known] = *it;
+      if (reported.contains(name) || name == options_.name || now - known.seen_ms > window) {
+        it = known_peers_.erase(it);
+        continue;
+      }
+      NoteReportError("the position report of daemon '" + name +
+                      "' is missing; keeping the stream from " + known.position.ToString());
+      need(known.position);
+      ++it;
+    }
+    for (auto& [name, known] : reported) {
+      if (now - known.seen_ms <= window) known_peers_.insert_or_assign(name, known);
     }
   }
   {
     std::lock_guard lock(status_mutex_);
     if (!last.empty()) status_.last = last;
-    status_.peers = std::move(peers);
+    if (all) status_.peers = std::move(peers);
   }
-  if (!trim || !oldest_needed) return;
+  if (!trim || !complete) return;
   // Below what every daemon seen within the window has applied, and older than the window.
   StreamId floor{static_cast<std::uint64_t>(std::max<std::int64_t>(now - window, 0)), 0};
-  if (*oldest_needed < floor) floor = *oldest_needed;
+  if (oldest_needed < floor) floor = oldest_needed;
   if (floor <= StreamId{0, 1}) return;
   auto trimmed =
       redis.Command({"EVAL", kTrimScript, "2", options_.stream, trimmed_key_, floor.ToString()});
@@ -520,6 +584,8 @@ ClusterStatus ClusterReplicator::Status() const {
     status = status_;
   }
   status.lag_seconds = LagSeconds(status.applied, status.last);
+  status.completion_exceptions = CompletionExceptions();
+  status.report_errors = ReportErrors();
   {
     std::lock_guard lock(waiters_mutex_);
     status.waiting = waiters_.size();

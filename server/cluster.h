@@ -17,7 +17,12 @@
 // "<stream>:positions"; the stream is trimmed (XTRIM MINID) only below the oldest position of the
 // daemons seen within the retention window and below what is older than that window, and the
 // bound is recorded in "<stream>:trimmed", so a daemon whose model ends before it refuses to
-// start instead of silently missing events (docs/SCALING.md).
+// start instead of silently missing events (docs/SCALING.md). Trimming errs on the side of
+// keeping: this daemon's own applied position always holds it back (also when its report could
+// not be written); a daemon seen before whose report has vanished from the hash holds it back
+// at its last known position until the window has passed since it was last seen; and a round
+// whose reads of the stream or the positions failed, or found a report it cannot parse, does
+// not trim at all.
 #ifndef NBSPAMD_SERVER_CLUSTER_H_
 #define NBSPAMD_SERVER_CLUSTER_H_
 
@@ -39,6 +44,7 @@
 #include "common/error.h"
 #include "model/delta.h"
 #include "model/learning.h"
+#include "server/log_throttle.h"
 #include "server/redis_client.h"
 #include "server/training_writer.h"
 #include "storage/store.h"
@@ -118,8 +124,10 @@ struct ClusterStatus {
   std::string applied;     // The last entry applied here ("" before any).
   std::string last;        // The stream's last entry as last seen ("" when empty or unknown).
   double lag_seconds = 0;  // `last` minus `applied` by their timestamps; 0 when caught up.
-  std::uint64_t applied_events = 0;  // Entries applied since start.
-  std::uint64_t waiting = 0;         // Requests waiting for their event to be applied here.
+  std::uint64_t applied_events = 0;         // Entries applied since start.
+  std::uint64_t waiting = 0;                // Requests waiting for their event to be applied here.
+  std::uint64_t completion_exceptions = 0;  // ClusterReplicator::CompletionExceptions.
+  std::uint64_t report_errors = 0;          // ClusterReplicator::ReportErrors.
   std::vector<ClusterPeer> peers;
 };
 
@@ -151,6 +159,20 @@ class ClusterReplicator {
   [[nodiscard]] ClusterStatus Status() const;
   [[nodiscard]] const ClusterOptions& options() const { return options_; }
 
+  // Error counters for /metrics; each event is also logged (rate-limited: at most a line a
+  // minute per counter, saying how many were held back).
+  // Completions passed to Submit that threw when called (a bug in the caller); the reader goes
+  // on.
+  [[nodiscard]] std::uint64_t CompletionExceptions() const {
+    return completion_exceptions_.load(std::memory_order_relaxed);
+  }
+  // Position-report rounds' failures, one per occurrence: writing this daemon's position (HSET),
+  // reading the stream's last entry (XREVRANGE) or the positions (HGETALL) failed, a daemon's
+  // report could not be parsed, or a daemon seen before had no report.
+  [[nodiscard]] std::uint64_t ReportErrors() const {
+    return report_errors_.load(std::memory_order_relaxed);
+  }
+
  private:
   struct Waiter {
     ReplicatedDone done;
@@ -160,6 +182,11 @@ class ClusterReplicator {
     std::string id;
     std::string payload;
   };
+  // A daemon's position as last read from "<stream>:positions".
+  struct KnownPeer {
+    StreamId position;
+    std::int64_t seen_ms = 0;  // When it reported it (Unix milliseconds).
+  };
 
   void Run();
   // Applies `entries` in order; false when storage failed and they must be read again.
@@ -168,6 +195,8 @@ class ClusterReplicator {
   [[nodiscard]] std::expected<void, Error> CheckNoGap(RedisClient& redis,
                                                       const std::string& position);
   void Report(RedisClient& redis, bool trim);
+  void NoteReportError(const std::string& what);
+  void NoteCompletionException() noexcept;
   void Resolve(const std::string& waiter, const std::string& stream_id,
                std::expected<model::LearnStatus, Error> outcome);
   void ExpireWaiters(bool all);
@@ -194,6 +223,15 @@ class ClusterReplicator {
   std::condition_variable stop_wake_;
   bool stopping_ = false;  // Guarded by stop_mutex_.
   std::atomic<bool> gap_ = false;
+
+  // The reader thread's own: every daemon seen in the positions hash within the window.
+  std::map<std::string, KnownPeer> known_peers_;
+
+  std::atomic<std::uint64_t> completion_exceptions_ = 0;
+  std::atomic<std::uint64_t> report_errors_ = 0;
+  LogThrottle completion_log_;
+  LogThrottle report_log_;
+
   std::thread thread_;
 };
 

@@ -204,5 +204,90 @@ TEST(ClusterTrimTest, TheStreamShrinksOnlyBelowWhatALiveDaemonNeedsAndAGapRefuse
   }
 }
 
+// Waits (at most 10 s) until `filter` lists daemon `name` at `position` among its peers.
+bool WaitForPeer(const SpamFilter& filter, const std::string& name, const std::string& position) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (const auto status = filter.Cluster()) {
+      for (const server::ClusterPeer& peer : status->peers) {
+        if (peer.name == name && peer.position == position) return true;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+std::uint64_t ReportErrors(const SpamFilter& filter) { return filter.Cluster()->report_errors; }
+
+TEST(ClusterTrimTest, AVanishedReportStillHoldsTheStreamBackAndFailedReadsTrimNothing) {
+  TempDir dir;
+  auto redis_server = RedisProcess::Start(dir.path().string(), FreeLoopbackPort());
+  ASSERT_TRUE(redis_server.has_value()) << redis_server.error();
+  RedisClient redis("127.0.0.1", redis_server->port());
+  const std::string positions = std::string(kStream) + ":positions";
+
+  auto a = OpenFilter(dir.Join("a"));
+  ASSERT_TRUE(a);
+  ASSERT_TRUE(a->EnableCluster(Options(redis_server->port(), "a")).has_value());
+  std::vector<std::string> ids;
+  for (int i = 0; i < 5; ++i) ids.push_back(Train(*a, i));
+
+  // A live daemon that has applied only ids[2], reporting for a while, then gone from the hash
+  // altogether (deleted by hand, or lost by Redis) instead of merely going quiet.
+  std::jthread lagging([port = redis_server->port(), position = ids[2]](std::stop_token stop) {
+    RedisClient reporter("127.0.0.1", port);
+    while (!stop.stop_requested()) {
+      (void)reporter.Command({"HSET", std::string(kStream) + ":positions", "lagging",
+                              position + " " + std::to_string(NowMilliseconds())});
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+  ASSERT_TRUE(WaitForPeer(*a, "lagging", ids[2]));
+  SleepUntil(EntryMilliseconds(ids.back()) + 2000);
+  lagging.request_stop();
+  lagging.join();
+  const std::int64_t lagging_last_seen = NowMilliseconds() - 100;
+  ASSERT_TRUE(redis.Command({"HDEL", positions, "lagging"}).has_value());
+  const std::uint64_t errors_before_gone = ReportErrors(*a);
+
+  // Past the window for every entry but not for the lagging daemon, last seen 2 s later: what it
+  // needs stays, although no report says so any more.
+  SleepUntil(EntryMilliseconds(ids.back()) + kRetentionMs + 1000);
+  const auto trimmed_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (Trimmed(redis).empty() && std::chrono::steady_clock::now() < trimmed_deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const std::vector<std::string> held = StreamIds(redis);
+  const std::string held_trimmed = Trimmed(redis);
+  ASSERT_LT(NowMilliseconds(), lagging_last_seen + kRetentionMs)
+      << "too slow: the lagging daemon's window passed before the check";
+  EXPECT_EQ(held, std::vector<std::string>(ids.begin() + 2, ids.end()));
+  EXPECT_EQ(held_trimmed, ids[1]);
+  EXPECT_GT(ReportErrors(*a), errors_before_gone);  // The missing report was noticed.
+
+  // Once its window has passed too, it holds nothing back.
+  SleepUntil(lagging_last_seen + kRetentionMs + 500);
+  EXPECT_EQ(WaitForStream(redis, {ids.back()}), std::vector<std::string>{ids.back()});
+
+  // The positions cannot be read (here: the key holds the wrong type, so HSET and HGETALL fail):
+  // rounds go by, each failure counted, and nothing is trimmed although ids[4] is old enough.
+  // (Broken first: until then, a's own position, ids[4], keeps ids[4].)
+  ASSERT_TRUE(redis.Command({"SET", positions, "not a hash"}).has_value());
+  ids.push_back(Train(*a, 5));
+  const std::uint64_t errors_before_broken = ReportErrors(*a);
+  const auto errors_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (ReportErrors(*a) < errors_before_broken + 6 &&
+         std::chrono::steady_clock::now() < errors_deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_GE(ReportErrors(*a), errors_before_broken + 6);  // Three rounds, HSET and HGETALL each.
+  EXPECT_EQ(StreamIds(redis), std::vector<std::string>(ids.end() - 2, ids.end()));
+
+  // Readable again: ids[4] goes at the next trim.
+  ASSERT_TRUE(redis.Command({"DEL", positions}).has_value());
+  EXPECT_EQ(WaitForStream(redis, {ids.back()}), std::vector<std::string>{ids.back()});
+}
+
 }  // namespace
 }  // namespace nbspamd::testing
