@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <string>
-#include <thread>
+#include <vector>
 
 #include "client/bulk_tally.h"
 
@@ -53,42 +55,68 @@ TEST(ProgressTest, FormatProgressShowsWhatIsKnown) {
   EXPECT_EQ(FormatProgress(snapshot), "1234 done (2 failed), 617 msg/s, 45%, ETA 0:02");
 }
 
+// A sampler that notes when the display samples, so that a test waits for draws instead of
+// hoping that some happened within a while.
+class Samples {
+ public:
+  ProgressDisplay::Sampler Sampler() {
+    return [this] {
+      {
+        std::lock_guard lock(mutex_);
+        times_.push_back(std::chrono::steady_clock::now());
+      }
+      sampled_.notify_all();
+      ProgressSnapshot snapshot;
+      snapshot.done = 3;
+      return snapshot;
+    };
+  }
+  // Waits (at most 10 s) until the display has sampled `count` times.
+  bool WaitFor(std::size_t count) {
+    std::unique_lock lock(mutex_);
+    return sampled_.wait_for(lock, std::chrono::seconds(10),
+                             [&] { return times_.size() >= count; });
+  }
+  std::vector<std::chrono::steady_clock::time_point> Times() {
+    std::lock_guard lock(mutex_);
+    return times_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable sampled_;
+  std::vector<std::chrono::steady_clock::time_point> times_;
+};
+
 TEST(ProgressTest, ADisplayNotOnATerminalPrintsPlainLines) {
   char* text = nullptr;
   std::size_t size = 0;
   std::FILE* out = open_memstream(&text, &size);
+  Samples samples;
   {
-    ProgressDisplay display(
-        out, false,
-        [] {
-          ProgressSnapshot snapshot;
-          snapshot.done = 3;
-          return snapshot;
-        },
-        std::chrono::milliseconds(10));
+    ProgressDisplay display(out, false, samples.Sampler(), std::chrono::milliseconds(10));
     display.Start();
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    display.Stop();
+    ASSERT_TRUE(samples.WaitFor(2));
+    display.Stop();  // Each draw is done under the display's lock: once stopped, all are printed.
   }
   std::fclose(out);
   const std::string printed(text, size);
   std::free(text);
-  EXPECT_TRUE(printed.starts_with("3 done, 0 msg/s\n")) << printed;
+  EXPECT_TRUE(printed.starts_with("3 done, 0 msg/s\n3 done, 0 msg/s\n")) << printed;
   EXPECT_EQ(printed.find('\r'), std::string::npos);
+  EXPECT_EQ(static_cast<std::size_t>(std::count(printed.begin(), printed.end(), '\n')),
+            samples.Times().size());
 }
 
 TEST(ProgressTest, ADisplayOnATerminalRedrawsInPlaceAndClearsTheLine) {
   char* text = nullptr;
   std::size_t size = 0;
   std::FILE* out = open_memstream(&text, &size);
+  Samples samples;
   {
-    ProgressDisplay display(out, true, [] {
-      ProgressSnapshot snapshot;
-      snapshot.done = 3;
-      return snapshot;
-    });
+    ProgressDisplay display(out, true, samples.Sampler());
     display.Start();
-    std::this_thread::sleep_for(std::chrono::milliseconds(350));
+    ASSERT_TRUE(samples.WaitFor(3));
     display.Stop();
   }
   std::fclose(out);
@@ -97,8 +125,15 @@ TEST(ProgressTest, ADisplayOnATerminalRedrawsInPlaceAndClearsTheLine) {
   EXPECT_TRUE(printed.starts_with("\r3 done, 0 msg/s")) << printed;
   EXPECT_EQ(printed.find('\n'), std::string::npos);
   EXPECT_TRUE(printed.ends_with("\r")) << printed;
-  // At most ten redraws a second.
-  EXPECT_LE(std::count(printed.begin(), printed.end(), '\r'), 6);
+  // One '\r' per redraw, two for the final clearing.
+  const std::vector<std::chrono::steady_clock::time_point> times = samples.Times();
+  EXPECT_EQ(static_cast<std::size_t>(std::count(printed.begin(), printed.end(), '\r')),
+            times.size() + 2);
+  // At most ten redraws a second: each waits out 100 ms after the one before, however fast or
+  // slow the machine.
+  for (std::size_t i = 1; i < times.size(); ++i) {
+    EXPECT_GE(times[i] - times[i - 1], std::chrono::milliseconds(100)) << i;
+  }
 }
 
 }  // namespace

@@ -50,7 +50,9 @@ HttpSession::~HttpSession() { registry_.Remove(this); }
 
 template <class Step>
 void HttpSession::Guarded(Step&& step) noexcept {
-  if (GuardStep("http session", request_id_, registry_.session_exceptions(), step)) return;
+  if (GuardStep("http session", request_id_,
+                router_.metrics().HandlerExceptions(InternalError::kHttpSession), step))
+    return;
   // Whatever the step left half done, this connection cannot go on: close it. Its pending
   // operations then complete with errors and release the session.
   beast::error_code ignored;

@@ -2,7 +2,7 @@
 // Do/On handlers on the connection's strand, a fresh parser per request with header and body
 // limits, a deadline on every read, and keep-alive. Every handler runs its step guarded
 // (handler_guard.h): an exception ends this connection only, logged and counted in
-// SessionRegistry::session_exceptions, and never reaches the I/O thread.
+// nbspamd_internal_errors_total{where="http_session"}, and never reaches the I/O thread.
 #ifndef NBSPAMD_SERVER_HTTP_SESSION_H_
 #define NBSPAMD_SERVER_HTTP_SESSION_H_
 

@@ -266,6 +266,36 @@ std::string RenderStoreHealthMetrics(const storage::WriteHealth& health) {
   return out;
 }
 
+std::string_view InternalErrorName(InternalError where) {
+  switch (where) {
+    case InternalError::kHttpSession:
+      return "http_session";
+    case InternalError::kIoThread:
+      return "io_thread";
+    case InternalError::kTrainingCompletion:
+      return "training_completion";
+    case InternalError::kClusterCompletion:
+      return "cluster_completion";
+    case InternalError::kClusterReport:
+      return "cluster_report";
+  }
+  return "unknown";
+}
+
+std::string RenderInternalErrorMetrics(
+    const std::array<std::uint64_t, kInternalErrorCount>& counts) {
+  std::string out;
+  Header(out, "nbspamd_internal_errors_total", "counter",
+         "Failures no client was told of (a handler or completion that threw, a cluster report "
+         "or trim read that failed), by where; each is logged, at most a line a minute.");
+  for (std::size_t i = 0; i < kInternalErrorCount; ++i) {
+    Sample(out, "nbspamd_internal_errors_total",
+           "where=" + Quoted(InternalErrorName(static_cast<InternalError>(i))),
+           static_cast<double>(counts[i]));
+  }
+  return out;
+}
+
 std::string RenderClusterMetrics(const ClusterStatus& status) {
   std::string out;
   const StreamId applied = StreamId::Parse(status.applied).value_or(StreamId{});

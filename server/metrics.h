@@ -57,6 +57,20 @@ enum class TrainingEvent { kLearned, kRelearned, kUnchanged, kForgotten, kFailed
 // What feedback (a /train of a message classified before) said about the earlier verdict.
 enum class Feedback { kAgreed, kFalsePositive, kFalseNegative };
 
+// Where a failure that no client was told of happened: each is logged where it happens and
+// counted here, so that /metrics shows what the log may have throttled.
+enum class InternalError {
+  kHttpSession,         // A session handler threw; its connection was closed.
+  kIoThread,            // A handler outside any session threw to an I/O thread.
+  kTrainingCompletion,  // A training completion threw (TrainingWriter).
+  kClusterCompletion,   // A cluster training completion threw (ClusterReplicator).
+  kClusterReport,       // A position report or a trim read failed (ClusterReplicator).
+};
+inline constexpr std::size_t kInternalErrorCount =
+    static_cast<std::size_t>(InternalError::kClusterReport) + 1;
+// Its label value: "http_session", "io_thread", ...
+[[nodiscard]] std::string_view InternalErrorName(InternalError where);
+
 // Thread-safe.
 class Metrics {
  public:
@@ -75,6 +89,13 @@ class Metrics {
   // A training request from `source` (a name given at construction, else counted as "other").
   void RecordTraining(std::string_view source, TrainingEvent event);
   void RecordFeedback(Feedback feedback);
+  // The counter the HTTP sessions (kHttpSession) and the I/O threads (kIoThread) add to.
+  [[nodiscard]] std::atomic<std::uint64_t>& HandlerExceptions(InternalError where) {
+    return internal_errors_[static_cast<std::size_t>(where)];
+  }
+  [[nodiscard]] std::uint64_t HandlerExceptionCount(InternalError where) const {
+    return internal_errors_[static_cast<std::size_t>(where)].load(std::memory_order_relaxed);
+  }
 
   // The exposition: everything recorded, the model's size from `stats`, and the storage's own
   // figures. `version` is the daemon's.
@@ -107,6 +128,7 @@ class Metrics {
   std::vector<std::string> sources_;                                  // "" first; "other" last.
   std::unique_ptr<std::array<Counter, kTrainingEvents>[]> training_;  // One row per source.
   std::array<Counter, 3> feedback_{};
+  std::array<Counter, kInternalErrorCount> internal_errors_{};
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };
 
@@ -117,6 +139,10 @@ class Metrics {
 // The store's write health: nbspamd_store_writable, nbspamd_store_write_errors_total{kind} and
 // nbspamd_store_recoveries_total.
 [[nodiscard]] std::string RenderStoreHealthMetrics(const storage::WriteHealth& health);
+
+// nbspamd_internal_errors_total{where}: `counts` indexed by InternalError.
+[[nodiscard]] std::string RenderInternalErrorMetrics(
+    const std::array<std::uint64_t, kInternalErrorCount>& counts);
 
 // The cluster-mode gauges (appended to the exposition in cluster mode only): the stream position
 // applied here, the lag behind the stream's last entry, and every daemon's reported position and

@@ -561,7 +561,20 @@ class Handler {
     response.body() = metrics_.Render(*filter_.Stats(), storage, kVersion);
     response.body() += RenderCalibrationMetrics(*filter_.Calibration());
     response.body() += RenderStoreHealthMetrics(filter_.StoreHealth());
-    if (const auto cluster = filter_.Cluster()) response.body() += RenderClusterMetrics(*cluster);
+    std::array<std::uint64_t, kInternalErrorCount> internal{};
+    for (const InternalError where : {InternalError::kHttpSession, InternalError::kIoThread}) {
+      internal[static_cast<std::size_t>(where)] = metrics_.HandlerExceptionCount(where);
+    }
+    internal[static_cast<std::size_t>(InternalError::kTrainingCompletion)] =
+        filter_.TrainingCompletionExceptions();
+    const std::optional<ClusterStatus> cluster = filter_.Cluster();
+    if (cluster) {
+      internal[static_cast<std::size_t>(InternalError::kClusterCompletion)] =
+          cluster->completion_exceptions;
+      internal[static_cast<std::size_t>(InternalError::kClusterReport)] = cluster->report_errors;
+    }
+    response.body() += RenderInternalErrorMetrics(internal);
+    if (cluster) response.body() += RenderClusterMetrics(*cluster);
     response.prepare_payload();
     return response;
   }

@@ -101,7 +101,8 @@ void Server::Run() {
   const auto serve = [this, &termination] {
     pthread_sigmask(SIG_UNBLOCK, &termination, nullptr);
     // A handler that throws must not end the process: log it and go on serving.
-    RunIoContext(context_, escaped_handler_exceptions_);
+    // Sessions catch their own first (http_session.h), so a count here is a bug outside any.
+    RunIoContext(context_, router_.metrics().HandlerExceptions(InternalError::kIoThread));
   };
   std::vector<std::thread> threads;
   for (unsigned i = 1; i < options_.threads; ++i) threads.emplace_back(serve);

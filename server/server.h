@@ -54,17 +54,6 @@ class Server {
   // process does after serving, such as closing the model.
   ~Server();
 
-  // Exceptions that escaped an Asio handler to an I/O thread's run() (handler_guard.h): each was
-  // logged and the thread went on serving. Sessions catch their own first
-  // (SessionRegistry::session_exceptions), so a count here is a bug outside any session.
-  [[nodiscard]] std::uint64_t escaped_handler_exceptions() const {
-    return escaped_handler_exceptions_.load(std::memory_order_relaxed);
-  }
-  // Connections closed because one of their handlers threw.
-  [[nodiscard]] std::uint64_t session_exceptions() const {
-    return registry_.session_exceptions().load(std::memory_order_relaxed);
-  }
-
  private:
   Server(SpamFilter& filter, const ServerOptions& options);
   void BeginShutdown();
@@ -77,7 +66,6 @@ class Server {
   boost::asio::io_context context_;
   std::shared_ptr<Listener> listener_;
   std::optional<boost::asio::signal_set> signals_;  // From Create on.
-  std::atomic<std::uint64_t> escaped_handler_exceptions_ = 0;
 };
 
 // "127.0.0.1:7830", or "[::1]:7830" for IPv6.

@@ -25,19 +25,11 @@ class SessionRegistry {
   // of the last session to go, or here if none is left) when none is left.
   void BeginShutdown(std::function<void()> drained);
 
-  // Sessions closed because one of their handlers threw (HttpSession, handler_guard.h); each was
-  // logged. For /metrics.
-  [[nodiscard]] std::atomic<std::uint64_t>& session_exceptions() { return session_exceptions_; }
-  [[nodiscard]] const std::atomic<std::uint64_t>& session_exceptions() const {
-    return session_exceptions_;
-  }
-
  private:
   std::mutex mutex_;
   std::unordered_map<const HttpSession*, std::weak_ptr<HttpSession>> sessions_;
   bool shutting_down_ = false;
   std::function<void()> drained_;
-  std::atomic<std::uint64_t> session_exceptions_ = 0;
 };
 
 }  // namespace nbspamd::server

@@ -32,6 +32,16 @@ const std::vector<Document> kSeed = {
     {"spam", "send us your password"}, {"spam", "review us"},      {"spam", "send us your account"},
     {"spam", "send your password"},    {"ham", "password review"}, {"ham", "send us your review"}};
 
+// Waits (polling, at most 10 s) until the daemon's log contains `text`.
+bool WaitForLog(const DaemonProcess& daemon, const std::string& text) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (daemon.Log().find(text) == std::string::npos) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
 class DaemonTest : public ::testing::Test {
  protected:
   std::vector<std::string> Args(std::vector<std::string> extra = {}) const {
@@ -207,14 +217,19 @@ TEST_F(DaemonTest, SigtermLetsTheRequestInFlightFinishAndKeepsTheModel) {
   HttpClient idle(daemon.port());
   ASSERT_EQ(idle.Send(http::verb::get, "/healthz").result(), http::status::ok);  // Stays open.
 
-  // A train request whose body is still arriving when SIGTERM comes.
+  // A train request whose body is still arriving when SIGTERM comes. "100 Continue" says that
+  // the daemon has read the header, so the request is in flight before the signal is sent.
   const std::string message = "account account password";
   RawConnection in_flight(daemon.port());
   in_flight.Write("POST /train?label=spam&id=late HTTP/1.1\r\nHost: x\r\nContent-Length: " +
-                  std::to_string(message.size()) + "\r\n\r\n" + message.substr(0, 8));
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+                  std::to_string(message.size()) + "\r\nExpect: 100-continue\r\n\r\n");
+  std::string continued;
+  ASSERT_TRUE(in_flight.ReadUntil("\r\n\r\n", continued)) << continued;
+  ASSERT_THAT(continued, HasSubstr("100 Continue"));
+  in_flight.Write(message.substr(0, 8));
   kill(daemon.pid(), SIGTERM);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // The rest of the body comes only once the daemon is draining.
+  ASSERT_TRUE(WaitForLog(daemon, "finishing requests in flight")) << daemon.Log();
   in_flight.Write(message.substr(8));
   const std::string answer = in_flight.ReadUntilClosed();
   EXPECT_THAT(answer, HasSubstr("200 OK"));

@@ -176,6 +176,11 @@ TEST_F(ObservabilityTest, MetricsCountRequestsVerdictsTrainingAndFeedback) {
   EXPECT_GT(at("nbspamd_model_vocabulary"), 10);
   EXPECT_GE(at("nbspamd_storage_wal_bytes"), 0);
   EXPECT_GE(at("nbspamd_storage_pending_compaction_bytes"), 0);
+  // Nothing failed unseen by a client.
+  for (const char* where : {"http_session", "io_thread", "training_completion"}) {
+    EXPECT_EQ(at(std::string(R"(nbspamd_internal_errors_total{where=")") + where + "\"}"), 0)
+        << where;
+  }
   // Histogram buckets are cumulative and end at the count.
   double previous = 0;
   for (const char* bound : {"0.0001", "0.001", "0.01", "0.1", "1", "5", "+Inf"}) {

@@ -89,6 +89,19 @@ std::string RawConnection::ReadUntilClosed(std::chrono::milliseconds timeout) {
   return received;
 }
 
+bool RawConnection::ReadUntil(std::string_view marker, std::string& received,
+                              std::chrono::milliseconds timeout) {
+  stream_.expires_after(timeout);
+  char chunk[4096];
+  beast::error_code ec;
+  while (received.find(marker) == std::string::npos) {
+    const std::size_t n = stream_.read_some(net::buffer(chunk), ec);
+    received.append(chunk, n);
+    if (ec) return received.find(marker) != std::string::npos;
+  }
+  return true;
+}
+
 bool RawConnection::ClosedByServerWithin(std::chrono::milliseconds timeout) {
   stream_.expires_after(timeout);
   char chunk[4096];

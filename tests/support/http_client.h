@@ -13,6 +13,7 @@
 #include <boost/json/value.hpp>
 #include <chrono>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -59,6 +60,10 @@ class RawConnection {
   void Write(const std::string& bytes);
   // Everything the server sends until it closes the connection, or until `timeout` passes.
   std::string ReadUntilClosed(std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  // What the server sends until it contains `marker` (true), or until it closes the connection
+  // or `timeout` passes (false). Bytes after the marker that came with it are returned too.
+  bool ReadUntil(std::string_view marker, std::string& received,
+                 std::chrono::milliseconds timeout = std::chrono::seconds(10));
   // True when the server closed the connection within `timeout` (reads see end of stream).
   bool ClosedByServerWithin(std::chrono::milliseconds timeout);
 
