@@ -33,15 +33,26 @@ std::expected<void, Error> CheckThreshold(std::string_view option, std::optional
 }  // namespace
 
 std::expected<void, Error> ValidateSessionOptions(const SessionOptions& options) {
-  if (options.max_message_bytes == 0) {
-    return MakeError(ErrorCode::kInvalidArgument, "max_message_bytes must be at least 1");
+  if (options.max_body_bytes == 0) {
+    return MakeError(ErrorCode::kInvalidArgument, "max_body_bytes must be at least 1");
   }
   if (auto ok = CheckHeaderName("flag_header", options.flag_header); !ok) return ok;
   if (auto ok = CheckHeaderName("status_header", options.status_header); !ok) return ok;
   if (auto ok = CheckText("reject_text", options.reject_text); !ok) return ok;
   if (auto ok = CheckText("quarantine_reason", options.quarantine_reason); !ok) return ok;
-  if (auto ok = CheckThreshold("reject_above", options.reject_above); !ok) return ok;
-  return CheckThreshold("quarantine_above", options.quarantine_above);
+  if (auto ok = CheckThreshold("reject_score", options.reject_score); !ok) return ok;
+  return CheckThreshold("quarantine_score", options.quarantine_score);
+}
+
+std::expected<void, Error> ValidateConnectionOptions(const ConnectionOptions& options) {
+  if (options.max_packet_bytes < 65536) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "max_packet_bytes must be at least 65536 (Postfix's body chunk size)");
+  }
+  if (options.read_timeout.count() <= 0) {
+    return MakeError(ErrorCode::kInvalidArgument, "read_timeout must be positive");
+  }
+  return {};
 }
 
 std::expected<FailMode, Error> ParseFailMode(std::string_view name) {

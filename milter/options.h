@@ -1,12 +1,14 @@
-// SessionOptions: what the milter does with each message, and how it checks them. The daemon's
-// settings (milter_* keys) fill these in; docs/MILTER.md describes them.
+// SessionOptions and ConnectionOptions: what the milter does with each message, and the limits of
+// each MTA connection. The daemon's settings (milter_* keys) fill these in; docs/MILTER.md
+// describes them.
 //
 //   SessionOptions options;
-//   options.reject_above = 3.0;  // reject spam scoring above 3 with "550 5.7.1 <reject_text>"
+//   options.reject_score = 3.0;  // reject spam scoring 3 or more with "550 5.7.1 <reject_text>"
 //   if (auto valid = ValidateSessionOptions(options); !valid) return valid.error();
 #ifndef NBSPAMD_MILTER_OPTIONS_H_
 #define NBSPAMD_MILTER_OPTIONS_H_
 
+#include <chrono>
 #include <cstddef>
 #include <expected>
 #include <optional>
@@ -24,8 +26,9 @@ enum class FailMode {
 };
 
 struct SessionOptions {
-  // A message (headers and body) larger than this is accepted unchecked and counted.
-  std::size_t max_message_bytes = std::size_t{10} << 20;
+  // A message larger than this (its header fields as rebuilt, and its body: what HTTP's
+  // max_body_bytes bounds for POST /classify) is accepted unchecked and counted.
+  std::size_t max_body_bytes = std::size_t{10} << 20;
   // Added to spam only: "<flag_header>: YES".
   std::string flag_header = "X-Spam-Flag";
   // Added to every classified message: "<status_header>: <verdict> <confidence|-> score=<s|->".
@@ -33,20 +36,37 @@ struct SessionOptions {
   // Delete copies of the two headers above that arrive with the message, so that a sender cannot
   // forge them (needs the MTA to allow SMFIF_CHGHDRS, which Postfix and Sendmail do).
   bool remove_incoming_headers = true;
-  // Spam whose score is above this is rejected: "550 5.7.1 <reject_text>". nullopt: never.
-  std::optional<double> reject_above;
+  // Spam (the backend's verdict) whose score is at least this is rejected at SMTP time:
+  // "550 5.7.1 <reject_text>". nullopt (the default): never. Ham and unsure are never rejected,
+  // whatever their score.
+  std::optional<double> reject_score;
   std::string reject_text = "Message rejected as spam";
-  // Spam whose score is above this (and not rejected) goes to the MTA's quarantine (Postfix: the
-  // hold queue). nullopt: never.
-  std::optional<double> quarantine_above;
+  // Spam whose score is at least this (and that is not rejected) goes to the MTA's quarantine
+  // (Postfix: the hold queue), with its headers added. nullopt (the default): never.
+  std::optional<double> quarantine_score;
   std::string quarantine_reason = "nbspamd: spam";
   FailMode fail_mode = FailMode::kAccept;
 };
 
-// Errors (kInvalidArgument, naming the option): max_message_bytes of 0; a header name that is
+// The limits of one MTA connection.
+struct ConnectionOptions {
+  // A packet longer than this (command byte and data) is a protocol error: the connection closes.
+  // Postfix sends body chunks of at most 64 KiB and one packet per header field (header_size_limit,
+  // 100 KiB by default).
+  std::size_t max_packet_bytes = std::size_t{1} << 20;
+  // How long the MTA may keep the connection silent (between messages too; Postfix keeps it for
+  // the whole SMTP session, up to its smtpd_timeout per command) before it is closed.
+  std::chrono::milliseconds read_timeout = std::chrono::minutes(10);
+};
+
+// Errors (kInvalidArgument, naming the option): max_body_bytes of 0; a header name that is
 // empty, longer than 64 or not printable ASCII without ':' and space; a reject text or quarantine
 // reason that is empty, longer than 400 or not printable ASCII; a threshold that is not finite.
 [[nodiscard]] std::expected<void, Error> ValidateSessionOptions(const SessionOptions& options);
+// Errors (kInvalidArgument): max_packet_bytes below 64 KiB (Postfix's body chunks would not fit);
+// a read_timeout that is not positive.
+[[nodiscard]] std::expected<void, Error> ValidateConnectionOptions(
+    const ConnectionOptions& options);
 
 // "accept" or "tempfail". Errors: kInvalidArgument otherwise.
 [[nodiscard]] std::expected<FailMode, Error> ParseFailMode(std::string_view name);
