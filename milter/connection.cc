@@ -170,6 +170,10 @@ void MilterConnection::OnVerdict(std::expected<MilterVerdict, Error> verdict) {
 void MilterConnection::Fail(std::string_view why) {
   MilterCounters::Add(context_->counters->protocol_errors);
   if (context_->on_error) context_->on_error("milter protocol error: " + std::string(why));
+  // The replies to the commands before the bad one (the verdict of a whole message, say) are
+  // still owed: written first, then the connection closes. Nothing more is read.
+  close_after_write_ = true;
+  if (!output_.empty() && !write_in_flight_) return DoWrite();
   Close();
 }
 

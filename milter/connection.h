@@ -6,8 +6,9 @@
 // It reads packets (PacketDecoder), hands each command to a Session, writes the replies, and at
 // end of message calls MilterBackend::ClassifyAsync; no byte is read while the verdict is awaited
 // (the MTA sends nothing then anyway). A protocol error (malformed, oversized or truncated packet,
-// unknown command, command out of order) closes the connection and is counted; the MTA then
-// applies its milter_default_action to that message.
+// unknown command, command out of order) closes the connection, once the replies owed to the
+// commands before it are written, and is counted; the MTA then applies its milter_default_action
+// to the message in progress.
 //
 // Errors never escape: the connection closes on a protocol error, a read timeout, a socket error
 // or the MTA's QUIT. Thread-safety: Run and Shutdown may be called from any thread.

@@ -191,6 +191,11 @@ TEST_F(ListenerTest, AddressInUseIsAnError) {
   EXPECT_EQ(second.error().code, ErrorCode::kUnavailable);
 }
 
+// Malformed input from the MTA side, each on a fresh connection: the connection must close with a
+// counted protocol error, within a deadline (no hang), without reaching the backend and without
+// an exception at the connection boundary; the listener must then serve the next connection.
+// The decoder and the session have their own tables (protocol_test.cc, session_test.cc); this
+// one checks the same kinds of input end to end over a real socket.
 struct BadInput {
   const char* name;
   bool negotiate;     // Send a good OPTNEG first.
@@ -199,6 +204,8 @@ struct BadInput {
 };
 
 class BadInputTest : public ListenerTest, public ::testing::WithParamInterface<BadInput> {};
+
+constexpr auto kCloseDeadline = 5s;
 
 TEST_P(BadInputTest, ClosesTheConnectionCountsItAndServesOn) {
   connection_options_.max_packet_bytes = 1 << 16;
@@ -209,15 +216,19 @@ TEST_P(BadInputTest, ClosesTheConnectionCountsItAndServesOn) {
       auto answer = client.Negotiate();
       ASSERT_TRUE(answer.has_value()) << answer.error();
     }
+    const auto start = std::chrono::steady_clock::now();
     client.Send(GetParam().bytes);
     if (GetParam().close_write) client.CloseWrite();
-    EXPECT_TRUE(client.WaitClosed()) << GetParam().name;
+    EXPECT_TRUE(client.WaitClosed(kCloseDeadline)) << GetParam().name;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, kCloseDeadline);
     EXPECT_TRUE(WaitFor([&] { return counters_.protocol_errors.load() == round + 1u; }))
         << counters_.protocol_errors.load();
     ExpectServing();
   }
-  EXPECT_TRUE(backend_.calls().size() == 2u);  // Only the good messages reached the backend.
+  EXPECT_EQ(backend_.calls().size(), 2u);  // Only the good messages reached the backend.
   EXPECT_EQ(counters_.internal_errors.load(), 0u);
+  EXPECT_EQ(counters_.timeouts.load(), 0u);
+  EXPECT_TRUE(WaitFor([&] { return listener_->OpenConnections() == 0; }));
 }
 
 std::string Uint32(std::uint32_t value) {
@@ -226,27 +237,162 @@ std::string Uint32(std::uint32_t value) {
   return out;
 }
 
+// MAIL and a header: a message whose header is under way.
+std::string InHeader() {
+  return testing::MailPacket("<a@b>") + testing::RcptPacket("<c@d>") +
+         testing::HeaderPacket("Subject", "x");
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Table, BadInputTest,
     ::testing::Values(
-        BadInput{"absurd_length", false, Uint32(0x7fffffff) + "O", false},
-        BadInput{"length_over_the_cap", true, Uint32((1 << 16) + 1) + "B", false},
+        // Lengths.
         BadInput{"zero_length", true, Uint32(0), false},
-        BadInput{"unknown_command", true, Packet('Z', "x"), false},
-        BadInput{"reply_code_sent_as_command", true, Packet('y', "550 no"), false},
-        BadInput{"header_without_value", true,
-                 testing::MailPacket("<a@b>") + Packet('L', std::string("Subject\0", 8)), false},
+        BadInput{"zero_length_before_optneg", false, Uint32(0), false},
+        BadInput{"length_over_the_cap", true, Uint32((1 << 16) + 1) + "B", false},
+        BadInput{"absurd_length", false, Uint32(0x7fffffff) + "O", false},
+        BadInput{"length_two_to_the_31", true, Uint32(0x80000000u) + "B", false},
+        BadInput{"length_all_ones", true, Uint32(0xffffffffu), false},
+        BadInput{"length_over_the_cap_in_a_message", true, InHeader() + Uint32(1 << 20) + "B",
+                 false},
+        // Packets cut short, then the end of the stream.
+        BadInput{"truncated_length_then_eof", true, "\0\0"s, true},
+        BadInput{"length_without_code_then_eof", true, Uint32(5), true},
+        BadInput{"truncated_optneg_then_eof", false,
+                 testing::OptionNegotiationPacket().substr(0, 9), true},
         BadInput{"truncated_header_then_eof", true,
                  testing::MailPacket("<a@b>") + testing::HeaderPacket("Subject", "x").substr(0, 9),
                  true},
-        BadInput{"truncated_length_then_eof", true, std::string("\0\0", 2), true},
+        BadInput{"truncated_body_then_eof", true,
+                 InHeader() + Packet(kCmdEndOfHeaders, "") + Uint32(1000) + "B" + "only a bit",
+                 true},
+        // Unknown commands.
+        BadInput{"unknown_command", true, Packet('Z', "x"), false},
+        BadInput{"unknown_command_nul", true, Packet('\0', ""), false},
+        BadInput{"unknown_command_high_byte", true, Packet('\xff', "data"), false},
+        BadInput{"unknown_command_before_optneg", false, Packet('Z', "x"), false},
+        BadInput{"reply_code_sent_as_command", true, Packet('y', "550 no"), false},
+        // Commands out of order.
         BadInput{"mail_before_optneg", false, testing::MailPacket("<a@b>"), false},
         BadInput{"second_optneg", true, testing::OptionNegotiationPacket(), false},
+        BadInput{"rcpt_before_mail", true, testing::RcptPacket("<c@d>"), false},
         BadInput{"header_before_mail", true, testing::HeaderPacket("Subject", "x"), false},
+        BadInput{"eoh_before_mail", true, Packet(kCmdEndOfHeaders, ""), false},
+        BadInput{"body_before_mail", true, Packet(kCmdBody, "text"), false},
+        BadInput{"eom_before_mail", true, Packet(kCmdEndOfBody, ""), false},
         BadInput{"body_before_eoh", true, testing::MailPacket("<a@b>") + Packet(kCmdBody, "text"),
                  false},
-        BadInput{"optneg_version_1", false, testing::OptionNegotiationPacket(1), false}),
+        BadInput{"eom_before_headers", true,
+                 testing::MailPacket("<a@b>") + Packet(kCmdEndOfBody, ""), false},
+        BadInput{"eom_before_eoh", true, InHeader() + Packet(kCmdEndOfBody, ""), false},
+        BadInput{"header_after_eoh", true,
+                 InHeader() + Packet(kCmdEndOfHeaders, "") + testing::HeaderPacket("X", "y"),
+                 false},
+        BadInput{"second_eoh", true,
+                 InHeader() + Packet(kCmdEndOfHeaders, "") + Packet(kCmdEndOfHeaders, ""), false},
+        BadInput{"body_after_abort", true,
+                 InHeader() + Packet(kCmdEndOfHeaders, "") + Packet(kCmdAbort, "") +
+                     Packet(kCmdBody, "text"),
+                 false},
+        // Option negotiation.
+        BadInput{"optneg_version_0", false, testing::OptionNegotiationPacket(0), false},
+        BadInput{"optneg_version_1", false, testing::OptionNegotiationPacket(1), false},
+        BadInput{"optneg_short", false, Packet(kCmdOptionNegotiation, Uint32(6) + Uint32(0x1ff)),
+                 false},
+        BadInput{"optneg_empty", false, Packet(kCmdOptionNegotiation, ""), false},
+        // Strings without their NUL, and fields that do not fit the command.
+        BadInput{"header_without_value", true,
+                 testing::MailPacket("<a@b>") + Packet('L', "Subject\0"s), false},
+        BadInput{"header_without_nul", true,
+                 testing::MailPacket("<a@b>") + Packet('L', "Subject\0value"s), false},
+        BadInput{"header_with_no_nul_at_all", true,
+                 testing::MailPacket("<a@b>") + Packet('L', "Subject: value"), false},
+        BadInput{"header_with_three_strings", true,
+                 testing::MailPacket("<a@b>") + Packet('L', "a\0b\0c\0"s), false},
+        BadInput{"mail_without_nul", true, Packet(kCmdMail, "<a@b>"), false},
+        BadInput{"mail_empty", true, Packet(kCmdMail, ""), false},
+        BadInput{"rcpt_without_nul", true, testing::MailPacket("<a@b>") + Packet(kCmdRcpt, "<c@d>"),
+                 false},
+        BadInput{"macro_odd_fields", true, Packet(kCmdMacro, "Mi\0Q1\0j\0"s), false},
+        BadInput{"macro_name_only", true, Packet(kCmdMacro, "M{auth_authen}\0"s), false},
+        BadInput{"macro_without_nul", true, Packet(kCmdMacro, "Mi\0Q1"s), false},
+        BadInput{"macro_empty", true, Packet(kCmdMacro, ""), false},
+        BadInput{"connect_unknown_family", true,
+                 Packet(kCmdConnect, "host\0X\0\x19"s + "1.2.3.4\0"s), false},
+        BadInput{"connect_without_port", true, Packet(kCmdConnect, "host\0"s + "4"), false},
+        BadInput{"connect_unknown_family_with_data", true, Packet(kCmdConnect, "host\0Uextra"s),
+                 false},
+        BadInput{"helo_two_names", true, Packet(kCmdHelo, "a\0b\0"s), false},
+        BadInput{"eoh_with_data", true, InHeader() + Packet(kCmdEndOfHeaders, "x"), false},
+        BadInput{"abort_with_data", true, Packet(kCmdAbort, "x"), false},
+        BadInput{"quit_with_data", true, Packet(kCmdQuit, "x"), false}),
     [](const ::testing::TestParamInfo<BadInput>& info) { return info.param.name; });
+
+// Garbage pipelined behind a whole message: the message's verdict is written first (nothing read
+// while it is awaited is lost or reordered), then the connection closes with a protocol error.
+TEST_F(ListenerTest, GarbageAfterAMessageIsAnErrorAfterItsVerdict) {
+  Listen();
+  MtaClient client = ConnectAndNegotiate();
+  ASSERT_TRUE(client.Send(testing::MessagePackets(TestMessage{}) + Packet('Z', "junk")));
+  auto header = client.Read();
+  ASSERT_TRUE(header.has_value()) << header.error();
+  EXPECT_EQ(header->code, kReplyAddHeader);
+  auto final_reply = client.Read();
+  ASSERT_TRUE(final_reply.has_value()) << final_reply.error();
+  EXPECT_EQ(final_reply->code, kReplyContinue);
+  EXPECT_TRUE(client.WaitClosed(kCloseDeadline));
+  EXPECT_TRUE(WaitFor([&] { return counters_.protocol_errors.load() == 1u; }));
+  EXPECT_EQ(backend_.calls().size(), 1u);
+  ExpectServing();
+}
+
+// A packet cut short while the MTA keeps the connection open: the read deadline closes it (a
+// timeout, not a hang), and the listener serves on.
+TEST_F(ListenerTest, PartialPacketAndSilenceEndsAtTheReadTimeout) {
+  connection_options_.read_timeout = 200ms;
+  Listen();
+  MtaClient client = ConnectAndNegotiate();
+  ASSERT_TRUE(client.Send(testing::MailPacket("<a@b>") + Uint32(100) + "L" + "Subj"));
+  EXPECT_TRUE(client.WaitClosed(kCloseDeadline));
+  EXPECT_TRUE(WaitFor([&] { return counters_.timeouts.load() == 1u; }));
+  EXPECT_EQ(counters_.internal_errors.load(), 0u);
+  ExpectServing();
+}
+
+// Every byte of a good conversation on its own write, then the same bytes with the stream cut at
+// each point: a slow MTA is served, and a cut anywhere closes cleanly.
+TEST_F(ListenerTest, ByteByByteAndCutAtEveryPoint) {
+  Listen();
+  const std::string conversation = testing::OptionNegotiationPacket() +
+                                   testing::MessagePackets(TestMessage{}) + Packet(kCmdQuit, "");
+  {
+    MtaClient client = Connect();
+    for (char byte : conversation) ASSERT_TRUE(client.Send(std::string_view(&byte, 1)));
+    std::string codes;
+    while (true) {
+      auto reply = client.Read(kCloseDeadline);
+      if (!reply) {
+        EXPECT_EQ(reply.error(), "closed");
+        break;
+      }
+      codes.push_back(reply->code);
+    }
+    EXPECT_EQ(codes, "Ohc");
+  }
+  const std::size_t calls = backend_.calls().size();
+  ASSERT_EQ(calls, 1u);
+  for (std::size_t cut = 1; cut < conversation.size(); cut += 7) {
+    MtaClient client = Connect();
+    ASSERT_TRUE(client.Send(std::string_view(conversation).substr(0, cut)));
+    client.CloseWrite();
+    EXPECT_TRUE(client.WaitClosed(kCloseDeadline)) << "cut at " << cut;
+  }
+  EXPECT_TRUE(WaitFor([&] { return listener_->OpenConnections() == 0; }));
+  EXPECT_EQ(counters_.internal_errors.load(), 0u);
+  EXPECT_EQ(counters_.timeouts.load(), 0u);
+  EXPECT_GT(counters_.protocol_errors.load(), 0u);
+  ExpectServing();
+}
 
 TEST_F(ListenerTest, IdleConnectionIsClosedAfterTheReadTimeout) {
   connection_options_.read_timeout = 200ms;
