@@ -19,7 +19,7 @@ constexpr std::size_t kReadChunk = 64 * 1024;
 MilterConnection::MilterConnection(Socket socket, std::shared_ptr<const ConnectionContext> context,
                                    std::function<void(MilterConnection*)> on_closed)
     : socket_(std::move(socket)),
-      read_deadline_(socket_.get_executor()),
+      deadline_(socket_.get_executor()),
       context_(std::move(context)),
       on_closed_(std::move(on_closed)),
       decoder_(context_->connection.max_packet_bytes),
@@ -92,24 +92,31 @@ void MilterConnection::Process() {
   DoRead();
 }
 
-void MilterConnection::DoRead() {
-  read_in_flight_ = true;
-  read_buffer_.resize(kReadChunk);
-  read_deadline_.expires_after(context_->connection.read_timeout);
-  read_deadline_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+void MilterConnection::ArmDeadline() {
+  deadline_.expires_after(context_->connection.read_timeout);
+  deadline_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
     self->Guarded([&] {
-      // A deadline that was cancelled, or moved on by a later read, is not a timeout.
-      if (ec || !self->read_in_flight_ ||
-          self->read_deadline_.expiry() > std::chrono::steady_clock::now()) {
+      // A deadline that was cancelled, or moved on by a later read or write, is not a timeout.
+      if (ec || !(self->read_in_flight_ || self->write_in_flight_) ||
+          self->deadline_.expiry() > std::chrono::steady_clock::now()) {
         return;
       }
       MilterCounters::Add(self->context_->counters->timeouts);
       if (self->context_->on_error) {
-        self->context_->on_error("milter connection: closed after the read timeout");
+        self->context_->on_error(self->read_in_flight_
+                                     ? "milter connection: closed after the read timeout"
+                                     : "milter connection: closed, the MTA left our replies "
+                                       "unread for the read timeout");
       }
-      self->Close();
+      self->Close();  // Cancels the read or write; its handler then finds the connection closed.
     });
   });
+}
+
+void MilterConnection::DoRead() {
+  read_in_flight_ = true;
+  read_buffer_.resize(kReadChunk);
+  ArmDeadline();
   socket_.async_read_some(
       net::buffer(read_buffer_),
       [self = shared_from_this()](boost::system::error_code ec, std::size_t bytes) {
@@ -119,7 +126,7 @@ void MilterConnection::DoRead() {
 
 void MilterConnection::OnRead(boost::system::error_code ec, std::size_t bytes) {
   read_in_flight_ = false;
-  read_deadline_.cancel();
+  deadline_.cancel();
   if (ec) {
     // The MTA left. With part of a packet read, that packet was truncated: a protocol error.
     if (ec == net::error::eof && decoder_.HasPartialPacket()) {
@@ -135,6 +142,7 @@ void MilterConnection::DoWrite() {
   write_in_flight_ = true;
   writing_.swap(output_);
   output_.clear();
+  ArmDeadline();  // An MTA that stops reading must not hold the connection for ever.
   net::async_write(socket_, net::buffer(writing_),
                    [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
                      self->Guarded([&] { self->OnWrite(ec); });
@@ -143,6 +151,7 @@ void MilterConnection::DoWrite() {
 
 void MilterConnection::OnWrite(boost::system::error_code ec) {
   write_in_flight_ = false;
+  deadline_.cancel();
   writing_.clear();
   if (ec) return Close();
   Process();
@@ -181,7 +190,7 @@ void MilterConnection::Close() {
   if (closed_) return;
   closed_ = true;
   boost::system::error_code ignored;
-  read_deadline_.cancel();
+  deadline_.cancel();
   socket_.shutdown(Socket::shutdown_both, ignored);
   socket_.close(ignored);
 }

@@ -1,6 +1,6 @@
 // MilterConnection: one MTA connection over TCP or a Unix-domain socket, in the manner of the HTTP
-// session: paired Do/On handlers on the connection's strand, a deadline on every read, and every
-// handler's step guarded so that an exception closes this connection only (counted in
+// session: paired Do/On handlers on the connection's strand, a deadline on every read and write,
+// and every handler's step guarded so that an exception closes this connection only (counted in
 // MilterCounters::internal_errors) and never reaches the I/O thread.
 //
 // It reads packets (PacketDecoder), hands each command to a Session, writes the replies, and at
@@ -10,8 +10,9 @@
 // commands before it are written, and is counted; the MTA then applies its milter_default_action
 // to the message in progress.
 //
-// Errors never escape: the connection closes on a protocol error, a read timeout, a socket error
-// or the MTA's QUIT. Thread-safety: Run and Shutdown may be called from any thread.
+// Errors never escape: the connection closes on a protocol error, a timeout (the MTA silent, or
+// leaving our replies unread, for read_timeout), a socket error or the MTA's QUIT. Thread-safety:
+// Run and Shutdown may be called from any thread.
 #ifndef NBSPAMD_MILTER_CONNECTION_H_
 #define NBSPAMD_MILTER_CONNECTION_H_
 
@@ -63,6 +64,8 @@ class MilterConnection : public std::enable_shared_from_this<MilterConnection> {
 
  private:
   void Process();
+  // Starts the timeout of the read or write about to start (ConnectionOptions::read_timeout).
+  void ArmDeadline();
   void DoRead();
   void OnRead(boost::system::error_code ec, std::size_t bytes);
   void DoWrite();
@@ -77,7 +80,7 @@ class MilterConnection : public std::enable_shared_from_this<MilterConnection> {
   void Guarded(Step&& step) noexcept;
 
   Socket socket_;
-  boost::asio::steady_timer read_deadline_;
+  boost::asio::steady_timer deadline_;  // Of the read or write in flight.
   std::shared_ptr<const ConnectionContext> context_;
   std::function<void(MilterConnection*)> on_closed_;
   PacketDecoder decoder_;

@@ -23,7 +23,8 @@ struct MilterCounters {
   std::atomic<std::uint64_t> oversized{0};       // Larger than max_body_bytes: accepted unchecked.
   std::atomic<std::uint64_t> backend_errors{0};  // The backend could not answer.
   std::atomic<std::uint64_t> tempfailed{0};      // ... and fail_mode = tempfail said 4xx.
-  std::atomic<std::uint64_t> timeouts{0};        // Connections closed after read_timeout.
+  // Connections closed after read_timeout: the MTA silent, or leaving our replies unread.
+  std::atomic<std::uint64_t> timeouts{0};
   // Exceptions caught at the connection boundary (a bug): that connection was closed.
   std::atomic<std::uint64_t> internal_errors{0};
 

@@ -2,8 +2,12 @@
 // MtaClient and a deterministic FakeBackend behind the seam.
 #include "milter/listener.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <chrono>
@@ -356,6 +360,48 @@ TEST_F(ListenerTest, PartialPacketAndSilenceEndsAtTheReadTimeout) {
   EXPECT_TRUE(client.WaitClosed(kCloseDeadline));
   EXPECT_TRUE(WaitFor([&] { return counters_.timeouts.load() == 1u; }));
   EXPECT_EQ(counters_.internal_errors.load(), 0u);
+  ExpectServing();
+}
+
+// An MTA that sends and never reads our replies: once the socket buffers are full our write
+// cannot finish, and the same timeout that bounds a silent MTA closes the connection (else it
+// would be held for ever, a file descriptor an attacker could pile up).
+TEST_F(ListenerTest, MtaThatNeverReadsIsClosedAtTheTimeout) {
+  connection_options_.read_timeout = 300ms;
+  TempDir dir;
+  const std::string path = dir.Join("milter.sock");
+  Listen("unix:" + path);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::snprintf(address.sun_path, sizeof address.sun_path, "%s", path.c_str());
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  // Version 2 with no protocol flags: every header field is answered with SMFIR_CONTINUE. Header
+  // fields are sent until the connection closes or the test's deadline passes.
+  std::string pending =
+      testing::OptionNegotiationPacket(2, 0x1ff, 0) + testing::MailPacket("<a@b>");
+  const std::string header = testing::HeaderPacket("X", "y");
+  std::size_t sent = 0;
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  bool closed = false;
+  while (!closed && std::chrono::steady_clock::now() < deadline) {
+    while (pending.size() < 65536) pending += header;
+    const ssize_t n = ::send(fd, pending.data(), pending.size(), MSG_NOSIGNAL);
+    if (n > 0) {
+      sent += static_cast<std::size_t>(n);
+      pending.erase(0, static_cast<std::size_t>(n));
+    } else if (n < 0 && (errno == EPIPE || errno == ECONNRESET)) {
+      closed = true;
+    } else {
+      std::this_thread::sleep_for(5ms);
+    }
+  }
+  ::close(fd);
+  EXPECT_TRUE(closed) << sent << " bytes sent, and the connection is still open";
+  EXPECT_TRUE(WaitFor([&] { return counters_.timeouts.load() == 1u; }));
+  EXPECT_TRUE(WaitFor([&] { return listener_->OpenConnections() == 0; }));
   ExpectServing();
 }
 

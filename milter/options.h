@@ -55,7 +55,8 @@ struct ConnectionOptions {
   // 100 KiB by default).
   std::size_t max_packet_bytes = std::size_t{1} << 20;
   // How long the MTA may keep the connection silent (between messages too; Postfix keeps it for
-  // the whole SMTP session, up to its smtpd_timeout per command) before it is closed.
+  // the whole SMTP session, up to its smtpd_timeout per command), or leave our replies unread,
+  // before it is closed.
   std::chrono::milliseconds read_timeout = std::chrono::minutes(10);
 };
 
