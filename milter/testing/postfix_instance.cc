@@ -141,9 +141,6 @@ std::expected<void, Error> PostfixInstance::Setup(const PostfixOptions& options)
   if (::chown((dir_ / "mail").c_str(), nobody->pw_uid, nobody->pw_gid) != 0) {
     return Unavailable("chown mail/: " + std::string(std::strerror(errno)));
   }
-  auto port = FreePort();
-  if (!port) return std::unexpected(port.error());
-  smtp_port_ = *port;
 
   const std::string dir = dir_.string();
   const std::string timeout = std::to_string(options.milter_timeout.count()) + "s";
@@ -192,12 +189,27 @@ std::expected<void, Error> PostfixInstance::Setup(const PostfixOptions& options)
   std::string main_cf = "# Written by nbspamd's PostfixInstance for one test.\n";
   for (const auto& [name, value] : settings) main_cf += name + " = " + value + "\n";
   if (auto written = WriteFile(dir_ / "conf" / "main.cf", main_cf); !written) return written;
-  if (auto written = WriteFile(dir_ / "conf" / "master.cf", MasterCf(smtp_port_)); !written) {
-    return written;
+  // master.cf is written before `check`, which reads it; the port is picked again if another
+  // process took it between FreePort and Postfix's bind.
+  constexpr int kAttempts = 3;
+  for (int attempt = 1;; ++attempt) {
+    auto port = FreePort();
+    if (!port) return std::unexpected(port.error());
+    smtp_port_ = *port;
+    if (auto written = WriteFile(dir_ / "conf" / "master.cf", MasterCf(smtp_port_)); !written) {
+      return written;
+    }
+    // `check` also creates the queue's subfolders and data/ with their owners.
+    if (attempt == 1) {
+      if (auto checked = RunPostfix({"check"}); !checked) return checked;
+    }
+    auto started = RunPostfix({"start"});
+    if (started) break;
+    if (attempt == kAttempts ||
+        started.error().message.find("Address already in use") == std::string::npos) {
+      return started;
+    }
   }
-  // `check` also creates the queue's subfolders and data/ with their owners.
-  if (auto checked = Postfix({"check"}); !checked) return checked;
-  if (auto started = Postfix({"start"}); !started) return started;
   started_ = true;
   return {};
 }
@@ -218,7 +230,7 @@ void PostfixInstance::Stop() {
     std::ifstream pid_file(dir_ / "queue" / "pid" / "master.pid");
     pid_file >> master;
   }
-  (void)Postfix({"stop"});
+  (void)RunPostfix({"stop"});
   if (master <= 0) return;
   const auto deadline = std::chrono::steady_clock::now() + 20s;
   while (!ProcessGone(master)) {
@@ -230,7 +242,7 @@ void PostfixInstance::Stop() {
   }
 }
 
-std::expected<void, Error> PostfixInstance::Postfix(const std::vector<std::string>& args) const {
+std::expected<void, Error> PostfixInstance::RunPostfix(const std::vector<std::string>& args) const {
   const std::string conf = (dir_ / "conf").string();
   const std::string out = (dir_ / "postfix.out").string();
   std::vector<std::string> words = {kPostfix, "-c", conf};

@@ -95,7 +95,7 @@ class PostfixInstance {
   [[nodiscard]] std::expected<void, Error> Setup(const PostfixOptions& options);
   // Runs `postfix -c DIR/conf <args>`; its output is appended to DIR/postfix.out. Errors:
   // kUnavailable when it fails or runs past 60 s.
-  [[nodiscard]] std::expected<void, Error> Postfix(const std::vector<std::string>& args) const;
+  [[nodiscard]] std::expected<void, Error> RunPostfix(const std::vector<std::string>& args) const;
   void Stop();
 
   std::filesystem::path dir_;
