@@ -90,8 +90,16 @@ void InitializeHtmlParser() {
   std::call_once(once, [] { xmlInitParser(); });
 }
 
-HtmlContent VisibleText(std::string_view html) {
+HtmlContent VisibleText(std::string_view html, std::size_t max_tags) {
   HtmlContent content;
+  std::size_t tags = 0;
+  for (std::size_t i = html.find('<'); i != std::string_view::npos; i = html.find('<', i + 1)) {
+    if (++tags > max_tags) {
+      html = html.substr(0, i);
+      content.truncated = true;
+      break;
+    }
+  }
   if (html.empty()) return content;
   thread_local const bool silenced = [] {  // libxml2's error handler is per thread.
     xmlSetGenericErrorFunc(nullptr, IgnoreError);

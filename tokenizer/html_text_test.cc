@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -29,6 +30,22 @@ std::vector<std::string> VisibleWords(std::string_view html) {
   std::vector<std::string> words;
   for (std::string word; text >> word;) words.push_back(word);
   return words;
+}
+
+TEST(HtmlTextTest, OnlyTheFirstMaxTagsTagsAreParsed) {
+  std::string html;
+  for (int i = 0; i < 100; ++i) html += "<p>w" + std::to_string(i) + " ";
+  const HtmlContent all = VisibleText(html, 100);
+  EXPECT_FALSE(all.truncated);
+  std::istringstream all_text(all.text);
+  EXPECT_EQ(std::distance(std::istream_iterator<std::string>(all_text), {}), 100);
+  // The 11th '<' and all after it are cut: w0 to w9 remain.
+  const HtmlContent cut = VisibleText(html, 10);
+  EXPECT_TRUE(cut.truncated);
+  std::istringstream cut_text(cut.text);
+  std::vector<std::string> words(std::istream_iterator<std::string>(cut_text), {});
+  ASSERT_EQ(words.size(), 10u);
+  EXPECT_EQ(words.back(), "w9");
 }
 
 TEST(HtmlTextTest, TagsAreRemoved) {
