@@ -438,7 +438,10 @@ class Reader {
     Meta("charset:" + text.charset);
     if (subtype == "html") {
       has_html_ = true;
-      HtmlContent html = VisibleText(text.text, options_.max_html_tags);
+      HtmlContent html =
+          VisibleText(text.text, {.max_tags = options_.max_html_tags,
+                                  .max_attributes = options_.max_html_attributes,
+                                  .max_tag_attributes = options_.max_html_tag_attributes});
       if (html.truncated) Meta("html-truncated");
       for (const std::string& link : html.links) {
         if (hosts_.size() >= options_.max_urls) break;

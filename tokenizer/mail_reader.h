@@ -48,11 +48,15 @@ struct MailReaderOptions {
   //     crosses it is cut there): meta:headers-truncated;
   //   - cuts the message before the (max_boundary_lines + 1)-th line starting with "--" after a
   //     multipart/ declaration (each may open a part): meta:mime-truncated.
-  // Each HTML part is read up to its (max_html_tags + 1)-th '<': meta:html-truncated.
+  // Each HTML part is read within max_html_tags '<', max_html_attributes attributes and
+  // max_html_tag_attributes attributes in one tag (HtmlLimits in html_text.h):
+  // meta:html-truncated.
   std::size_t max_header_fields = 5000;
   std::size_t max_header_bytes = 256 << 10;
   std::size_t max_boundary_lines = 2000;
   std::size_t max_html_tags = 50000;
+  std::size_t max_html_attributes = 50000;
+  std::size_t max_html_tag_attributes = 1000;
 };
 
 // What one message gives the tokenizer.

@@ -730,6 +730,22 @@ TEST(MailBudgetTest, HtmlTagsBeyondTheBudgetAreNotParsed) {
   EXPECT_THAT(TextsWithPrefix(cut, "")[0], Not(::testing::HasSubstr("w10")));
 }
 
+TEST(MailBudgetTest, HtmlAttributesBeyondTheBudgetAreNotParsed) {
+  std::string mail = "Subject: attributes\nContent-Type: text/html\n\n<p>before</p><p";
+  for (int i = 0; i < 50; ++i) mail += " a" + std::to_string(i) + "=1";
+  mail += ">after</p>\n";
+  const MailContent all = ReadMail(mail, {});
+  EXPECT_FALSE(HasToken(all, "meta:html-truncated"));
+  EXPECT_THAT(TextsWithPrefix(all, "")[0], ::testing::HasSubstr("after"));
+  for (const MailReaderOptions& options : {MailReaderOptions{.max_html_attributes = 49},
+                                           MailReaderOptions{.max_html_tag_attributes = 49}}) {
+    const MailContent cut = ReadMail(mail, options);
+    EXPECT_TRUE(HasToken(cut, "meta:html-truncated"));
+    EXPECT_THAT(TextsWithPrefix(cut, "")[0], ::testing::HasSubstr("before"));
+    EXPECT_THAT(TextsWithPrefix(cut, "")[0], Not(::testing::HasSubstr("after")));
+  }
+}
+
 TEST(MailRobustnessTest, ArbitraryBytesAfterAHeaderLine) {
   const Tokenizer tokenizer(TokenizerOptions{});
   Random random;
