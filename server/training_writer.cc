@@ -90,7 +90,7 @@ std::uint64_t TrainingWriter::RequestCount() const {
 }
 
 void TrainingWriter::Run() {
-  std::vector<Request> group;
+  std::vector<Request>& group = group_;
   while (true) {
     group.clear();
     {

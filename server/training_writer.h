@@ -128,6 +128,10 @@ class TrainingWriter {
   storage::Store& store_;
   const GroupLimits limits_;
   const double alpha_;
+  // The group being written. Only the writer thread (Run) touches it. A member rather than a
+  // local of Run, so that its buffer is reachable from this object while the thread waits: leak
+  // checkers scanning a waiting thread's (ASan fake) stack frames need not find it there.
+  std::vector<Request> group_;
   std::mutex stop_mutex_;     // Serialises Stop's join.
   mutable std::mutex mutex_;  // Guards the members below it.
   std::condition_variable wake_;
