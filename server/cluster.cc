@@ -192,7 +192,9 @@ void ClusterReplicator::Pause(std::chrono::milliseconds duration) {
   stop_wake_.wait_for(lock, duration, [this] { return stopping_; });
 }
 
-void ClusterReplicator::Submit(StreamEvent event, ReplicatedDone done) {
+void ClusterReplicator::Submit(TrainingChange change, ReplicatedDone done) {
+  StreamEvent event;
+  static_cast<TrainingChange&>(event) = std::move(change);
   if (gap_) {
     return done(MakeError(ErrorCode::kUnavailable,
                           "this daemon stopped following the training stream: it was trimmed "
@@ -584,6 +586,7 @@ ClusterStatus ClusterReplicator::Status() const {
     status = status_;
   }
   status.lag_seconds = LagSeconds(status.applied, status.last);
+  status.applied_ms = StreamId::Parse(status.applied).value_or(StreamId{}).ms;
   status.completion_exceptions = CompletionExceptions();
   status.report_errors = ReportErrors();
   {
@@ -591,6 +594,16 @@ ClusterStatus ClusterReplicator::Status() const {
     status.waiting = waiters_.size();
   }
   return status;
+}
+
+std::expected<void, Error> EnableCluster(SpamFilter& filter, ClusterOptions options) {
+  return filter.EnableReplication(
+      [&options](storage::Store& store,
+                 TrainingWriter& writer) -> std::expected<std::unique_ptr<TrainingLog>, Error> {
+        auto cluster = std::make_unique<ClusterReplicator>(store, writer, std::move(options));
+        if (auto started = cluster->Start(); !started) return std::unexpected(started.error());
+        return cluster;
+      });
 }
 
 }  // namespace nbspamd::server

@@ -10,7 +10,9 @@
 //
 //   ClusterReplicator cluster(store, writer, options);
 //   if (auto started = cluster.Start(); !started) ...   // e.g. the stream was trimmed past us
-//   cluster.Submit(std::move(event), [](std::expected<Replicated, Error> r) { ... });
+//   cluster.Submit(std::move(change), [](std::expected<Replicated, Error> r) { ... });
+//
+// or, for a SpamFilter: EnableCluster(filter, options).
 //
 // Events carry the tokens (not the message), so every daemon applies identical tokens whatever
 // its tokenizer settings. Each daemon records its applied position in the hash
@@ -46,6 +48,8 @@
 #include "model/learning.h"
 #include "server/log_throttle.h"
 #include "server/redis_client.h"
+#include "server/spam_filter.h"
+#include "server/training_log.h"
 #include "server/training_writer.h"
 #include "storage/store.h"
 
@@ -61,15 +65,8 @@ struct StreamId {
   friend auto operator<=>(const StreamId&, const StreamId&) = default;
 };
 
-// One training event as the stream carries it.
-struct StreamEvent {
-  enum class Kind : std::uint8_t { kLearn = 0, kForget = 1 };
-  Kind kind = Kind::kLearn;
-  std::string id;
-  std::string label;                       // kLearn.
-  std::vector<BagEntry> tokens;            // kLearn: sorted by hash, each once.
-  model::LearnOrigin origin;               // kLearn.
-  std::optional<std::string> only_source;  // kForget: only a record of this source (rollback).
+// One training event as the stream carries it: the change and who waits for it.
+struct StreamEvent : TrainingChange {
   // Who waits for this event to be applied: "<daemon name>/<incarnation>/<sequence>", or "".
   std::string waiter;
 
@@ -101,44 +98,15 @@ struct ClusterOptions {
   std::size_t read_count = 512;  // Entries per XREAD.
 };
 
-// What became of a submitted event.
-struct Replicated {
-  std::string stream_id;
-  // Once applied here (wait_applied): the outcome (a forget reports kLearned); nullopt when the
-  // answer came at the append.
-  std::optional<model::LearnStatus> status;
-};
-using ReplicatedDone = std::move_only_function<void(std::expected<Replicated, Error>)>;
-
-// A daemon as "<stream>:positions" shows it.
-struct ClusterPeer {
-  std::string name;
-  std::string position;
-  double lag_seconds = 0;       // Behind the stream's last entry, by the entries' timestamps.
-  double seen_seconds_ago = 0;  // Since it last reported.
-};
-
-struct ClusterStatus {
-  bool connected = false;
-  bool gap = false;        // The stream was trimmed past this daemon's model: it stopped.
-  std::string applied;     // The last entry applied here ("" before any).
-  std::string last;        // The stream's last entry as last seen ("" when empty or unknown).
-  double lag_seconds = 0;  // `last` minus `applied` by their timestamps; 0 when caught up.
-  std::uint64_t applied_events = 0;         // Entries applied since start.
-  std::uint64_t waiting = 0;                // Requests waiting for their event to be applied here.
-  std::uint64_t completion_exceptions = 0;  // ClusterReplicator::CompletionExceptions.
-  std::uint64_t report_errors = 0;          // ClusterReplicator::ReportErrors.
-  std::vector<ClusterPeer> peers;
-};
-
-// Thread safety: Submit and Status from any thread; Start and Stop from one.
-class ClusterReplicator {
+// The TrainingLog of cluster mode. Thread safety: Submit and Status from any thread; Start and
+// Stop from one.
+class ClusterReplicator final : public TrainingLog {
  public:
   // `writer` must be the only writer of `store`, and only this replicator may submit to it.
   ClusterReplicator(storage::Store& store, TrainingWriter& writer, ClusterOptions options);
   ClusterReplicator(const ClusterReplicator&) = delete;
   ClusterReplicator& operator=(const ClusterReplicator&) = delete;
-  ~ClusterReplicator();  // Stop().
+  ~ClusterReplicator() override;  // Stop().
 
   // Checks, when Redis answers, that the stream still holds every event after this daemon's
   // position, then starts reading it. Redis being down is not an error: the reader retries.
@@ -147,16 +115,16 @@ class ClusterReplicator {
   [[nodiscard]] std::expected<void, Error> Start();
 
   // Stops reading; waiting requests get kUnavailable. Idempotent.
-  void Stop();
+  void Stop() override;
 
   // Appends `event` and calls `done` once: with the stream id when Redis has it (or, with
   // wait_applied, once this daemon has applied it, with the outcome or the event's own error,
   // e.g. kNotFound for a forget of an unknown id); kUnavailable when Redis cannot be reached,
   // the wait timed out, or the daemon stops. Runs `done` on the caller's thread or on the
   // reader's; `done` must be quick.
-  void Submit(StreamEvent event, ReplicatedDone done);
+  void Submit(TrainingChange change, ReplicatedDone done) override;
 
-  [[nodiscard]] ClusterStatus Status() const;
+  [[nodiscard]] ClusterStatus Status() const override;
   [[nodiscard]] const ClusterOptions& options() const { return options_; }
 
   // Error counters for /metrics; each event is also logged (rate-limited: at most a line a
@@ -234,6 +202,11 @@ class ClusterReplicator {
 
   std::thread thread_;
 };
+
+// Cluster mode for `filter` (SpamFilter::EnableReplication with a started ClusterReplicator):
+// from now on its trains, forgets and rollbacks go through the stream. Call once, before
+// serving. Errors: as ClusterReplicator::Start.
+[[nodiscard]] std::expected<void, Error> EnableCluster(SpamFilter& filter, ClusterOptions options);
 
 }  // namespace nbspamd::server
 

@@ -20,6 +20,7 @@
 
 #include "config/auth_tokens.h"
 #include "config/settings.h"
+#include "server/cluster.h"
 #include "server/log.h"
 #include "server/server.h"
 #include "server/spam_filter.h"
@@ -199,7 +200,7 @@ int Run(int argc, char** argv) {
     }
     cluster.wait_applied = settings.cluster_wait_applied;
     cluster.retention = std::chrono::seconds(settings.cluster_retention_seconds);
-    if (auto joined = filter.EnableCluster(std::move(cluster)); !joined) {
+    if (auto joined = server::EnableCluster(filter, std::move(cluster)); !joined) {
       std::fprintf(stderr, "nbspamd: %s\n", joined.error().message.c_str());
       return 1;
     }

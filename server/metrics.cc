@@ -298,7 +298,6 @@ std::string RenderInternalErrorMetrics(
 
 std::string RenderClusterMetrics(const ClusterStatus& status) {
   std::string out;
-  const StreamId applied = StreamId::Parse(status.applied).value_or(StreamId{});
   Header(out, "nbspamd_cluster_connected", "gauge", "1 while the training stream is being read.");
   Sample(out, "nbspamd_cluster_connected", "", status.connected ? 1 : 0);
   Header(out, "nbspamd_cluster_stopped_by_gap", "gauge",
@@ -310,7 +309,8 @@ std::string RenderClusterMetrics(const ClusterStatus& status) {
          "applied=" + Quoted(status.applied) + ",last=" + Quoted(status.last), 1);
   Header(out, "nbspamd_cluster_applied_position_milliseconds", "gauge",
          "The time part of the stream entry id applied last here (Unix milliseconds).");
-  Sample(out, "nbspamd_cluster_applied_position_milliseconds", "", static_cast<double>(applied.ms));
+  Sample(out, "nbspamd_cluster_applied_position_milliseconds", "",
+         static_cast<double>(status.applied_ms));
   Header(out, "nbspamd_cluster_applied_events_total", "counter",
          "Training stream entries applied since the daemon started.");
   Sample(out, "nbspamd_cluster_applied_events_total", "",

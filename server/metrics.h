@@ -25,7 +25,7 @@
 #include "model/learning.h"
 #include "model/model_stats.h"
 #include "model/verdict.h"
-#include "server/cluster.h"
+#include "server/replication_status.h"
 #include "storage/store.h"
 
 namespace nbspamd::server {

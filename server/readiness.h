@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "server/cluster.h"
+#include "server/replication_status.h"
 #include "storage/write_health.h"
 
 namespace nbspamd::server {

@@ -77,23 +77,23 @@ void SpamFilter::TrainAsync(std::string_view message, std::string_view label,
   }
   outcome.tokens = bag.TotalCount();
   model::LearnOrigin origin{std::string(source), options_.clock()};
-  if (cluster_) {
-    StreamEvent event;
-    event.kind = StreamEvent::Kind::kLearn;
+  if (replication_) {
+    TrainingChange event;
+    event.kind = TrainingChange::Kind::kLearn;
     event.id = outcome.id;
     event.label = outcome.label;
     event.tokens = std::move(bag.entries);
     event.origin = std::move(origin);
-    return cluster_->Submit(std::move(event),
-                            [outcome = std::move(outcome), done = std::move(done)](
-                                std::expected<Replicated, Error> replicated) mutable {
-                              if (!replicated)
-                                return done(std::unexpected(std::move(replicated.error())));
-                              outcome.stream_id = std::move(replicated->stream_id);
-                              outcome.queued = !replicated->status;
-                              if (replicated->status) outcome.status = *replicated->status;
-                              done(std::move(outcome));
-                            });
+    return replication_->Submit(std::move(event),
+                                [outcome = std::move(outcome), done = std::move(done)](
+                                    std::expected<Replicated, Error> replicated) mutable {
+                                  if (!replicated)
+                                    return done(std::unexpected(std::move(replicated.error())));
+                                  outcome.stream_id = std::move(replicated->stream_id);
+                                  outcome.queued = !replicated->status;
+                                  if (replicated->status) outcome.status = *replicated->status;
+                                  done(std::move(outcome));
+                                });
   }
   LearnRequest request{outcome.id, outcome.label, std::move(bag), std::move(origin)};
   writer_.Learn(std::move(request), [outcome = std::move(outcome), done = std::move(done)](
@@ -106,11 +106,11 @@ void SpamFilter::TrainAsync(std::string_view message, std::string_view label,
 
 void SpamFilter::ForgetIdAsync(std::string_view id, ForgetDone done) {
   if (auto ok = ValidateId(id); !ok) return done(std::unexpected(std::move(ok.error())));
-  if (cluster_) {
-    StreamEvent event;
-    event.kind = StreamEvent::Kind::kForget;
+  if (replication_) {
+    TrainingChange event;
+    event.kind = TrainingChange::Kind::kForget;
     event.id = std::string(id);
-    return cluster_->Submit(
+    return replication_->Submit(
         std::move(event), [id = std::string(id), done = std::move(done)](
                               std::expected<Replicated, Error> replicated) mutable {
           if (!replicated) return done(std::unexpected(std::move(replicated.error())));
@@ -124,10 +124,10 @@ void SpamFilter::ForgetIdAsync(std::string_view id, ForgetDone done) {
   });
 }
 
-std::expected<void, Error> SpamFilter::EnableCluster(ClusterOptions options) {
-  auto cluster = std::make_unique<ClusterReplicator>(*store_, writer_, std::move(options));
-  if (auto started = cluster->Start(); !started) return started;
-  cluster_ = std::move(cluster);
+std::expected<void, Error> SpamFilter::EnableReplication(TrainingLogStart start) {
+  auto log = start(*store_, writer_);
+  if (!log) return std::unexpected(std::move(log.error()));
+  replication_ = std::move(*log);
   return {};
 }
 
@@ -166,16 +166,18 @@ void SpamFilter::RollbackAsync(std::string_view source, std::int64_t since, std:
       if (progress->failure) return progress->done(std::unexpected(*progress->failure));
       progress->done(progress->forgotten);
     };
-    if (cluster_) {
-      StreamEvent event;
-      event.kind = StreamEvent::Kind::kForget;
+    if (replication_) {
+      TrainingChange event;
+      event.kind = TrainingChange::Kind::kForget;
       event.id = std::move(message.id);
       event.only_source = std::string(source);
-      cluster_->Submit(std::move(event), [forgotten_one = std::move(forgotten_one)](
-                                             std::expected<Replicated, Error> replicated) mutable {
-        if (!replicated) return forgotten_one(std::unexpected(std::move(replicated.error())));
-        forgotten_one({});
-      });
+      replication_->Submit(std::move(event),
+                           [forgotten_one = std::move(forgotten_one)](
+                               std::expected<Replicated, Error> replicated) mutable {
+                             if (!replicated)
+                               return forgotten_one(std::unexpected(std::move(replicated.error())));
+                             forgotten_one({});
+                           });
       continue;
     }
     writer_.Forget(std::move(message.id), std::move(forgotten_one), std::string(source));

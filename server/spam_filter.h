@@ -22,8 +22,8 @@
 #include "common/error.h"
 #include "model/classifier.h"
 #include "model/learning.h"
-#include "server/cluster.h"
 #include "server/store_watch.h"
+#include "server/training_log.h"
 #include "server/training_writer.h"
 #include "storage/store.h"
 #include "tokenizer/tokenizer.h"
@@ -79,6 +79,10 @@ using TrainDone = std::move_only_function<void(std::expected<TrainOutcome, Error
 using ForgetDone = std::move_only_function<void(std::expected<ForgetOutcome, Error>)>;
 // Receives how many messages a rollback forgot.
 using RollbackDone = std::move_only_function<void(std::expected<std::uint64_t, Error>)>;
+// Starts a TrainingLog over the filter's store and writer: the log must be the only one to
+// submit to `writer` from then on.
+using TrainingLogStart = std::move_only_function<std::expected<std::unique_ptr<TrainingLog>, Error>(
+    storage::Store& store, TrainingWriter& writer)>;
 
 // Thread safety: every method may be called from any thread. Classify never waits for
 // training: it reads the published counts and the published calibration (an immutable value the
@@ -137,20 +141,20 @@ class SpamFilter {
   void RollbackAsync(std::string_view source, std::int64_t since, std::int64_t until,
                      std::size_t limit, RollbackDone done);
 
-  // Cluster mode (cluster.h): from now on a train, forget or rollback is appended to the training
-  // stream and applied, here as on every other daemon, when read back from it. Call once, before
-  // serving. Errors: as ClusterReplicator::Start.
-  [[nodiscard]] std::expected<void, Error> EnableCluster(ClusterOptions options);
-  // The replication state in cluster mode; nullopt in standalone use.
+  // Replication (training_log.h; cluster mode: replication/cluster.h): from now on a train,
+  // forget or rollback is submitted to the log that `start` returns and applied, here as on every
+  // other daemon, when the log delivers it. Call once, before serving. Errors: those of `start`.
+  [[nodiscard]] std::expected<void, Error> EnableReplication(TrainingLogStart start);
+  // The replication state with a training log; nullopt in standalone use.
   [[nodiscard]] std::optional<ClusterStatus> Cluster() const {
-    if (!cluster_) return std::nullopt;
-    return cluster_->Status();
+    if (!replication_) return std::nullopt;
+    return replication_->Status();
   }
 
   // Finishes the training requests queued so far; later ones fail with kUnavailable. The
   // daemon calls it once serving has stopped, before the store closes. Idempotent.
   void StopTraining() {
-    if (cluster_) cluster_->Stop();
+    if (replication_) replication_->Stop();
     writer_.Stop();
   }
 
@@ -195,8 +199,8 @@ class SpamFilter {
   SpamFilterOptions options_;
   tokenizer::Tokenizer tokenizer_;
   TrainingWriter writer_;  // After store_: stops (draining its queue) before the store closes.
-  std::unique_ptr<ClusterReplicator> cluster_;  // After writer_: stops before it.
-  std::unique_ptr<StoreWatch> watch_;           // Last: stops first.
+  std::unique_ptr<TrainingLog> replication_;  // After writer_: stops before it.
+  std::unique_ptr<StoreWatch> watch_;         // Last: stops first.
 };
 
 }  // namespace nbspamd::server

@@ -132,8 +132,8 @@ TEST(ClusterTrimTest, TheStreamShrinksOnlyBelowWhatALiveDaemonNeedsAndAGapRefuse
   auto a = OpenFilter(dir.Join("a"));
   auto b = OpenFilter(dir.Join("b"));
   ASSERT_TRUE(a && b);
-  ASSERT_TRUE(a->EnableCluster(Options(redis_server->port(), "a")).has_value());
-  ASSERT_TRUE(b->EnableCluster(Options(redis_server->port(), "b")).has_value());
+  ASSERT_TRUE(server::EnableCluster(*a, Options(redis_server->port(), "a")).has_value());
+  ASSERT_TRUE(server::EnableCluster(*b, Options(redis_server->port(), "b")).has_value());
 
   std::vector<std::string> ids;
   for (int i = 0; i < 5; ++i) ids.push_back(Train(*a, i));
@@ -180,7 +180,7 @@ TEST(ClusterTrimTest, TheStreamShrinksOnlyBelowWhatALiveDaemonNeedsAndAGapRefuse
   // b's model ends at ids[4], inside the trimmed part: it refuses to start, and says how to fix.
   b = OpenFilter(dir.Join("b"));
   ASSERT_TRUE(b);
-  const auto refused = b->EnableCluster(Options(redis_server->port(), "b"));
+  const auto refused = server::EnableCluster(*b, Options(redis_server->port(), "b"));
   ASSERT_FALSE(refused.has_value());
   EXPECT_EQ(refused.error().code, ErrorCode::kFailedPrecondition);
   EXPECT_NE(refused.error().message.find("checkpoint"), std::string::npos)
@@ -192,7 +192,7 @@ TEST(ClusterTrimTest, TheStreamShrinksOnlyBelowWhatALiveDaemonNeedsAndAGapRefuse
   ids.push_back(Train(*a, 10));
   auto c = OpenFilter(dir.Join("c"));
   ASSERT_TRUE(c);
-  ASSERT_TRUE(c->EnableCluster(Options(redis_server->port(), "c")).has_value());
+  ASSERT_TRUE(server::EnableCluster(*c, Options(redis_server->port(), "c")).has_value());
   ids.push_back(Train(*a, 11));
   ASSERT_TRUE(WaitApplied(*c, ids.back()));
   EXPECT_EQ(*c->Stats(), *a->Stats());
@@ -229,7 +229,7 @@ TEST(ClusterTrimTest, AVanishedReportStillHoldsTheStreamBackAndFailedReadsTrimNo
 
   auto a = OpenFilter(dir.Join("a"));
   ASSERT_TRUE(a);
-  ASSERT_TRUE(a->EnableCluster(Options(redis_server->port(), "a")).has_value());
+  ASSERT_TRUE(server::EnableCluster(*a, Options(redis_server->port(), "a")).has_value());
   std::vector<std::string> ids;
   for (int i = 0; i < 5; ++i) ids.push_back(Train(*a, i));
 
