@@ -5,8 +5,8 @@
 #include <string>
 
 #include "common/json_text.h"
+#include "common/utf8.h"
 #include "server/log.h"
-#include "tokenizer/charset.h"
 
 namespace nbspamd::server {
 
@@ -47,7 +47,7 @@ Response ErrorResponse(http::status status, std::string_view code, std::string_v
   boost::json::object detail;
   detail["code"] = code;
   // Messages quote what the client sent (a query key, an id), and JSON text must be UTF-8.
-  detail["message"] = tokenizer::ReplaceInvalidUtf8(message);
+  detail["message"] = ReplaceInvalidUtf8(message);
   boost::json::object body;
   body["error"] = std::move(detail);
   Response response(status, version);

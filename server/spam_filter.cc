@@ -9,7 +9,7 @@
 #include <future>
 #include <mutex>
 
-#include "tokenizer/charset.h"
+#include "common/utf8.h"
 
 namespace nbspamd::server {
 namespace {
@@ -249,7 +249,7 @@ std::expected<void, Error> SpamFilter::ValidateId(std::string_view id) {
       return MakeError(ErrorCode::kInvalidArgument, "the id holds a control character");
     }
   }
-  if (!tokenizer::IsValidUtf8(id)) {
+  if (!IsValidUtf8(id)) {
     return MakeError(ErrorCode::kInvalidArgument, "the id is not valid UTF-8");
   }
   return {};

@@ -20,9 +20,9 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/token_bag.h"
 #include "model/learning.h"
 #include "server/replication_status.h"
-#include "tokenizer/token_bag.h"
 
 namespace nbspamd::server {
 

@@ -43,10 +43,10 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/token_bag.h"
 #include "model/learning.h"
 #include "server/log_throttle.h"
 #include "storage/store.h"
-#include "tokenizer/token_bag.h"
 
 namespace nbspamd::server {
 

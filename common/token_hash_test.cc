@@ -1,8 +1,8 @@
-#include "tokenizer/token_hash.h"
+#include "common/token_hash.h"
 
 #include <gtest/gtest.h>
 
-namespace nbspamd::tokenizer {
+namespace nbspamd {
 namespace {
 
 // Golden values: HashToken is part of the on-disk format. If one of these fails, the hash
@@ -28,4 +28,4 @@ TEST(HashTokenTest, DependsOnlyOnTheBytes) {
 }
 
 }  // namespace
-}  // namespace nbspamd::tokenizer
+}  // namespace nbspamd

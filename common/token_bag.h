@@ -1,10 +1,10 @@
 // TokenBag: a message as a bag of tokens, the tokenizer's output and the model's input.
 //
 // Tokens are keyed by TokenHash, a stable 64-bit hash of the token's full text (see
-// tokenizer/token_hash.h: it is part of the on-disk format). The text is kept only when an
+// common/token_hash.h: it is part of the on-disk format). The text is kept only when an
 // explanation of a verdict is asked for.
-#ifndef NBSPAMD_TOKENIZER_TOKEN_BAG_H_
-#define NBSPAMD_TOKENIZER_TOKEN_BAG_H_
+#ifndef NBSPAMD_COMMON_TOKEN_BAG_H_
+#define NBSPAMD_COMMON_TOKEN_BAG_H_
 
 #include <cstdint>
 #include <string>
@@ -55,4 +55,4 @@ struct TokenBag {
 
 }  // namespace nbspamd
 
-#endif  // NBSPAMD_TOKENIZER_TOKEN_BAG_H_
+#endif  // NBSPAMD_COMMON_TOKEN_BAG_H_
