@@ -41,8 +41,11 @@ SpamFilter::SpamFilter(std::unique_ptr<storage::Store> store, SpamFilterOptions 
   }
 }
 
-std::expected<ClassifyOutcome, Error> SpamFilter::Classify(std::string_view message,
-                                                           std::size_t explain) const {
+std::expected<ClassifyOutcome, Error> SpamFilter::Classify(
+    std::string_view message, std::size_t explain, std::optional<std::string_view> id) const {
+  if (id) {
+    if (auto valid = ValidateId(*id); !valid) return std::unexpected(std::move(valid.error()));
+  }
   if (auto ok = RequireMessage(message); !ok) return std::unexpected(ok.error());
   const TokenBag bag = tokenizer_.Tokenize(message, /*keep_text=*/explain > 0);
   const model::Snapshot snapshot = store_->Read(bag.entries);
@@ -55,7 +58,22 @@ std::expected<ClassifyOutcome, Error> SpamFilter::Classify(std::string_view mess
   if (!result) return std::unexpected(result.error());
   std::optional<double> spam_confidence;
   if (result->score) spam_confidence = store_->Calibration()->SpamConfidence(*result->score);
-  return ClassifyOutcome{std::move(*result), bag.TotalCount(), spam_confidence};
+  ClassifyOutcome outcome{id ? std::string(*id) : ContentId(message), std::move(*result),
+                          bag.TotalCount(), spam_confidence};
+  if (outcome.result.SpamProbability()) {
+    verdicts_.Remember(outcome.id, outcome.result.verdict == model::Verdict::kSpam);
+  }
+  return outcome;
+}
+
+void SpamFilter::TakeFeedback(TrainOutcome& outcome) const {
+  if (outcome.label != "spam" && outcome.label != "ham") return;
+  const std::optional<bool> was_spam = verdicts_.Take(outcome.id);
+  if (!was_spam) return;
+  const bool is_spam = outcome.label == "spam";
+  outcome.feedback = *was_spam == is_spam ? Feedback::kAgreed
+                     : *was_spam          ? Feedback::kFalsePositive
+                                          : Feedback::kFalseNegative;
 }
 
 void SpamFilter::TrainAsync(std::string_view message, std::string_view label,
@@ -85,21 +103,25 @@ void SpamFilter::TrainAsync(std::string_view message, std::string_view label,
     event.tokens = std::move(bag.entries);
     event.origin = std::move(origin);
     return replication_->Submit(std::move(event),
-                                [outcome = std::move(outcome), done = std::move(done)](
+                                [this, outcome = std::move(outcome), done = std::move(done)](
                                     std::expected<Replicated, Error> replicated) mutable {
                                   if (!replicated)
                                     return done(std::unexpected(std::move(replicated.error())));
                                   outcome.stream_id = std::move(replicated->stream_id);
                                   outcome.queued = !replicated->status;
-                                  if (replicated->status) outcome.status = *replicated->status;
+                                  if (replicated->status) {
+                                    outcome.status = *replicated->status;
+                                    TakeFeedback(outcome);  // Applied here: its outcome is known.
+                                  }
                                   done(std::move(outcome));
                                 });
   }
   LearnRequest request{outcome.id, outcome.label, std::move(bag), std::move(origin)};
-  writer_.Learn(std::move(request), [outcome = std::move(outcome), done = std::move(done)](
+  writer_.Learn(std::move(request), [this, outcome = std::move(outcome), done = std::move(done)](
                                         std::expected<model::LearnStatus, Error> learned) mutable {
     if (!learned) return done(std::unexpected(std::move(learned.error())));
     outcome.status = *learned;
+    TakeFeedback(outcome);
     done(std::move(outcome));
   });
 }

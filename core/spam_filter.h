@@ -23,6 +23,7 @@
 #include "core/store_watch.h"
 #include "core/training_log.h"
 #include "core/training_writer.h"
+#include "core/verdict_memory.h"
 #include "model/classifier.h"
 #include "model/learning.h"
 #include "storage/store.h"
@@ -51,6 +52,9 @@ struct SpamFilterOptions {
 };
 
 struct ClassifyOutcome {
+  // The message's id: the one the caller gave, else its content id (ContentId). A later train
+  // of the message under this id reports whether this verdict was right (TrainOutcome::feedback).
+  std::string id;
   model::ClassifyResult result;
   std::uint64_t tokens = 0;  // Token occurrences found in the message (known or not).
   // P(spam | score) calibrated on the model's held-out scores (model/calibration.h); nullopt
@@ -63,6 +67,9 @@ struct TrainOutcome {
   std::string label;
   model::LearnStatus status = model::LearnStatus::kUnchanged;
   std::uint64_t tokens = 0;
+  // When the message was classified before under this id (and the verdict not yet used) and is
+  // trained as spam or ham, once applied here: whether that verdict was right.
+  std::optional<Feedback> feedback;
   // Cluster mode: the training stream entry of the change ("" in standalone use); `queued` when
   // the answer came once Redis had it, before this daemon applied it (status is then unknown).
   std::string stream_id;
@@ -94,18 +101,23 @@ class SpamFilter {
   // REQUIRES: options.alpha > 0.
   SpamFilter(std::unique_ptr<storage::Store> store, SpamFilterOptions options);
 
-  // Errors: kInvalidArgument for an empty message, kFailedPrecondition before anything was
-  // learned.
-  [[nodiscard]] std::expected<ClassifyOutcome, Error> Classify(std::string_view message,
-                                                               std::size_t explain) const;
+  // Classifies `message`, known as `id` (e.g. a Message-ID or the client's id; its content id
+  // when none is given), and remembers a two-class verdict under that id for feedback from a
+  // later train (VerdictMemory: bounded, the oldest forgotten first). `explain` > 0 asks for
+  // that many tokens' weights.
+  // Errors: kInvalidArgument for an empty message or a bad id (ValidateId), kFailedPrecondition
+  // before anything was learned.
+  [[nodiscard]] std::expected<ClassifyOutcome, Error> Classify(
+      std::string_view message, std::size_t explain,
+      std::optional<std::string_view> id = std::nullopt) const;
 
   // Learns `message` as `label` under `id`, or under the message's content hash when no id is
-  // given. Tokenizes on the calling thread, then queues the request for the writer; `message`
-  // is not used after the call returns. `done` runs exactly once: on the calling thread before
-  // the call returns for a bad request, else on the writer thread once the change is durable
-  // (see LearnCompletion for what a completion may do).
-  // Errors: kInvalidArgument for an empty message, a bad label or a bad id; kInternal or
-  // kDataLoss from storage; kUnavailable after StopTraining.
+  // given; the outcome carries feedback on an earlier Classify of the same id. Tokenizes on the
+  // calling thread, then queues the request for the writer; `message` is not used after the call
+  // returns. `done` runs exactly once: on the calling thread before the call returns for a bad
+  // request, else on the writer thread once the change is durable (see LearnCompletion for what a
+  // completion may do). Errors: kInvalidArgument for an empty message, a bad label or a bad id;
+  // kInternal or kDataLoss from storage; kUnavailable after StopTraining.
   void TrainAsync(std::string_view message, std::string_view label,
                   std::optional<std::string_view> id, TrainDone done) {
     TrainAsync(message, label, id, /*source=*/"", std::move(done));
@@ -195,9 +207,16 @@ class SpamFilter {
   [[nodiscard]] static std::expected<void, Error> ValidateId(std::string_view id);
 
  private:
+  // Sets `outcome.feedback` from the verdict remembered for its id, which is then forgotten.
+  // Runs where a train completes: quick, no I/O.
+  void TakeFeedback(TrainOutcome& outcome) const;
+
   std::unique_ptr<storage::Store> store_;
   SpamFilterOptions options_;
   tokenizer::Tokenizer tokenizer_;
+  // What Classify said, by message id, for the feedback of a later train. Before writer_: the
+  // writer's last completions may still read it.
+  mutable VerdictMemory verdicts_;
   TrainingWriter writer_;  // After store_: stops (draining its queue) before the store closes.
   std::unique_ptr<TrainingLog> replication_;  // After writer_: stops before it.
   std::unique_ptr<StoreWatch> watch_;         // Last: stops first.

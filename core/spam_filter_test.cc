@@ -35,6 +35,37 @@ TEST(SpamFilterTest, LabelsAndIdsAreValidated) {
             ErrorCode::kInvalidArgument);
 }
 
+TEST(SpamFilterTest, ATrainAfterAClassifyOfTheSameIdReportsFeedbackOnce) {
+  SpamFilter filter(std::make_unique<storage::MemoryStore>(), SpamFilterOptions{});
+  ASSERT_TRUE(filter.Train("cheap watches pills here", "spam", std::nullopt).has_value());
+  ASSERT_TRUE(filter.Train("lunch at noon with the team", "ham", std::nullopt).has_value());
+
+  // Classified as spam under a Message-ID, then trained as ham: a false positive.
+  const auto verdict = filter.Classify("cheap watches pills", 0, "<m1@example.org>");
+  ASSERT_TRUE(verdict.has_value());
+  EXPECT_EQ(verdict->id, "<m1@example.org>");
+  ASSERT_EQ(verdict->result.verdict, model::Verdict::kSpam);
+  auto trained = filter.Train("cheap watches pills", "ham", "<m1@example.org>");
+  ASSERT_TRUE(trained.has_value());
+  EXPECT_EQ(trained->feedback, Feedback::kFalsePositive);
+  // The verdict is used once.
+  trained = filter.Train("cheap watches pills", "spam", "<m1@example.org>");
+  ASSERT_TRUE(trained.has_value());
+  EXPECT_EQ(trained->feedback, std::nullopt);
+
+  // Without an id, the message's content id links the two.
+  const auto by_content = filter.Classify("cheap pills here", 0);
+  ASSERT_TRUE(by_content.has_value());
+  EXPECT_EQ(by_content->id, SpamFilter::ContentId("cheap pills here"));
+  trained = filter.Train("cheap pills here", "spam", std::nullopt);
+  ASSERT_TRUE(trained.has_value());
+  EXPECT_EQ(trained->feedback, by_content->result.verdict == model::Verdict::kSpam
+                                   ? Feedback::kAgreed
+                                   : Feedback::kFalseNegative);
+
+  EXPECT_EQ(filter.Classify("cheap", 0, "bad\nid").error().code, ErrorCode::kInvalidArgument);
+}
+
 TEST(SpamFilterTest, ForgetRestoresTheVerdictExactly) {
   SpamFilter filter(std::make_unique<storage::MemoryStore>(), SpamFilterOptions{});
   ASSERT_TRUE(filter.Train("cheap watches here", "spam", std::nullopt).has_value());

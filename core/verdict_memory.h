@@ -18,6 +18,9 @@
 
 namespace nbspamd::core {
 
+// What a train as spam or ham said about the verdict remembered for the same message.
+enum class Feedback { kAgreed, kFalsePositive, kFalseNegative };
+
 // Thread-safe; keys are spread over shards with a lock each, so no lock is shared by all
 // requests.
 class VerdictMemory {

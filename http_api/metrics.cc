@@ -7,9 +7,6 @@
 namespace nbspamd::http_api {
 namespace {
 
-constexpr std::string_view kEndpointNames[kEndpointCount] = {
-    "/classify", "/train",        "/forget",        "/stats",          "/healthz", "/readyz",
-    "/metrics",  "/admin/backup", "/admin/learned", "/admin/rollback", "other"};
 constexpr std::string_view kTrainingEventNames[] = {"learned", "relearned", "unchanged",
                                                     "forgotten", "failed"};
 constexpr std::string_view kFeedbackNames[] = {"agreed", "false_positive", "false_negative"};
@@ -57,18 +54,6 @@ void Sample(std::string& out, std::string_view name, std::string_view labels, do
 }
 
 }  // namespace
-
-Endpoint EndpointOf(std::string_view target) {
-  const std::string_view path = target.substr(0, target.find('?'));
-  for (std::size_t i = 0; i + 1 < kEndpointCount; ++i) {
-    if (path == kEndpointNames[i]) return static_cast<Endpoint>(i);
-  }
-  return Endpoint::kOther;
-}
-
-std::string_view EndpointName(Endpoint endpoint) {
-  return kEndpointNames[static_cast<std::size_t>(endpoint)];
-}
 
 Metrics::Metrics(std::vector<std::string> sources) {
   sources_.push_back("");
@@ -120,7 +105,7 @@ void Metrics::RecordTraining(std::string_view source, TrainingEvent event) {
   training_[row][static_cast<std::size_t>(event)].fetch_add(1, std::memory_order_relaxed);
 }
 
-void Metrics::RecordFeedback(Feedback feedback) {
+void Metrics::RecordFeedback(core::Feedback feedback) {
   feedback_[static_cast<std::size_t>(feedback)].fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -142,7 +127,7 @@ std::string Metrics::Render(const model::ModelStats& stats,
   Header(out, "nbspamd_http_requests_total", "counter", "HTTP responses by endpoint and status.");
   for (std::size_t e = 0; e < kEndpointCount; ++e) {
     const EndpointCounters& counters = endpoints_[e];
-    const std::string endpoint = "endpoint=" + Quoted(kEndpointNames[e]);
+    const std::string endpoint = "endpoint=" + Quoted(EndpointName(static_cast<Endpoint>(e)));
     for (std::size_t s = 0; s < counters.by_status.size(); ++s) {
       const double count = load(counters.by_status[s]);
       if (count == 0) continue;
@@ -158,7 +143,7 @@ std::string Metrics::Render(const model::ModelStats& stats,
     const EndpointCounters& counters = endpoints_[e];
     const double count = load(counters.latency_count);
     if (count == 0) continue;
-    const std::string endpoint = "endpoint=" + Quoted(kEndpointNames[e]);
+    const std::string endpoint = "endpoint=" + Quoted(EndpointName(static_cast<Endpoint>(e)));
     double cumulative = 0;
     for (std::size_t b = 0; b < kLatencyBuckets.size(); ++b) {
       cumulative += load(counters.latency_buckets[b]);

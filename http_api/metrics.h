@@ -22,6 +22,8 @@
 #include <vector>
 
 #include "core/replication_status.h"
+#include "core/verdict_memory.h"
+#include "http_api/endpoints.h"
 #include "model/calibration.h"
 #include "model/learning.h"
 #include "model/model_stats.h"
@@ -30,32 +32,8 @@
 
 namespace nbspamd::http_api {
 
-// The request paths the daemon knows; anything else is kOther.
-enum class Endpoint {
-  kClassify,
-  kTrain,
-  kForget,
-  kStats,
-  kHealth,
-  kReady,
-  kMetrics,
-  kAdminBackup,
-  kAdminLearned,
-  kAdminRollback,
-  kOther,
-};
-inline constexpr std::size_t kEndpointCount = static_cast<std::size_t>(Endpoint::kOther) + 1;
-
-// The endpoint a request target ("/classify?explain=3") names.
-[[nodiscard]] Endpoint EndpointOf(std::string_view target);
-// Its path, as the `endpoint` label shows it ("/classify", or "other").
-[[nodiscard]] std::string_view EndpointName(Endpoint endpoint);
-
 // What a training request did, for the per-source counters.
 enum class TrainingEvent { kLearned, kRelearned, kUnchanged, kForgotten, kFailed };
-
-// What feedback (a /train of a message classified before) said about the earlier verdict.
-enum class Feedback { kAgreed, kFalsePositive, kFalseNegative };
 
 // Where a failure that no client was told of happened: each is logged where it happens and
 // counted here, so that /metrics shows what the log may have throttled.
@@ -88,7 +66,8 @@ class Metrics {
   void RecordSpamVerdict(model::Verdict verdict);
   // A training request from `source` (a name given at construction, else counted as "other").
   void RecordTraining(std::string_view source, TrainingEvent event);
-  void RecordFeedback(Feedback feedback);
+  // What a /train said about an earlier /classify verdict of the same message.
+  void RecordFeedback(core::Feedback feedback);
   // The counter the HTTP sessions (kHttpSession) and the I/O threads (kIoThread) add to.
   [[nodiscard]] std::atomic<std::uint64_t>& HandlerExceptions(InternalError where) {
     return internal_errors_[static_cast<std::size_t>(where)];

@@ -15,10 +15,12 @@
 #include <string>
 #include <utility>
 
-#include "common/json_text.h"
 #include "common/log.h"
 #include "common/version.h"
 #include "core/readiness.h"
+#include "http_api/endpoints.h"
+#include "http_api/json_views.h"
+#include "http_api/request_input.h"
 #include "model/classifier.h"
 
 namespace nbspamd::http_api {
@@ -30,53 +32,6 @@ namespace json = boost::json;
 constexpr std::size_t kMaxExplain = 1000;
 constexpr std::size_t kMaxAdminLimit = 100000;
 
-// A request whose parameters and body have been read: the raw message, or the fields of a JSON
-// body, plus the query parameters.
-struct Input {
-  std::map<std::string, std::string, std::less<>> query;
-  bool is_json = false;
-  json::object fields;  // When is_json.
-};
-
-Response JsonResponse(const json::value& body, unsigned version) {
-  Response response(http::status::ok, version);
-  response.set(http::field::content_type, "application/json");
-  response.body() = WriteJson(body);
-  response.body() += '\n';
-  response.prepare_payload();
-  return response;
-}
-
-// A finite double, or null: JSON has no infinities.
-json::value Number(std::optional<double> value) {
-  if (!value || !std::isfinite(*value)) return nullptr;
-  return *value;
-}
-
-std::string Lower(std::string_view text) {
-  std::string lower(text);
-  for (char& c : lower) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return lower;
-}
-
-// The media type of the body without parameters, lower-case ("" when absent).
-std::string MediaType(const Request& request) {
-  std::string_view type = request[http::field::content_type];
-  type = type.substr(0, type.find(';'));
-  while (!type.empty() && (type.back() == ' ' || type.back() == '\t')) type.remove_suffix(1);
-  while (!type.empty() && (type.front() == ' ' || type.front() == '\t')) type.remove_prefix(1);
-  return Lower(type);
-}
-
-// Raw messages come as text/*, message/* (message/rfc822), application/octet-stream, no type,
-// or application/x-www-form-urlencoded (what `curl --data-binary` sends by default).
-bool IsRawMessageType(std::string_view type) {
-  return type.empty() || type.starts_with("text/") || type.starts_with("message/") ||
-         type == "application/octet-stream" || type == "application/x-www-form-urlencoded";
-}
-
 std::expected<std::size_t, Error> ParseExplain(std::string_view text) {
   std::size_t value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -85,6 +40,18 @@ std::expected<std::size_t, Error> ParseExplain(std::string_view text) {
                      "explain must be a whole number from 0 to " + std::to_string(kMaxExplain));
   }
   return value;
+}
+
+// Counts a training outcome for its source, and the feedback it gave. Runs where training
+// completes: quick, no I/O.
+void RecordTraining(Metrics& metrics, const std::string& source,
+                    const std::expected<core::TrainOutcome, nbspamd::Error>& outcome) {
+  if (!outcome) return metrics.RecordTraining(source, TrainingEvent::kFailed);
+  if (outcome->queued) return;  // Not applied here yet: its outcome is not known.
+  static constexpr TrainingEvent kEvents[] = {TrainingEvent::kLearned, TrainingEvent::kRelearned,
+                                              TrainingEvent::kUnchanged};
+  metrics.RecordTraining(source, kEvents[static_cast<int>(outcome->status)]);
+  if (outcome->feedback) metrics.RecordFeedback(*outcome->feedback);
 }
 
 // Hands the response that `build` makes to `respond`; a build that throws (a bug or an allocation
@@ -99,31 +66,6 @@ void Deliver(Respond& respond, unsigned version, Build build) noexcept {
   }
   respond(std::move(response));
 }
-
-// Counts a training outcome for its source, and feedback when the message was classified
-// before. Runs on the training writer's thread: quick, no I/O.
-void RecordTraining(Metrics& metrics, core::VerdictMemory& verdicts, const std::string& source,
-                    const std::expected<core::TrainOutcome, nbspamd::Error>& outcome) {
-  if (!outcome) return metrics.RecordTraining(source, TrainingEvent::kFailed);
-  if (outcome->queued) return;  // Not applied here yet: its outcome is not known.
-  static constexpr TrainingEvent kEvents[] = {TrainingEvent::kLearned, TrainingEvent::kRelearned,
-                                              TrainingEvent::kUnchanged};
-  metrics.RecordTraining(source, kEvents[static_cast<int>(outcome->status)]);
-  if (outcome->label != "spam" && outcome->label != "ham") return;
-  const std::optional<bool> was_spam = verdicts.Take(outcome->id);
-  if (!was_spam) return;
-  const bool is_spam = outcome->label == "spam";
-  metrics.RecordFeedback(*was_spam == is_spam ? Feedback::kAgreed
-                         : *was_spam          ? Feedback::kFalsePositive
-                                              : Feedback::kFalseNegative);
-}
-
-// Who may call an endpoint when bearer tokens are configured.
-enum class Guard {
-  kOpen,      // Anyone.
-  kClassify,  // Anyone, unless auth_classify.
-  kToken,     // A token holder.
-};
 
 // "backups/nbspamd-20261123T104501Z": a new folder name for a backup made now.
 std::string BackupPath(const std::string& backup_dir, int attempt) {
@@ -143,13 +85,11 @@ std::string BackupPath(const std::string& backup_dir, int attempt) {
 class Handler {
  public:
   Handler(core::SpamFilter& filter, const RouterOptions& options, RateLimiter& limiter,
-          Metrics& metrics, core::VerdictMemory& verdicts, const Request& request,
-          std::optional<Respond>& respond)
+          Metrics& metrics, const Request& request, std::optional<Respond>& respond)
       : filter_(filter),
         options_(options),
         limiter_(limiter),
         metrics_(metrics),
-        verdicts_(verdicts),
         request_(request),
         respond_(respond) {}
 
@@ -159,85 +99,60 @@ class Handler {
       return Error(http::status::bad_request, "bad_target",
                    "the request target is not a valid path");
     const std::string path(url->encoded_path());
-    struct Route {
-      const char* path;
-      http::verb method;
-      std::optional<Response> (Handler::*handle)(const Input&);
-      bool takes_body;
-      Guard guard;
-      bool rate_limited;  // Counts against the source's training rate.
-    };
-    static constexpr Route kRoutes[] = {
-        {"/classify", http::verb::post, &Handler::Classify, true, Guard::kClassify, false},
-        {"/train", http::verb::post, &Handler::Train, true, Guard::kToken, true},
-        {"/forget", http::verb::post, &Handler::Forget, true, Guard::kToken, true},
-        {"/admin/backup", http::verb::post, &Handler::Backup, false, Guard::kToken, false},
-        {"/admin/learned", http::verb::get, &Handler::Learned, false, Guard::kToken, false},
-        {"/admin/rollback", http::verb::post, &Handler::Rollback, false, Guard::kToken, false},
-        {"/stats", http::verb::get, &Handler::Stats, false, Guard::kOpen, false},
-        {"/healthz", http::verb::get, &Handler::Health, false, Guard::kOpen, false},
-        {"/readyz", http::verb::get, &Handler::Ready, false, Guard::kOpen, false},
-        {"/metrics", http::verb::get, &Handler::MetricsText, false, Guard::kOpen, false},
-    };
-    for (const Route& route : kRoutes) {
-      if (path != route.path) continue;
-      if (request_.method() != route.method) {
-        Response response =
-            Error(http::status::method_not_allowed, "method_not_allowed",
-                  std::string(path) + " takes " + std::string(http::to_string(route.method)));
-        response.set(http::field::allow, http::to_string(route.method));
+    const EndpointSpec* spec = SpecOf(EndpointOfPath(path));
+    if (spec == nullptr)
+      return Error(http::status::not_found, "not_found", "no such endpoint: " + path);
+    if (request_.method() != spec->method) {
+      Response response =
+          Error(http::status::method_not_allowed, "method_not_allowed",
+                std::string(path) + " takes " + std::string(http::to_string(spec->method)));
+      response.set(http::field::allow, http::to_string(spec->method));
+      return response;
+    }
+    const bool guarded =
+        spec->guard == Guard::kToken || (spec->guard == Guard::kClassify && options_.auth_classify);
+    if (guarded && options_.authenticator.enabled()) {
+      auto source = options_.authenticator.Authenticate(request_[http::field::authorization]);
+      if (!source) {
+        Response response = Error(source.error());
+        if (source.error().code == ErrorCode::kUnauthenticated) {
+          response.set(http::field::www_authenticate, "Bearer");
+        }
         return response;
       }
-      const bool guarded = route.guard == Guard::kToken ||
-                           (route.guard == Guard::kClassify && options_.auth_classify);
-      if (guarded && options_.authenticator.enabled()) {
-        auto source = options_.authenticator.Authenticate(request_[http::field::authorization]);
-        if (!source) {
-          Response response = Error(source.error());
-          if (source.error().code == ErrorCode::kUnauthenticated) {
-            response.set(http::field::www_authenticate, "Bearer");
-          }
-          return response;
-        }
-        source_ = std::move(*source);
-      }
-      if (route.rate_limited && !limiter_.Allow(source_, RateLimiter::Clock::now())) {
-        Response response = Error(http::status::too_many_requests, "rate_limited",
-                                  "this source trains faster than train_rate_limit allows");
-        response.set(http::field::retry_after, "1");
-        return response;
-      }
-      Input input;
-      for (const auto& param : url->params()) {
-        if (!input.query.emplace(param.key, param.value).second) {
-          return Error(http::status::bad_request, "invalid_argument",
-                       "query parameter '" + param.key + "' is given twice");
-        }
-      }
-      if (route.takes_body) {
-        if (!request_.has_content_length() && !request_.chunked()) {
-          return Error(http::status::length_required, "length_required",
-                       "a Content-Length header (or chunked encoding) is required");
-        }
-        const std::string type = MediaType(request_);
-        if (type == "application/json") {
-          input.is_json = true;
-          boost::system::error_code ec;
-          json::value body = json::parse(request_.body(), ec);
-          if (ec)
-            return Error(http::status::bad_request, "invalid_json",
-                         "the body is not valid JSON: " + ec.message());
-          if (!body.is_object())
-            return Error(http::status::bad_request, "invalid_json",
-                         "the JSON body must be an object");
-          input.fields = std::move(body.as_object());
-        } else if (!IsRawMessageType(type)) {
-          return Error(http::status::unsupported_media_type, "unsupported_media_type",
-                       "send the message as raw bytes (message/rfc822, text/plain, "
-                       "application/octet-stream) or as application/json");
-        }
-      }
-      return (this->*route.handle)(input);
+      source_ = std::move(*source);
+    }
+    if (spec->rate_limited && !limiter_.Allow(source_, RateLimiter::Clock::now())) {
+      Response response = Error(http::status::too_many_requests, "rate_limited",
+                                "this source trains faster than train_rate_limit allows");
+      response.set(http::field::retry_after, "1");
+      return response;
+    }
+    auto input = ReadInput(request_, url->params(), spec->takes_body);
+    if (!input) return std::move(input.error());
+    switch (spec->endpoint) {
+      case Endpoint::kClassify:
+        return Classify(*input);
+      case Endpoint::kTrain:
+        return Train(*input);
+      case Endpoint::kForget:
+        return Forget(*input);
+      case Endpoint::kStats:
+        return Stats(*input);
+      case Endpoint::kHealth:
+        return Health(*input);
+      case Endpoint::kReady:
+        return Ready(*input);
+      case Endpoint::kMetrics:
+        return MetricsText(*input);
+      case Endpoint::kAdminBackup:
+        return Backup(*input);
+      case Endpoint::kAdminLearned:
+        return Learned(*input);
+      case Endpoint::kAdminRollback:
+        return Rollback(*input);
+      case Endpoint::kOther:
+        break;
     }
     return Error(http::status::not_found, "not_found", "no such endpoint: " + path);
   }
@@ -249,51 +164,13 @@ class Handler {
   Response Error(const nbspamd::Error& error) const {
     return ErrorResponse(error, request_.version());
   }
-
-  // Every query parameter and JSON field must be one the endpoint knows.
+  // Every query parameter and JSON field must be one the endpoint knows: a 400 response if not.
   std::optional<Response> RejectUnknown(const Input& input,
                                         std::initializer_list<std::string_view> query_keys,
                                         std::initializer_list<std::string_view> json_keys) const {
-    for (const auto& [key, value] : input.query) {
-      if (std::find(query_keys.begin(), query_keys.end(), key) == query_keys.end()) {
-        return Error(http::status::bad_request, "invalid_argument",
-                     "unknown query parameter '" + key + "'");
-      }
-    }
-    for (const auto& field : input.fields) {
-      if (std::find(json_keys.begin(), json_keys.end(), field.key()) == json_keys.end()) {
-        return Error(http::status::bad_request, "invalid_argument",
-                     "unknown JSON field '" + std::string(field.key()) + "'");
-      }
-    }
+    auto known = http_api::RejectUnknown(input, query_keys, json_keys);
+    if (!known) return Error(known.error());
     return std::nullopt;
-  }
-
-  // A string parameter from the JSON body when there is one, else from the query.
-  std::expected<std::optional<std::string_view>, nbspamd::Error> Parameter(
-      const Input& input, std::string_view name) const {
-    if (const json::value* value = input.fields.if_contains(name)) {
-      if (!value->is_string()) {
-        return MakeError(ErrorCode::kInvalidArgument,
-                         "JSON field '" + std::string(name) + "' must be a string");
-      }
-      return std::string_view(value->as_string());
-    }
-    if (const auto it = input.query.find(name); it != input.query.end()) {
-      return std::string_view(it->second);
-    }
-    return std::nullopt;
-  }
-
-  // The message: the raw body, or the JSON body's "text".
-  std::expected<std::string_view, nbspamd::Error> Message(const Input& input) const {
-    if (!input.is_json) return std::string_view(request_.body());
-    const json::value* text = input.fields.if_contains("text");
-    if (text == nullptr)
-      return MakeError(ErrorCode::kInvalidArgument, "JSON field 'text' is missing");
-    if (!text->is_string())
-      return MakeError(ErrorCode::kInvalidArgument, "JSON field 'text' must be a string");
-    return std::string_view(text->as_string());
   }
 
   std::optional<Response> Classify(const Input& input) {
@@ -315,47 +192,13 @@ class Handler {
     }
     auto id = Parameter(input, "id");
     if (!id) return Error(id.error());
-    if (*id) {
-      if (auto valid = core::SpamFilter::ValidateId(**id); !valid) return Error(valid.error());
-    }
-    auto message = Message(input);
+    auto message = MessageOf(input);
     if (!message) return Error(message.error());
-    auto outcome = filter_.Classify(*message, explain);
+    auto outcome = filter_.Classify(*message, explain, *id);
     if (!outcome) return Error(outcome.error());
-    const model::ClassifyResult& result = outcome->result;
-    metrics_.RecordVerdict(result.label_index);
-    metrics_.RecordSpamVerdict(result.verdict);
-    // Remembered under the id a later /train of the same message will have.
-    if (result.SpamProbability()) {
-      verdicts_.Remember(*id ? **id : core::SpamFilter::ContentId(*message),
-                         result.verdict == model::Verdict::kSpam);
-    }
-
-    json::object body;
-    body["label"] = result.label();
-    body["verdict"] = model::VerdictName(result.verdict);
-    body["probability"] = Number(result.SpamProbability());
-    body["log_odds"] = Number(result.log_odds);
-    body["score"] = Number(result.score);
-    body["spam_confidence"] = Number(outcome->spam_confidence);
-    json::object probabilities;
-    for (const model::ClassScore& c : result.classes) probabilities[c.label] = c.probability;
-    body["probabilities"] = std::move(probabilities);
-    body["tokens"] = outcome->tokens;
-    body["known_tokens"] = result.known_tokens;
-    body["scored_tokens"] = result.scored_tokens;
-    if (explain > 0) {
-      json::array explanations;
-      for (const model::TokenExplanation& e : result.explanations) {
-        static constexpr const char* kSources[] = {"body", "header", "url", "meta"};
-        explanations.push_back(json::object{{"token", e.token},
-                                            {"source", kSources[static_cast<int>(e.source)]},
-                                            {"count", e.count},
-                                            {"weight", e.weight}});
-      }
-      body["explain"] = std::move(explanations);
-    }
-    return JsonResponse(body, request_.version());
+    metrics_.RecordVerdict(outcome->result.label_index);
+    metrics_.RecordSpamVerdict(outcome->result.verdict);
+    return JsonResponse(ClassifyJson(*outcome, explain), request_.version());
   }
 
   std::optional<Response> Train(const Input& input) {
@@ -368,25 +211,18 @@ class Handler {
                    "the label is missing: give ?label=spam or ?label=ham");
     auto id = Parameter(input, "id");
     if (!id) return Error(id.error());
-    auto message = Message(input);
+    auto message = MessageOf(input);
     if (!message) return Error(message.error());
-    filter_.TrainAsync(
-        *message, **label, *id, source_,
-        [&metrics = metrics_, &verdicts = verdicts_, version = request_.version(), source = source_,
-         respond =
-             TakeRespond()](std::expected<core::TrainOutcome, nbspamd::Error> outcome) mutable {
-          RecordTraining(metrics, verdicts, source, outcome);
-          Deliver(respond, version, [&] {
-            if (!outcome) return ErrorResponse(outcome.error(), version);
-            json::object body{{"id", outcome->id},
-                              {"label", outcome->label},
-                              {"status", outcome->queued ? std::string_view("queued")
-                                                         : model::LearnStatusName(outcome->status)},
-                              {"tokens", outcome->tokens}};
-            if (!outcome->stream_id.empty()) body["stream_id"] = outcome->stream_id;
-            return JsonResponse(body, version);
-          });
-        });
+    filter_.TrainAsync(*message, **label, *id, source_,
+                       [&metrics = metrics_, version = request_.version(), source = source_,
+                        respond = TakeRespond()](
+                           std::expected<core::TrainOutcome, nbspamd::Error> outcome) mutable {
+                         RecordTraining(metrics, source, outcome);
+                         Deliver(respond, version, [&] {
+                           if (!outcome) return ErrorResponse(outcome.error(), version);
+                           return JsonResponse(TrainJson(*outcome), version);
+                         });
+                       });
     return std::nullopt;
   }
 
@@ -396,7 +232,7 @@ class Handler {
     if (!id) return Error(id.error());
     std::optional<std::string_view> message;
     if (!*id) {
-      auto body = Message(input);
+      auto body = MessageOf(input);
       if (!body) return Error(body.error());
       if (body->empty()) {
         return Error(http::status::bad_request, "invalid_argument",
@@ -414,10 +250,7 @@ class Handler {
           }
           Deliver(respond, version, [&] {
             if (!forgotten) return ErrorResponse(forgotten.error(), version);
-            json::object body{{"id", forgotten->id},
-                              {"status", forgotten->queued ? "queued" : "forgotten"}};
-            if (!forgotten->stream_id.empty()) body["stream_id"] = forgotten->stream_id;
-            return JsonResponse(body, version);
+            return JsonResponse(ForgetJson(*forgotten), version);
           });
         };
     if (message) {
@@ -430,28 +263,7 @@ class Handler {
 
   std::optional<Response> Stats(const Input& input) {
     if (auto rejected = RejectUnknown(input, {}, {})) return *rejected;
-    const auto stats = filter_.Stats();
-    json::array classes;
-    for (const model::ClassStats& c : stats->classes) {
-      classes.push_back(
-          json::object{{"label", c.label}, {"documents", c.documents}, {"tokens", c.tokens}});
-    }
-    const core::SpamFilterOptions& options = filter_.options();
-    json::object tokenizer{{"boolean_counts", options.tokenizer.boolean_counts},
-                           {"header_tokens", options.tokenizer.header_tokens},
-                           {"word_bigrams", options.tokenizer.word_bigrams},
-                           {"max_message_bytes", options.tokenizer.max_message_bytes},
-                           {"max_tokens", options.tokenizer.max_tokens},
-                           {"max_token_chars", options.tokenizer.max_token_chars}};
-    return JsonResponse(json::object{{"classes", std::move(classes)},
-                                     {"documents", stats->TotalDocuments()},
-                                     {"vocabulary", stats->vocabulary_size},
-                                     {"alpha", options.alpha},
-                                     {"spam_threshold", options.spam_threshold},
-                                     {"ham_threshold", options.ham_threshold},
-                                     {"score_min_weight", options.score_min_weight},
-                                     {"options", std::move(tokenizer)}},
-                        request_.version());
+    return JsonResponse(StatsJson(*filter_.Stats(), filter_.options()), request_.version());
   }
 
   std::optional<Response> Backup(const Input& input) {
@@ -524,16 +336,7 @@ class Handler {
     auto listed = filter_.ListLearned(selection->source, selection->since, selection->until,
                                       selection->limit);
     if (!listed) return Error(listed.error());
-    json::array messages;
-    for (const storage::LearnedMessage& message : *listed) {
-      messages.push_back(json::object{{"id", message.id},
-                                      {"label", message.label},
-                                      {"source", message.origin.source},
-                                      {"learned_at", message.origin.learned_at}});
-    }
-    const std::size_t count = messages.size();
-    return JsonResponse(json::object{{"messages", std::move(messages)}, {"count", count}},
-                        request_.version());
+    return JsonResponse(LearnedJson(*listed), request_.version());
   }
 
   std::optional<Response> Rollback(const Input& input) {
@@ -612,7 +415,6 @@ class Handler {
   const RouterOptions& options_;
   RateLimiter& limiter_;
   Metrics& metrics_;
-  core::VerdictMemory& verdicts_;
   std::string source_;  // The bearer token's name; "" when none is needed.
   const Request& request_;
   std::optional<Respond>& respond_;  // Empty once an endpoint has taken it.
@@ -623,8 +425,8 @@ class Handler {
 void Router::HandleAsync(const Request& request, Respond respond) const {
   const unsigned version = request.version();
   // Admission: every request but /healthz counts until its response is handed over.
-  const bool counted =
-      !request.target().starts_with("/healthz") && !request.target().starts_with("/readyz");
+  const EndpointSpec* spec = SpecOf(EndpointOf(request.target()));
+  const bool counted = spec == nullptr || spec->admitted;
   if (counted && in_flight_.fetch_add(1) >= options_.max_in_flight) {
     in_flight_.fetch_sub(1);
     Response response = ErrorResponse(http::status::service_unavailable, "overloaded",
@@ -644,7 +446,7 @@ void Router::HandleAsync(const Request& request, Respond respond) const {
   }
   std::optional<Response> response;
   try {
-    response = Handler(filter_, options_, limiter_, metrics_, verdicts_, request, pending).Run();
+    response = Handler(filter_, options_, limiter_, metrics_, request, pending).Run();
   } catch (const std::exception& e) {
     // A bug or an allocation failure: never let it escape into the session.
     response = ErrorResponse(nbspamd::Error{ErrorCode::kInternal, e.what()}, version);

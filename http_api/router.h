@@ -1,8 +1,8 @@
 // Router: the HTTP API as a pure function from a request to a response, testable without
-// sockets (the Beast session only moves bytes). shared/ARCHITECTURE.md and README.md describe the
-// endpoints:
-//   POST /classify  POST /train  POST /forget  GET /stats  GET /healthz  GET /metrics
-//   POST /admin/backup  GET /admin/learned  POST /admin/rollback
+// sockets (the Beast session only moves bytes). The endpoints are the rows of endpoints.h;
+// README.md and docs/API.md describe them. Requests are read by request_input.h, answers
+// rendered by json_views.h; the core (core/spam_filter.h) does the work, and owns message ids
+// and the verdict memory behind feedback.
 // It also enforces what applies to every request: bearer tokens (401/403), the training rate
 // per source (429) and the limit on requests in flight (503).
 #ifndef NBSPAMD_HTTP_API_ROUTER_H_
@@ -14,7 +14,6 @@
 #include <string>
 
 #include "core/spam_filter.h"
-#include "core/verdict_memory.h"
 #include "http_api/authenticator.h"
 #include "http_api/http_errors.h"
 #include "http_api/metrics.h"
@@ -69,7 +68,6 @@ class Router {
   const RouterOptions options_;
   mutable RateLimiter limiter_;
   mutable Metrics metrics_;
-  mutable core::VerdictMemory verdicts_;  // For feedback: what /classify said, by message.
   mutable std::atomic<std::size_t> in_flight_ = 0;
 };
 
