@@ -7,6 +7,14 @@
 //   auto verdict = filter.Classify(message_bytes, /*explain=*/5);
 //   auto learned = filter.Train(message_bytes, "spam", /*id=*/std::nullopt);     // blocks
 //   filter.TrainAsync(message_bytes, "spam", id, [](auto learned) { ... });     // does not
+//
+// It is the one core every front end (HTTP, milter, spamd) calls, and it owns what they share:
+// message ids (the id a front end gives, e.g. a Message-ID, else the content id it computes),
+// the verdict memory behind feedback, validation, and readiness. A front end classifies with
+// Classify(message, explain, id) and gets the id back in ClassifyOutcome::id; a later
+// TrainAsync(message, label, id, source, done) of the same id reports in
+// TrainOutcome::feedback whether that verdict was right. A front end only turns its protocol
+// into these calls and the outcomes (and Error codes) back into its protocol.
 #ifndef NBSPAMD_CORE_SPAM_FILTER_H_
 #define NBSPAMD_CORE_SPAM_FILTER_H_
 
@@ -20,6 +28,7 @@
 #include <string_view>
 
 #include "common/error.h"
+#include "core/readiness.h"
 #include "core/store_watch.h"
 #include "core/training_log.h"
 #include "core/training_writer.h"
@@ -186,6 +195,9 @@ class SpamFilter {
 
   // Whether the store takes writes, and its write-fault counters (Store::Health).
   [[nodiscard]] storage::WriteHealth StoreHealth() const { return store_->Health(); }
+  // Whether the daemon does all of its work now (readiness.h): the store takes writes and, with
+  // replication, the log is read and caught up. A front end's health answer.
+  [[nodiscard]] Readiness CheckReadiness() const { return ReadinessOf(StoreHealth(), Cluster()); }
 
   // The storage backend's own figures, for /metrics.
   [[nodiscard]] std::vector<storage::StorageProperty> StorageProperties() const {

@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "common/version.h"
-#include "core/readiness.h"
 #include "http_api/endpoint_call.h"
 #include "http_api/json_views.h"
 
@@ -52,8 +51,7 @@ std::optional<Response> HandleMetricsText(Call& call, const Input& input) {
 // Liveness: the daemon serves. `ready` says whether it does all of its work (see /readyz).
 std::optional<Response> HandleHealth(Call& call, const Input& input) {
   if (auto rejected = call.RejectUnknown(input, {}, {})) return *rejected;
-  const core::Readiness readiness =
-      core::ReadinessOf(call.filter.StoreHealth(), call.filter.Cluster());
+  const core::Readiness readiness = call.filter.CheckReadiness();
   return JsonResponse(json::object{{"status", "ok"}, {"ready", readiness.ready()}},
                       call.request.version());
 }
@@ -61,8 +59,7 @@ std::optional<Response> HandleHealth(Call& call, const Input& input) {
 // Readiness: 200 {"status": "ready"}, or 503 {"status": "degraded", "degraded": [reasons]}.
 std::optional<Response> HandleReady(Call& call, const Input& input) {
   if (auto rejected = call.RejectUnknown(input, {}, {})) return *rejected;
-  const core::Readiness readiness =
-      core::ReadinessOf(call.filter.StoreHealth(), call.filter.Cluster());
+  const core::Readiness readiness = call.filter.CheckReadiness();
   if (readiness.ready()) {
     return JsonResponse(json::object{{"status", "ready"}}, call.request.version());
   }
