@@ -66,6 +66,18 @@ std::expected<ClassifyOutcome, Error> SpamFilter::Classify(
   return outcome;
 }
 
+ServiceStatus SpamFilter::Status() const {
+  ServiceStatus status;
+  status.model = Stats();
+  status.calibration = Calibration();
+  status.storage = StorageProperties();
+  status.store_health = StoreHealth();
+  status.training_completion_exceptions = TrainingCompletionExceptions();
+  status.replication = Cluster();
+  status.readiness = ReadinessOf(status.store_health, status.replication);
+  return status;
+}
+
 void SpamFilter::TakeFeedback(TrainOutcome& outcome) const {
   if (outcome.label != "spam" && outcome.label != "ham") return;
   const std::optional<bool> was_spam = verdicts_.Take(outcome.id);

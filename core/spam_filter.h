@@ -29,6 +29,7 @@
 
 #include "common/error.h"
 #include "core/readiness.h"
+#include "core/service_status.h"
 #include "core/store_watch.h"
 #include "core/training_log.h"
 #include "core/training_writer.h"
@@ -195,6 +196,9 @@ class SpamFilter {
 
   // Whether the store takes writes, and its write-fault counters (Store::Health).
   [[nodiscard]] storage::WriteHealth StoreHealth() const { return store_->Health(); }
+  // Everything above at one moment, as one plain value (service_status.h).
+  [[nodiscard]] ServiceStatus Status() const;
+
   // Whether the daemon does all of its work now (readiness.h): the store takes writes and, with
   // replication, the log is read and caught up. A front end's health answer.
   [[nodiscard]] Readiness CheckReadiness() const { return ReadinessOf(StoreHealth(), Cluster()); }

@@ -321,4 +321,26 @@ std::string RenderClusterMetrics(const core::ClusterStatus& status) {
   return out;
 }
 
+std::string RenderExposition(const Metrics& metrics, const core::ServiceStatus& status,
+                             std::string_view version) {
+  std::string out = metrics.Render(*status.model, status.storage, version);
+  out += RenderCalibrationMetrics(*status.calibration);
+  out += RenderStoreHealthMetrics(status.store_health);
+  std::array<std::uint64_t, kInternalErrorCount> internal{};
+  for (const InternalError where : {InternalError::kHttpSession, InternalError::kIoThread}) {
+    internal[static_cast<std::size_t>(where)] = metrics.HandlerExceptionCount(where);
+  }
+  internal[static_cast<std::size_t>(InternalError::kTrainingCompletion)] =
+      status.training_completion_exceptions;
+  if (status.replication) {
+    internal[static_cast<std::size_t>(InternalError::kClusterCompletion)] =
+        status.replication->completion_exceptions;
+    internal[static_cast<std::size_t>(InternalError::kClusterReport)] =
+        status.replication->report_errors;
+  }
+  out += RenderInternalErrorMetrics(internal);
+  if (status.replication) out += RenderClusterMetrics(*status.replication);
+  return out;
+}
+
 }  // namespace nbspamd::http_api

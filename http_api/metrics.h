@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/replication_status.h"
+#include "core/service_status.h"
 #include "core/verdict_memory.h"
 #include "http_api/endpoints.h"
 #include "model/calibration.h"
@@ -122,6 +123,12 @@ class Metrics {
 // nbspamd_internal_errors_total{where}: `counts` indexed by InternalError.
 [[nodiscard]] std::string RenderInternalErrorMetrics(
     const std::array<std::uint64_t, kInternalErrorCount>& counts);
+
+// The whole exposition of GET /metrics: what `metrics` recorded and what the core reports in
+// `status`, in the order the functions above render it. `version` is the daemon's.
+[[nodiscard]] std::string RenderExposition(const Metrics& metrics,
+                                           const core::ServiceStatus& status,
+                                           std::string_view version);
 
 // The cluster-mode gauges (appended to the exposition in cluster mode only): the stream position
 // applied here, the lag behind the stream's last entry, and every daemon's reported position and

@@ -26,24 +26,7 @@ std::optional<Response> HandleMetricsText(Call& call, const Input& input) {
   if (auto rejected = call.RejectUnknown(input, {}, {})) return *rejected;
   Response response(http::status::ok, call.request.version());
   response.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
-  const std::vector<storage::StorageProperty> storage = call.filter.StorageProperties();
-  response.body() = call.metrics.Render(*call.filter.Stats(), storage, kVersion);
-  response.body() += RenderCalibrationMetrics(*call.filter.Calibration());
-  response.body() += RenderStoreHealthMetrics(call.filter.StoreHealth());
-  std::array<std::uint64_t, kInternalErrorCount> internal{};
-  for (const InternalError where : {InternalError::kHttpSession, InternalError::kIoThread}) {
-    internal[static_cast<std::size_t>(where)] = call.metrics.HandlerExceptionCount(where);
-  }
-  internal[static_cast<std::size_t>(InternalError::kTrainingCompletion)] =
-      call.filter.TrainingCompletionExceptions();
-  const std::optional<core::ClusterStatus> cluster = call.filter.Cluster();
-  if (cluster) {
-    internal[static_cast<std::size_t>(InternalError::kClusterCompletion)] =
-        cluster->completion_exceptions;
-    internal[static_cast<std::size_t>(InternalError::kClusterReport)] = cluster->report_errors;
-  }
-  response.body() += RenderInternalErrorMetrics(internal);
-  if (cluster) response.body() += RenderClusterMetrics(*cluster);
+  response.body() = RenderExposition(call.metrics, call.filter.Status(), kVersion);
   response.prepare_payload();
   return response;
 }
