@@ -1,9 +1,10 @@
-// VerdictMemory: the latest /classify verdicts by message key (the `id` the client gave, else
-// the message's content id), so that a later /train of the same message tells whether that
-// verdict was right. Bounded: each of its shards forgets its oldest verdict when full.
+// VerdictMemory: the latest verdicts of SpamFilter::Classify by message id (the id a front end
+// gave, e.g. a Message-ID, else the message's content id), so that a later train of the same
+// message tells whether that verdict was right, whichever front end classified and trained it.
+// Bounded: each of its shards forgets its oldest verdict when full.
 //
-//   memory.Remember(key, /*spam=*/true);           // on /classify
-//   std::optional<bool> was_spam = memory.Take(key);  // on /train: the verdict, once
+//   memory.Remember(id, /*spam=*/true);              // on classify
+//   std::optional<bool> was_spam = memory.Take(id);  // on train: the verdict, once
 #ifndef NBSPAMD_CORE_VERDICT_MEMORY_H_
 #define NBSPAMD_CORE_VERDICT_MEMORY_H_
 
