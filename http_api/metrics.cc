@@ -109,9 +109,9 @@ void Metrics::RecordFeedback(core::Feedback feedback) {
   feedback_[static_cast<std::size_t>(feedback)].fetch_add(1, std::memory_order_relaxed);
 }
 
-std::string Metrics::Render(const model::ModelStats& stats,
-                            std::span<const storage::StorageProperty> storage,
-                            std::string_view version) const {
+std::string Metrics::RenderCounters(const model::ModelStats& stats,
+                                    std::span<const storage::StorageProperty> storage,
+                                    std::string_view version) const {
   std::string out;
   out.reserve(16 << 10);
   const auto load = [](const Counter& counter) {
@@ -216,6 +216,24 @@ std::string Metrics::Render(const model::ModelStats& stats,
 
 namespace nbspamd::http_api {
 
+std::string_view InternalErrorName(InternalError where) {
+  switch (where) {
+    case InternalError::kHttpSession:
+      return "http_session";
+    case InternalError::kIoThread:
+      return "io_thread";
+    case InternalError::kTrainingCompletion:
+      return "training_completion";
+    case InternalError::kClusterCompletion:
+      return "cluster_completion";
+    case InternalError::kClusterReport:
+      return "cluster_report";
+  }
+  return "unknown";
+}
+
+namespace {
+
 std::string RenderCalibrationMetrics(const model::Calibration& calibration) {
   std::string out;
   const model::FeedbackHistogram& histogram = calibration.histogram();
@@ -249,22 +267,6 @@ std::string RenderStoreHealthMetrics(const storage::WriteHealth& health) {
          "Times writes resumed by themselves after a fault.");
   Sample(out, "nbspamd_store_recoveries_total", "", static_cast<double>(health.recoveries));
   return out;
-}
-
-std::string_view InternalErrorName(InternalError where) {
-  switch (where) {
-    case InternalError::kHttpSession:
-      return "http_session";
-    case InternalError::kIoThread:
-      return "io_thread";
-    case InternalError::kTrainingCompletion:
-      return "training_completion";
-    case InternalError::kClusterCompletion:
-      return "cluster_completion";
-    case InternalError::kClusterReport:
-      return "cluster_report";
-  }
-  return "unknown";
 }
 
 std::string RenderInternalErrorMetrics(
@@ -321,14 +323,15 @@ std::string RenderClusterMetrics(const core::ClusterStatus& status) {
   return out;
 }
 
-std::string RenderExposition(const Metrics& metrics, const core::ServiceStatus& status,
-                             std::string_view version) {
-  std::string out = metrics.Render(*status.model, status.storage, version);
+}  // namespace
+
+std::string Metrics::Render(const core::ServiceStatus& status, std::string_view version) const {
+  std::string out = RenderCounters(*status.model, status.storage, version);
   out += RenderCalibrationMetrics(*status.calibration);
   out += RenderStoreHealthMetrics(status.store_health);
   std::array<std::uint64_t, kInternalErrorCount> internal{};
   for (const InternalError where : {InternalError::kHttpSession, InternalError::kIoThread}) {
-    internal[static_cast<std::size_t>(where)] = metrics.HandlerExceptionCount(where);
+    internal[static_cast<std::size_t>(where)] = HandlerExceptionCount(where);
   }
   internal[static_cast<std::size_t>(InternalError::kTrainingCompletion)] =
       status.training_completion_exceptions;

@@ -7,7 +7,7 @@
 //   metrics.RecordResponse(Endpoint::kClassify, 200, std::chrono::microseconds(850));
 //   metrics.RecordVerdict(label_index);
 //   metrics.RecordSpamVerdict(model::Verdict::kUnsure);
-//   std::string text = metrics.Render(model_stats, storage_properties);
+//   std::string text = metrics.Render(filter.Status(), kVersion);  // core::ServiceStatus
 #ifndef NBSPAMD_HTTP_API_METRICS_H_
 #define NBSPAMD_HTTP_API_METRICS_H_
 
@@ -21,15 +21,10 @@
 #include <string_view>
 #include <vector>
 
-#include "core/replication_status.h"
 #include "core/service_status.h"
 #include "core/verdict_memory.h"
 #include "http_api/endpoints.h"
-#include "model/calibration.h"
-#include "model/learning.h"
-#include "model/model_stats.h"
 #include "model/verdict.h"
-#include "storage/store.h"
 
 namespace nbspamd::http_api {
 
@@ -77,10 +72,10 @@ class Metrics {
     return internal_errors_[static_cast<std::size_t>(where)].load(std::memory_order_relaxed);
   }
 
-  // The exposition: everything recorded, the model's size from `stats`, and the storage's own
-  // figures. `version` is the daemon's.
-  [[nodiscard]] std::string Render(const model::ModelStats& stats,
-                                   std::span<const storage::StorageProperty> storage,
+  // The whole exposition of GET /metrics: everything recorded here and what the core reports in
+  // `status` (the model's size, calibration, store health, internal errors, and in cluster mode
+  // the replication gauges). `version` is the daemon's.
+  [[nodiscard]] std::string Render(const core::ServiceStatus& status,
                                    std::string_view version) const;
 
   // Latency bucket upper bounds, in seconds.
@@ -93,6 +88,11 @@ class Metrics {
                                                          413, 415, 429, 431, 500, 503, 507, 0};
 
  private:
+  // What is recorded here, the model's size from `stats` and the storage's own figures.
+  [[nodiscard]] std::string RenderCounters(const model::ModelStats& stats,
+                                           std::span<const storage::StorageProperty> storage,
+                                           std::string_view version) const;
+
   using Counter = std::atomic<std::uint64_t>;
   struct EndpointCounters {
     std::array<Counter, kStatuses.size() + 3> by_status{};  // Then 2xx, 4xx, 5xx others.
@@ -111,29 +111,6 @@ class Metrics {
   std::array<Counter, kInternalErrorCount> internal_errors_{};
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };
-
-// The calibration gauges: the held-out scores counted by true class (spam, ham), and whether
-// spam_confidence is given yet.
-[[nodiscard]] std::string RenderCalibrationMetrics(const model::Calibration& calibration);
-
-// The store's write health: nbspamd_store_writable, nbspamd_store_write_errors_total{kind} and
-// nbspamd_store_recoveries_total.
-[[nodiscard]] std::string RenderStoreHealthMetrics(const storage::WriteHealth& health);
-
-// nbspamd_internal_errors_total{where}: `counts` indexed by InternalError.
-[[nodiscard]] std::string RenderInternalErrorMetrics(
-    const std::array<std::uint64_t, kInternalErrorCount>& counts);
-
-// The whole exposition of GET /metrics: what `metrics` recorded and what the core reports in
-// `status`, in the order the functions above render it. `version` is the daemon's.
-[[nodiscard]] std::string RenderExposition(const Metrics& metrics,
-                                           const core::ServiceStatus& status,
-                                           std::string_view version);
-
-// The cluster-mode gauges (appended to the exposition in cluster mode only): the stream position
-// applied here, the lag behind the stream's last entry, and every daemon's reported position and
-// lag from "<stream>:positions".
-[[nodiscard]] std::string RenderClusterMetrics(const core::ClusterStatus& status);
 
 }  // namespace nbspamd::http_api
 

@@ -26,7 +26,7 @@ std::optional<Response> HandleMetricsText(Call& call, const Input& input) {
   if (auto rejected = call.RejectUnknown(input, {}, {})) return *rejected;
   Response response(http::status::ok, call.request.version());
   response.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
-  response.body() = RenderExposition(call.metrics, call.filter.Status(), kVersion);
+  response.body() = call.metrics.Render(call.filter.Status(), kVersion);
   response.prepare_payload();
   return response;
 }
