@@ -10,10 +10,10 @@
 #include <string>
 
 #include "common/error.h"
+#include "common/token_bag.h"
 #include "model/delta.h"
 #include "storage/count_cache.h"
 #include "storage/store.h"
-#include "tokenizer/token_bag.h"
 
 namespace nbspamd::bench {
 

@@ -12,7 +12,7 @@
 //   4. command-line flags --<key with dashes> VALUE or --<key with dashes>=VALUE, e.g.
 //      --data-dir /srv/nbspamd --max-body-bytes=1048576.
 //
-// One key table (settings.cc) drives all three textual sources and HelpText(), so every key has
+// One key table (keys.cc) drives all three textual sources and HelpText(), so every key has
 // the same name, validation and help everywhere. The keys and their valid values:
 //
 //   listen                    HOST:PORT, IPv6 as [::1]:7830; port 0..65535 (0 = any free port)

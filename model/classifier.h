@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/token_bag.h"
 #include "model/snapshot.h"
 #include "model/verdict.h"
-#include "tokenizer/token_bag.h"
 
 namespace nbspamd::model {
 

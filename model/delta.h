@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "tokenizer/token_bag.h"
+#include "common/token_bag.h"
 
 namespace nbspamd::model {
 

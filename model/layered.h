@@ -21,9 +21,9 @@
 #include <expected>
 
 #include "common/error.h"
+#include "common/token_bag.h"
 #include "model/classifier.h"
 #include "model/snapshot.h"
-#include "tokenizer/token_bag.h"
 
 namespace nbspamd::model {
 

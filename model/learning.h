@@ -12,9 +12,9 @@
 #include <optional>
 #include <string_view>
 
+#include "common/token_bag.h"
 #include "model/delta.h"
 #include "model/model_stats.h"
-#include "tokenizer/token_bag.h"
 
 namespace nbspamd::model {
 

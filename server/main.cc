@@ -18,12 +18,13 @@
 #include <string>
 #include <vector>
 
+#include "common/log.h"
+#include "common/version.h"
 #include "config/auth_tokens.h"
 #include "config/settings.h"
-#include "server/log.h"
-#include "server/server.h"
-#include "server/spam_filter.h"
-#include "server/version.h"
+#include "core/spam_filter.h"
+#include "http_api/server.h"
+#include "replication/cluster.h"
 #include "storage/model_check.h"
 #include "storage/rocksdb_store.h"
 
@@ -118,18 +119,17 @@ int Run(int argc, char** argv) {
   }
   const config::Settings& settings = loaded->settings;
   // LoadSettings accepted only valid names.
-  server::ConfigureLog(
-      server::ParseLogLevel(settings.log_level).value_or(server::LogLevel::kInfo),
-      server::ParseLogFormat(settings.log_format).value_or(server::LogFormat::kLogfmt));
+  ConfigureLog(ParseLogLevel(settings.log_level).value_or(LogLevel::kInfo),
+               ParseLogFormat(settings.log_format).value_or(LogFormat::kLogfmt));
   auto tokens = config::LoadAuthTokens(settings);
   if (!tokens) {
     std::fprintf(stderr, "nbspamd: %s\n", tokens.error().message.c_str());
     return 2;
   }
   if (tokens->empty() && !IsLoopback(settings.listen_host)) {
-    server::LogWarning("WARNING: listening on " + settings.listen_host +
-                       " with no auth_tokens: anyone who reaches this port can train and "
-                       "forget, and so poison the model. Configure auth_tokens or bind loopback.");
+    LogWarning("WARNING: listening on " + settings.listen_host +
+               " with no auth_tokens: anyone who reaches this port can train and "
+               "forget, and so poison the model. Configure auth_tokens or bind loopback.");
   }
 
   // SIGTERM and SIGINT go to the server's I/O threads only (Server::Run unblocks them there):
@@ -144,17 +144,15 @@ int Run(int argc, char** argv) {
   // Declared before the model, so destroyed after it is closed: from Server::Create on, the server
   // handles SIGTERM and SIGINT (a further one only ends the drain early), so no signal can cut
   // the closing of the model short.
-  std::unique_ptr<server::Server> server;
+  std::unique_ptr<http_api::Server> server;
   storage::RocksdbStoreOptions store_options;
-  store_options.log = [](std::string_view line) {
-    server::LogWarning(line, {{"from", "rocksdb"}});
-  };
+  store_options.log = [](std::string_view line) { LogWarning(line, {{"from", "rocksdb"}}); };
   auto store = storage::RocksdbStore::Open(settings.data_dir, store_options);
   if (!store) {
     std::fprintf(stderr, "nbspamd: %s\n", store.error().message.c_str());
     return 1;
   }
-  server::SpamFilterOptions filter_options;
+  core::SpamFilterOptions filter_options;
   filter_options.alpha = settings.alpha;
   filter_options.spam_threshold = settings.spam_threshold;
   filter_options.ham_threshold = settings.ham_threshold;
@@ -165,9 +163,9 @@ int Run(int argc, char** argv) {
   filter_options.tokenizer.boolean_counts = settings.boolean_counts;
   filter_options.tokenizer.header_tokens = settings.header_tokens;
   filter_options.tokenizer.word_bigrams = settings.word_bigrams;
-  server::SpamFilter filter(std::move(*store), filter_options);
+  core::SpamFilter filter(std::move(*store), filter_options);
 
-  server::ServerOptions server_options;
+  http_api::ServerOptions server_options;
   server_options.host = settings.listen_host;
   server_options.port = settings.listen_port;
   server_options.threads = settings.threads;
@@ -175,19 +173,19 @@ int Run(int argc, char** argv) {
   server_options.limits.max_header_bytes = settings.max_header_bytes;
   server_options.limits.idle_timeout = std::chrono::seconds(settings.idle_timeout_seconds);
   server_options.shutdown_timeout = std::chrono::seconds(settings.shutdown_timeout_seconds);
-  server_options.router.authenticator = server::Authenticator(std::move(*tokens));
+  server_options.router.authenticator = http_api::Authenticator(std::move(*tokens));
   server_options.router.auth_classify = settings.auth_classify;
   server_options.router.max_in_flight = settings.max_in_flight;
   server_options.router.backup_dir = settings.backup_dir;
   server_options.router.train_rate_limit = settings.train_rate_limit;
-  auto created = server::Server::Create(filter, server_options);
+  auto created = http_api::Server::Create(filter, server_options);
   if (!created) {
     std::fprintf(stderr, "nbspamd: %s\n", created.error().message.c_str());
     return 1;
   }
   server = std::move(*created);
   if (!settings.cluster_redis.empty()) {
-    server::ClusterOptions cluster;
+    replication::ClusterOptions cluster;
     cluster.redis_host = settings.cluster_redis_host;
     cluster.redis_port = settings.cluster_redis_port;
     cluster.stream = settings.cluster_stream;
@@ -199,26 +197,25 @@ int Run(int argc, char** argv) {
     }
     cluster.wait_applied = settings.cluster_wait_applied;
     cluster.retention = std::chrono::seconds(settings.cluster_retention_seconds);
-    if (auto joined = filter.EnableCluster(std::move(cluster)); !joined) {
+    if (auto joined = replication::EnableCluster(filter, std::move(cluster)); !joined) {
       std::fprintf(stderr, "nbspamd: %s\n", joined.error().message.c_str());
       return 1;
     }
-    server::LogInfo(
-        "cluster mode: training through the Redis stream '" + settings.cluster_stream + "' at " +
-        settings.cluster_redis + ", from position " +
-        (filter.Cluster()->applied.empty() ? std::string("0-0") : filter.Cluster()->applied));
+    LogInfo("cluster mode: training through the Redis stream '" + settings.cluster_stream +
+            "' at " + settings.cluster_redis + ", from position " +
+            (filter.Cluster()->applied.empty() ? std::string("0-0") : filter.Cluster()->applied));
   }
   const auto stats = filter.Stats();
-  server::LogInfo("model in " + settings.data_dir + ": " + std::to_string(stats->TotalDocuments()) +
-                  " documents, " + std::to_string(stats->vocabulary_size) + " distinct tokens");
-  std::printf("listening on %s\n", server::FormatEndpoint(server->LocalEndpoint()).c_str());
+  LogInfo("model in " + settings.data_dir + ": " + std::to_string(stats->TotalDocuments()) +
+          " documents, " + std::to_string(stats->vocabulary_size) + " distinct tokens");
+  std::printf("listening on %s\n", http_api::FormatEndpoint(server->LocalEndpoint()).c_str());
   std::fflush(stdout);
 
   server->Run();
   // Every connection is closed: finish the training requests still queued (their completions
   // post into the server's stopped I/O context, which must still exist), then close the model.
   filter.StopTraining();
-  server::LogInfo("stopped serving; closing the model");
+  LogInfo("stopped serving; closing the model");
   return 0;
 }
 

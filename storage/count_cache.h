@@ -11,11 +11,11 @@
 #include <utility>
 #include <vector>
 
+#include "common/token_bag.h"
 #include "model/calibration.h"
 #include "model/model_stats.h"
 #include "model/snapshot.h"
 #include "storage/token_table.h"
-#include "tokenizer/token_bag.h"
 
 namespace nbspamd::storage {
 

@@ -17,12 +17,12 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/token_bag.h"
 #include "model/calibration.h"
 #include "model/delta.h"
 #include "model/model_stats.h"
 #include "model/snapshot.h"
 #include "storage/write_health.h"
-#include "tokenizer/token_bag.h"
 
 namespace nbspamd::storage {
 

@@ -22,7 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tokenizer/token_bag.h"
+#include "common/token_bag.h"
 
 namespace nbspamd::storage {
 

@@ -5,7 +5,7 @@
 #include <limits>
 #include <string>
 
-#include "tokenizer/token_hash.h"
+#include "common/token_hash.h"
 
 namespace nbspamd::tokenizer {
 namespace {

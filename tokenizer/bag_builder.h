@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "tokenizer/token_bag.h"
+#include "common/token_bag.h"
 
 namespace nbspamd::tokenizer {
 

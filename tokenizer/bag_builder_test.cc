@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "tokenizer/token_hash.h"
+#include "common/token_hash.h"
 
 namespace nbspamd::tokenizer {
 namespace {

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <memory>
 
+#include "common/utf8.h"
+
 namespace nbspamd::tokenizer {
 namespace {
 
@@ -78,40 +80,6 @@ std::string RepairUtf8(std::string_view bytes) {
 }
 
 }  // namespace
-
-bool IsValidUtf8(std::string_view bytes) {
-  const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
-  const auto length = static_cast<int32_t>(bytes.size());
-  for (int32_t i = 0; i < length;) {
-    if (data[i] < 0x80) {
-      ++i;
-      continue;
-    }
-    UChar32 c;
-    U8_NEXT(data, i, length, c);
-    if (c < 0) return false;
-  }
-  return true;
-}
-
-std::string ReplaceInvalidUtf8(std::string_view bytes) {
-  if (IsValidUtf8(bytes)) return std::string(bytes);
-  const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
-  const auto length = static_cast<int32_t>(bytes.size());
-  std::string valid;
-  valid.reserve(bytes.size() + 16);
-  for (int32_t i = 0; i < length;) {
-    const int32_t start = i;
-    UChar32 c;
-    U8_NEXT(data, i, length, c);
-    if (c < 0) {
-      valid += "\xEF\xBF\xBD";
-    } else {
-      valid.append(bytes.substr(start, i - start));
-    }
-  }
-  return valid;
-}
 
 Utf8Text ToUtf8(std::string_view bytes, std::string_view declared_name) {
   const std::string declared = Lower(declared_name);

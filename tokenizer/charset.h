@@ -25,13 +25,6 @@ struct Utf8Text {
 // 8-bit bytes, an unknown charset, or none for 8-bit text goes through ICU's charset detector.
 [[nodiscard]] Utf8Text ToUtf8(std::string_view bytes, std::string_view declared);
 
-// Whether `bytes` is well-formed UTF-8.
-[[nodiscard]] bool IsValidUtf8(std::string_view bytes);
-
-// `bytes` with each maximal ill-formed subsequence (a stray continuation byte, an overlong form,
-// a surrogate, a code point over U+10FFFF, a cut sequence) replaced by U+FFFD.
-[[nodiscard]] std::string ReplaceInvalidUtf8(std::string_view bytes);
-
 }  // namespace nbspamd::tokenizer
 
 #endif  // NBSPAMD_TOKENIZER_CHARSET_H_

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/utf8.h"
 #include "tokenizer/tokenizer_test_util.h"
 
 namespace nbspamd::tokenizer {
@@ -113,32 +114,6 @@ TEST(CharsetTest, InvalidUtf8DeclaredUtf8GivesValidUtf8) {
   const Utf8Text text = ToUtf8("ab\xff\xfe cd \xc3", "utf-8");
   EXPECT_TRUE(IsValidUtf8(text.text));
   EXPECT_NE(text.text.find("cd"), std::string::npos);
-}
-
-TEST(CharsetTest, ReplaceInvalidUtf8) {
-  EXPECT_EQ(ReplaceInvalidUtf8("plain \xC3\xA4 \xF0\x9F\x98\x80"),
-            "plain \xC3\xA4 \xF0\x9F\x98\x80");
-  EXPECT_EQ(ReplaceInvalidUtf8("a\xFF"
-                               "b"),
-            "a\xEF\xBF\xBD"
-            "b");
-  EXPECT_EQ(ReplaceInvalidUtf8("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");  // Overlong.
-  EXPECT_EQ(ReplaceInvalidUtf8("\xED\xA0\x80"),
-            "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");            // Surrogate.
-  EXPECT_EQ(ReplaceInvalidUtf8("x\xE2\x82"), "x\xEF\xBF\xBD");  // Cut short.
-  EXPECT_TRUE(IsValidUtf8(ReplaceInvalidUtf8("\x80\xBF\xF5\xFE\xFF")));
-}
-
-TEST(CharsetTest, IsValidUtf8) {
-  EXPECT_TRUE(IsValidUtf8(""));
-  EXPECT_TRUE(IsValidUtf8("ascii"));
-  EXPECT_TRUE(IsValidUtf8("Grüße 北京 \xf0\x9f\x98\x80"));
-  EXPECT_FALSE(IsValidUtf8("\xff"));
-  EXPECT_FALSE(IsValidUtf8("caf\xc3"));           // Truncated.
-  EXPECT_FALSE(IsValidUtf8("\xc0\xaf"));          // Overlong.
-  EXPECT_FALSE(IsValidUtf8("\xed\xa0\x80"));      // Encoded surrogate.
-  EXPECT_FALSE(IsValidUtf8("\xf4\x90\x80\x80"));  // Beyond U+10FFFF.
-  EXPECT_FALSE(IsValidUtf8(kLatin1.bytes));
 }
 
 TEST(CharsetTest, ArbitraryBytesAlwaysGiveValidUtf8) {

@@ -24,7 +24,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tokenizer/token_bag.h"
+#include "common/token_bag.h"
 
 namespace nbspamd::tokenizer {
 

@@ -38,7 +38,7 @@
 #include <cstddef>
 #include <string_view>
 
-#include "tokenizer/token_bag.h"
+#include "common/token_bag.h"
 
 namespace nbspamd::tokenizer {
 

@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "tokenizer/token_hash.h"
+#include "common/token_hash.h"
 #include "tokenizer/tokenizer_test_util.h"
 
 namespace nbspamd::tokenizer {

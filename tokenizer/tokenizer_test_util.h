@@ -10,9 +10,10 @@
 #include <string>
 #include <string_view>
 
+#include "common/token_bag.h"
+#include "common/token_hash.h"
+#include "common/utf8.h"
 #include "tokenizer/charset.h"
-#include "tokenizer/token_bag.h"
-#include "tokenizer/token_hash.h"
 #include "tokenizer/tokenizer.h"
 
 namespace nbspamd::tokenizer::test_util {

@@ -6,7 +6,7 @@
 #include <array>
 #include <cctype>
 
-#include "tokenizer/charset.h"
+#include "common/utf8.h"
 
 namespace nbspamd::tokenizer {
 namespace {

@@ -14,8 +14,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/token_bag.h"
 #include "tokenizer/bag_builder.h"
-#include "tokenizer/token_bag.h"
 #include "tokenizer/tokenizer.h"
 
 namespace nbspamd::tokenizer {

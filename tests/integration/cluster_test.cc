@@ -26,7 +26,7 @@
 #include <thread>
 #include <vector>
 
-#include "server/redis_client.h"
+#include "replication/redis_client.h"
 #include "tests/support/daemon_process.h"
 #include "tests/support/http_client.h"
 #include "tests/support/message_pool.h"
@@ -170,7 +170,7 @@ std::string AppliedPosition(unsigned short port) {
 
 // The stream's last entry id, straight from Redis.
 std::string LastStreamId(unsigned short redis_port) {
-  server::RedisClient redis("127.0.0.1", redis_port);
+  replication::RedisClient redis("127.0.0.1", redis_port);
   auto reply = redis.Command({"XREVRANGE", "nbspamd:training", "+", "-", "COUNT", "1"});
   if (!reply || reply->elements.empty()) return "";
   return reply->elements[0].elements[0].text;
@@ -394,7 +394,7 @@ TEST(ClusterTest, ADaemonWhoseModelEndsBeforeTheTrimmedPartRefusesToStart) {
   ASSERT_TRUE(redis.has_value()) << redis.error();
   {
     // What trimming records: the largest entry id it deleted.
-    server::RedisClient client("127.0.0.1", redis->port());
+    replication::RedisClient client("127.0.0.1", redis->port());
     ASSERT_TRUE(client.Command({"SET", "nbspamd:training:trimmed", "5-0"}).has_value());
   }
   const ProcessExit exit =

@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "common/error.h"
-#include "server/cluster.h"
-#include "server/redis_client.h"
-#include "server/spam_filter.h"
+#include "core/spam_filter.h"
+#include "replication/cluster.h"
+#include "replication/redis_client.h"
 #include "storage/rocksdb_store.h"
 #include "tests/support/redis_process.h"
 #include "tests/support/temp_dir.h"
@@ -26,11 +26,11 @@
 namespace nbspamd::testing {
 namespace {
 
-using server::ClusterOptions;
-using server::RedisClient;
-using server::RedisReply;
-using server::SpamFilter;
-using server::SpamFilterOptions;
+using core::SpamFilter;
+using core::SpamFilterOptions;
+using replication::ClusterOptions;
+using replication::RedisClient;
+using replication::RedisReply;
 
 // Long enough for ten trains under ThreadSanitizer; every wait below is measured from the stream
 // entries' own timestamps, so a slow machine makes the test longer, not wrong.
@@ -80,7 +80,7 @@ std::string Trimmed(RedisClient& redis) {
 }
 
 std::int64_t EntryMilliseconds(const std::string& stream_id) {
-  return static_cast<std::int64_t>(server::StreamId::Parse(stream_id)->ms);
+  return static_cast<std::int64_t>(replication::StreamId::Parse(stream_id)->ms);
 }
 
 // Sleeps until the wall clock reads `unix_ms`.
@@ -107,7 +107,7 @@ bool WaitApplied(const SpamFilter& filter, const std::string& position) {
   while (std::chrono::steady_clock::now() < deadline) {
     const auto status = filter.Cluster();
     if (status && !status->applied.empty() &&
-        *server::StreamId::Parse(status->applied) >= *server::StreamId::Parse(position)) {
+        *replication::StreamId::Parse(status->applied) >= *replication::StreamId::Parse(position)) {
       return true;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -132,8 +132,8 @@ TEST(ClusterTrimTest, TheStreamShrinksOnlyBelowWhatALiveDaemonNeedsAndAGapRefuse
   auto a = OpenFilter(dir.Join("a"));
   auto b = OpenFilter(dir.Join("b"));
   ASSERT_TRUE(a && b);
-  ASSERT_TRUE(a->EnableCluster(Options(redis_server->port(), "a")).has_value());
-  ASSERT_TRUE(b->EnableCluster(Options(redis_server->port(), "b")).has_value());
+  ASSERT_TRUE(replication::EnableCluster(*a, Options(redis_server->port(), "a")).has_value());
+  ASSERT_TRUE(replication::EnableCluster(*b, Options(redis_server->port(), "b")).has_value());
 
   std::vector<std::string> ids;
   for (int i = 0; i < 5; ++i) ids.push_back(Train(*a, i));
@@ -180,7 +180,7 @@ TEST(ClusterTrimTest, TheStreamShrinksOnlyBelowWhatALiveDaemonNeedsAndAGapRefuse
   // b's model ends at ids[4], inside the trimmed part: it refuses to start, and says how to fix.
   b = OpenFilter(dir.Join("b"));
   ASSERT_TRUE(b);
-  const auto refused = b->EnableCluster(Options(redis_server->port(), "b"));
+  const auto refused = replication::EnableCluster(*b, Options(redis_server->port(), "b"));
   ASSERT_FALSE(refused.has_value());
   EXPECT_EQ(refused.error().code, ErrorCode::kFailedPrecondition);
   EXPECT_NE(refused.error().message.find("checkpoint"), std::string::npos)
@@ -192,7 +192,7 @@ TEST(ClusterTrimTest, TheStreamShrinksOnlyBelowWhatALiveDaemonNeedsAndAGapRefuse
   ids.push_back(Train(*a, 10));
   auto c = OpenFilter(dir.Join("c"));
   ASSERT_TRUE(c);
-  ASSERT_TRUE(c->EnableCluster(Options(redis_server->port(), "c")).has_value());
+  ASSERT_TRUE(replication::EnableCluster(*c, Options(redis_server->port(), "c")).has_value());
   ids.push_back(Train(*a, 11));
   ASSERT_TRUE(WaitApplied(*c, ids.back()));
   EXPECT_EQ(*c->Stats(), *a->Stats());
@@ -209,7 +209,7 @@ bool WaitForPeer(const SpamFilter& filter, const std::string& name, const std::s
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (std::chrono::steady_clock::now() < deadline) {
     if (const auto status = filter.Cluster()) {
-      for (const server::ClusterPeer& peer : status->peers) {
+      for (const core::ClusterPeer& peer : status->peers) {
         if (peer.name == name && peer.position == position) return true;
       }
     }
@@ -229,7 +229,7 @@ TEST(ClusterTrimTest, AVanishedReportStillHoldsTheStreamBackAndFailedReadsTrimNo
 
   auto a = OpenFilter(dir.Join("a"));
   ASSERT_TRUE(a);
-  ASSERT_TRUE(a->EnableCluster(Options(redis_server->port(), "a")).has_value());
+  ASSERT_TRUE(replication::EnableCluster(*a, Options(redis_server->port(), "a")).has_value());
   std::vector<std::string> ids;
   for (int i = 0; i < 5; ++i) ids.push_back(Train(*a, i));
 

@@ -1,6 +1,6 @@
 // Fuzz target: any bytes through the whole tokenizer (mail parsing with GMime, charsets, HTML,
 // URLs, ICU words) must give a bag that keeps the contract of tokenizer/tokenizer.h and
-// tokenizer/token_bag.h:
+// common/token_bag.h:
 //   - entries sorted by hash, each hash once, each count >= 1 (exactly 1 with boolean counts);
 //   - at most max_tokens token occurrences;
 //   - with keep_text, texts parallel to entries, each the text its hash was made from, non-empty
@@ -17,7 +17,7 @@
 #include <string>
 #include <string_view>
 
-#include "tokenizer/token_hash.h"
+#include "common/token_hash.h"
 #include "tokenizer/tokenizer.h"
 
 namespace {
@@ -133,7 +133,7 @@ void CheckBag(const TokenBag& bag, const TokenizerOptions& options, bool keep_te
     std::size_t chars = 0;
     if (text.empty()) Fail("an empty token", selector);
     if (!CountCodePoints(text, chars)) Fail("a token is not valid UTF-8", selector, text);
-    if (nbspamd::tokenizer::HashToken(text) != bag.entries[i].hash) {
+    if (nbspamd::HashToken(text) != bag.entries[i].hash) {
       Fail("a token's hash is not the hash of its text", selector, text);
     }
     if (bag.texts[i].source == TokenSource::kBody) {

@@ -1,0 +1,432 @@
+#include "config/keys.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace nbspamd::config {
+namespace {
+
+constexpr std::uint64_t kKiB = 1024;
+constexpr std::uint64_t kMiB = 1024 * kKiB;
+constexpr std::uint64_t kGiB = 1024 * kMiB;
+
+// A TOML basic string holding `text`.
+std::string QuoteToml(std::string_view text) {
+  std::string quoted = "\"";
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    switch (c) {
+      case '"':
+        quoted += "\\\"";
+        break;
+      case '\\':
+        quoted += "\\\\";
+        break;
+      case '\b':
+        quoted += "\\b";
+        break;
+      case '\t':
+        quoted += "\\t";
+        break;
+      case '\n':
+        quoted += "\\n";
+        break;
+      case '\f':
+        quoted += "\\f";
+        break;
+      case '\r':
+        quoted += "\\r";
+        break;
+      default:
+        if (byte < 0x20 || byte == 0x7f) {
+          constexpr char kHex[] = "0123456789ABCDEF";
+          quoted += "\\u00";
+          quoted += kHex[byte >> 4];
+          quoted += kHex[byte & 0xf];
+        } else {
+          quoted += c;
+        }
+    }
+  }
+  quoted += '"';
+  return quoted;
+}
+
+std::string FormatListen(const Settings& settings) {
+  const bool ipv6 = settings.listen_host.find(':') != std::string::npos;
+  return ipv6 ? "[" + settings.listen_host + "]:" + std::to_string(settings.listen_port)
+              : settings.listen_host + ":" + std::to_string(settings.listen_port);
+}
+
+std::optional<std::uint64_t> ParseUnsigned(std::string_view text) {
+  std::uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, 10);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+std::optional<double> ParseDouble(std::string_view text) {
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+std::optional<bool> ParseBool(std::string_view text) {
+  std::string lower(text);
+  std::ranges::transform(lower, lower.begin(), [](unsigned char c) {
+    return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  });
+  if (lower == "true" || lower == "1" || lower == "yes" || lower == "on") return true;
+  if (lower == "false" || lower == "0" || lower == "no" || lower == "off") return false;
+  return std::nullopt;
+}
+
+// Parses "HOST:PORT" or "[IPV6]:PORT" into the settings.
+bool SetListen(Settings& settings, const Value& value) {
+  const std::string_view text = std::get<std::string>(value);
+  std::string_view host;
+  std::string_view rest;
+  if (text.starts_with('[')) {
+    const std::size_t close = text.find(']');
+    if (close == std::string_view::npos) return false;
+    host = text.substr(1, close - 1);
+    rest = text.substr(close + 1);
+    if (host.find_first_of("[]") != std::string_view::npos) return false;
+  } else {
+    const std::size_t colon = text.rfind(':');
+    if (colon == std::string_view::npos) return false;
+    host = text.substr(0, colon);
+    rest = text.substr(colon);
+    // An IPv6 address needs brackets, or its last group would be taken for the port.
+    if (host.find_first_of(":[]") != std::string_view::npos) return false;
+  }
+  if (host.empty() || host.find_first_of(" \t\r\n/") != std::string_view::npos) return false;
+  if (!rest.starts_with(':')) return false;
+  const std::optional<std::uint64_t> port = ParseUnsigned(rest.substr(1));
+  if (!port || *port > std::numeric_limits<std::uint16_t>::max()) return false;
+  settings.listen_host = std::string(host);
+  settings.listen_port = static_cast<std::uint16_t>(*port);
+  return true;
+}
+
+// "" (standalone), or "HOST:PORT" of Redis with a port from 1 to 65535.
+bool SetClusterRedis(Settings& settings, const Value& value) {
+  const std::string& text = std::get<std::string>(value);
+  if (text.empty()) {
+    settings.cluster_redis.clear();
+    settings.cluster_redis_host.clear();
+    settings.cluster_redis_port = 0;
+    return true;
+  }
+  const std::size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0) return false;
+  const std::string host = text.substr(0, colon);
+  if (host.find_first_of(" \t\r\n/[]") != std::string::npos) return false;
+  const std::optional<std::uint64_t> port = ParseUnsigned(std::string_view(text).substr(colon + 1));
+  if (!port || *port == 0 || *port > std::numeric_limits<std::uint16_t>::max()) return false;
+  settings.cluster_redis = text;
+  settings.cluster_redis_host = host;
+  settings.cluster_redis_port = static_cast<std::uint16_t>(*port);
+  return true;
+}
+
+template <auto kMember, std::uint64_t kMin, std::uint64_t kMax>
+bool SetUnsigned(Settings& settings, const Value& value) {
+  using Field = std::remove_cvref_t<decltype(std::declval<Settings&>().*kMember)>;
+  static_assert(kMax <= std::numeric_limits<Field>::max());
+  const std::uint64_t number = std::get<std::uint64_t>(value);
+  if (number < kMin || number > kMax) return false;
+  settings.*kMember = static_cast<Field>(number);
+  return true;
+}
+
+template <auto kMember>
+std::string FormatUnsigned(const Settings& settings) {
+  return std::to_string(settings.*kMember);
+}
+
+template <auto kMember>
+bool SetBool(Settings& settings, const Value& value) {
+  settings.*kMember = std::get<bool>(value);
+  return true;
+}
+
+template <auto kMember>
+std::string FormatBool(const Settings& settings) {
+  return settings.*kMember ? "true" : "false";
+}
+
+template <auto kMember, std::uint64_t kMin, std::uint64_t kMax>
+constexpr Key UnsignedKey(std::string_view name, std::string_view metavar, std::string_view help) {
+  return Key{.name = name,
+             .metavar = metavar,
+             .help = help,
+             .kind = Kind::kUnsigned,
+             .valid = {},
+             .min = kMin,
+             .max = kMax,
+             .set = &SetUnsigned<kMember, kMin, kMax>,
+             .format = &FormatUnsigned<kMember>};
+}
+
+// Which finite doubles a key takes.
+enum class DoubleRange { kAny, kPositive, kNonNegative };
+
+template <auto kMember, DoubleRange kRange>
+bool SetDouble(Settings& settings, const Value& value) {
+  const double x = std::get<double>(value);
+  if (!std::isfinite(x)) return false;
+  if (kRange == DoubleRange::kPositive && !(x > 0)) return false;
+  if (kRange == DoubleRange::kNonNegative && x < 0) return false;
+  settings.*kMember = x;
+  return true;
+}
+
+template <auto kMember>
+std::string FormatDoubleMember(const Settings& settings) {
+  return FormatDouble(settings.*kMember);
+}
+
+template <auto kMember, DoubleRange kRange>
+constexpr Key DoubleKey(std::string_view name, std::string_view help, std::string_view valid) {
+  return Key{.name = name,
+             .metavar = "X",
+             .help = help,
+             .kind = Kind::kDouble,
+             .valid = valid,
+             .set = &SetDouble<kMember, kRange>,
+             .format = &FormatDoubleMember<kMember>};
+}
+
+template <auto kMember>
+constexpr Key BoolKey(std::string_view name, std::string_view help) {
+  return Key{.name = name,
+             .metavar = "BOOL",
+             .help = help,
+             .kind = Kind::kBool,
+             .valid = "true or false (1/0, yes/no, on/off)",
+             .set = &SetBool<kMember>,
+             .format = &FormatBool<kMember>};
+}
+
+template <auto kMember, bool kMayBeEmpty>
+constexpr Key StringKey(std::string_view name, std::string_view metavar, std::string_view help) {
+  return Key{.name = name,
+             .metavar = metavar,
+             .help = help,
+             .kind = Kind::kString,
+             .valid = kMayBeEmpty ? "a string" : "a non-empty string",
+             .set =
+                 [](Settings& s, const Value& v) {
+                   if (!kMayBeEmpty && std::get<std::string>(v).empty()) return false;
+                   s.*kMember = std::get<std::string>(v);
+                   return true;
+                 },
+             .format = [](const Settings& s) { return QuoteToml(s.*kMember); }};
+}
+
+// A string key whose value must be one of `kChoices`.
+template <auto kMember, const auto& kChoices>
+constexpr Key ChoiceKey(std::string_view name, std::string_view metavar, std::string_view valid,
+                        std::string_view help) {
+  return Key{.name = name,
+             .metavar = metavar,
+             .help = help,
+             .kind = Kind::kString,
+             .valid = valid,
+             .set =
+                 [](Settings& s, const Value& v) {
+                   const std::string& text = std::get<std::string>(v);
+                   if (std::ranges::find(kChoices, text) == std::end(kChoices)) return false;
+                   s.*kMember = text;
+                   return true;
+                 },
+             .format = [](const Settings& s) { return QuoteToml(s.*kMember); }};
+}
+
+constexpr std::string_view kLogLevels[] = {"debug", "info", "warning", "error"};
+constexpr std::string_view kLogFormats[] = {"logfmt", "json"};
+
+constexpr std::uint64_t kSizeMax = std::numeric_limits<std::size_t>::max();
+
+constexpr std::array kKeys = {
+    Key{.name = "listen",
+        .metavar = "HOST:PORT",
+        .help = "Address to listen on; port 0 picks a free port.",
+        .kind = Kind::kString,
+        .valid = "HOST:PORT with a port from 0 to 65535, an IPv6 host in brackets as in [::1]:7830",
+        .set = &SetListen,
+        .format = [](const Settings& s) { return QuoteToml(FormatListen(s)); }},
+    Key{.name = "data_dir",
+        .metavar = "DIR",
+        .help = "Folder of the RocksDB model database (created if missing).",
+        .kind = Kind::kString,
+        .valid = "a non-empty path",
+        .set =
+            [](Settings& s, const Value& v) {
+              if (std::get<std::string>(v).empty()) return false;
+              s.data_dir = std::get<std::string>(v);
+              return true;
+            },
+        .format = [](const Settings& s) { return QuoteToml(s.data_dir); }},
+    UnsignedKey<&Settings::threads, 0, 256>("threads", "N",
+                                            "Worker threads; 0 means one per hardware thread."),
+    DoubleKey<&Settings::alpha, DoubleRange::kPositive>(
+        "alpha", "Laplace smoothing of the token probabilities.", "a finite number greater than 0"),
+    DoubleKey<&Settings::spam_threshold, DoubleRange::kAny>(
+        "spam_threshold", "A message is spam when its score is greater than this.",
+        "a finite number"),
+    DoubleKey<&Settings::ham_threshold, DoubleRange::kAny>(
+        "ham_threshold",
+        "A message is ham when its score is at most this, unsure between this and "
+        "spam_threshold; unset, it is -0.6 or spam_threshold when that is lower.",
+        "a finite number, not greater than spam_threshold"),
+    DoubleKey<&Settings::score_min_weight, DoubleRange::kNonNegative>(
+        "score_min_weight",
+        "Tokens whose weight (log-likelihood ratio) is at most this in absolute value do not "
+        "count in the score.",
+        "a finite number of at least 0"),
+    UnsignedKey<&Settings::max_body_bytes, 1, kGiB>(
+        "max_body_bytes", "BYTES", "Largest HTTP request body; a larger one gets 413."),
+    UnsignedKey<&Settings::max_header_bytes, kKiB, kMiB>("max_header_bytes", "BYTES",
+                                                         "Largest HTTP request header."),
+    UnsignedKey<&Settings::idle_timeout_seconds, 1, 86400>(
+        "idle_timeout_seconds", "SECONDS", "How long an idle keep-alive connection stays open."),
+    UnsignedKey<&Settings::shutdown_timeout_seconds, 0, 3600>(
+        "shutdown_timeout_seconds", "SECONDS",
+        "How long SIGTERM waits for requests in flight before closing them."),
+    UnsignedKey<&Settings::max_message_bytes, 1, kSizeMax>(
+        "max_message_bytes", "BYTES", "Bytes of a message the tokenizer looks at."),
+    UnsignedKey<&Settings::max_tokens, 1, kSizeMax>("max_tokens", "N",
+                                                    "Tokens the tokenizer takes from a message."),
+    UnsignedKey<&Settings::max_token_chars, 1, 1000>("max_token_chars", "N",
+                                                     "Longer words (in code points) are dropped."),
+    BoolKey<&Settings::boolean_counts>("boolean_counts", "Count each token once per message."),
+    BoolKey<&Settings::header_tokens>(
+        "header_tokens", "Make tokens from mail headers (subject:, from-domain:, received: ...)."),
+    BoolKey<&Settings::word_bigrams>("word_bigrams",
+                                     "Also make a token of each pair of consecutive words."),
+    StringKey<&Settings::backup_dir, false>(
+        "backup_dir", "DIR", "Folder where POST /admin/backup writes model checkpoints."),
+    StringKey<&Settings::auth_tokens, true>(
+        "auth_tokens", "NAME:SECRET,...",
+        "Bearer tokens; with any, /train, /forget and /admin/* need one."),
+    StringKey<&Settings::auth_tokens_file, true>("auth_tokens_file", "FILE",
+                                                 "File of bearer tokens, one NAME:SECRET a line."),
+    BoolKey<&Settings::auth_classify>("auth_classify",
+                                      "Also require a bearer token for /classify."),
+    UnsignedKey<&Settings::max_in_flight, 1, 1000000>(
+        "max_in_flight", "N", "Requests handled at once; more get 503 at once."),
+    Key{.name = "train_rate_limit",
+        .metavar = "PER_SECOND",
+        .help = "Training requests a second per token (a burst of one second's worth); 0 = none.",
+        .kind = Kind::kDouble,
+        .valid = "a finite number of at least 0",
+        .set =
+            [](Settings& s, const Value& v) {
+              const double x = std::get<double>(v);
+              if (!std::isfinite(x) || x < 0) return false;
+              s.train_rate_limit = x;
+              return true;
+            },
+        .format = [](const Settings& s) { return FormatDouble(s.train_rate_limit); }},
+    ChoiceKey<&Settings::log_level, kLogLevels>(
+        "log_level", "LEVEL", "debug, info, warning or error",
+        "Log events of this level and above; debug adds a line per request."),
+    ChoiceKey<&Settings::log_format, kLogFormats>("log_format", "FORMAT", "logfmt or json",
+                                                  "Log lines as logfmt or as JSON objects."),
+    Key{.name = "cluster_redis",
+        .metavar = "HOST:PORT",
+        .help = "Redis of cluster mode: training goes through its stream; \"\" = standalone.",
+        .kind = Kind::kString,
+        .valid = "\"\" or HOST:PORT with a port from 1 to 65535",
+        .set = &SetClusterRedis,
+        .format = [](const Settings& s) { return QuoteToml(s.cluster_redis); }},
+    StringKey<&Settings::cluster_stream, false>(
+        "cluster_stream", "KEY", "Redis key of the training stream shared by the daemons."),
+    StringKey<&Settings::cluster_name, true>(
+        "cluster_name", "NAME", "This daemon's name in the cluster; \"\" = hostname:port."),
+    BoolKey<&Settings::cluster_wait_applied>(
+        "cluster_wait_applied",
+        "Answer /train and /forget once applied here, not as soon as Redis has them."),
+    UnsignedKey<&Settings::cluster_retention_seconds, 60, 31536000>(
+        "cluster_retention_seconds", "SECONDS",
+        "Stream entries are kept at least this long; a checkpoint younger than this can join."),
+};
+
+}  // namespace
+
+std::string FormatDouble(double value) {
+  std::array<char, 64> buffer;
+  const auto [end, ec] = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
+  std::string text(buffer.data(), ec == std::errc() ? end : buffer.data());
+  // TOML floats need a fraction or an exponent; inf and nan are spelt inf and nan in both.
+  if (text.find_first_of(".eEin") == std::string::npos) text += ".0";
+  return text;
+}
+
+std::string Valid(const Key& key) {
+  if (!key.valid.empty()) return std::string(key.valid);
+  if (key.max == kSizeMax) return "a whole number of at least " + std::to_string(key.min);
+  return "a whole number from " + std::to_string(key.min) + " to " + std::to_string(key.max);
+}
+
+std::string FlagName(std::string_view name) {
+  std::string flag(name);
+  std::ranges::replace(flag, '_', '-');
+  return "--" + flag;
+}
+
+std::string EnvName(std::string_view name) {
+  std::string env(kEnvPrefix);
+  for (const char c : name) env += static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+  return env;
+}
+
+std::span<const Key> Keys() { return kKeys; }
+
+const Key* FindKey(std::string_view name) {
+  const auto it = std::ranges::find(kKeys, name, &Key::name);
+  return it == kKeys.end() ? nullptr : &*it;
+}
+
+std::unexpected<Error> InvalidArgument(std::string message) {
+  return MakeError(ErrorCode::kInvalidArgument, std::move(message));
+}
+
+std::unexpected<Error> InvalidValue(std::string_view where, std::string_view shown, const Key& key,
+                                    std::string_view suffix) {
+  return InvalidArgument(std::string(where) + ": invalid value '" + std::string(shown) + "' for '" +
+                         std::string(key.name) + "': expected " + Valid(key) + std::string(suffix));
+}
+
+// Parses `text` (from the environment or a flag named `where`) as `key` and stores it.
+std::expected<void, Error> ApplyText(Settings& settings, const Key& key, std::string_view text,
+                                     std::string_view where) {
+  std::optional<Value> value;
+  switch (key.kind) {
+    case Kind::kBool:
+      if (const auto parsed = ParseBool(text)) value = *parsed;
+      break;
+    case Kind::kUnsigned:
+      if (const auto parsed = ParseUnsigned(text)) value = *parsed;
+      break;
+    case Kind::kDouble:
+      if (const auto parsed = ParseDouble(text)) value = *parsed;
+      break;
+    case Kind::kString:
+      value = std::string(text);
+      break;
+  }
+  if (!value || !key.set(settings, *value)) return InvalidValue(where, text, key);
+  return {};
+}
+
+}  // namespace nbspamd::config

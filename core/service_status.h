@@ -1,0 +1,37 @@
+// ServiceStatus: what the core reports about itself, as one plain value, for a front end's
+// health and metrics answers (GET /metrics in HTTP). Taken at one moment by
+// SpamFilter::Status(); it shares the immutable model figures and copies the rest, so it stays
+// valid and unchanged however long it is kept.
+//
+//   const core::ServiceStatus status = filter.Status();
+//   if (!status.readiness.ready()) ...  // status.readiness.degraded says why
+#ifndef NBSPAMD_CORE_SERVICE_STATUS_H_
+#define NBSPAMD_CORE_SERVICE_STATUS_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "core/readiness.h"
+#include "core/replication_status.h"
+#include "model/calibration.h"
+#include "model/model_stats.h"
+#include "storage/store.h"
+#include "storage/write_health.h"
+
+namespace nbspamd::core {
+
+struct ServiceStatus {
+  std::shared_ptr<const model::ModelStats> model;         // Classes, documents, tokens, |V|.
+  std::shared_ptr<const model::Calibration> calibration;  // And its feedback histogram.
+  std::vector<storage::StorageProperty> storage;          // The backend's own figures.
+  storage::WriteHealth store_health;                      // Writable, and its write faults.
+  std::uint64_t training_completion_exceptions = 0;       // TrainingWriter::CompletionExceptions.
+  std::optional<ClusterStatus> replication;               // With a training log only.
+  Readiness readiness;                                    // From store_health and replication.
+};
+
+}  // namespace nbspamd::core
+
+#endif  // NBSPAMD_CORE_SERVICE_STATUS_H_

@@ -1,0 +1,292 @@
+#include "core/spam_filter.h"
+
+#include <xxhash.h>
+
+#include <cassert>
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <future>
+#include <mutex>
+
+#include "common/utf8.h"
+
+namespace nbspamd::core {
+namespace {
+
+constexpr std::size_t kMaxLabelBytes = 64;
+constexpr std::size_t kMaxIdBytes = 256;
+
+std::expected<void, Error> RequireMessage(std::string_view message) {
+  if (message.empty()) return MakeError(ErrorCode::kInvalidArgument, "the message is empty");
+  return {};
+}
+
+}  // namespace
+
+std::int64_t SystemUnixSeconds() {
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  return std::chrono::duration_cast<std::chrono::seconds>(now).count();
+}
+
+SpamFilter::SpamFilter(std::unique_ptr<storage::Store> store, SpamFilterOptions options)
+    : store_(std::move(store)),
+      options_(options),
+      tokenizer_(options.tokenizer),
+      writer_(*store_, GroupLimits{}, options.alpha) {
+  assert(options_.alpha > 0);
+  assert(options_.ham_threshold <= options_.spam_threshold);
+  if (options_.store_recovery_interval.count() > 0) {
+    watch_ = std::make_unique<StoreWatch>(*store_, options_.store_recovery_interval);
+  }
+}
+
+std::expected<ClassifyOutcome, Error> SpamFilter::Classify(
+    std::string_view message, std::size_t explain, std::optional<std::string_view> id) const {
+  if (id) {
+    if (auto valid = ValidateId(*id); !valid) return std::unexpected(std::move(valid.error()));
+  }
+  if (auto ok = RequireMessage(message); !ok) return std::unexpected(ok.error());
+  const TokenBag bag = tokenizer_.Tokenize(message, /*keep_text=*/explain > 0);
+  const model::Snapshot snapshot = store_->Read(bag.entries);
+  auto result = model::Classify(bag, snapshot,
+                                {.alpha = options_.alpha,
+                                 .spam_threshold = options_.spam_threshold,
+                                 .ham_threshold = options_.ham_threshold,
+                                 .score_min_weight = options_.score_min_weight,
+                                 .explain = explain});
+  if (!result) return std::unexpected(result.error());
+  std::optional<double> spam_confidence;
+  if (result->score) spam_confidence = store_->Calibration()->SpamConfidence(*result->score);
+  ClassifyOutcome outcome{id ? std::string(*id) : ContentId(message), std::move(*result),
+                          bag.TotalCount(), spam_confidence};
+  if (outcome.result.SpamProbability()) {
+    verdicts_.Remember(outcome.id, outcome.result.verdict == model::Verdict::kSpam);
+  }
+  return outcome;
+}
+
+ServiceStatus SpamFilter::Status() const {
+  ServiceStatus status;
+  status.model = Stats();
+  status.calibration = Calibration();
+  status.storage = StorageProperties();
+  status.store_health = StoreHealth();
+  status.training_completion_exceptions = TrainingCompletionExceptions();
+  status.replication = Cluster();
+  status.readiness = ReadinessOf(status.store_health, status.replication);
+  return status;
+}
+
+void SpamFilter::TakeFeedback(TrainOutcome& outcome) const {
+  if (outcome.label != "spam" && outcome.label != "ham") return;
+  const std::optional<bool> was_spam = verdicts_.Take(outcome.id);
+  if (!was_spam) return;
+  const bool is_spam = outcome.label == "spam";
+  outcome.feedback = *was_spam == is_spam ? Feedback::kAgreed
+                     : *was_spam          ? Feedback::kFalsePositive
+                                          : Feedback::kFalseNegative;
+}
+
+void SpamFilter::TrainAsync(std::string_view message, std::string_view label,
+                            std::optional<std::string_view> id, std::string_view source,
+                            TrainDone done) {
+  std::expected<void, Error> valid = RequireMessage(message);
+  if (valid) valid = ValidateLabel(label);
+  if (valid && id) valid = ValidateId(*id);
+  if (!valid) return done(std::unexpected(std::move(valid.error())));
+
+  TrainOutcome outcome;
+  outcome.id = id ? std::string(*id) : ContentId(message);
+  outcome.label = std::string(label);
+  TokenBag bag;
+  try {
+    bag = tokenizer_.Tokenize(message);
+  } catch (const std::exception& e) {
+    return done(MakeError(ErrorCode::kInternal, std::string("tokenizing failed: ") + e.what()));
+  }
+  outcome.tokens = bag.TotalCount();
+  model::LearnOrigin origin{std::string(source), options_.clock()};
+  if (replication_) {
+    TrainingChange event;
+    event.kind = TrainingChange::Kind::kLearn;
+    event.id = outcome.id;
+    event.label = outcome.label;
+    event.tokens = std::move(bag.entries);
+    event.origin = std::move(origin);
+    return replication_->Submit(std::move(event),
+                                [this, outcome = std::move(outcome), done = std::move(done)](
+                                    std::expected<Replicated, Error> replicated) mutable {
+                                  if (!replicated)
+                                    return done(std::unexpected(std::move(replicated.error())));
+                                  outcome.stream_id = std::move(replicated->stream_id);
+                                  outcome.queued = !replicated->status;
+                                  if (replicated->status) {
+                                    outcome.status = *replicated->status;
+                                    TakeFeedback(outcome);  // Applied here: its outcome is known.
+                                  }
+                                  done(std::move(outcome));
+                                });
+  }
+  LearnRequest request{outcome.id, outcome.label, std::move(bag), std::move(origin)};
+  writer_.Learn(std::move(request), [this, outcome = std::move(outcome), done = std::move(done)](
+                                        std::expected<model::LearnStatus, Error> learned) mutable {
+    if (!learned) return done(std::unexpected(std::move(learned.error())));
+    outcome.status = *learned;
+    TakeFeedback(outcome);
+    done(std::move(outcome));
+  });
+}
+
+void SpamFilter::ForgetIdAsync(std::string_view id, ForgetDone done) {
+  if (auto ok = ValidateId(id); !ok) return done(std::unexpected(std::move(ok.error())));
+  if (replication_) {
+    TrainingChange event;
+    event.kind = TrainingChange::Kind::kForget;
+    event.id = std::string(id);
+    return replication_->Submit(
+        std::move(event), [id = std::string(id), done = std::move(done)](
+                              std::expected<Replicated, Error> replicated) mutable {
+          if (!replicated) return done(std::unexpected(std::move(replicated.error())));
+          done(ForgetOutcome{id, std::move(replicated->stream_id), !replicated->status});
+        });
+  }
+  writer_.Forget(std::string(id), [id = std::string(id), done = std::move(done)](
+                                      std::expected<void, Error> forgotten) mutable {
+    if (!forgotten) return done(std::unexpected(std::move(forgotten.error())));
+    done(ForgetOutcome{std::move(id), "", false});
+  });
+}
+
+std::expected<void, Error> SpamFilter::EnableReplication(TrainingLogStart start) {
+  auto log = start(*store_, writer_);
+  if (!log) return std::unexpected(std::move(log.error()));
+  replication_ = std::move(*log);
+  return {};
+}
+
+void SpamFilter::ForgetMessageAsync(std::string_view message, ForgetDone done) {
+  if (auto ok = RequireMessage(message); !ok) return done(std::unexpected(std::move(ok.error())));
+  ForgetIdAsync(ContentId(message), std::move(done));
+}
+
+void SpamFilter::RollbackAsync(std::string_view source, std::int64_t since, std::int64_t until,
+                               std::size_t limit, RollbackDone done) {
+  auto listed = store_->ListLearned(source, since, until, limit);
+  if (!listed) return done(std::unexpected(std::move(listed.error())));
+  if (listed->empty()) return done(std::uint64_t{0});
+  // The last forget to complete reports; one that finds the message gone or relearned through
+  // another source meanwhile is not counted.
+  struct Progress {
+    std::mutex mutex;
+    std::size_t remaining = 0;
+    std::uint64_t forgotten = 0;
+    std::optional<Error> failure;
+    RollbackDone done;
+  };
+  auto progress = std::make_shared<Progress>();
+  progress->remaining = listed->size();
+  progress->done = std::move(done);
+  for (storage::LearnedMessage& message : *listed) {
+    auto forgotten_one = [progress](std::expected<void, Error> forgotten) {
+      std::unique_lock lock(progress->mutex);
+      if (forgotten) {
+        ++progress->forgotten;
+      } else if (forgotten.error().code != ErrorCode::kNotFound && !progress->failure) {
+        progress->failure = std::move(forgotten.error());
+      }
+      if (--progress->remaining > 0) return;
+      lock.unlock();
+      if (progress->failure) return progress->done(std::unexpected(*progress->failure));
+      progress->done(progress->forgotten);
+    };
+    if (replication_) {
+      TrainingChange event;
+      event.kind = TrainingChange::Kind::kForget;
+      event.id = std::move(message.id);
+      event.only_source = std::string(source);
+      replication_->Submit(std::move(event),
+                           [forgotten_one = std::move(forgotten_one)](
+                               std::expected<Replicated, Error> replicated) mutable {
+                             if (!replicated)
+                               return forgotten_one(std::unexpected(std::move(replicated.error())));
+                             forgotten_one({});
+                           });
+      continue;
+    }
+    writer_.Forget(std::move(message.id), std::move(forgotten_one), std::string(source));
+  }
+}
+
+std::expected<TrainOutcome, Error> SpamFilter::Train(std::string_view message,
+                                                     std::string_view label,
+                                                     std::optional<std::string_view> id) {
+  std::promise<std::expected<TrainOutcome, Error>> outcome;
+  auto future = outcome.get_future();
+  TrainAsync(message, label, id, [&outcome](std::expected<TrainOutcome, Error> result) {
+    outcome.set_value(std::move(result));
+  });
+  return future.get();
+}
+
+std::expected<std::string, Error> SpamFilter::ForgetId(std::string_view id) {
+  std::promise<std::expected<std::string, Error>> outcome;
+  auto future = outcome.get_future();
+  ForgetIdAsync(id, [&outcome](std::expected<ForgetOutcome, Error> result) {
+    if (!result) return outcome.set_value(std::unexpected(std::move(result.error())));
+    outcome.set_value(std::move(result->id));
+  });
+  return future.get();
+}
+
+std::expected<std::string, Error> SpamFilter::ForgetMessage(std::string_view message) {
+  std::promise<std::expected<std::string, Error>> outcome;
+  auto future = outcome.get_future();
+  ForgetMessageAsync(message, [&outcome](std::expected<ForgetOutcome, Error> result) {
+    if (!result) return outcome.set_value(std::unexpected(std::move(result.error())));
+    outcome.set_value(std::move(result->id));
+  });
+  return future.get();
+}
+
+std::string SpamFilter::ContentId(std::string_view message) {
+  const XXH128_hash_t hash = XXH3_128bits(message.data(), message.size());
+  char text[33];
+  std::snprintf(text, sizeof text, "%016llx%016llx", static_cast<unsigned long long>(hash.high64),
+                static_cast<unsigned long long>(hash.low64));
+  return text;
+}
+
+std::expected<void, Error> SpamFilter::ValidateLabel(std::string_view label) {
+  if (label.empty()) return MakeError(ErrorCode::kInvalidArgument, "the label is empty");
+  if (label.size() > kMaxLabelBytes) {
+    return MakeError(ErrorCode::kInvalidArgument, "the label is longer than 64 characters");
+  }
+  for (char c : label) {
+    const bool allowed = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                         (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+    if (!allowed) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "the label may hold only letters, digits, '_', '.' and '-'");
+    }
+  }
+  return {};
+}
+
+std::expected<void, Error> SpamFilter::ValidateId(std::string_view id) {
+  if (id.empty()) return MakeError(ErrorCode::kInvalidArgument, "the id is empty");
+  if (id.size() > kMaxIdBytes) {
+    return MakeError(ErrorCode::kInvalidArgument, "the id is longer than 256 bytes");
+  }
+  for (unsigned char c : id) {
+    if (c < 0x20 || c == 0x7f) {
+      return MakeError(ErrorCode::kInvalidArgument, "the id holds a control character");
+    }
+  }
+  if (!IsValidUtf8(id)) {
+    return MakeError(ErrorCode::kInvalidArgument, "the id is not valid UTF-8");
+  }
+  return {};
+}
+
+}  // namespace nbspamd::core

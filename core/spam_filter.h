@@ -1,0 +1,243 @@
+// SpamFilter: the daemon's operations (classify, train, forget, stats) on plain values, with no
+// HTTP in sight. It wires tokenizer → model ← storage and owns the one-writer rule for training:
+// training requests are tokenized on the caller's thread and then go through one
+// TrainingWriter, which commits them in groups (one synced write for many requests).
+//
+//   SpamFilter filter(std::move(store), options);
+//   auto verdict = filter.Classify(message_bytes, /*explain=*/5);
+//   auto learned = filter.Train(message_bytes, "spam", /*id=*/std::nullopt);     // blocks
+//   filter.TrainAsync(message_bytes, "spam", id, [](auto learned) { ... });     // does not
+//
+// It is the one core every front end (HTTP, milter, spamd) calls, and it owns what they share:
+// message ids (the id a front end gives, e.g. a Message-ID, else the content id it computes),
+// the verdict memory behind feedback, validation, and readiness. A front end classifies with
+// Classify(message, explain, id) and gets the id back in ClassifyOutcome::id; a later
+// TrainAsync(message, label, id, source, done) of the same id reports in
+// TrainOutcome::feedback whether that verdict was right. A front end only turns its protocol
+// into these calls and the outcomes (and Error codes) back into its protocol.
+#ifndef NBSPAMD_CORE_SPAM_FILTER_H_
+#define NBSPAMD_CORE_SPAM_FILTER_H_
+
+#include <chrono>
+#include <cstdint>
+#include <expected>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/error.h"
+#include "core/readiness.h"
+#include "core/service_status.h"
+#include "core/store_watch.h"
+#include "core/training_log.h"
+#include "core/training_writer.h"
+#include "core/verdict_memory.h"
+#include "model/classifier.h"
+#include "model/learning.h"
+#include "storage/store.h"
+#include "tokenizer/tokenizer.h"
+
+namespace nbspamd::core {
+
+// The wall clock that stamps each learn in the ledger (Unix seconds). A seam so that tests can
+// replay training and compare ledgers without a second boundary in between.
+using WallClock = std::function<std::int64_t()>;
+
+// Unix time from std::chrono::system_clock.
+std::int64_t SystemUnixSeconds();
+
+struct SpamFilterOptions {
+  double alpha = 0.1;
+  double spam_threshold = 1.0;  // See config::Settings::spam_threshold.
+  // See config::Settings::ham_threshold. REQUIRES: ham_threshold <= spam_threshold.
+  double ham_threshold = -0.6;
+  double score_min_weight = 1.0;  // See config::Settings::score_min_weight.
+  tokenizer::TokenizerOptions tokenizer;
+  WallClock clock = SystemUnixSeconds;
+  // How often a StoreWatch tries to bring writes back after a fault of the machine; 0: never
+  // (then nothing resumes writes but a restart).
+  std::chrono::milliseconds store_recovery_interval{1000};
+};
+
+struct ClassifyOutcome {
+  // The message's id: the one the caller gave, else its content id (ContentId). A later train
+  // of the message under this id reports whether this verdict was right (TrainOutcome::feedback).
+  std::string id;
+  model::ClassifyResult result;
+  std::uint64_t tokens = 0;  // Token occurrences found in the message (known or not).
+  // P(spam | score) calibrated on the model's held-out scores (model/calibration.h); nullopt
+  // without a score or before enough feedback.
+  std::optional<double> spam_confidence;
+};
+
+struct TrainOutcome {
+  std::string id;
+  std::string label;
+  model::LearnStatus status = model::LearnStatus::kUnchanged;
+  std::uint64_t tokens = 0;
+  // When the message was classified before under this id (and the verdict not yet used) and is
+  // trained as spam or ham, once applied here: whether that verdict was right.
+  std::optional<Feedback> feedback;
+  // Cluster mode: the training stream entry of the change ("" in standalone use); `queued` when
+  // the answer came once Redis had it, before this daemon applied it (status is then unknown).
+  std::string stream_id;
+  bool queued = false;
+};
+
+struct ForgetOutcome {
+  std::string id;
+  std::string stream_id;  // As in TrainOutcome.
+  bool queued = false;
+};
+
+using TrainDone = std::move_only_function<void(std::expected<TrainOutcome, Error>)>;
+using ForgetDone = std::move_only_function<void(std::expected<ForgetOutcome, Error>)>;
+// Receives how many messages a rollback forgot.
+using RollbackDone = std::move_only_function<void(std::expected<std::uint64_t, Error>)>;
+// Starts a TrainingLog over the filter's store and writer: the log must be the only one to
+// submit to `writer` from then on.
+using TrainingLogStart = std::move_only_function<std::expected<std::unique_ptr<TrainingLog>, Error>(
+    storage::Store& store, TrainingWriter& writer)>;
+
+// Thread safety: every method may be called from any thread. Classify never waits for
+// training: it reads the published counts and the published calibration (an immutable value the
+// writer swaps in after each group it writes), taking no lock that training holds. Training
+// requests are applied one at a time in the order the writer takes them; each is acknowledged only
+// once it is durable.
+class SpamFilter {
+ public:
+  // REQUIRES: options.alpha > 0.
+  SpamFilter(std::unique_ptr<storage::Store> store, SpamFilterOptions options);
+
+  // Classifies `message`, known as `id` (e.g. a Message-ID or the client's id; its content id
+  // when none is given), and remembers a two-class verdict under that id for feedback from a
+  // later train (VerdictMemory: bounded, the oldest forgotten first). `explain` > 0 asks for
+  // that many tokens' weights.
+  // Errors: kInvalidArgument for an empty message or a bad id (ValidateId), kFailedPrecondition
+  // before anything was learned.
+  [[nodiscard]] std::expected<ClassifyOutcome, Error> Classify(
+      std::string_view message, std::size_t explain,
+      std::optional<std::string_view> id = std::nullopt) const;
+
+  // Learns `message` as `label` under `id`, or under the message's content hash when no id is
+  // given; the outcome carries feedback on an earlier Classify of the same id. Tokenizes on the
+  // calling thread, then queues the request for the writer; `message` is not used after the call
+  // returns. `done` runs exactly once: on the calling thread before the call returns for a bad
+  // request, else on the writer thread once the change is durable (see LearnCompletion for what a
+  // completion may do). Errors: kInvalidArgument for an empty message, a bad label or a bad id;
+  // kInternal or kDataLoss from storage; kUnavailable after StopTraining.
+  void TrainAsync(std::string_view message, std::string_view label,
+                  std::optional<std::string_view> id, TrainDone done) {
+    TrainAsync(message, label, id, /*source=*/"", std::move(done));
+  }
+  // The same, recording `source` (who trained it: a bearer token's name) and the time now as
+  // the ledger record's origin.
+  void TrainAsync(std::string_view message, std::string_view label,
+                  std::optional<std::string_view> id, std::string_view source, TrainDone done);
+
+  // Forgets the message learned under `id`, like TrainAsync. Errors: kNotFound when nothing was
+  // learned under it.
+  void ForgetIdAsync(std::string_view id, ForgetDone done);
+  // Forgets a message given by its content (its id is its content hash).
+  void ForgetMessageAsync(std::string_view message, ForgetDone done);
+
+  // The same, waiting for the outcome.
+  [[nodiscard]] std::expected<TrainOutcome, Error> Train(std::string_view message,
+                                                         std::string_view label,
+                                                         std::optional<std::string_view> id);
+  [[nodiscard]] std::expected<std::string, Error> ForgetId(std::string_view id);
+  [[nodiscard]] std::expected<std::string, Error> ForgetMessage(std::string_view message);
+
+  // The messages learned through `source` at a Unix time in [since, until), oldest first, at
+  // most `limit` (Store::ListLearned).
+  [[nodiscard]] std::expected<std::vector<storage::LearnedMessage>, Error> ListLearned(
+      std::string_view source, std::int64_t since, std::int64_t until, std::size_t limit) const {
+    return store_->ListLearned(source, since, until, limit);
+  }
+
+  // Forgets the messages ListLearned names (at most `limit`), each only if it is still learned
+  // through `source` when the writer reaches it. `done` gets how many were forgotten, once all
+  // are durable: on the calling thread when there are none, else on the writer thread.
+  void RollbackAsync(std::string_view source, std::int64_t since, std::int64_t until,
+                     std::size_t limit, RollbackDone done);
+
+  // Replication (training_log.h; cluster mode: replication/cluster.h): from now on a train,
+  // forget or rollback is submitted to the log that `start` returns and applied, here as on every
+  // other daemon, when the log delivers it. Call once, before serving. Errors: those of `start`.
+  [[nodiscard]] std::expected<void, Error> EnableReplication(TrainingLogStart start);
+  // The replication state with a training log; nullopt in standalone use.
+  [[nodiscard]] std::optional<ClusterStatus> Cluster() const {
+    if (!replication_) return std::nullopt;
+    return replication_->Status();
+  }
+
+  // Finishes the training requests queued so far; later ones fail with kUnavailable. The
+  // daemon calls it once serving has stopped, before the store closes. Idempotent.
+  void StopTraining() {
+    if (replication_) replication_->Stop();
+    writer_.Stop();
+  }
+
+  // Training groups written and training requests completed so far.
+  [[nodiscard]] std::uint64_t TrainingGroups() const { return writer_.GroupCount(); }
+  [[nodiscard]] std::uint64_t TrainingRequests() const { return writer_.RequestCount(); }
+  // Training completions that threw (TrainingWriter::CompletionExceptions), for /metrics.
+  [[nodiscard]] std::uint64_t TrainingCompletionExceptions() const {
+    return writer_.CompletionExceptions();
+  }
+
+  [[nodiscard]] std::shared_ptr<const model::ModelStats> Stats() const { return store_->Stats(); }
+  // The current calibration and the feedback histogram it was fitted from.
+  [[nodiscard]] std::shared_ptr<const model::Calibration> Calibration() const {
+    return store_->Calibration();
+  }
+
+  // Whether the store takes writes, and its write-fault counters (Store::Health).
+  [[nodiscard]] storage::WriteHealth StoreHealth() const { return store_->Health(); }
+  // Everything above at one moment, as one plain value (service_status.h).
+  [[nodiscard]] ServiceStatus Status() const;
+
+  // Whether the daemon does all of its work now (readiness.h): the store takes writes and, with
+  // replication, the log is read and caught up. A front end's health answer.
+  [[nodiscard]] Readiness CheckReadiness() const { return ReadinessOf(StoreHealth(), Cluster()); }
+
+  // The storage backend's own figures, for /metrics.
+  [[nodiscard]] std::vector<storage::StorageProperty> StorageProperties() const {
+    return store_->Properties();
+  }
+
+  // Writes a consistent copy of the model into the new folder `path` while serving goes on
+  // (Store::Checkpoint): every training request acknowledged before the call is in it.
+  [[nodiscard]] std::expected<void, Error> Backup(const std::string& path) {
+    return store_->Checkpoint(path);
+  }
+  [[nodiscard]] const SpamFilterOptions& options() const { return options_; }
+
+  // The id a message gets when the client gives none: 32 hex digits of XXH3-128 of its bytes.
+  [[nodiscard]] static std::string ContentId(std::string_view message);
+  // A label is 1 to 64 characters of A-Z a-z 0-9 _ . -
+  [[nodiscard]] static std::expected<void, Error> ValidateLabel(std::string_view label);
+  // An id is 1 to 256 bytes of UTF-8 with no control characters.
+  [[nodiscard]] static std::expected<void, Error> ValidateId(std::string_view id);
+
+ private:
+  // Sets `outcome.feedback` from the verdict remembered for its id, which is then forgotten.
+  // Runs where a train completes: quick, no I/O.
+  void TakeFeedback(TrainOutcome& outcome) const;
+
+  std::unique_ptr<storage::Store> store_;
+  SpamFilterOptions options_;
+  tokenizer::Tokenizer tokenizer_;
+  // What Classify said, by message id, for the feedback of a later train. Before writer_: the
+  // writer's last completions may still read it.
+  mutable VerdictMemory verdicts_;
+  TrainingWriter writer_;  // After store_: stops (draining its queue) before the store closes.
+  std::unique_ptr<TrainingLog> replication_;  // After writer_: stops before it.
+  std::unique_ptr<StoreWatch> watch_;         // Last: stops first.
+};
+
+}  // namespace nbspamd::core
+
+#endif  // NBSPAMD_CORE_SPAM_FILTER_H_

@@ -1,0 +1,247 @@
+#include "core/spam_filter.h"
+
+#include <gtest/gtest.h>
+
+#include <future>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "storage/memory_store.h"
+
+namespace nbspamd::core {
+namespace {
+
+TEST(SpamFilterTest, ContentIdIsStableHex) {
+  const std::string id = SpamFilter::ContentId("hello");
+  EXPECT_EQ(id.size(), 32u);
+  EXPECT_EQ(id, SpamFilter::ContentId("hello"));
+  EXPECT_NE(id, SpamFilter::ContentId("hello "));
+  EXPECT_EQ(id.find_first_not_of("0123456789abcdef"), std::string::npos);
+}
+
+TEST(SpamFilterTest, LabelsAndIdsAreValidated) {
+  EXPECT_TRUE(SpamFilter::ValidateLabel("spam").has_value());
+  EXPECT_TRUE(SpamFilter::ValidateLabel("news-letter_2.0").has_value());
+  EXPECT_EQ(SpamFilter::ValidateLabel("").error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(SpamFilter::ValidateLabel("a/b").error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(SpamFilter::ValidateLabel(std::string(65, 'a')).error().code,
+            ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(SpamFilter::ValidateId("<abc@example.org>").has_value());
+  EXPECT_EQ(SpamFilter::ValidateId("a\nb").error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(SpamFilter::ValidateId("<ab\xC4\x30>").error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(SpamFilter::ValidateId(std::string(257, 'a')).error().code,
+            ErrorCode::kInvalidArgument);
+}
+
+TEST(SpamFilterTest, ATrainAfterAClassifyOfTheSameIdReportsFeedbackOnce) {
+  SpamFilter filter(std::make_unique<storage::MemoryStore>(), SpamFilterOptions{});
+  ASSERT_TRUE(filter.Train("cheap watches pills here", "spam", std::nullopt).has_value());
+  ASSERT_TRUE(filter.Train("lunch at noon with the team", "ham", std::nullopt).has_value());
+
+  // Classified as spam under a Message-ID, then trained as ham: a false positive.
+  const auto verdict = filter.Classify("cheap watches pills", 0, "<m1@example.org>");
+  ASSERT_TRUE(verdict.has_value());
+  EXPECT_EQ(verdict->id, "<m1@example.org>");
+  ASSERT_EQ(verdict->result.verdict, model::Verdict::kSpam);
+  auto trained = filter.Train("cheap watches pills", "ham", "<m1@example.org>");
+  ASSERT_TRUE(trained.has_value());
+  EXPECT_EQ(trained->feedback, Feedback::kFalsePositive);
+  // The verdict is used once.
+  trained = filter.Train("cheap watches pills", "spam", "<m1@example.org>");
+  ASSERT_TRUE(trained.has_value());
+  EXPECT_EQ(trained->feedback, std::nullopt);
+
+  // Without an id, the message's content id links the two.
+  const auto by_content = filter.Classify("cheap pills here", 0);
+  ASSERT_TRUE(by_content.has_value());
+  EXPECT_EQ(by_content->id, SpamFilter::ContentId("cheap pills here"));
+  trained = filter.Train("cheap pills here", "spam", std::nullopt);
+  ASSERT_TRUE(trained.has_value());
+  EXPECT_EQ(trained->feedback, by_content->result.verdict == model::Verdict::kSpam
+                                   ? Feedback::kAgreed
+                                   : Feedback::kFalseNegative);
+
+  EXPECT_EQ(filter.Classify("cheap", 0, "bad\nid").error().code, ErrorCode::kInvalidArgument);
+}
+
+TEST(SpamFilterTest, ForgetRestoresTheVerdictExactly) {
+  SpamFilter filter(std::make_unique<storage::MemoryStore>(), SpamFilterOptions{});
+  ASSERT_TRUE(filter.Train("cheap watches here", "spam", std::nullopt).has_value());
+  ASSERT_TRUE(filter.Train("lunch at noon", "ham", std::nullopt).has_value());
+  const auto before = filter.Classify("cheap lunch", 0);
+  ASSERT_TRUE(before.has_value());
+  ASSERT_TRUE(filter.Train("cheap cheap pills", "spam", "extra").has_value());
+  EXPECT_NE(*filter.Classify("cheap lunch", 0)->result.log_odds, *before->result.log_odds);
+  ASSERT_TRUE(filter.ForgetId("extra").has_value());
+  const auto after = filter.Classify("cheap lunch", 0);
+  EXPECT_EQ(*after->result.log_odds, *before->result.log_odds);
+  EXPECT_EQ(after->result.classes[0].probability, before->result.classes[0].probability);
+}
+
+TEST(SpamFilterTest, SpamConfidenceComesWithEnoughFeedbackAndFollowsTheScore) {
+  SpamFilter filter(std::make_unique<storage::MemoryStore>(), SpamFilterOptions{});
+  std::mt19937 random(3);
+  const std::vector<std::string> spammy = {"cheap", "pills", "winner", "prize", "casino", "free"};
+  const std::vector<std::string> hammy = {"lunch", "meeting", "report", "agenda", "team", "notes"};
+  const auto text = [&](const std::vector<std::string>& words) {
+    std::string t;
+    for (int i = 0; i < 4; ++i) t += words[random() % words.size()] + " ";
+    return t + std::to_string(random());
+  };
+  ASSERT_TRUE(filter.Train(text(spammy), "spam", std::nullopt).has_value());
+  ASSERT_TRUE(filter.Train(text(hammy), "ham", std::nullopt).has_value());
+  EXPECT_FALSE(filter.Classify("cheap pills", 0)->spam_confidence.has_value());
+  for (int i = 0; i < 30; ++i) {
+    ASSERT_TRUE(filter.Train(text(spammy), "spam", std::nullopt).has_value());
+    ASSERT_TRUE(filter.Train(text(hammy), "ham", std::nullopt).has_value());
+  }
+  EXPECT_TRUE(filter.Calibration()->ready());
+  const auto spam = filter.Classify("cheap pills winner prize", 0);
+  const auto ham = filter.Classify("lunch meeting team agenda", 0);
+  ASSERT_TRUE(spam->spam_confidence.has_value() && ham->spam_confidence.has_value());
+  EXPECT_GT(*spam->spam_confidence, 0.8);
+  EXPECT_LT(*ham->spam_confidence, 0.2);
+  EXPECT_EQ(*spam->spam_confidence, *filter.Calibration()->SpamConfidence(*spam->result.score));
+}
+
+TEST(SpamFilterTest, TheLedgerRecordsWhoTrainedAMessageAndTheClocksTime) {
+  auto store = std::make_unique<storage::MemoryStore>();
+  const storage::Store& ledger = *store;
+  SpamFilterOptions options;
+  std::int64_t now = 1'700'000'000;
+  options.clock = [&now] { return now; };
+  SpamFilter filter(std::move(store), options);
+  ASSERT_TRUE(filter.Train("cheap watches here", "spam", "first").has_value());
+  now += 90;
+  std::promise<std::expected<TrainOutcome, Error>> trained;
+  filter.TrainAsync("lunch at noon", "ham", "second", "mx-feedback",
+                    [&trained](std::expected<TrainOutcome, Error> outcome) {
+                      trained.set_value(std::move(outcome));
+                    });
+  ASSERT_TRUE(trained.get_future().get().has_value());
+  EXPECT_EQ((**ledger.FindLearned("first")).origin, (model::LearnOrigin{"", 1'700'000'000}));
+  EXPECT_EQ((**ledger.FindLearned("second")).origin,
+            (model::LearnOrigin{"mx-feedback", 1'700'000'090}));
+}
+
+// One training request of the concurrent test, and what the daemon answered.
+struct Event {
+  std::string id;
+  std::string label;  // "" forgets the id.
+  std::string text;
+  std::string answer;  // "learned", "relearned", "unchanged", "forgotten" or an error code.
+};
+
+std::string Answer(const std::expected<TrainOutcome, Error>& outcome) {
+  if (!outcome) return std::string(ErrorCodeName(outcome.error().code));
+  return std::string(model::LearnStatusName(outcome->status));
+}
+std::string Answer(const std::expected<std::string, Error>& outcome) {
+  if (!outcome) return std::string(ErrorCodeName(outcome.error().code));
+  return "forgotten";
+}
+std::string Answer(const std::expected<ForgetOutcome, Error>& outcome) {
+  if (!outcome) return std::string(ErrorCodeName(outcome.error().code));
+  return "forgotten";
+}
+
+std::string RandomText(std::mt19937& random) {
+  static const char* const kWords[] = {"cheap", "pills", "lunch",  "meeting", "free",
+                                       "offer", "noon",  "review", "account", "verify",
+                                       "win",   "prize", "report", "friday",  "invoice"};
+  std::string text;
+  const int length = 1 + static_cast<int>(random() % 8);
+  for (int i = 0; i < length; ++i) {
+    if (!text.empty()) text += ' ';
+    text += kWords[random() % std::size(kWords)];
+  }
+  return text;
+}
+
+// One fixed wall clock for both filters: the ledger stamps each learn with its time, and the two
+// runs must not differ by a second boundary crossed between them.
+SpamFilterOptions FixedClockOptions() {
+  SpamFilterOptions options;
+  options.clock = [] { return std::int64_t{1'795'440'960}; };
+  return options;
+}
+
+TEST(SpamFilterTest, ConcurrentTrainingEqualsTrainingOneByOneInCommitOrder) {
+  auto concurrent_store = std::make_unique<storage::MemoryStore>();
+  const storage::Store& concurrent_ledger = *concurrent_store;
+  SpamFilter concurrent(std::move(concurrent_store), FixedClockOptions());
+
+  // Completions run in commit order on the writer thread (errors of bad requests on the caller's
+  // thread, but every request here is valid), so this list is the commit order.
+  std::mutex mutex;
+  std::vector<Event> committed;
+  constexpr int kThreads = 8;
+  constexpr int kRequestsPerThread = 150;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937 random(1000 + t);
+      for (int i = 0; i < kRequestsPerThread; ++i) {
+        // 40 ids shared by all threads: learns, relearns and forgets of one id race each other.
+        Event event{"id" + std::to_string(random() % 40), "", RandomText(random), ""};
+        const unsigned kind = random() % 20;
+        auto done = std::make_shared<std::promise<void>>();
+        if (kind < 3) {
+          concurrent.ForgetIdAsync(event.id,
+                                   [&, event, done](std::expected<ForgetOutcome, Error> r) mutable {
+                                     event.answer = Answer(r);
+                                     std::lock_guard lock(mutex);
+                                     committed.push_back(std::move(event));
+                                     done->set_value();
+                                   });
+        } else {
+          event.label = kind < 10 ? "spam" : kind < 19 ? "ham" : "phishing";
+          concurrent.TrainAsync(event.text, event.label, event.id,
+                                [&, event, done](std::expected<TrainOutcome, Error> r) mutable {
+                                  event.answer = Answer(r);
+                                  std::lock_guard lock(mutex);
+                                  committed.push_back(std::move(event));
+                                  done->set_value();
+                                });
+        }
+        // Every few requests a thread waits for its own, so groups of all sizes form.
+        if (i % 5 == 0) done->get_future().wait();
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  concurrent.StopTraining();
+  ASSERT_EQ(committed.size(), std::size_t{kThreads * kRequestsPerThread});
+  RecordProperty("groups", std::to_string(concurrent.TrainingGroups()));
+
+  auto sequential_store = std::make_unique<storage::MemoryStore>();
+  const storage::Store& sequential_ledger = *sequential_store;
+  SpamFilter sequential(std::move(sequential_store), FixedClockOptions());
+  for (const Event& event : committed) {
+    const std::string answer = event.label.empty()
+                                   ? Answer(sequential.ForgetId(event.id))
+                                   : Answer(sequential.Train(event.text, event.label, event.id));
+    ASSERT_EQ(answer, event.answer) << event.id << " " << event.label << " " << event.text;
+  }
+
+  EXPECT_EQ(*concurrent.Stats(), *sequential.Stats());
+  for (int i = 0; i < 40; ++i) {
+    const std::string id = "id" + std::to_string(i);
+    EXPECT_EQ(*concurrent_ledger.FindLearned(id), *sequential_ledger.FindLearned(id)) << id;
+  }
+  std::mt19937 random(7);
+  for (int i = 0; i < 50; ++i) {
+    const std::string text = RandomText(random);
+    const auto a = concurrent.Classify(text, 0);
+    const auto b = sequential.Classify(text, 0);
+    ASSERT_TRUE(a.has_value() && b.has_value());
+    EXPECT_EQ(a->result.label(), b->result.label());
+    EXPECT_EQ(*a->result.log_odds, *b->result.log_odds) << text;
+    EXPECT_EQ(a->result.classes[0].probability, b->result.classes[0].probability) << text;
+  }
+}
+
+}  // namespace
+}  // namespace nbspamd::core

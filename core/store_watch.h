@@ -1,0 +1,43 @@
+// StoreWatch: brings a store's writes back by itself after a fault of the machine (a full disk,
+// an I/O error, a read-only remount). Every `interval` it reads Store::Health and, while writes
+// are stopped, calls Store::Recover once. It logs once when writes stop and once when they
+// resume, with how long they were stopped.
+//
+//   StoreWatch watch(store, std::chrono::seconds(1));  // until destroyed
+//
+// Thread safety: owns one thread, which the destructor stops (waiting for a Recover under way).
+// The store must outlive the watch.
+#ifndef NBSPAMD_CORE_STORE_WATCH_H_
+#define NBSPAMD_CORE_STORE_WATCH_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "storage/store.h"
+
+namespace nbspamd::core {
+
+class StoreWatch {
+ public:
+  // REQUIRES: interval > 0.
+  StoreWatch(storage::Store& store, std::chrono::milliseconds interval);
+  StoreWatch(const StoreWatch&) = delete;
+  StoreWatch& operator=(const StoreWatch&) = delete;
+  ~StoreWatch();
+
+ private:
+  void Run();
+
+  storage::Store& store_;
+  const std::chrono::milliseconds interval_;
+  std::mutex mutex_;  // Guards stopping_.
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread thread_;  // Last: starts once the rest is built.
+};
+
+}  // namespace nbspamd::core
+
+#endif  // NBSPAMD_CORE_STORE_WATCH_H_

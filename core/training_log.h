@@ -1,0 +1,76 @@
+// TrainingLog: the seam between the service core and replication. In cluster mode a train,
+// forget or rollback is not applied locally first: SpamFilter submits it to a TrainingLog, which
+// delivers it to every daemon (this one included) and applies it through the TrainingWriter it
+// was started with. The core knows only this interface; replication/cluster.h implements it over
+// a Redis Stream.
+//
+//   filter.EnableReplication([&](storage::Store& store, TrainingWriter& writer) {
+//     return StartMyLog(store, writer);  // std::expected<std::unique_ptr<TrainingLog>, Error>
+//   });
+//   log.Submit(std::move(change), [](std::expected<Replicated, Error> r) { ... });
+#ifndef NBSPAMD_CORE_TRAINING_LOG_H_
+#define NBSPAMD_CORE_TRAINING_LOG_H_
+
+#include <cstdint>
+#include <expected>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "common/token_bag.h"
+#include "core/replication_status.h"
+#include "model/learning.h"
+
+namespace nbspamd::core {
+
+// One change to the model as a training log carries it: the tokens, not the message, so that
+// every daemon applies identical tokens whatever its tokenizer settings.
+struct TrainingChange {
+  enum class Kind : std::uint8_t { kLearn = 0, kForget = 1 };
+  Kind kind = Kind::kLearn;
+  std::string id;
+  std::string label;                       // kLearn.
+  std::vector<BagEntry> tokens;            // kLearn: sorted by hash, each once.
+  model::LearnOrigin origin;               // kLearn.
+  std::optional<std::string> only_source;  // kForget: only a record of this source (rollback).
+
+  friend bool operator==(const TrainingChange&, const TrainingChange&) = default;
+};
+
+// What became of a submitted change.
+struct Replicated {
+  std::string stream_id;  // Its position in the log.
+  // Once applied here (when the log waits for that): the outcome (a forget reports kLearned);
+  // nullopt when the answer came as soon as the log had it.
+  std::optional<model::LearnStatus> status;
+};
+using ReplicatedDone = std::move_only_function<void(std::expected<Replicated, Error>)>;
+
+// Thread safety: Submit and Status from any thread; Stop from one. Copying is not allowed.
+class TrainingLog {
+ public:
+  TrainingLog() = default;
+  TrainingLog(const TrainingLog&) = delete;
+  TrainingLog& operator=(const TrainingLog&) = delete;
+  virtual ~TrainingLog() = default;
+
+  // Appends `change` and calls `done` exactly once, with where the log put it (and, when the
+  // log waits for it to be applied here, the outcome or the change's own error, e.g. kNotFound
+  // for a forget of an unknown id); kUnavailable when the log cannot be reached, the wait timed
+  // out, or the daemon stops. `done` may run on the caller's thread or on the log's own and
+  // must be quick.
+  virtual void Submit(TrainingChange change, ReplicatedDone done) = 0;
+
+  // The replication state, as plain values.
+  [[nodiscard]] virtual ClusterStatus Status() const = 0;
+
+  // Stops delivering changes; waiting submissions get kUnavailable. Idempotent.
+  virtual void Stop() = 0;
+};
+
+}  // namespace nbspamd::core
+
+#endif  // NBSPAMD_CORE_TRAINING_LOG_H_

@@ -1,0 +1,228 @@
+#include "core/training_writer.h"
+
+#include <cmath>
+#include <exception>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
+#include "common/log.h"
+#include "core/pending_model.h"
+#include "model/calibration.h"
+#include "model/classifier.h"
+
+namespace nbspamd::core {
+namespace {
+
+// What planning a request of a group left behind.
+struct Plan {
+  std::optional<std::size_t> delta;      // Its delta's index in the group's deltas.
+  std::optional<std::size_t> read_from;  // The earlier delta whose ledger record it read.
+};
+
+// The score the model in `pending` gives `bag`: the held-out score of a message about to be
+// learned; nullopt when the model gives none (spam or ham has no documents).
+std::optional<model::HeldOutScore> HeldOutScoreOf(const TokenBag& bag, const PendingModel& pending,
+                                                  double alpha) {
+  const model::Snapshot snapshot = pending.Read(bag.entries);
+  const auto result = model::Classify(bag, snapshot, {.alpha = alpha});
+  if (!result || !result->score || !std::isfinite(*result->score)) return std::nullopt;
+  return model::HeldOutScore{model::kScoreScale, *result->score};
+}
+
+}  // namespace
+
+TrainingWriter::TrainingWriter(storage::Store& store, GroupLimits limits, double alpha)
+    : store_(store), limits_(limits), alpha_(alpha), thread_([this] { Run(); }) {}
+
+TrainingWriter::~TrainingWriter() { Stop(); }
+
+void TrainingWriter::Learn(LearnRequest request, LearnCompletion done,
+                           std::string stream_position) {
+  Submit({std::move(request.id), std::move(request.label), std::move(request.bag),
+          std::move(request.origin), std::move(done), std::nullopt, std::move(stream_position)});
+}
+
+void TrainingWriter::Forget(std::string id, ForgetCompletion done,
+                            std::optional<std::string> only_source, std::string stream_position) {
+  Submit({std::move(id),
+          "",
+          {},
+          {},
+          std::move(done),
+          std::move(only_source),
+          std::move(stream_position)});
+}
+
+void TrainingWriter::Submit(Request request) {
+  try {
+    std::lock_guard lock(mutex_);
+    if (!stopping_) {
+      queue_.push_back(std::move(request));  // Changes nothing when it throws.
+      wake_.notify_one();
+      return;
+    }
+  } catch (const std::exception& e) {
+    return Complete(request, MakeError(ErrorCode::kInternal, e.what()));
+  }
+  Complete(request, MakeError(ErrorCode::kUnavailable, "the daemon is shutting down"));
+}
+
+void TrainingWriter::Stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  std::lock_guard lock(stop_mutex_);
+  if (thread_.joinable()) thread_.join();
+}
+
+std::uint64_t TrainingWriter::GroupCount() const {
+  std::lock_guard lock(mutex_);
+  return groups_;
+}
+
+std::uint64_t TrainingWriter::RequestCount() const {
+  std::lock_guard lock(mutex_);
+  return requests_;
+}
+
+void TrainingWriter::Run() {
+  std::vector<Request>& group = group_;
+  while (true) {
+    group.clear();
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // Stopping, and everything queued is done.
+      std::size_t tokens = 0;
+      while (!queue_.empty() && group.size() < limits_.max_requests) {
+        tokens += queue_.front().bag.entries.size();
+        if (!group.empty() && tokens > limits_.max_tokens) break;
+        group.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+    }
+    std::vector<Result> results;
+    try {
+      results = Commit(group);
+    } catch (const std::exception& e) {
+      // A bug or an allocation failure: fail the group rather than the daemon.
+      results.assign(group.size(), MakeError(ErrorCode::kInternal, e.what()));
+    }
+    for (std::size_t i = 0; i < group.size(); ++i) Complete(group[i], std::move(results[i]));
+    std::lock_guard lock(mutex_);
+    ++groups_;
+    requests_ += group.size();
+  }
+}
+
+std::vector<TrainingWriter::Result> TrainingWriter::Commit(const std::vector<Request>& group) {
+  std::vector<Result> results;
+  results.reserve(group.size());
+  std::vector<Plan> plans(group.size());
+  std::vector<model::Delta> deltas;
+  // The group's own state: the delta that last wrote each id's ledger record, and the model as
+  // the group's planned deltas leave it (its class list, and the counts held-out scores read).
+  std::unordered_map<std::string_view, std::size_t> written;
+  PendingModel pending(store_);
+
+  for (std::size_t i = 0; i < group.size(); ++i) {
+    const Request& request = group[i];
+    Plan& plan = plans[i];
+    std::optional<model::LedgerEntry> learned;
+    if (const auto it = written.find(request.id); it != written.end()) {
+      plan.read_from = it->second;
+      learned = deltas[it->second].ledger_entry;
+    } else {
+      auto found = store_.FindLearned(request.id);
+      if (!found) {
+        results.push_back(std::unexpected(std::move(found.error())));
+        continue;
+      }
+      learned = std::move(*found);
+    }
+
+    std::optional<model::Delta> delta;
+    if (!request.label.empty()) {
+      std::optional<model::HeldOutScore> held_out;
+      if (!learned) held_out = HeldOutScoreOf(request.bag, pending, alpha_);
+      model::LearnPlan learn = model::PlanLearn(request.id, request.label, request.bag, learned,
+                                                pending.stats(), request.origin, held_out);
+      results.push_back(learn.status);
+      if (learn.status != model::LearnStatus::kUnchanged) delta = std::move(learn.delta);
+    } else if (!learned) {
+      results.push_back(
+          MakeError(ErrorCode::kNotFound, "no message was learned with id '" + request.id + "'"));
+    } else if (request.only_source && learned->origin.source != *request.only_source) {
+      results.push_back(MakeError(
+          ErrorCode::kNotFound, "message '" + request.id + "' was learned through another source"));
+    } else {
+      results.push_back(model::LearnStatus::kLearned);
+      delta = model::PlanForget(request.id, *learned, pending.stats());
+    }
+    if (delta) {
+      // The last request's delta is read by nothing after it.
+      if (i + 1 < group.size()) pending.Fold(*delta);
+      plan.delta = deltas.size();
+      written.insert_or_assign(request.id, deltas.size());
+      deltas.push_back(std::move(*delta));
+    }
+  }
+  // The group's last stream position goes into its write on its own, so it is stored whatever
+  // the requests' outcomes (ApplyBatch keeps the position of the last delta that applies).
+  for (auto it = group.rbegin(); it != group.rend(); ++it) {
+    if (it->stream_position.empty()) continue;
+    model::Delta position;
+    position.stream_position = it->stream_position;
+    deltas.push_back(std::move(position));
+    break;
+  }
+  if (deltas.empty()) return results;
+
+  auto applied = store_.ApplyBatch(deltas);
+  for (std::size_t i = 0; i < group.size(); ++i) {
+    const Plan& plan = plans[i];
+    if (!applied) {
+      // Nothing of the group was written: every answer that rests on it fails.
+      if (plan.delta || plan.read_from) results[i] = std::unexpected(applied.error());
+      continue;
+    }
+    if (plan.delta && !(*applied)[*plan.delta]) {
+      results[i] = std::unexpected((*applied)[*plan.delta].error());
+    } else if (plan.read_from && !(*applied)[*plan.read_from]) {
+      results[i] = MakeError(ErrorCode::kDataLoss, "an earlier change to message '" + group[i].id +
+                                                       "' in the same commit failed");
+    }
+  }
+  return results;
+}
+
+void TrainingWriter::Complete(Request& request, Result result) noexcept {
+  try {
+    if (auto* learn = std::get_if<LearnCompletion>(&request.done)) {
+      (*learn)(std::move(result));
+    } else if (result) {
+      std::get<ForgetCompletion>(request.done)({});
+    } else {
+      std::get<ForgetCompletion>(request.done)(std::unexpected(std::move(result.error())));
+    }
+  } catch (...) {
+    // A completion must not throw; if one does, the others still run. Its caller may never have
+    // answered its client: say so.
+    completion_exceptions_.fetch_add(1, std::memory_order_relaxed);
+    try {
+      if (const auto held_back = completion_log_.Admit()) {
+        LogError("training writer: a completion threw",
+                 {{"id", request.id},
+                  {"what", DescribeCurrentException()},
+                  {"suppressed", std::to_string(*held_back)}});
+      }
+    } catch (...) {
+    }
+  }
+}
+
+}  // namespace nbspamd::core

@@ -1,0 +1,149 @@
+// TrainingWriter: the one writer of a Store, with group commit. Any thread submits a learn or a
+// forget (already tokenized) with a completion; one writer thread takes everything queued (up to
+// a cap), plans each request in order against the state the earlier requests of the same group
+// leave, writes the whole group with one Store::ApplyBatch (one synced write), and then
+// completes each request with its own outcome. A request that finds the writer idle is written
+// at once, alone: nothing waits for companions; requests that arrive while a write is under way
+// form the next group.
+//
+//   TrainingWriter writer(store);
+//   writer.Learn({.id = "m1", .label = "spam", .bag = bag},
+//                [](std::expected<model::LearnStatus, Error> learned) { ... });  // writer thread
+//
+// The model is exactly the one that applying the requests one by one, in the order the writer
+// took them, gives: FindLearned and the class list are read through the group's own changes, so
+// relearning or forgetting an id learned earlier in the same group behaves as if sequential.
+//
+// Held-out scores. A learn of a new id records in its ledger record the score the model gave the
+// message just before learning it (model::HeldOutScore, the feedback that calibrates
+// spam_confidence). The writer computes it while planning, against the model as the group's
+// earlier requests leave it (PendingModel), so it too is what applying the requests one by one
+// gives, whatever the grouping: a replay in the same order, or another daemon of a cluster
+// applying the same stream, records the same scores bit for bit (given the same alpha). A
+// relearn keeps the score of the first learn.
+//
+// Requests that carry a stream position (cluster mode) store the last position of their group in
+// the group's write, also when none of them changes a count (an unchanged learn, a forget of an
+// unknown id), so a restart resumes exactly after the last event written.
+#ifndef NBSPAMD_CORE_TRAINING_WRITER_H_
+#define NBSPAMD_CORE_TRAINING_WRITER_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <expected>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include "common/error.h"
+#include "common/log_throttle.h"
+#include "common/token_bag.h"
+#include "model/learning.h"
+#include "storage/store.h"
+
+namespace nbspamd::core {
+
+// Learn `bag` as `label` under message id `id`.
+struct LearnRequest {
+  std::string id;
+  std::string label;  // REQUIRES: a valid label (SpamFilter::ValidateLabel).
+  TokenBag bag;
+  model::LearnOrigin origin;  // Recorded with the ledger record when it changes.
+};
+
+// Completions run on the writer thread, once the request's outcome is durable (or failed). They
+// must be quick and must not submit to the writer and wait: hand the result to another thread.
+using LearnCompletion = std::move_only_function<void(std::expected<model::LearnStatus, Error>)>;
+using ForgetCompletion = std::move_only_function<void(std::expected<void, Error>)>;
+
+// How large a group may grow. At least one request is always taken, whatever its size.
+struct GroupLimits {
+  std::size_t max_requests = 256;
+  std::size_t max_tokens = std::size_t{1} << 20;  // Distinct tokens summed over the bags.
+};
+
+// Thread safety: Learn, Forget and Stop from any thread. The writer thread is the only caller
+// of the store's FindLearned-then-ApplyBatch sequence, so nothing else may apply to the store
+// while the writer lives.
+class TrainingWriter {
+ public:
+  // `alpha`: the Laplace smoothing the held-out scores are computed with (the daemon's).
+  explicit TrainingWriter(storage::Store& store, GroupLimits limits = {}, double alpha = 1.0);
+  TrainingWriter(const TrainingWriter&) = delete;
+  TrainingWriter& operator=(const TrainingWriter&) = delete;
+  ~TrainingWriter();  // Stop().
+
+  // Queues a learn. `done` gets the status, or kInternal / kDataLoss from storage, or
+  // kUnavailable (at once, on the caller's thread) after Stop. `stream_position` (cluster mode)
+  // is the replication stream entry the request comes from, stored in the same write as its
+  // counts (Store::StreamPosition); "" in standalone use.
+  void Learn(LearnRequest request, LearnCompletion done, std::string stream_position = "");
+  // Queues a forget of message `id`. `done` gets kNotFound when nothing is learned under it, or
+  // when `only_source` is given and the record was learned through another source; else as for
+  // Learn.
+  // `stream_position` as in LearnRequest.
+  void Forget(std::string id, ForgetCompletion done,
+              std::optional<std::string> only_source = std::nullopt,
+              std::string stream_position = "");
+
+  // Finishes every request queued so far (their completions run), then stops the writer thread.
+  // Later requests fail with kUnavailable. Idempotent.
+  void Stop();
+
+  // Groups written and requests completed so far, for diagnostics and benchmarks.
+  [[nodiscard]] std::uint64_t GroupCount() const;
+  [[nodiscard]] std::uint64_t RequestCount() const;
+  // Completions that threw (a bug in the caller's callback): each is logged (rate-limited) and
+  // the other completions still run. For /metrics.
+  [[nodiscard]] std::uint64_t CompletionExceptions() const {
+    return completion_exceptions_.load(std::memory_order_relaxed);
+  }
+
+ private:
+  struct Request {
+    std::string id;
+    std::string label;  // "" for a forget.
+    TokenBag bag;
+    model::LearnOrigin origin;
+    std::variant<LearnCompletion, ForgetCompletion> done;
+    std::optional<std::string> only_source;  // A forget: only a record of this source.
+    std::string stream_position;             // "" for none.
+  };
+  using Result = std::expected<model::LearnStatus, Error>;  // A forget reports kLearned.
+
+  void Submit(Request request);
+  void Run();
+  // Plans and writes `group`, returning each request's result.
+  [[nodiscard]] std::vector<Result> Commit(const std::vector<Request>& group);
+  // Runs the request's completion with `result`; an exception it throws is logged and counted.
+  void Complete(Request& request, Result result) noexcept;
+
+  storage::Store& store_;
+  const GroupLimits limits_;
+  const double alpha_;
+  // The group being written. Only the writer thread (Run) touches it. A member rather than a
+  // local of Run, so that its buffer is reachable from this object while the thread waits: leak
+  // checkers scanning a waiting thread's (ASan fake) stack frames need not find it there.
+  std::vector<Request> group_;
+  std::mutex stop_mutex_;     // Serialises Stop's join.
+  mutable std::mutex mutex_;  // Guards the members below it.
+  std::condition_variable wake_;
+  std::deque<Request> queue_;
+  bool stopping_ = false;
+  std::uint64_t groups_ = 0;
+  std::uint64_t requests_ = 0;
+  std::atomic<std::uint64_t> completion_exceptions_ = 0;
+  LogThrottle completion_log_;
+  std::thread thread_;  // Last: starts once everything above is constructed.
+};
+
+}  // namespace nbspamd::core
+
+#endif  // NBSPAMD_CORE_TRAINING_WRITER_H_

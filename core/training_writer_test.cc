@@ -1,0 +1,302 @@
+#include "core/training_writer.h"
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <stdexcept>
+#include <tuple>
+
+#include "model/calibration.h"
+#include "model/classifier.h"
+#include "storage/memory_store.h"
+
+namespace nbspamd::core {
+namespace {
+
+// A MemoryStore whose first ApplyBatch waits until the test opens the gate, so that the test
+// can queue a whole group behind it; and whose ApplyBatch can be told to fail with an I/O error.
+class GatedStore final : public storage::Store {
+ public:
+  model::Snapshot Read(std::span<const BagEntry> entries) const override {
+    return inner_.Read(entries);
+  }
+  std::shared_ptr<const model::ModelStats> Stats() const override { return inner_.Stats(); }
+  std::shared_ptr<const model::Calibration> Calibration() const override {
+    return inner_.Calibration();
+  }
+  std::expected<std::optional<model::LedgerEntry>, Error> FindLearned(
+      std::string_view id) const override {
+    return inner_.FindLearned(id);
+  }
+  std::string StreamPosition() const override { return inner_.StreamPosition(); }
+  std::expected<std::vector<storage::LearnedMessage>, Error> ListLearned(
+      std::string_view source, std::int64_t since, std::int64_t until,
+      std::size_t limit) const override {
+    return inner_.ListLearned(source, since, until, limit);
+  }
+  std::vector<storage::StorageProperty> Properties() const override { return inner_.Properties(); }
+  std::expected<void, Error> Checkpoint(const std::string& path) override {
+    return inner_.Checkpoint(path);
+  }
+
+  std::expected<storage::BatchResults, Error> ApplyBatch(
+      std::span<const model::Delta> deltas) override {
+    std::unique_lock lock(mutex_);
+    batch_sizes_.push_back(deltas.size());
+    entered_.notify_all();
+    open_.wait(lock, [this] { return gate_open_; });
+    if (fail_writes_) return MakeError(ErrorCode::kInternal, "disk on fire");
+    return inner_.ApplyBatch(deltas);
+  }
+
+  void WaitUntilAWriteIsHeld() {
+    std::unique_lock lock(mutex_);
+    entered_.wait(lock, [this] { return !batch_sizes_.empty(); });
+  }
+  void OpenGate() {
+    std::lock_guard lock(mutex_);
+    gate_open_ = true;
+    open_.notify_all();
+  }
+  void FailWrites() {
+    std::lock_guard lock(mutex_);
+    fail_writes_ = true;
+  }
+  std::vector<std::size_t> BatchSizes() {
+    std::lock_guard lock(mutex_);
+    return batch_sizes_;
+  }
+
+ private:
+  storage::MemoryStore inner_;
+  std::mutex mutex_;
+  std::condition_variable entered_, open_;
+  bool gate_open_ = false;
+  bool fail_writes_ = false;
+  std::vector<std::size_t> batch_sizes_;
+};
+
+TokenBag Bag(std::vector<BagEntry> entries) {
+  TokenBag bag;
+  bag.entries = std::move(entries);
+  return bag;
+}
+
+// Collects each completion's outcome, in the order the writer completes them.
+struct Outcomes {
+  std::mutex mutex;
+  std::vector<std::pair<std::string, std::expected<model::LearnStatus, Error>>> learned;
+  std::vector<std::pair<std::string, std::expected<void, Error>>> forgotten;
+
+  LearnCompletion OnLearn(std::string name) {
+    return [this, name](std::expected<model::LearnStatus, Error> result) {
+      std::lock_guard lock(mutex);
+      learned.emplace_back(name, std::move(result));
+    };
+  }
+  ForgetCompletion OnForget(std::string name) {
+    return [this, name](std::expected<void, Error> result) {
+      std::lock_guard lock(mutex);
+      forgotten.emplace_back(name, std::move(result));
+    };
+  }
+};
+
+TEST(TrainingWriterTest, ACompletionThatThrowsIsCountedAndTheOthersStillRun) {
+  GatedStore store;
+  store.OpenGate();
+  Outcomes outcomes;
+  TrainingWriter writer(store);
+  writer.Learn({"a", "spam", Bag({{1, 1}}), {}},
+               [](std::expected<model::LearnStatus, Error>) { throw std::runtime_error("bug"); });
+  writer.Forget("nothing", [](std::expected<void, Error>) { throw 42; });
+  writer.Learn({"b", "ham", Bag({{2, 1}}), {}}, outcomes.OnLearn("b"));
+  writer.Stop();
+  EXPECT_EQ(writer.CompletionExceptions(), 2u);
+  ASSERT_EQ(outcomes.learned.size(), 1u);
+  EXPECT_EQ(outcomes.learned[0].second, model::LearnStatus::kLearned);
+  // After Stop the completion runs on the caller's thread, guarded alike.
+  writer.Learn({"c", "ham", Bag({{3, 1}}), {}},
+               [](std::expected<model::LearnStatus, Error>) { throw std::runtime_error("late"); });
+  EXPECT_EQ(writer.CompletionExceptions(), 3u);
+}
+
+TEST(TrainingWriterTest, AGroupSeesItsOwnLearnsRelearnsAndForgets) {
+  GatedStore store;
+  Outcomes outcomes;
+  {
+    TrainingWriter writer(store);
+    writer.Learn({"first", "ham", Bag({{9, 1}}), {}}, outcomes.OnLearn("first"));
+    store.WaitUntilAWriteIsHeld();
+    // Everything below is queued behind the held write, so it forms the second group.
+    writer.Learn({"m", "spam", Bag({{1, 2}, {2, 1}}), {}}, outcomes.OnLearn("m learned"));
+    writer.Learn({"m", "spam", Bag({{1, 2}, {2, 1}}), {}}, outcomes.OnLearn("m unchanged"));
+    writer.Learn({"m", "ham", Bag({{1, 2}, {2, 1}}), {}}, outcomes.OnLearn("m relearned"));
+    writer.Forget("m", outcomes.OnForget("m forgotten"));
+    writer.Forget("m", outcomes.OnForget("m not found"));
+    writer.Learn({"m", "phishing", Bag({{3, 1}}), {}}, outcomes.OnLearn("m new class"));
+    writer.Learn({"p", "phishing", Bag({{3, 2}}), {}}, outcomes.OnLearn("p same new class"));
+    writer.Forget("first", outcomes.OnForget("first forgotten"));
+    store.OpenGate();
+    writer.Stop();
+    EXPECT_EQ(writer.GroupCount(), 2u);
+    EXPECT_EQ(writer.RequestCount(), 9u);
+  }
+  EXPECT_EQ(store.BatchSizes(), (std::vector<std::size_t>{1, 6}));
+
+  ASSERT_EQ(outcomes.learned.size(), 6u);
+  const std::vector<std::pair<std::string, model::LearnStatus>> expected_learns = {
+      {"first", model::LearnStatus::kLearned},
+      {"m learned", model::LearnStatus::kLearned},
+      {"m unchanged", model::LearnStatus::kUnchanged},
+      {"m relearned", model::LearnStatus::kRelearned},
+      {"m new class", model::LearnStatus::kLearned},
+      {"p same new class", model::LearnStatus::kLearned}};
+  for (std::size_t i = 0; i < expected_learns.size(); ++i) {
+    EXPECT_EQ(outcomes.learned[i].first, expected_learns[i].first);
+    ASSERT_TRUE(outcomes.learned[i].second.has_value()) << outcomes.learned[i].first;
+    EXPECT_EQ(*outcomes.learned[i].second, expected_learns[i].second) << expected_learns[i].first;
+  }
+  ASSERT_EQ(outcomes.forgotten.size(), 3u);
+  EXPECT_TRUE(outcomes.forgotten[0].second.has_value());
+  ASSERT_FALSE(outcomes.forgotten[1].second.has_value());
+  EXPECT_EQ(outcomes.forgotten[1].second.error().code, ErrorCode::kNotFound);
+  EXPECT_TRUE(outcomes.forgotten[2].second.has_value());
+
+  // The model is m and p as phishing, nothing else.
+  const auto stats = store.Stats();
+  ASSERT_EQ(stats->classes.size(), 3u);
+  EXPECT_EQ(stats->classes[0], (model::ClassStats{"spam", 0, 0}));
+  EXPECT_EQ(stats->classes[1], (model::ClassStats{"ham", 0, 0}));
+  EXPECT_EQ(stats->classes[2], (model::ClassStats{"phishing", 2, 3}));
+  EXPECT_EQ(stats->vocabulary_size, 1u);
+  EXPECT_EQ(**store.FindLearned("m"), (model::LedgerEntry{"phishing", {{3, 1}}, {}, std::nullopt}));
+  EXPECT_FALSE(store.FindLearned("first")->has_value());
+}
+
+// The held-out scores a group records are those of learning its requests one at a time: each
+// new message is scored against the model that the requests before it (in the same group too)
+// leave. Checked against a writer that writes every request alone.
+TEST(TrainingWriterTest, HeldOutScoresDoNotDependOnTheGrouping) {
+  const std::vector<std::tuple<std::string, std::string, std::vector<BagEntry>>> requests = {
+      {"s1", "spam", {{1, 2}, {2, 1}}}, {"h1", "ham", {{3, 1}, {4, 1}}},
+      {"s2", "spam", {{1, 1}, {5, 1}}}, {"h2", "ham", {{2, 1}, {3, 2}, {6, 1}}},
+      {"s1", "ham", {{1, 2}, {2, 1}}},  {"x", "phishing", {{7, 1}}},
+      {"s3", "spam", {{1, 1}, {7, 1}}}, {"h3", "ham", {{4, 1}, {8, 1}}}};
+  GatedStore grouped;
+  storage::MemoryStore alone;
+  {
+    TrainingWriter writer(grouped);
+    Outcomes outcomes;
+    writer.Learn({"first", "ham", Bag({{9, 1}}), {}}, outcomes.OnLearn("first"));
+    grouped.WaitUntilAWriteIsHeld();
+    for (const auto& [id, label, tokens] : requests) {
+      writer.Learn({id, label, Bag(tokens), {}}, outcomes.OnLearn(id));
+    }
+    grouped.OpenGate();
+    writer.Stop();
+    ASSERT_EQ(grouped.BatchSizes().size(), 2u) << "the requests formed one group";
+  }
+  {
+    TrainingWriter writer(alone);
+    const auto learn = [&](const std::string& id, const std::string& label,
+                           const std::vector<BagEntry>& tokens) {
+      std::promise<void> done;
+      writer.Learn({id, label, Bag(tokens), {}},
+                   [&](std::expected<model::LearnStatus, Error>) { done.set_value(); });
+      done.get_future().wait();
+    };
+    learn("first", "ham", {{9, 1}});
+    for (const auto& [id, label, tokens] : requests) learn(id, label, tokens);
+  }
+  int scored = 0;
+  for (const std::string id : {"first", "s1", "h1", "s2", "h2", "x", "s3", "h3"}) {
+    const auto a = **grouped.FindLearned(id);
+    const auto b = **alone.FindLearned(id);
+    EXPECT_EQ(a, b) << id;
+    if (a.held_out) ++scored;
+  }
+  // "first" and s1 came before the model had both classes; s1's relearn kept its first (none).
+  EXPECT_EQ(scored, 6);
+  EXPECT_FALSE((**grouped.FindLearned("s1")).held_out.has_value());
+  EXPECT_EQ(grouped.Calibration()->histogram(), alone.Calibration()->histogram());
+}
+
+TEST(TrainingWriterTest, TheHeldOutScoreIsTheScoreOfTheModelBeforeTheLearn) {
+  storage::MemoryStore store;
+  TrainingWriter writer(store, {}, /*alpha=*/0.5);
+  const auto learn = [&](const std::string& id, const std::string& label,
+                         std::vector<BagEntry> tokens) {
+    std::promise<void> done;
+    writer.Learn({id, label, Bag(std::move(tokens)), {}},
+                 [&](std::expected<model::LearnStatus, Error>) { done.set_value(); });
+    done.get_future().wait();
+  };
+  learn("a", "spam", {{1, 2}, {2, 1}});
+  learn("b", "ham", {{2, 1}, {3, 1}});
+  const TokenBag next = Bag({{1, 1}, {3, 1}, {4, 1}});
+  const auto before = model::Classify(next, store.Read(next.entries), {.alpha = 0.5});
+  ASSERT_TRUE(before.has_value() && before->score.has_value());
+  learn("c", "spam", next.entries);
+  EXPECT_EQ((**store.FindLearned("c")).held_out,
+            (model::HeldOutScore{model::kScoreScale, *before->score}));
+  EXPECT_FALSE((**store.FindLearned("a")).held_out.has_value()) << "no ham yet: no score";
+}
+
+TEST(TrainingWriterTest, AFailedWriteFailsEveryAnswerThatRestsOnIt) {
+  GatedStore store;
+  Outcomes outcomes;
+  {
+    TrainingWriter writer(store);
+    writer.Learn({"a", "spam", Bag({{1, 1}}), {}}, outcomes.OnLearn("a"));
+    store.WaitUntilAWriteIsHeld();
+    store.FailWrites();
+    writer.Learn({"b", "spam", Bag({{2, 1}}), {}}, outcomes.OnLearn("b"));
+    writer.Learn({"b", "spam", Bag({{2, 1}}), {}}, outcomes.OnLearn("b again"));
+    writer.Forget("never", outcomes.OnForget("never"));
+    store.OpenGate();
+  }
+  ASSERT_EQ(outcomes.learned.size(), 3u);
+  for (const auto& [name, result] : outcomes.learned) {
+    ASSERT_FALSE(result.has_value()) << name;
+    EXPECT_EQ(result.error().code, ErrorCode::kInternal) << name;
+  }
+  // "b again" was unchanged only because of the write that failed; "never" did not rest on it.
+  ASSERT_EQ(outcomes.forgotten.size(), 1u);
+  EXPECT_EQ(outcomes.forgotten[0].second.error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(store.Stats()->TotalDocuments(), 0u);
+}
+
+TEST(TrainingWriterTest, GroupsRespectTheRequestCap) {
+  GatedStore store;
+  Outcomes outcomes;
+  {
+    TrainingWriter writer(store, {.max_requests = 3, .max_tokens = 1000});
+    writer.Learn({"x", "spam", Bag({{1, 1}}), {}}, outcomes.OnLearn("x"));
+    store.WaitUntilAWriteIsHeld();
+    for (int i = 0; i < 7; ++i) {
+      writer.Learn({"id" + std::to_string(i), "ham", Bag({{2, 1}}), {}}, outcomes.OnLearn("i"));
+    }
+    store.OpenGate();
+  }
+  EXPECT_EQ(store.BatchSizes(), (std::vector<std::size_t>{1, 3, 3, 1}));
+  EXPECT_EQ(store.Stats()->TotalDocuments(), 8u);
+}
+
+TEST(TrainingWriterTest, RequestsAfterStopAreRefusedAtOnce) {
+  storage::MemoryStore store;
+  TrainingWriter writer(store);
+  writer.Stop();
+  writer.Stop();
+  std::promise<std::expected<model::LearnStatus, Error>> result;
+  writer.Learn({"a", "spam", Bag({{1, 1}}), {}},
+               [&](std::expected<model::LearnStatus, Error> r) { result.set_value(std::move(r)); });
+  const auto learned = result.get_future().get();
+  ASSERT_FALSE(learned.has_value());
+  EXPECT_EQ(learned.error().code, ErrorCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace nbspamd::core

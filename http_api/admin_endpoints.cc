@@ -1,0 +1,129 @@
+// /admin/backup, /admin/learned and /admin/rollback: operating on the model as a whole.
+#include <boost/beast/http/field.hpp>
+#include <boost/json.hpp>
+#include <charconv>
+#include <ctime>
+#include <filesystem>
+#include <limits>
+#include <string>
+#include <utility>
+
+#include "common/log.h"
+#include "http_api/endpoint_call.h"
+#include "http_api/json_views.h"
+
+namespace nbspamd::http_api {
+namespace {
+
+namespace http = boost::beast::http;
+namespace json = boost::json;
+
+constexpr std::size_t kMaxAdminLimit = 100000;
+
+// "backups/nbspamd-20261123T104501Z": a new folder name for a backup made now.
+std::string BackupPath(const std::string& backup_dir, int attempt) {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &utc);
+  std::string name = "nbspamd-";
+  name.append(stamp);
+  if (attempt > 0) name.append("-").append(std::to_string(attempt + 1));
+  return (std::filesystem::path(backup_dir) / name).string();
+}
+
+// The source and time window of /admin/learned and /admin/rollback: ?source= (required; ""
+// names training done without a token), ?since= and ?until= in Unix seconds (default: all
+// time), ?limit= (1 to kMaxAdminLimit, default `default_limit`).
+struct Selection {
+  std::string source;
+  std::int64_t since = 0;
+  std::int64_t until = std::numeric_limits<std::int64_t>::max();
+  std::size_t limit = 0;
+};
+std::expected<Selection, nbspamd::Error> Select(const Input& input, std::size_t default_limit) {
+  Selection selection;
+  selection.limit = default_limit;
+  const auto source = input.query.find("source");
+  if (source == input.query.end()) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "give ?source=NAME (the token name; empty for training without a token)");
+  }
+  selection.source = source->second;
+  for (auto [name, value] : {std::pair{"since", &selection.since}, {"until", &selection.until}}) {
+    const auto it = input.query.find(name);
+    if (it == input.query.end()) continue;
+    const auto [end, error] =
+        std::from_chars(it->second.data(), it->second.data() + it->second.size(), *value);
+    if (error != std::errc() || end != it->second.data() + it->second.size() || *value < 0) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       std::string(name) + " must be a Unix time in seconds");
+    }
+  }
+  if (const auto it = input.query.find("limit"); it != input.query.end()) {
+    const auto [end, error] =
+        std::from_chars(it->second.data(), it->second.data() + it->second.size(), selection.limit);
+    if (error != std::errc() || end != it->second.data() + it->second.size() ||
+        selection.limit == 0 || selection.limit > kMaxAdminLimit) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "limit must be a whole number from 1 to " + std::to_string(kMaxAdminLimit));
+    }
+  }
+  return selection;
+}
+
+}  // namespace
+
+std::optional<Response> HandleBackup(Call& call, const Input& input) {
+  if (auto rejected = call.RejectUnknown(input, {}, {})) return *rejected;
+  // A second backup in the same second gets the next free name.
+  constexpr int kAttempts = 100;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    const std::string path = BackupPath(call.options.backup_dir, attempt);
+    auto written = call.filter.Backup(path);
+    if (written) {
+      LogInfo("model backed up to " + path);
+      return JsonResponse(json::object{{"path", path}, {"status", "created"}},
+                          call.request.version());
+    }
+    if (written.error().code != ErrorCode::kInvalidArgument) {
+      LogError("backup to " + path + " failed: " + written.error().message);
+      return call.Error(written.error());
+    }
+  }
+  return call.Error(http::status::conflict, "failed_precondition",
+                    "too many backups in one second; try again");
+}
+
+std::optional<Response> HandleLearned(Call& call, const Input& input) {
+  if (auto rejected = call.RejectUnknown(input, {"source", "since", "until", "limit"}, {}))
+    return *rejected;
+  auto selection = Select(input, /*default_limit=*/1000);
+  if (!selection) return call.Error(selection.error());
+  auto listed = call.filter.ListLearned(selection->source, selection->since, selection->until,
+                                        selection->limit);
+  if (!listed) return call.Error(listed.error());
+  return JsonResponse(LearnedJson(*listed), call.request.version());
+}
+
+std::optional<Response> HandleRollback(Call& call, const Input& input) {
+  if (auto rejected = call.RejectUnknown(input, {"source", "since", "until", "limit"}, {}))
+    return *rejected;
+  auto selection = Select(input, /*default_limit=*/10000);
+  if (!selection) return call.Error(selection.error());
+  LogInfo("rolling back what source '" + selection->source + "' trained from " +
+          std::to_string(selection->since) + " to " + std::to_string(selection->until));
+  call.filter.RollbackAsync(
+      selection->source, selection->since, selection->until, selection->limit,
+      [version = call.request.version(), source = selection->source, respond = call.TakeRespond()](
+          std::expected<std::uint64_t, nbspamd::Error> forgotten) mutable {
+        Deliver(respond, version, [&] {
+          if (!forgotten) return ErrorResponse(forgotten.error(), version);
+          return JsonResponse(json::object{{"source", source}, {"forgotten", *forgotten}}, version);
+        });
+      });
+  return std::nullopt;
+}
+
+}  // namespace nbspamd::http_api

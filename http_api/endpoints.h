@@ -1,0 +1,84 @@
+// The HTTP API's endpoints in one table: path, method, who may call it, whether it takes a
+// body, counts against the training rate or the limit on requests in flight. The router
+// dispatches by it, the sessions label their metrics with it, and /metrics renders one series per
+// row, so a new endpoint is one row here and one handler in the router.
+//
+//   const Endpoint endpoint = EndpointOf("/classify?explain=3");  // Endpoint::kClassify
+//   const EndpointSpec* spec = SpecOf(endpoint);                   // nullptr for kOther
+#ifndef NBSPAMD_HTTP_API_ENDPOINTS_H_
+#define NBSPAMD_HTTP_API_ENDPOINTS_H_
+
+#include <array>
+#include <boost/beast/http/verb.hpp>
+#include <cstddef>
+#include <ostream>  // Boost 1.81 verb.hpp uses std::ostream without including it.
+#include <string_view>
+
+namespace nbspamd::http_api {
+
+// The request paths the daemon knows; anything else is kOther. The order is that of kEndpoints
+// (and of the /metrics series).
+enum class Endpoint {
+  kClassify,
+  kTrain,
+  kForget,
+  kStats,
+  kHealth,
+  kReady,
+  kMetrics,
+  kAdminBackup,
+  kAdminLearned,
+  kAdminRollback,
+  kOther,
+};
+inline constexpr std::size_t kEndpointCount = static_cast<std::size_t>(Endpoint::kOther) + 1;
+
+// Who may call an endpoint when bearer tokens are configured.
+enum class Guard {
+  kOpen,      // Anyone.
+  kClassify,  // Anyone, unless auth_classify.
+  kToken,     // A token holder.
+};
+
+struct EndpointSpec {
+  Endpoint endpoint;
+  std::string_view path;
+  boost::beast::http::verb method;
+  Guard guard;
+  bool takes_body;    // The message comes in the body (raw or JSON).
+  bool rate_limited;  // Counts against the source's training rate (train_rate_limit).
+  bool admitted;      // Counts against max_in_flight; health probes do not, so they always answer.
+};
+
+// Every endpoint but kOther, in the order of Endpoint.
+inline constexpr std::array<EndpointSpec, kEndpointCount - 1> kEndpoints = {{
+    {Endpoint::kClassify, "/classify", boost::beast::http::verb::post, Guard::kClassify, true,
+     false, true},
+    {Endpoint::kTrain, "/train", boost::beast::http::verb::post, Guard::kToken, true, true, true},
+    {Endpoint::kForget, "/forget", boost::beast::http::verb::post, Guard::kToken, true, true, true},
+    {Endpoint::kStats, "/stats", boost::beast::http::verb::get, Guard::kOpen, false, false, true},
+    {Endpoint::kHealth, "/healthz", boost::beast::http::verb::get, Guard::kOpen, false, false,
+     false},
+    {Endpoint::kReady, "/readyz", boost::beast::http::verb::get, Guard::kOpen, false, false, false},
+    {Endpoint::kMetrics, "/metrics", boost::beast::http::verb::get, Guard::kOpen, false, false,
+     true},
+    {Endpoint::kAdminBackup, "/admin/backup", boost::beast::http::verb::post, Guard::kToken, false,
+     false, true},
+    {Endpoint::kAdminLearned, "/admin/learned", boost::beast::http::verb::get, Guard::kToken, false,
+     false, true},
+    {Endpoint::kAdminRollback, "/admin/rollback", boost::beast::http::verb::post, Guard::kToken,
+     false, false, true},
+}};
+
+// The endpoint whose path is `path` exactly (no query).
+[[nodiscard]] Endpoint EndpointOfPath(std::string_view path);
+// The endpoint a request target ("/classify?explain=3") names.
+[[nodiscard]] Endpoint EndpointOf(std::string_view target);
+// Its path, as the `endpoint` label of /metrics shows it ("/classify", or "other").
+[[nodiscard]] std::string_view EndpointName(Endpoint endpoint);
+// Its row of kEndpoints; nullptr for kOther.
+[[nodiscard]] const EndpointSpec* SpecOf(Endpoint endpoint);
+
+}  // namespace nbspamd::http_api
+
+#endif  // NBSPAMD_HTTP_API_ENDPOINTS_H_

@@ -1,0 +1,115 @@
+#include "http_api/json_views.h"
+
+#include <boost/beast/http/field.hpp>
+#include <boost/json/array.hpp>
+#include <cmath>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include "common/json_text.h"
+#include "model/verdict.h"
+
+namespace nbspamd::http_api {
+namespace {
+
+namespace http = boost::beast::http;
+namespace json = boost::json;
+
+// A finite double, or null: JSON has no infinities.
+json::value Number(std::optional<double> value) {
+  if (!value || !std::isfinite(*value)) return nullptr;
+  return *value;
+}
+
+}  // namespace
+
+Response JsonResponse(const json::value& body, unsigned version) {
+  Response response(http::status::ok, version);
+  response.set(http::field::content_type, "application/json");
+  response.body() = WriteJson(body);
+  response.body() += '\n';
+  response.prepare_payload();
+  return response;
+}
+
+json::object ClassifyJson(const core::ClassifyOutcome& outcome, std::size_t explain) {
+  const model::ClassifyResult& result = outcome.result;
+  json::object body;
+  body["label"] = result.label();
+  body["verdict"] = model::VerdictName(result.verdict);
+  body["probability"] = Number(result.SpamProbability());
+  body["log_odds"] = Number(result.log_odds);
+  body["score"] = Number(result.score);
+  body["spam_confidence"] = Number(outcome.spam_confidence);
+  json::object probabilities;
+  for (const model::ClassScore& c : result.classes) probabilities[c.label] = c.probability;
+  body["probabilities"] = std::move(probabilities);
+  body["tokens"] = outcome.tokens;
+  body["known_tokens"] = result.known_tokens;
+  body["scored_tokens"] = result.scored_tokens;
+  if (explain > 0) {
+    json::array explanations;
+    for (const model::TokenExplanation& e : result.explanations) {
+      static constexpr const char* kSources[] = {"body", "header", "url", "meta"};
+      explanations.push_back(json::object{{"token", e.token},
+                                          {"source", kSources[static_cast<int>(e.source)]},
+                                          {"count", e.count},
+                                          {"weight", e.weight}});
+    }
+    body["explain"] = std::move(explanations);
+  }
+  return body;
+}
+
+json::object TrainJson(const core::TrainOutcome& outcome) {
+  json::object body{{"id", outcome.id},
+                    {"label", outcome.label},
+                    {"status", outcome.queued ? std::string_view("queued")
+                                              : model::LearnStatusName(outcome.status)},
+                    {"tokens", outcome.tokens}};
+  if (!outcome.stream_id.empty()) body["stream_id"] = outcome.stream_id;
+  return body;
+}
+
+json::object ForgetJson(const core::ForgetOutcome& outcome) {
+  json::object body{{"id", outcome.id}, {"status", outcome.queued ? "queued" : "forgotten"}};
+  if (!outcome.stream_id.empty()) body["stream_id"] = outcome.stream_id;
+  return body;
+}
+
+json::object StatsJson(const model::ModelStats& stats, const core::SpamFilterOptions& options) {
+  json::array classes;
+  for (const model::ClassStats& c : stats.classes) {
+    classes.push_back(
+        json::object{{"label", c.label}, {"documents", c.documents}, {"tokens", c.tokens}});
+  }
+  json::object tokenizer{{"boolean_counts", options.tokenizer.boolean_counts},
+                         {"header_tokens", options.tokenizer.header_tokens},
+                         {"word_bigrams", options.tokenizer.word_bigrams},
+                         {"max_message_bytes", options.tokenizer.max_message_bytes},
+                         {"max_tokens", options.tokenizer.max_tokens},
+                         {"max_token_chars", options.tokenizer.max_token_chars}};
+  return json::object{{"classes", std::move(classes)},
+                      {"documents", stats.TotalDocuments()},
+                      {"vocabulary", stats.vocabulary_size},
+                      {"alpha", options.alpha},
+                      {"spam_threshold", options.spam_threshold},
+                      {"ham_threshold", options.ham_threshold},
+                      {"score_min_weight", options.score_min_weight},
+                      {"options", std::move(tokenizer)}};
+}
+
+json::object LearnedJson(std::span<const storage::LearnedMessage> messages) {
+  json::array listed;
+  for (const storage::LearnedMessage& message : messages) {
+    listed.push_back(json::object{{"id", message.id},
+                                  {"label", message.label},
+                                  {"source", message.origin.source},
+                                  {"learned_at", message.origin.learned_at}});
+  }
+  const std::size_t count = listed.size();
+  return json::object{{"messages", std::move(listed)}, {"count", count}};
+}
+
+}  // namespace nbspamd::http_api

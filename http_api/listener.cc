@@ -1,0 +1,87 @@
+#include "http_api/listener.h"
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/strand.hpp>
+#include <sstream>
+
+#include "common/log.h"
+#include "http_api/http_session.h"
+
+namespace nbspamd::http_api {
+
+namespace net = boost::asio;
+using net::ip::tcp;
+
+Listener::Listener(net::io_context& context, const Router& router, const HttpLimits& limits,
+                   SessionRegistry& registry)
+    : context_(context),
+      acceptor_(net::make_strand(context)),
+      retry_timer_(acceptor_.get_executor()),
+      router_(router),
+      limits_(limits),
+      registry_(registry) {}
+
+std::expected<std::shared_ptr<Listener>, Error> Listener::Create(net::io_context& context,
+                                                                 const tcp::endpoint& endpoint,
+                                                                 const Router& router,
+                                                                 const HttpLimits& limits,
+                                                                 SessionRegistry& registry) {
+  std::shared_ptr<Listener> listener(new Listener(context, router, limits, registry));
+  boost::system::error_code ec;
+  const auto fail = [&](const char* step) {
+    std::ostringstream address;
+    address << endpoint;
+    return MakeError(ErrorCode::kUnavailable,
+                     std::string("cannot ") + step + " " + address.str() + ": " + ec.message());
+  };
+  tcp::acceptor& acceptor = listener->acceptor_;
+  acceptor.open(endpoint.protocol(), ec);
+  if (ec) return fail("open a socket for");
+  acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  if (ec) return fail("configure");
+  acceptor.bind(endpoint, ec);
+  if (ec) return fail("listen on");
+  acceptor.listen(net::socket_base::max_listen_connections, ec);
+  if (ec) return fail("listen on");
+  return listener;
+}
+
+tcp::endpoint Listener::LocalEndpoint() const {
+  boost::system::error_code ignored;
+  return acceptor_.local_endpoint(ignored);
+}
+
+void Listener::Run() {
+  net::dispatch(acceptor_.get_executor(), [self = shared_from_this()] { self->DoAccept(); });
+}
+
+void Listener::Stop() {
+  net::dispatch(acceptor_.get_executor(), [self = shared_from_this()] {
+    boost::system::error_code ignored;
+    self->acceptor_.close(ignored);
+    self->retry_timer_.cancel();
+  });
+}
+
+void Listener::DoAccept() {
+  if (!acceptor_.is_open()) return;
+  acceptor_.async_accept(net::make_strand(context_), [self = shared_from_this()](
+                                                         boost::system::error_code ec,
+                                                         tcp::socket socket) {
+    if (ec == net::error::operation_aborted || !self->acceptor_.is_open()) return;
+    if (ec) {
+      // Out of file descriptors and the like: log, and try again a little later rather
+      // than spin.
+      LogWarning("accept failed: " + ec.message());
+      self->retry_timer_.expires_after(std::chrono::milliseconds(100));
+      return self->retry_timer_.async_wait([self](boost::system::error_code) { self->DoAccept(); });
+    } else {
+      std::make_shared<HttpSession>(std::move(socket), self->router_, self->limits_,
+                                    self->registry_)
+          ->Run();
+    }
+    self->DoAccept();
+  });
+}
+
+}  // namespace nbspamd::http_api

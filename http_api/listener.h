@@ -1,0 +1,48 @@
+// Listener: accepts connections and starts an HttpSession for each.
+#ifndef NBSPAMD_HTTP_API_LISTENER_H_
+#define NBSPAMD_HTTP_API_LISTENER_H_
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <expected>
+#include <memory>
+
+#include "common/error.h"
+#include "http_api/http_limits.h"
+#include "http_api/router.h"
+#include "http_api/session_registry.h"
+
+namespace nbspamd::http_api {
+
+class Listener : public std::enable_shared_from_this<Listener> {
+ public:
+  // Binds and listens on `endpoint`. Errors: kUnavailable naming the address and the reason
+  // (in use, permission denied, no such address).
+  [[nodiscard]] static std::expected<std::shared_ptr<Listener>, Error> Create(
+      boost::asio::io_context& context, const boost::asio::ip::tcp::endpoint& endpoint,
+      const Router& router, const HttpLimits& limits, SessionRegistry& registry);
+
+  // The bound address (with the real port when port 0 was asked for).
+  [[nodiscard]] boost::asio::ip::tcp::endpoint LocalEndpoint() const;
+
+  // Starts accepting. Stop closes the acceptor; both are thread-safe.
+  void Run();
+  void Stop();
+
+ private:
+  Listener(boost::asio::io_context& context, const Router& router, const HttpLimits& limits,
+           SessionRegistry& registry);
+  void DoAccept();
+
+  boost::asio::io_context& context_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::steady_timer retry_timer_;  // Delays accepting again after a failed accept.
+  const Router& router_;
+  const HttpLimits& limits_;
+  SessionRegistry& registry_;
+};
+
+}  // namespace nbspamd::http_api
+
+#endif  // NBSPAMD_HTTP_API_LISTENER_H_

@@ -1,0 +1,76 @@
+// Router: the HTTP API as a pure function from a request to a response, testable without
+// sockets (the Beast session only moves bytes). The endpoints are the rows of endpoints.h;
+// README.md and docs/API.md describe them. Requests are read by request_input.h, answers
+// rendered by json_views.h; the core (core/spam_filter.h) does the work, and owns message ids
+// and the verdict memory behind feedback.
+// It also enforces what applies to every request: bearer tokens (401/403), the training rate
+// per source (429) and the limit on requests in flight (503).
+#ifndef NBSPAMD_HTTP_API_ROUTER_H_
+#define NBSPAMD_HTTP_API_ROUTER_H_
+
+#include <atomic>
+#include <cstddef>
+#include <functional>
+#include <string>
+
+#include "core/spam_filter.h"
+#include "http_api/authenticator.h"
+#include "http_api/http_errors.h"
+#include "http_api/metrics.h"
+#include "http_api/rate_limiter.h"
+
+namespace nbspamd::http_api {
+
+// Receives the response to one request.
+using Respond = std::move_only_function<void(Response)>;
+
+struct RouterOptions {
+  // With tokens configured, /train, /forget and /admin/* need one (and /classify when
+  // auth_classify); without, nothing does.
+  Authenticator authenticator;
+  bool auth_classify = false;
+  // Requests handled at once (from arrival to response; a /train until it is durable). Beyond
+  // it a request gets 503 at once instead of queuing. /healthz is never refused.
+  std::size_t max_in_flight = 512;
+  // Where POST /admin/backup writes checkpoints, one new folder each.
+  std::string backup_dir = "backups";
+  // /train and /forget requests a second per source (token name); beyond: 429. 0: no limit.
+  double train_rate_limit = 0;
+};
+
+// Thread-safe as the SpamFilter it calls. Never throws: every failure is a JSON error response.
+class Router {
+ public:
+  explicit Router(core::SpamFilter& filter, RouterOptions options = {})
+      : filter_(filter),
+        options_(std::move(options)),
+        limiter_(options_.train_rate_limit),
+        metrics_(options_.authenticator.Names()) {}
+
+  // Answers `request` by calling `respond` exactly once: before returning, except for /train
+  // and /forget that reach the training writer, which are answered from the writer thread once
+  // their change is durable (so `respond` must be quick: hand the response to the connection's
+  // own executor). The request is not used after the call returns.
+  // REQUIRES: the request's body is complete. The response's keep-alive is left to the caller.
+  void HandleAsync(const Request& request, Respond respond) const;
+
+  // HandleAsync, waiting for the response. REQUIRES: not called from a training completion.
+  [[nodiscard]] Response Handle(const Request& request) const;
+
+  // Requests being handled now.
+  [[nodiscard]] std::size_t InFlight() const { return in_flight_.load(); }
+
+  // What GET /metrics reports; the HTTP sessions record every response here.
+  [[nodiscard]] Metrics& metrics() const { return metrics_; }
+
+ private:
+  core::SpamFilter& filter_;
+  const RouterOptions options_;
+  mutable RateLimiter limiter_;
+  mutable Metrics metrics_;
+  mutable std::atomic<std::size_t> in_flight_ = 0;
+};
+
+}  // namespace nbspamd::http_api
+
+#endif  // NBSPAMD_HTTP_API_ROUTER_H_

@@ -1,0 +1,113 @@
+#include "http_api/server.h"
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <csignal>
+#include <thread>
+#include <vector>
+
+#include "common/log.h"
+#include "http_api/handler_guard.h"
+
+namespace nbspamd::http_api {
+
+namespace net = boost::asio;
+using net::ip::tcp;
+
+std::string FormatEndpoint(const tcp::endpoint& endpoint) {
+  const std::string address = endpoint.address().to_string();
+  const std::string port = std::to_string(endpoint.port());
+  return endpoint.address().is_v6() ? "[" + address + "]:" + port : address + ":" + port;
+}
+
+Server::Server(core::SpamFilter& filter, const ServerOptions& options)
+    : options_(options),
+      router_(filter, options.router),
+      context_(static_cast<int>(options.threads)) {}
+
+std::expected<std::unique_ptr<Server>, Error> Server::Create(core::SpamFilter& filter,
+                                                             const ServerOptions& options) {
+  std::unique_ptr<Server> server(new Server(filter, options));
+  boost::system::error_code ec;
+  tcp::endpoint endpoint(net::ip::make_address(options.host, ec), options.port);
+  if (ec) {
+    tcp::resolver resolver(server->context_);
+    const auto results = resolver.resolve(options.host, std::to_string(options.port), ec);
+    if (ec || results.empty()) {
+      return MakeError(ErrorCode::kUnavailable,
+                       "cannot resolve listen address '" + options.host + "': " + ec.message());
+    }
+    endpoint = results.begin()->endpoint();
+  }
+  auto listener = Listener::Create(server->context_, endpoint, server->router_,
+                                   server->options_.limits, server->registry_);
+  if (!listener) return std::unexpected(listener.error());
+  server->listener_ = std::move(*listener);
+  // Catch SIGTERM and SIGINT from now on: the caller announces that it listens once this
+  // returns, and a signal that comes before Run() must still mean a graceful stop (Asio keeps
+  // it until Run waits for it).
+  server->signals_.emplace(server->context_, SIGINT, SIGTERM);
+  return server;
+}
+
+Server::~Server() {
+  // Removing the signal set restores the default actions (termination): ignore at once instead.
+  signals_.reset();
+  std::signal(SIGTERM, SIG_IGN);
+  std::signal(SIGINT, SIG_IGN);
+}
+
+tcp::endpoint Server::LocalEndpoint() const { return listener_->LocalEndpoint(); }
+
+void Server::Run() {
+  net::signal_set& signals = *signals_;
+  net::steady_timer deadline(context_);
+  signals.async_wait([&](const boost::system::error_code& ec, int signal) {
+    if (ec) return;
+    LogInfo("signal " + std::to_string(signal) + ": finishing requests in flight");
+    listener_->Stop();
+    // A second signal, or the deadline, cuts what is left.
+    signals.async_wait([&](const boost::system::error_code& again, int) {
+      if (!again) {
+        LogWarning("second signal: stopping now");
+        context_.stop();
+      }
+    });
+    deadline.expires_after(options_.shutdown_timeout);
+    deadline.async_wait([&](const boost::system::error_code& expired) {
+      if (!expired) {
+        LogWarning("shutdown timeout: closing the connections still open");
+        context_.stop();
+      }
+    });
+    registry_.BeginShutdown([&] {
+      // The last connection is gone: release what keeps the I/O threads running.
+      net::post(context_, [&] {
+        boost::system::error_code ignored;
+        signals.cancel(ignored);
+        deadline.cancel();
+      });
+    });
+  });
+  listener_->Run();
+
+  // The I/O threads take SIGTERM and SIGINT (Asio's handler runs on whichever thread the kernel
+  // picks), so that the caller may block them in every other thread.
+  sigset_t termination;
+  sigemptyset(&termination);
+  sigaddset(&termination, SIGTERM);
+  sigaddset(&termination, SIGINT);
+  const auto serve = [this, &termination] {
+    pthread_sigmask(SIG_UNBLOCK, &termination, nullptr);
+    // A handler that throws must not end the process: log it and go on serving.
+    // Sessions catch their own first (http_session.h), so a count here is a bug outside any.
+    RunIoContext(context_, router_.metrics().HandlerExceptions(InternalError::kIoThread));
+  };
+  std::vector<std::thread> threads;
+  for (unsigned i = 1; i < options_.threads; ++i) threads.emplace_back(serve);
+  serve();
+  for (std::thread& thread : threads) thread.join();
+}
+
+}  // namespace nbspamd::http_api

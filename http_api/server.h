@@ -1,0 +1,76 @@
+// Server: the HTTP daemon around a SpamFilter: a listener, a pool of I/O threads, and the
+// graceful shutdown on SIGTERM or SIGINT (stop accepting, finish the requests in flight, close
+// idle connections, then return so the caller can close the store).
+#ifndef NBSPAMD_HTTP_API_SERVER_H_
+#define NBSPAMD_HTTP_API_SERVER_H_
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <chrono>
+#include <cstdint>
+#include <expected>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/error.h"
+#include "core/spam_filter.h"
+#include "http_api/http_limits.h"
+#include "http_api/listener.h"
+#include "http_api/router.h"
+#include "http_api/session_registry.h"
+
+namespace nbspamd::http_api {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";  // An IP address or a name that resolves locally.
+  std::uint16_t port = 0;          // 0: any free port.
+  unsigned threads = 1;            // I/O threads, >= 1.
+  HttpLimits limits;
+  // After a shutdown signal, connections still busy after this long are cut.
+  std::chrono::seconds shutdown_timeout{30};
+  RouterOptions router;  // Authentication, admission and backups.
+};
+
+class Server {
+ public:
+  // Binds the listening socket. Errors: kUnavailable when the address cannot be bound or
+  // resolved.
+  [[nodiscard]] static std::expected<std::unique_ptr<Server>, Error> Create(
+      core::SpamFilter& filter, const ServerOptions& options);
+
+  // The address actually bound.
+  [[nodiscard]] boost::asio::ip::tcp::endpoint LocalEndpoint() const;
+
+  // Serves until SIGTERM or SIGINT and the drain that follows; returns when every connection is
+  // closed and every I/O thread has stopped. The calling thread and the I/O threads unblock
+  // SIGTERM and SIGINT, so a caller can keep them blocked in all its other threads.
+  void Run();
+
+  // From Create until here, SIGTERM and SIGINT are the server's (a further one during the drain
+  // ends it early); from here on they are ignored, so that they cannot cut short what the
+  // process does after serving, such as closing the model.
+  ~Server();
+
+ private:
+  Server(core::SpamFilter& filter, const ServerOptions& options);
+  void BeginShutdown();
+
+  // Sessions refer to options_, router_ and registry_, and may be destroyed with context_, so
+  // those are declared (constructed) before it and destroyed after it.
+  ServerOptions options_;
+  Router router_;
+  SessionRegistry registry_;
+  boost::asio::io_context context_;
+  std::shared_ptr<Listener> listener_;
+  std::optional<boost::asio::signal_set> signals_;  // From Create on.
+};
+
+// "127.0.0.1:7830", or "[::1]:7830" for IPv6.
+[[nodiscard]] std::string FormatEndpoint(const boost::asio::ip::tcp::endpoint& endpoint);
+
+}  // namespace nbspamd::http_api
+
+#endif  // NBSPAMD_HTTP_API_SERVER_H_

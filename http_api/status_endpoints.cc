@@ -1,0 +1,58 @@
+// GET /stats, /healthz, /readyz and /metrics: what the daemon and its model look like now.
+#include <array>
+#include <boost/beast/http/field.hpp>
+#include <boost/json.hpp>
+#include <vector>
+
+#include "common/version.h"
+#include "http_api/endpoint_call.h"
+#include "http_api/json_views.h"
+
+namespace nbspamd::http_api {
+namespace {
+
+namespace http = boost::beast::http;
+namespace json = boost::json;
+
+}  // namespace
+
+std::optional<Response> HandleStats(Call& call, const Input& input) {
+  if (auto rejected = call.RejectUnknown(input, {}, {})) return *rejected;
+  return JsonResponse(StatsJson(*call.filter.Stats(), call.filter.options()),
+                      call.request.version());
+}
+
+std::optional<Response> HandleMetricsText(Call& call, const Input& input) {
+  if (auto rejected = call.RejectUnknown(input, {}, {})) return *rejected;
+  Response response(http::status::ok, call.request.version());
+  response.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
+  response.body() = call.metrics.Render(call.filter.Status(), kVersion);
+  response.prepare_payload();
+  return response;
+}
+
+// Liveness: the daemon serves. `ready` says whether it does all of its work (see /readyz).
+std::optional<Response> HandleHealth(Call& call, const Input& input) {
+  if (auto rejected = call.RejectUnknown(input, {}, {})) return *rejected;
+  const core::Readiness readiness = call.filter.CheckReadiness();
+  return JsonResponse(json::object{{"status", "ok"}, {"ready", readiness.ready()}},
+                      call.request.version());
+}
+
+// Readiness: 200 {"status": "ready"}, or 503 {"status": "degraded", "degraded": [reasons]}.
+std::optional<Response> HandleReady(Call& call, const Input& input) {
+  if (auto rejected = call.RejectUnknown(input, {}, {})) return *rejected;
+  const core::Readiness readiness = call.filter.CheckReadiness();
+  if (readiness.ready()) {
+    return JsonResponse(json::object{{"status", "ready"}}, call.request.version());
+  }
+  json::array reasons;
+  for (const std::string& reason : readiness.degraded) reasons.emplace_back(reason);
+  Response response =
+      JsonResponse(json::object{{"status", "degraded"}, {"degraded", std::move(reasons)}},
+                   call.request.version());
+  response.result(http::status::service_unavailable);
+  return response;
+}
+
+}  // namespace nbspamd::http_api

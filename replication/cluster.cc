@@ -1,0 +1,539 @@
+#include "replication/cluster.h"
+
+#include <charconv>
+#include <exception>
+#include <random>
+#include <utility>
+
+#include "common/log.h"
+
+namespace nbspamd::replication {
+namespace {
+
+constexpr char kEventField[] = "e";
+
+// Atomically: remembers the largest entry id about to be deleted in KEYS[2] (never lowering it),
+// then deletes the entries of stream KEYS[1] below ARGV[1]. Returns how many were deleted.
+constexpr char kTrimScript[] = R"lua(
+local function less(a, b)
+  local ams, aseq = string.match(a, '^(%d+)-(%d+)$')
+  local bms, bseq = string.match(b, '^(%d+)-(%d+)$')
+  ams, aseq, bms, bseq = tonumber(ams), tonumber(aseq), tonumber(bms), tonumber(bseq)
+  return ams < bms or (ams == bms and aseq < bseq)
+end
+local below = redis.call('XREVRANGE', KEYS[1], '(' .. ARGV[1], '-', 'COUNT', 1)
+if #below == 0 then return 0 end
+local current = redis.call('GET', KEYS[2])
+if (not current) or less(current, below[1][1]) then redis.call('SET', KEYS[2], below[1][1]) end
+return redis.call('XTRIM', KEYS[1], 'MINID', ARGV[1])
+)lua";
+
+std::int64_t NowMilliseconds() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+double LagSeconds(const std::string& applied, const std::string& last) {
+  const auto last_id = StreamId::Parse(last);
+  if (!last_id) return 0;
+  const StreamId applied_id = StreamId::Parse(applied).value_or(StreamId{});
+  if (applied_id >= *last_id) return 0;
+  return static_cast<double>(last_id->ms - std::min(applied_id.ms, last_id->ms)) / 1000.0;
+}
+
+}  // namespace
+
+std::optional<StreamId> StreamId::Parse(std::string_view text) {
+  const std::size_t dash = text.find('-');
+  if (dash == std::string_view::npos) return std::nullopt;
+  StreamId id;
+  const char* end = text.data() + dash;
+  auto [ms_end, ms_error] = std::from_chars(text.data(), end, id.ms);
+  if (ms_error != std::errc() || ms_end != end || dash == 0) return std::nullopt;
+  const char* seq_begin = end + 1;
+  const char* seq_end = text.data() + text.size();
+  auto [parsed_end, seq_error] = std::from_chars(seq_begin, seq_end, id.seq);
+  if (seq_error != std::errc() || parsed_end != seq_end || seq_begin == seq_end) {
+    return std::nullopt;
+  }
+  return id;
+}
+
+std::string StreamId::ToString() const { return std::to_string(ms) + "-" + std::to_string(seq); }
+
+ClusterReplicator::ClusterReplicator(storage::Store& store, core::TrainingWriter& writer,
+                                     ClusterOptions options)
+    : store_(store),
+      writer_(writer),
+      options_(std::move(options)),
+      positions_key_(options_.stream + ":positions"),
+      trimmed_key_(options_.stream + ":trimmed"),
+      appender_(options_.redis_host, options_.redis_port) {
+  std::random_device random;
+  const std::uint64_t incarnation = (std::uint64_t{random()} << 32) ^ random();
+  waiter_prefix_ = options_.name + "/" + std::to_string(incarnation) + "/";
+  status_.applied = store_.StreamPosition();
+}
+
+ClusterReplicator::~ClusterReplicator() { Stop(); }
+
+std::expected<void, Error> ClusterReplicator::CheckNoGap(RedisClient& redis,
+                                                         const std::string& position) {
+  auto trimmed = redis.Command({"GET", trimmed_key_});
+  if (!trimmed) return std::unexpected(trimmed.error());
+  if (trimmed->type != RedisReply::Type::kString) return {};
+  const auto through = StreamId::Parse(trimmed->text);
+  const StreamId here = StreamId::Parse(position).value_or(StreamId{});
+  if (through && here < *through) {
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "the stream '" + options_.stream + "' was trimmed through " + trimmed->text +
+                         " but this daemon's model ends at " +
+                         (position.empty() ? std::string("the beginning") : position) +
+                         ": start it from a checkpoint of another daemon (POST /admin/backup)");
+  }
+  return {};
+}
+
+std::expected<void, Error> ClusterReplicator::Start() {
+  {
+    RedisClient redis(options_.redis_host, options_.redis_port);
+    auto checked = CheckNoGap(redis, store_.StreamPosition());
+    if (!checked) {
+      if (checked.error().code != ErrorCode::kUnavailable) return checked;
+      LogWarning("cluster: " + checked.error().message + "; retrying in the background");
+    }
+  }
+  thread_ = std::thread([this] { Run(); });
+  return {};
+}
+
+void ClusterReplicator::Stop() {
+  {
+    std::lock_guard lock(stop_mutex_);
+    stopping_ = true;
+  }
+  stop_wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  ExpireWaiters(/*all=*/true);
+}
+
+void ClusterReplicator::Pause(std::chrono::milliseconds duration) {
+  std::unique_lock lock(stop_mutex_);
+  stop_wake_.wait_for(lock, duration, [this] { return stopping_; });
+}
+
+void ClusterReplicator::Submit(core::TrainingChange change, core::ReplicatedDone done) {
+  StreamEvent event;
+  static_cast<core::TrainingChange&>(event) = std::move(change);
+  if (gap_) {
+    return done(MakeError(ErrorCode::kUnavailable,
+                          "this daemon stopped following the training stream: it was trimmed "
+                          "past its model"));
+  }
+  {
+    std::lock_guard lock(stop_mutex_);
+    if (stopping_) return done(MakeError(ErrorCode::kUnavailable, "the daemon is shutting down"));
+  }
+  std::expected<RedisReply, Error> appended;
+  std::string waiter;
+  {
+    std::lock_guard lock(append_mutex_);
+    if (options_.wait_applied) {
+      waiter = waiter_prefix_ + std::to_string(next_waiter_++);
+      event.waiter = waiter;
+      std::lock_guard waiters_lock(waiters_mutex_);
+      waiters_.emplace(waiter, Waiter{std::move(done),
+                                      std::chrono::steady_clock::now() + options_.wait_timeout});
+    }
+    const std::vector<std::string> command = {"XADD", options_.stream, "*", kEventField,
+                                              EncodeStreamEvent(event)};
+    appended = appender_.Command(command);
+    // A connection that Redis closed (a restart) fails once; a fresh one is tried at once.
+    if (!appended && appended.error().code == ErrorCode::kUnavailable) {
+      appended = appender_.Command(command);
+    }
+  }
+  if (appended && appended->type != RedisReply::Type::kString) {
+    appended = MakeError(ErrorCode::kInternal, "Redis answered XADD without an entry id");
+  }
+  if (!appended) {
+    Error error = appended.error();
+    if (error.code != ErrorCode::kUnavailable) error.code = ErrorCode::kUnavailable;
+    error.message = "cannot append to the training stream: " + error.message;
+    LogWarning("cluster: " + error.message);
+    if (!waiter.empty()) {
+      std::unique_lock lock(waiters_mutex_);
+      const auto it = waiters_.find(waiter);
+      if (it == waiters_.end()) return;  // Applied meanwhile after all: answered.
+      core::ReplicatedDone waiting = std::move(it->second.done);
+      waiters_.erase(it);
+      lock.unlock();
+      return waiting(std::unexpected(std::move(error)));
+    }
+    return done(std::unexpected(std::move(error)));
+  }
+  if (waiter.empty()) done(core::Replicated{appended->text, std::nullopt});
+}
+
+void ClusterReplicator::Resolve(const std::string& waiter, const std::string& stream_id,
+                                std::expected<model::LearnStatus, Error> outcome) {
+  if (waiter.empty() || !waiter.starts_with(waiter_prefix_)) return;
+  core::ReplicatedDone done;
+  {
+    std::lock_guard lock(waiters_mutex_);
+    const auto it = waiters_.find(waiter);
+    if (it == waiters_.end()) return;
+    done = std::move(it->second.done);
+    waiters_.erase(it);
+  }
+  try {
+    if (!outcome) return done(std::unexpected(std::move(outcome.error())));
+    done(core::Replicated{stream_id, *outcome});
+  } catch (...) {
+    // A completion must not throw; the reader goes on.
+    NoteCompletionException();
+  }
+}
+
+void ClusterReplicator::NoteCompletionException() noexcept {
+  completion_exceptions_.fetch_add(1, std::memory_order_relaxed);
+  try {
+    if (const auto held_back = completion_log_.Admit()) {
+      LogError("cluster: a completion threw",
+               {{"what", DescribeCurrentException()}, {"suppressed", std::to_string(*held_back)}});
+    }
+  } catch (...) {
+  }
+}
+
+void ClusterReplicator::NoteReportError(const std::string& what) {
+  report_errors_.fetch_add(1, std::memory_order_relaxed);
+  if (const auto held_back = report_log_.Admit()) {
+    LogWarning("cluster: " + what, {{"suppressed", std::to_string(*held_back)}});
+  }
+}
+
+void ClusterReplicator::ExpireWaiters(bool all) {
+  std::vector<core::ReplicatedDone> expired;
+  {
+    std::lock_guard lock(waiters_mutex_);
+    const auto now = std::chrono::steady_clock::now();
+    for (auto it = waiters_.begin(); it != waiters_.end();) {
+      if (all || it->second.deadline <= now) {
+        expired.push_back(std::move(it->second.done));
+        it = waiters_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (core::ReplicatedDone& done : expired) {
+    try {
+      done(MakeError(ErrorCode::kUnavailable,
+                     all ? "the daemon is shutting down before applying this change"
+                         : "the change was appended to the training stream but not applied "
+                           "here in time; it will be"));
+    } catch (...) {
+      NoteCompletionException();
+    }
+  }
+}
+
+bool ClusterReplicator::Apply(const std::vector<Entry>& entries) {
+  struct Slot {
+    std::string waiter;
+    std::optional<std::expected<model::LearnStatus, Error>> outcome;
+  };
+  std::vector<Slot> slots(entries.size());
+  std::mutex mutex;
+  std::condition_variable finished;
+  std::size_t remaining = 0;
+  const auto complete = [&](std::size_t i, std::expected<model::LearnStatus, Error> outcome) {
+    std::lock_guard lock(mutex);
+    slots[i].outcome = std::move(outcome);
+    if (--remaining == 0) finished.notify_one();
+  };
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    auto event = DecodeStreamEvent(entries[i].payload);
+    if (!event) {
+      // Written by another version, or damaged: every daemon skips it alike.
+      LogError("cluster: skipping stream entry " + entries[i].id + ": " + event.error().message);
+      slots[i].outcome = std::unexpected(event.error());
+      continue;
+    }
+    slots[i].waiter = event->waiter;
+    {
+      std::lock_guard lock(mutex);
+      ++remaining;
+    }
+    if (event->kind == StreamEvent::Kind::kLearn) {
+      TokenBag bag;
+      bag.entries = std::move(event->tokens);
+      writer_.Learn(
+          {std::move(event->id), std::move(event->label), std::move(bag), std::move(event->origin)},
+          [&complete, i](std::expected<model::LearnStatus, Error> learned) {
+            complete(i, std::move(learned));
+          },
+          entries[i].id);
+    } else {
+      writer_.Forget(
+          std::move(event->id),
+          [&complete, i](std::expected<void, Error> forgotten) {
+            if (!forgotten) return complete(i, std::unexpected(std::move(forgotten.error())));
+            complete(i, model::LearnStatus::kLearned);
+          },
+          std::move(event->only_source), entries[i].id);
+    }
+  }
+  {
+    std::unique_lock lock(mutex);
+    finished.wait(lock, [&] { return remaining == 0; });
+  }
+  bool failed = false;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const auto& outcome = *slots[i].outcome;
+    // A storage failure (or the writer stopping) is not the event's fault: read it again.
+    if (!outcome && (outcome.error().code == ErrorCode::kInternal ||
+                     outcome.error().code == ErrorCode::kUnavailable)) {
+      if (!failed) LogError("cluster: applying " + entries[i].id + ": " + outcome.error().message);
+      failed = true;
+      continue;
+    }
+    Resolve(slots[i].waiter, entries[i].id, *slots[i].outcome);
+  }
+  return !failed;
+}
+
+void ClusterReplicator::Report(RedisClient& redis, bool trim) {
+  const std::int64_t now = NowMilliseconds();
+  std::string applied;
+  {
+    std::lock_guard lock(status_mutex_);
+    applied = status_.applied;
+  }
+  // Whether every read that decides the trim bound succeeded: if not, this round keeps all.
+  bool complete = true;
+  if (auto reported = redis.Command(
+          {"HSET", positions_key_, options_.name,
+           (applied.empty() ? std::string("0-0") : applied) + " " + std::to_string(now)});
+      !reported) {
+    // Other daemons may trim past this one for want of it: their own positions still hold the
+    // stream back, and this daemon's report is retried at the next round.
+    NoteReportError("reporting this daemon's position failed: " + reported.error().message);
+  }
+  std::string last;
+  if (auto newest = redis.Command({"XREVRANGE", options_.stream, "+", "-", "COUNT", "1"});
+      !newest) {
+    NoteReportError("reading the stream's last entry failed: " + newest.error().message);
+    complete = false;
+  } else if (!newest->elements.empty() && !newest->elements[0].elements.empty()) {
+    last = newest->elements[0].elements[0].text;
+  }
+  std::vector<core::ClusterPeer> peers;
+  const std::int64_t window = std::chrono::milliseconds(options_.retention).count();
+  // What this daemon has applied holds the stream back, whatever the hash says of it.
+  StreamId oldest_needed = StreamId::Parse(applied).value_or(StreamId{});
+  const auto need = [&](const StreamId& position) {
+    if (position < oldest_needed) oldest_needed = position;
+  };
+  auto all = redis.Command({"HGETALL", positions_key_});
+  if (!all) {
+    NoteReportError("reading the daemons' positions failed: " + all.error().message);
+    complete = false;
+  } else {
+    std::map<std::string, KnownPeer> reported;
+    for (std::size_t i = 0; i + 1 < all->elements.size(); i += 2) {
+      core::ClusterPeer peer;
+      peer.name = all->elements[i].text;
+      const std::string& value = all->elements[i + 1].text;
+      const std::size_t space = value.find(' ');
+      peer.position = value.substr(0, space);
+      std::int64_t seen = 0;
+      bool seen_read = false;
+      if (space != std::string::npos) {
+        const char* end = value.data() + value.size();
+        const auto [parsed_end, error] = std::from_chars(value.data() + space + 1, end, seen);
+        seen_read = error == std::errc() && parsed_end == end;
+      }
+      peer.seen_seconds_ago = static_cast<double>(now - seen) / 1000.0;
+      peer.lag_seconds = LagSeconds(peer.position, last);
+      const auto position = StreamId::Parse(peer.position);
+      if (!position || !seen_read) {
+        // Whose position, and how recent, is unknown: it might need anything.
+        NoteReportError("the position report of daemon '" + peer.name + "' cannot be read: '" +
+                        value + "'");
+        complete = false;
+      } else {
+        reported.insert_or_assign(peer.name, KnownPeer{*position, seen});
+        if (now - seen <= window) need(*position);
+      }
+      peers.push_back(std::move(peer));
+    }
+    // A daemon seen within the window whose report has gone (the hash was edited, or Redis
+    // lost it) still needs what it needed when last seen.
+    for (auto it = known_peers_.begin(); it != known_peers_.end();) {
+      const auto& [name, known] = *it;
+      if (reported.contains(name) || name == options_.name || now - known.seen_ms > window) {
+        it = known_peers_.erase(it);
+        continue;
+      }
+      NoteReportError("the position report of daemon '" + name +
+                      "' is missing; keeping the stream from " + known.position.ToString());
+      need(known.position);
+      ++it;
+    }
+    for (auto& [name, known] : reported) {
+      if (now - known.seen_ms <= window) known_peers_.insert_or_assign(name, known);
+    }
+  }
+  {
+    std::lock_guard lock(status_mutex_);
+    if (!last.empty()) status_.last = last;
+    if (all) status_.peers = std::move(peers);
+  }
+  if (!trim || !complete) return;
+  // Below what every daemon seen within the window has applied, and older than the window.
+  StreamId floor{static_cast<std::uint64_t>(std::max<std::int64_t>(now - window, 0)), 0};
+  if (oldest_needed < floor) floor = oldest_needed;
+  if (floor <= StreamId{0, 1}) return;
+  auto trimmed =
+      redis.Command({"EVAL", kTrimScript, "2", options_.stream, trimmed_key_, floor.ToString()});
+  if (!trimmed) {
+    LogWarning("cluster: trimming the stream failed: " + trimmed.error().message);
+  } else if (trimmed->integer > 0) {
+    LogInfo("cluster: trimmed " + std::to_string(trimmed->integer) + " entries below " +
+            floor.ToString());
+  }
+}
+
+void ClusterReplicator::Run() {
+  RedisClient reader(options_.redis_host, options_.redis_port);
+  constexpr int kBlockMilliseconds = 500;
+  reader.SetTimeout(std::chrono::milliseconds(kBlockMilliseconds) + std::chrono::seconds(5));
+  std::string last = store_.StreamPosition();
+  if (last.empty()) last = "0-0";
+  bool checked = false;
+  bool was_connected = true;
+  auto next_report = std::chrono::steady_clock::now();
+  auto next_trim = std::chrono::steady_clock::now() + options_.trim_interval;
+  const auto disconnected = [&](const Error& error) {
+    if (was_connected) LogWarning("cluster: " + error.message + "; retrying");
+    was_connected = false;
+    checked = false;
+    {
+      std::lock_guard lock(status_mutex_);
+      status_.connected = false;
+    }
+    Pause(std::chrono::milliseconds(200));
+  };
+  while (true) {
+    {
+      std::lock_guard lock(stop_mutex_);
+      if (stopping_) return;
+    }
+    ExpireWaiters(/*all=*/false);
+    try {
+      if (!checked) {
+        auto ok = CheckNoGap(reader, last == "0-0" ? "" : last);
+        if (!ok && ok.error().code == ErrorCode::kUnavailable) {
+          disconnected(ok.error());
+          continue;
+        }
+        if (!ok) {
+          if (!gap_) LogError("cluster: " + ok.error().message);
+          gap_ = true;
+          {
+            std::lock_guard lock(status_mutex_);
+            status_.gap = true;
+          }
+          Pause(std::chrono::seconds(5));
+          continue;
+        }
+        checked = true;
+        if (!was_connected) LogInfo("cluster: connected to Redis again");
+        was_connected = true;
+        std::lock_guard lock(status_mutex_);
+        status_.connected = true;
+      }
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= next_report) {
+        const bool trim = now >= next_trim;
+        Report(reader, trim);
+        if (trim) next_trim = now + options_.trim_interval;
+        next_report = now + options_.report_interval;
+      }
+      auto read =
+          reader.Command({"XREAD", "COUNT", std::to_string(options_.read_count), "BLOCK",
+                          std::to_string(kBlockMilliseconds), "STREAMS", options_.stream, last});
+      if (!read) {
+        if (read.error().code == ErrorCode::kUnavailable) {
+          disconnected(read.error());
+        } else {
+          LogError("cluster: reading the stream: " + read.error().message);
+          Pause(std::chrono::seconds(1));
+        }
+        continue;
+      }
+      if (read->type != RedisReply::Type::kArray || read->elements.empty()) continue;
+      const RedisReply& stream = read->elements[0];
+      if (stream.elements.size() < 2) continue;
+      std::vector<Entry> entries;
+      for (const RedisReply& item : stream.elements[1].elements) {
+        if (item.elements.size() < 2) continue;
+        Entry entry{item.elements[0].text, {}};
+        const auto& fields = item.elements[1].elements;
+        for (std::size_t f = 0; f + 1 < fields.size(); f += 2) {
+          if (fields[f].text == kEventField) entry.payload = fields[f + 1].text;
+        }
+        entries.push_back(std::move(entry));
+      }
+      if (entries.empty()) continue;
+      if (!Apply(entries)) {
+        Pause(std::chrono::seconds(1));
+        last = store_.StreamPosition();
+        if (last.empty()) last = "0-0";
+        continue;
+      }
+      last = entries.back().id;
+      std::lock_guard lock(status_mutex_);
+      status_.applied = last;
+      status_.applied_events += entries.size();
+      if (StreamId::Parse(status_.last).value_or(StreamId{}) < *StreamId::Parse(last)) {
+        status_.last = last;
+      }
+    } catch (const std::exception& e) {
+      // An allocation failure or a bug: keep following the stream rather than stop.
+      LogError(std::string("cluster: ") + e.what());
+      Pause(std::chrono::seconds(1));
+    }
+  }
+}
+
+core::ClusterStatus ClusterReplicator::Status() const {
+  core::ClusterStatus status;
+  {
+    std::lock_guard lock(status_mutex_);
+    status = status_;
+  }
+  status.lag_seconds = LagSeconds(status.applied, status.last);
+  status.applied_ms = StreamId::Parse(status.applied).value_or(StreamId{}).ms;
+  status.completion_exceptions = CompletionExceptions();
+  status.report_errors = ReportErrors();
+  {
+    std::lock_guard lock(waiters_mutex_);
+    status.waiting = waiters_.size();
+  }
+  return status;
+}
+
+std::expected<void, Error> EnableCluster(core::SpamFilter& filter, ClusterOptions options) {
+  return filter.EnableReplication([&options](storage::Store& store, core::TrainingWriter& writer)
+                                      -> std::expected<std::unique_ptr<core::TrainingLog>, Error> {
+    auto cluster = std::make_unique<ClusterReplicator>(store, writer, std::move(options));
+    if (auto started = cluster->Start(); !started) return std::unexpected(started.error());
+    return cluster;
+  });
+}
+
+}  // namespace nbspamd::replication

@@ -1,0 +1,200 @@
+// Cluster mode: many daemons, one model, through a Redis Stream.
+//
+// Each daemon keeps its own RocksDB model as a materialised view of one stream of training
+// events. A train, forget or rollback is not applied locally first: it is appended to the stream
+// (XADD), and every daemon, the one that received it included, reads the stream in order
+// (XREAD BLOCK) and applies each event through its TrainingWriter, with the event's stream id as
+// the position stored in the same RocksDB write as the counts it produced. So a crash between
+// applying and recording is impossible, a restart resumes after the last event written, and
+// every daemon applies the same events in the same order to the same state: the same model.
+//
+//   ClusterReplicator cluster(store, writer, options);
+//   if (auto started = cluster.Start(); !started) ...   // e.g. the stream was trimmed past us
+//   cluster.Submit(std::move(change), [](std::expected<Replicated, Error> r) { ... });
+//
+// or, for a SpamFilter: EnableCluster(filter, options).
+//
+// Events carry the tokens (not the message), so every daemon applies identical tokens whatever
+// its tokenizer settings. Each daemon records its applied position in the hash
+// "<stream>:positions"; the stream is trimmed (XTRIM MINID) only below the oldest position of the
+// daemons seen within the retention window and below what is older than that window, and the
+// bound is recorded in "<stream>:trimmed", so a daemon whose model ends before it refuses to
+// start instead of silently missing events (docs/SCALING.md). Trimming errs on the side of
+// keeping: this daemon's own applied position always holds it back (also when its report could
+// not be written); a daemon seen before whose report has vanished from the hash holds it back
+// at its last known position until the window has passed since it was last seen; and a round
+// whose reads of the stream or the positions failed, or found a report it cannot parse, does
+// not trim at all.
+#ifndef NBSPAMD_REPLICATION_CLUSTER_H_
+#define NBSPAMD_REPLICATION_CLUSTER_H_
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <expected>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "common/error.h"
+#include "common/log_throttle.h"
+#include "core/spam_filter.h"
+#include "core/training_log.h"
+#include "core/training_writer.h"
+#include "model/delta.h"
+#include "model/learning.h"
+#include "replication/redis_client.h"
+#include "replication/stream_codec.h"
+#include "storage/store.h"
+
+namespace nbspamd::replication {
+
+// A Redis Stream entry id, "MS-SEQ".
+struct StreamId {
+  std::uint64_t ms = 0;
+  std::uint64_t seq = 0;
+
+  [[nodiscard]] static std::optional<StreamId> Parse(std::string_view text);
+  [[nodiscard]] std::string ToString() const;
+  friend auto operator<=>(const StreamId&, const StreamId&) = default;
+};
+
+struct ClusterOptions {
+  std::string redis_host = "127.0.0.1";
+  std::uint16_t redis_port = 6379;
+  std::string stream = "nbspamd:training";
+  std::string name;  // This daemon's name in "<stream>:positions". REQUIRES: not empty.
+  // Answer a train or forget only once this daemon has applied it (read your own writes); else,
+  // by default, as soon as Redis acknowledged the append.
+  bool wait_applied = false;
+  // Events stay in the stream at least this long, and positions of daemons not seen for this long
+  // no longer hold back trimming.
+  std::chrono::seconds retention{24 * 3600};
+  // A waiting request is answered kUnavailable when its event is not applied within this.
+  std::chrono::milliseconds wait_timeout{30000};
+  std::chrono::milliseconds report_interval{1000};  // Position report and status refresh.
+  std::chrono::milliseconds trim_interval{10000};
+  std::size_t read_count = 512;  // Entries per XREAD.
+};
+
+// The TrainingLog of cluster mode. Thread safety: Submit and Status from any thread; Start and
+// Stop from one.
+class ClusterReplicator final : public core::TrainingLog {
+ public:
+  // `writer` must be the only writer of `store`, and only this replicator may submit to it.
+  ClusterReplicator(storage::Store& store, core::TrainingWriter& writer, ClusterOptions options);
+  ClusterReplicator(const ClusterReplicator&) = delete;
+  ClusterReplicator& operator=(const ClusterReplicator&) = delete;
+  ~ClusterReplicator() override;  // Stop().
+
+  // Checks, when Redis answers, that the stream still holds every event after this daemon's
+  // position, then starts reading it. Redis being down is not an error: the reader retries.
+  // Errors: kFailedPrecondition when the stream was trimmed past this daemon's model (start it
+  // from a checkpoint of another daemon instead).
+  [[nodiscard]] std::expected<void, Error> Start();
+
+  // Stops reading; waiting requests get kUnavailable. Idempotent.
+  void Stop() override;
+
+  // Appends `event` and calls `done` once: with the stream id when Redis has it (or, with
+  // wait_applied, once this daemon has applied it, with the outcome or the event's own error,
+  // e.g. kNotFound for a forget of an unknown id); kUnavailable when Redis cannot be reached,
+  // the wait timed out, or the daemon stops. Runs `done` on the caller's thread or on the
+  // reader's; `done` must be quick.
+  void Submit(core::TrainingChange change, core::ReplicatedDone done) override;
+
+  [[nodiscard]] core::ClusterStatus Status() const override;
+  [[nodiscard]] const ClusterOptions& options() const { return options_; }
+
+  // Error counters for /metrics; each event is also logged (rate-limited: at most a line a
+  // minute per counter, saying how many were held back).
+  // Completions passed to Submit that threw when called (a bug in the caller); the reader goes
+  // on.
+  [[nodiscard]] std::uint64_t CompletionExceptions() const {
+    return completion_exceptions_.load(std::memory_order_relaxed);
+  }
+  // Position-report rounds' failures, one per occurrence: writing this daemon's position (HSET),
+  // reading the stream's last entry (XREVRANGE) or the positions (HGETALL) failed, a daemon's
+  // report could not be parsed, or a daemon seen before had no report.
+  [[nodiscard]] std::uint64_t ReportErrors() const {
+    return report_errors_.load(std::memory_order_relaxed);
+  }
+
+ private:
+  struct Waiter {
+    core::ReplicatedDone done;
+    std::chrono::steady_clock::time_point deadline;
+  };
+  struct Entry {
+    std::string id;
+    std::string payload;
+  };
+  // A daemon's position as last read from "<stream>:positions".
+  struct KnownPeer {
+    StreamId position;
+    std::int64_t seen_ms = 0;  // When it reported it (Unix milliseconds).
+  };
+
+  void Run();
+  // Applies `entries` in order; false when storage failed and they must be read again.
+  bool Apply(const std::vector<Entry>& entries);
+  // Checks the trimmed bound against `position`: kFailedPrecondition for a gap.
+  [[nodiscard]] std::expected<void, Error> CheckNoGap(RedisClient& redis,
+                                                      const std::string& position);
+  void Report(RedisClient& redis, bool trim);
+  void NoteReportError(const std::string& what);
+  void NoteCompletionException() noexcept;
+  void Resolve(const std::string& waiter, const std::string& stream_id,
+               std::expected<model::LearnStatus, Error> outcome);
+  void ExpireWaiters(bool all);
+  void Pause(std::chrono::milliseconds duration);
+
+  storage::Store& store_;
+  core::TrainingWriter& writer_;
+  const ClusterOptions options_;
+  const std::string positions_key_;
+  const std::string trimmed_key_;
+  std::string waiter_prefix_;  // "<name>/<incarnation>/"
+
+  std::mutex append_mutex_;  // Guards appender_ and next_waiter_.
+  RedisClient appender_;
+  std::uint64_t next_waiter_ = 0;
+
+  mutable std::mutex waiters_mutex_;
+  std::map<std::string, Waiter> waiters_;
+
+  mutable std::mutex status_mutex_;  // Guards status_.
+  core::ClusterStatus status_;
+
+  std::mutex stop_mutex_;
+  std::condition_variable stop_wake_;
+  bool stopping_ = false;  // Guarded by stop_mutex_.
+  std::atomic<bool> gap_ = false;
+
+  // The reader thread's own: every daemon seen in the positions hash within the window.
+  std::map<std::string, KnownPeer> known_peers_;
+
+  std::atomic<std::uint64_t> completion_exceptions_ = 0;
+  std::atomic<std::uint64_t> report_errors_ = 0;
+  LogThrottle completion_log_;
+  LogThrottle report_log_;
+
+  std::thread thread_;
+};
+
+// Cluster mode for `filter` (SpamFilter::EnableReplication with a started ClusterReplicator):
+// from now on its trains, forgets and rollbacks go through the stream. Call once, before
+// serving. Errors: as ClusterReplicator::Start.
+[[nodiscard]] std::expected<void, Error> EnableCluster(core::SpamFilter& filter,
+                                                       ClusterOptions options);
+
+}  // namespace nbspamd::replication
+
+#endif  // NBSPAMD_REPLICATION_CLUSTER_H_

@@ -1,0 +1,141 @@
+#include "replication/stream_codec.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+namespace nbspamd::replication {
+namespace {
+
+void PutVarint(std::string& out, std::uint64_t value) {
+  while (value >= 0x80) {
+    out.push_back(static_cast<char>(value | 0x80));
+    value >>= 7;
+  }
+  out.push_back(static_cast<char>(value));
+}
+
+// Reads a varint of at most `limit` from the front of `input`. False when truncated, too long or
+// over the limit.
+bool GetVarint(std::string_view& input, std::uint64_t limit, std::uint64_t& value) {
+  value = 0;
+  for (int shift = 0; shift <= 63 && !input.empty(); shift += 7) {
+    const auto byte = static_cast<unsigned char>(input.front());
+    input.remove_prefix(1);
+    value |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) return value <= limit;
+  }
+  return false;
+}
+
+void PutString(std::string& out, std::string_view text) {
+  PutVarint(out, text.size());
+  out.append(text);
+}
+
+bool GetString(std::string_view& input, std::string& text) {
+  std::uint64_t size = 0;
+  if (!GetVarint(input, input.size(), size)) return false;
+  text.assign(input.substr(0, size));
+  input.remove_prefix(size);
+  return true;
+}
+
+void PutFixed64BigEndian(std::string& out, std::uint64_t value) {
+  for (int shift = 56; shift >= 0; shift -= 8) out.push_back(static_cast<char>(value >> shift));
+}
+
+std::uint64_t GetFixed64BigEndian(std::string_view input) {
+  std::uint64_t value = 0;
+  for (int i = 0; i < 8; ++i) value = value << 8 | static_cast<unsigned char>(input[i]);
+  return value;
+}
+
+std::string EncodeLearned(const StreamEvent& event) {
+  std::string out;
+  PutString(out, event.label);
+  PutVarint(out, event.tokens.size());
+  for (const BagEntry& token : event.tokens) {
+    PutFixed64BigEndian(out, token.hash);
+    PutVarint(out, token.count);
+  }
+  PutString(out, event.origin.source);
+  PutVarint(out, static_cast<std::uint64_t>(std::max<std::int64_t>(event.origin.learned_at, 0)));
+  return out;
+}
+
+bool DecodeLearned(std::string_view input, StreamEvent& event) {
+  if (!GetString(input, event.label)) return false;
+  std::uint64_t tokens = 0;
+  if (!GetVarint(input, input.size() / 9, tokens)) return false;
+  event.tokens.resize(tokens);
+  for (BagEntry& token : event.tokens) {
+    if (input.size() < 8) return false;
+    token.hash = GetFixed64BigEndian(input);
+    input.remove_prefix(8);
+    std::uint64_t count = 0;
+    if (!GetVarint(input, std::numeric_limits<std::uint32_t>::max(), count)) return false;
+    token.count = static_cast<std::uint32_t>(count);
+  }
+  if (input.empty()) return true;  // No origin: {"", 0}.
+  std::uint64_t learned_at = 0;
+  if (!GetString(input, event.origin.source) ||
+      !GetVarint(input, std::numeric_limits<std::int64_t>::max(), learned_at)) {
+    return false;
+  }
+  event.origin.learned_at = static_cast<std::int64_t>(learned_at);
+  return input.empty();
+}
+
+}  // namespace
+
+std::string EncodeStreamEvent(const StreamEvent& event) {
+  std::string out;
+  out.push_back(static_cast<char>(kStreamEventVersion));
+  out.push_back(static_cast<char>(event.kind));
+  PutString(out, event.id);
+  PutString(out, event.waiter);
+  if (event.kind == StreamEvent::Kind::kLearn) {
+    PutString(out, EncodeLearned(event));
+  } else {
+    out.push_back(event.only_source ? 1 : 0);
+    if (event.only_source) PutString(out, *event.only_source);
+  }
+  return out;
+}
+
+std::expected<StreamEvent, Error> DecodeStreamEvent(std::string_view bytes) {
+  const auto corrupt = [](std::string what) {
+    return MakeError(ErrorCode::kDataLoss, "corrupt stream event: " + std::move(what));
+  };
+  if (bytes.size() < 2) return corrupt("too short");
+  if (static_cast<std::uint8_t>(bytes[0]) != kStreamEventVersion) {
+    return corrupt("unknown version " + std::to_string(static_cast<std::uint8_t>(bytes[0])));
+  }
+  StreamEvent event;
+  const auto kind = static_cast<std::uint8_t>(bytes[1]);
+  if (kind > 1) return corrupt("unknown kind " + std::to_string(kind));
+  event.kind = static_cast<StreamEvent::Kind>(kind);
+  bytes.remove_prefix(2);
+  if (!GetString(bytes, event.id) || !GetString(bytes, event.waiter)) return corrupt("truncated");
+  if (event.kind == StreamEvent::Kind::kLearn) {
+    std::string learned;
+    if (!GetString(bytes, learned) || !bytes.empty()) return corrupt("truncated");
+    if (!DecodeLearned(learned, event)) return corrupt("a damaged learn");
+    if (event.label.empty()) return corrupt("a learn without a label");
+  } else {
+    if (bytes.empty()) return corrupt("truncated");
+    const bool has_source = bytes[0] != 0;
+    bytes.remove_prefix(1);
+    if (has_source) {
+      std::string source;
+      if (!GetString(bytes, source)) return corrupt("truncated");
+      event.only_source = std::move(source);
+    }
+    if (!bytes.empty()) return corrupt("trailing bytes");
+  }
+  if (event.id.empty()) return corrupt("an event without an id");
+  return event;
+}
+
+}  // namespace nbspamd::replication
