@@ -8,6 +8,7 @@
 #include <charconv>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -30,6 +31,7 @@ struct Folder {
   rocksdb::ColumnFamilyHandle* tokens = nullptr;
   rocksdb::ColumnFamilyHandle* ledger = nullptr;
   rocksdb::ColumnFamilyHandle* sources = nullptr;
+  rocksdb::ColumnFamilyHandle* users = nullptr;  // nullptr: a folder without user layers.
 
   Folder() = default;
   Folder(Folder&&) = default;
@@ -65,6 +67,7 @@ std::expected<Folder, Error> OpenFolder(const std::string& path, bool read_only)
     if (families[i] == kTokensFamily) folder.tokens = folder.handles[i];
     if (families[i] == kLedgerFamily) folder.ledger = folder.handles[i];
     if (families[i] == kSourcesFamily) folder.sources = folder.handles[i];
+    if (families[i] == kUsersFamily) folder.users = folder.handles[i];
   }
   if (folder.meta == nullptr || folder.tokens == nullptr || folder.ledger == nullptr ||
       folder.sources == nullptr) {
@@ -117,6 +120,169 @@ struct Scan {
     if (++problem_count <= kMaxProblems) report.problems.push_back(std::move(text));
   }
 };
+
+// One user's records, gathered while the users family is scanned (by user, then kind: ledger,
+// source index, stats, tokens).
+struct UserScan {
+  std::string user;
+  std::uint64_t records = 0;
+  std::optional<model::ModelStats> stats;  // The stored stats record.
+  model::ModelStats expected_stats;        // Counted from the user's ledger.
+  std::unordered_map<TokenHash, TokenCounts> expected;
+  std::unordered_set<std::string> expected_source_keys;  // The source keys, without the prefix.
+  std::uint64_t indexed = 0;
+  std::uint64_t stray_source_keys = 0;
+  std::uint64_t token_records = 0;
+  std::uint64_t matched = 0;
+  std::vector<std::uint64_t> totals;
+};
+
+// Checks invariant 8 for `user` once all of its records were read.
+void FinishUser(const UserScan& user, const model::ModelStats& global, Scan& scan) {
+  const std::string name = "user '" + user.user + "'";
+  if (!user.stats) {
+    scan.Problem(name + " has " + std::to_string(user.records) + " records but no stats record");
+    return;
+  }
+  ++scan.report.user_layers;
+  const model::ModelStats& stats = *user.stats;
+  for (std::size_t c = 0; c < stats.classes.size(); ++c) {
+    if (c >= global.classes.size() || stats.classes[c].label != global.classes[c].label) {
+      scan.Problem(name + " has stats for class '" + stats.classes[c].label +
+                   "', which is not the model's class " + std::to_string(c));
+      return;
+    }
+  }
+  for (std::size_t c = 0; c < std::max(stats.classes.size(), user.totals.size()); ++c) {
+    const std::uint64_t tokens = c < stats.classes.size() ? stats.classes[c].tokens : 0;
+    const std::uint64_t documents = c < stats.classes.size() ? stats.classes[c].documents : 0;
+    const std::uint64_t total = c < user.totals.size() ? user.totals[c] : 0;
+    const std::uint64_t ledger =
+        c < user.expected_stats.classes.size() ? user.expected_stats.classes[c].documents : 0;
+    if (tokens != total) {
+      scan.Problem(name + " has a token total of " + std::to_string(tokens) + " in class " +
+                   std::to_string(c) + " but its token counts sum to " + std::to_string(total));
+    }
+    if (documents != ledger) {
+      scan.Problem(name + " has " + std::to_string(documents) + " documents in class " +
+                   std::to_string(c) + " but its ledger holds " + std::to_string(ledger));
+    }
+  }
+  if (stats.vocabulary_size != user.token_records) {
+    scan.Problem(name + " has |V| " + std::to_string(stats.vocabulary_size) + " but " +
+                 std::to_string(user.token_records) + " token records");
+  }
+  if (user.matched != user.expected.size()) {
+    scan.Problem(name + " lacks the token records of " +
+                 std::to_string(user.expected.size() - user.matched) + " tokens its ledger added");
+  }
+  if (user.stray_source_keys > 0) {
+    scan.Problem(name + " has " + std::to_string(user.stray_source_keys) +
+                 " source index entries of no ledger record");
+  }
+  if (user.indexed != user.expected_source_keys.size()) {
+    scan.Problem(name + " has " + std::to_string(user.expected_source_keys.size() - user.indexed) +
+                 " ledger records missing from its source index");
+  }
+}
+
+// Invariant 8: one pass over the users family, one user's records in memory at a time.
+std::expected<void, Error> ScanUsers(const Folder& folder, Scan& scan) {
+  if (folder.users == nullptr) return {};
+  const model::ModelStats& global = scan.report.stats;
+  rocksdb::ReadOptions read_options;
+  read_options.fill_cache = false;
+  std::unique_ptr<rocksdb::Iterator> it(folder.db->NewIterator(read_options, folder.users));
+  std::optional<UserScan> user;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    ++scan.report.user_records;
+    const std::string key_bytes = it->key().ToString();
+    const std::string_view value(it->value().data(), it->value().size());
+    auto key = DecodeUserKey(key_bytes);
+    if (!key) {
+      scan.Problem("a users record has a malformed key");
+      continue;
+    }
+    if (!user || user->user != key->user) {
+      if (user) FinishUser(*user, global, scan);
+      user.emplace();
+      user->user = std::string(key->user);
+      user->expected_stats = global;
+      for (model::ClassStats& c : user->expected_stats.classes) c.documents = c.tokens = 0;
+    }
+    ++user->records;
+    const std::string name = "user '" + user->user + "'";
+    switch (key->kind) {
+      case kUserLedgerKind: {
+        const std::string id(key->rest);
+        auto entry = DecodeLedgerEntry(value);
+        if (!entry) {
+          scan.Problem(name + " ledger record '" + id + "' cannot be decoded");
+          break;
+        }
+        const auto class_index = global.FindClass(entry->label);
+        if (!class_index) {
+          scan.Problem(name + " ledger record '" + id + "' names the unknown class '" +
+                       entry->label + "'");
+          break;
+        }
+        user->expected_source_keys.insert(EncodeSourceKey(id, entry->origin));
+        ++user->expected_stats.classes[*class_index].documents;
+        for (const BagEntry& token : entry->tokens) {
+          TokenCounts& counts = user->expected[token.hash];
+          counts.resize(std::max(counts.size(), *class_index + 1), 0);
+          counts[*class_index] += token.count;
+        }
+        break;
+      }
+      case kUserSourceKind:
+        if (user->expected_source_keys.contains(std::string(key->rest))) {
+          ++user->indexed;
+        } else {
+          ++user->stray_source_keys;
+        }
+        break;
+      case kUserStatsKind: {
+        auto stats = DecodeModelStats(value);
+        if (!stats) {
+          scan.Problem(name + " has a corrupt stats record");
+          break;
+        }
+        user->stats = std::move(*stats);
+        // The ledger comes before the tokens: drop what added nothing.
+        for (auto& [hash, counts] : user->expected) Trim(counts);
+        std::erase_if(user->expected, [](const auto& item) { return item.second.empty(); });
+        break;
+      }
+      case kUserTokenKind: {
+        ++user->token_records;
+        auto hash = DecodeTokenKey(key->rest);
+        auto counts = DecodeTokenCounts(value);
+        if (!hash || !counts) {
+          scan.Problem(name + " has a corrupt token record");
+          break;
+        }
+        if (counts->size() > user->totals.size()) user->totals.resize(counts->size(), 0);
+        for (std::size_t c = 0; c < counts->size(); ++c) user->totals[c] += (*counts)[c];
+        Trim(*counts);
+        if (counts->empty()) scan.Problem(name + " token " + Hex(*hash) + " has zero counts");
+        const auto expected = user->expected.find(*hash);
+        const TokenCounts none;
+        const TokenCounts& want = expected == user->expected.end() ? none : expected->second;
+        if (expected != user->expected.end()) ++user->matched;
+        if (*counts != want) {
+          scan.Problem(name + " token " + Hex(*hash) + " counts differ from what its ledger added");
+        }
+        break;
+      }
+      default:
+        scan.Problem(name + " has a record of unknown kind");
+    }
+  }
+  if (!it->status().ok()) return RocksdbError("reading the user layers", it->status());
+  if (user) FinishUser(*user, global, scan);
+  return {};
+}
 
 std::expected<Scan, Error> ScanFolder(const Folder& folder) {
   Scan scan;
@@ -254,6 +420,7 @@ std::expected<Scan, Error> ScanFolder(const Folder& folder) {
     scan.Problem("|V| is " + std::to_string(stored.vocabulary_size) + " but there are " +
                  std::to_string(scan.report.token_records) + " token records");
   }
+  if (auto users = ScanUsers(folder, scan); !users) return std::unexpected(users.error());
   if (scan.problem_count > kMaxProblems) {
     scan.report.problems.push_back("... and " + std::to_string(scan.problem_count - kMaxProblems) +
                                    " more problems");

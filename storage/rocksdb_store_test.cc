@@ -8,10 +8,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <functional>
+#include <map>
 
 #include "model/learning.h"
+#include "model/user_layer.h"
 #include "storage/encoding.h"
 #include "storage/memory_store.h"
 #include "tests/support/temp_dir.h"
@@ -35,6 +38,156 @@ TokenBag Bag(std::vector<BagEntry> entries) {
 void Learn(Store& store, const std::string& id, const std::string& label, const TokenBag& bag) {
   const auto plan = model::PlanLearn(id, label, bag, *store.FindLearned(id), *store.Stats());
   ASSERT_TRUE(store.Apply(plan.delta).has_value());
+}
+
+// User layers: what the durable backend adds to the Store contract.
+
+void UserLearn(Store& store, const std::string& user, const std::string& id,
+               const std::string& label, const TokenBag& bag, bool global = false) {
+  const auto stats = store.Stats();
+  model::LearnPlan plan;
+  if (global) plan = model::PlanLearn(id, label, bag, *store.FindLearned(id), *stats);
+  (void)model::AddUserLearn(plan.delta, user, id, label, bag, *store.FindUserLearned(user, id),
+                            *stats);
+  const auto applied = store.Apply(plan.delta);
+  ASSERT_TRUE(applied.has_value()) << applied.error().message;
+}
+
+// Every key of the users family, read raw.
+std::vector<std::string> RawUserKeys(const std::string& path) {
+  std::vector<std::string> names;
+  EXPECT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::Options(), path, &names).ok());
+  std::vector<rocksdb::ColumnFamilyDescriptor> families;
+  for (const std::string& name : names) families.emplace_back(name, rocksdb::ColumnFamilyOptions());
+  rocksdb::DB* raw = nullptr;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  EXPECT_TRUE(
+      rocksdb::DB::OpenForReadOnly(rocksdb::Options(), path, families, &handles, &raw).ok());
+  std::vector<std::string> keys;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i] != "users") continue;
+    std::unique_ptr<rocksdb::Iterator> it(raw->NewIterator({}, handles[i]));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) keys.push_back(it->key().ToString());
+  }
+  for (auto* handle : handles) raw->DestroyColumnFamilyHandle(handle);
+  delete raw;
+  return keys;
+}
+
+// Words 1..n, each once.
+TokenBag Words(std::uint64_t first, std::uint64_t n) {
+  TokenBag bag;
+  for (std::uint64_t t = first; t < first + n; ++t) bag.entries.push_back({t, 1});
+  return bag;
+}
+
+TEST(RocksdbStoreTest, AFolderWithoutUserLayersKeepsItsFamilies) {
+  TempDir dir;
+  {
+    auto store = RocksdbStore::Open(dir.Join("model"));
+    Learn(**store, "a", "spam", Bag({{1, 2}}));
+    EXPECT_FALSE((*store)->ReadUser("alice", *(*store)->Stats(), {})->has_value());
+  }
+  std::vector<std::string> names;
+  ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::Options(), dir.Join("model"), &names).ok());
+  EXPECT_EQ(names.size(), 4u) << "the users family is created with the first layer";
+  {
+    auto store = RocksdbStore::Open(dir.Join("model"));
+    UserLearn(**store, "alice", "m1", "ham", Bag({{1, 1}}));
+  }
+  ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::Options(), dir.Join("model"), &names).ok());
+  EXPECT_EQ(names.size(), 5u);
+}
+
+TEST(RocksdbStoreTest, ReopenGivesTheSameUserLayers) {
+  TempDir dir;
+  const TokenBag words = Words(1, 40);
+  std::map<std::string, std::optional<model::Snapshot>> before;
+  {
+    auto store = RocksdbStore::Open(dir.Join("model"));
+    ASSERT_TRUE(store.has_value());
+    UserLearn(**store, "alice", "m1", "spam", Words(1, 10), true);
+    UserLearn(**store, "alice", "m2", "ham", Words(5, 10));
+    UserLearn(**store, "bob", "m1", "phishing", Words(20, 5));
+    UserLearn(**store, "carol", "m1", "ham", Words(30, 5));
+    UserLearn(**store, "alice", "m1", "ham", Words(1, 10));  // Relearned in alice's layer only.
+    ASSERT_TRUE((*store)->DeleteUser("carol").has_value());
+    for (const char* user : {"alice", "bob", "carol"}) {
+      before[user] = *(*store)->ReadUser(user, *(*store)->Stats(), words.entries);
+    }
+    EXPECT_EQ((*store)->UserFigures().users, 2u);
+  }
+  auto store = RocksdbStore::Open(dir.Join("model"));
+  ASSERT_TRUE(store.has_value()) << store.error().message;
+  EXPECT_EQ((*store)->UserFigures().users, 2u);
+  for (const char* user : {"alice", "bob", "carol"}) {
+    const auto after = *(*store)->ReadUser(user, *(*store)->Stats(), words.entries);
+    ASSERT_EQ(after.has_value(), before[user].has_value()) << user;
+    if (!after) continue;
+    EXPECT_EQ(*after->stats, *before[user]->stats) << user;
+    EXPECT_EQ(after->counts, before[user]->counts) << user;
+  }
+  EXPECT_EQ((*(*store)->FindUserLearned("alice", "m1"))->label, "ham");
+  EXPECT_EQ((*(*store)->FindLearned("m1"))->label, "spam");
+}
+
+TEST(RocksdbStoreTest, DeleteUserLeavesNoKeyOfTheUser) {
+  TempDir dir;
+  {
+    auto store = RocksdbStore::Open(dir.Join("model"));
+    UserLearn(**store, "alice", "m1", "spam", Words(1, 10), true);
+    UserLearn(**store, "alice", "m2", "ham", Words(5, 10));
+    UserLearn(**store, "alice2", "m1", "ham", Words(5, 3));
+    UserLearn(**store, "alic", "m1", "ham", Words(5, 2));
+    ASSERT_TRUE((*store)->DeleteUser("alice").has_value());
+  }
+  const auto keys = RawUserKeys(dir.Join("model"));
+  const auto of = [&](const std::string& user) {
+    return std::count_if(keys.begin(), keys.end(), [&](const std::string& key) {
+      return key.compare(0, user.size() + 1, UserKeyPrefix(user)) == 0;
+    });
+  };
+  EXPECT_EQ(of("alice"), 0);
+  // Stats, tokens, one ledger record and its source entry each.
+  EXPECT_EQ(of("alice2"), 1 + 3 + 1 + 1);
+  EXPECT_EQ(of("alic"), 1 + 2 + 1 + 1);
+  EXPECT_EQ(keys.size(), std::size_t{6 + 5});
+  // The global model keeps what alice's feedback taught it.
+  auto store = RocksdbStore::Open(dir.Join("model"));
+  EXPECT_EQ((*(*store)->FindLearned("m1"))->label, "spam");
+}
+
+TEST(RocksdbStoreTest, UserLayerCacheStaysWithinItsBudgetAndReloadsExactly) {
+  TempDir dir;
+  RocksdbStoreOptions options;
+  options.user_cache_bytes = 16 << 10;  // A few layers of 100 tokens.
+  auto store = RocksdbStore::Open(dir.Join("model"), options);
+  ASSERT_TRUE(store.has_value());
+  const TokenBag words = Words(1, 300);
+  std::vector<std::optional<model::Snapshot>> first;
+  for (std::uint64_t u = 0; u < 20; ++u) {
+    UserLearn(**store, Numbered("user", u), "m", u % 2 ? "spam" : "ham", Words(u * 10, 100));
+  }
+  for (std::uint64_t u = 0; u < 20; ++u) {
+    first.push_back(*(*store)->ReadUser(Numbered("user", u), *(*store)->Stats(), words.entries));
+    EXPECT_LE((*store)->UserFigures().cache_bytes, options.user_cache_bytes);
+  }
+  const UserLayerFigures figures = (*store)->UserFigures();
+  EXPECT_EQ(figures.users, 20u);
+  EXPECT_LT(figures.cached_layers, 20u);
+  EXPECT_GT(figures.cache_misses, 0u);
+  for (std::uint64_t u = 0; u < 20; ++u) {  // Evicted ones are read again from disk.
+    const auto again = *(*store)->ReadUser(Numbered("user", u), *(*store)->Stats(), words.entries);
+    ASSERT_TRUE(again.has_value() && first[u].has_value());
+    EXPECT_EQ(*again->stats, *first[u]->stats);
+    EXPECT_EQ(again->counts, first[u]->counts);
+  }
+  EXPECT_GT((*store)->UserFigures().cache_misses, figures.cache_misses);
+  // A hot user is served from memory: no miss.
+  const std::uint64_t misses = (*store)->UserFigures().cache_misses;
+  for (int i = 0; i < 10; ++i)
+    (void)(*store)->ReadUser("user19", *(*store)->Stats(), words.entries);
+  EXPECT_EQ((*store)->UserFigures().cache_misses, misses);
 }
 
 TEST(RocksdbStoreTest, ReopenGivesTheSameModel) {
