@@ -9,9 +9,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <fstream>
 #include <functional>
 #include <map>
+#include <random>
+#include <span>
+#include <thread>
 
 #include "model/learning.h"
 #include "model/user_layer.h"
@@ -139,7 +143,12 @@ TEST(RocksdbStoreTest, DeleteUserLeavesNoKeyOfTheUser) {
     UserLearn(**store, "alice", "m2", "ham", Words(5, 10));
     UserLearn(**store, "alice2", "m1", "ham", Words(5, 3));
     UserLearn(**store, "alic", "m1", "ham", Words(5, 2));
+    const std::uint64_t cached = (*store)->UserFigures().cached_layers;
+    const std::uint64_t bytes = (*store)->UserFigures().cache_bytes;
     ASSERT_TRUE((*store)->DeleteUser("alice").has_value());
+    EXPECT_EQ((*store)->UserFigures().cached_layers, cached - 1) << "alice's layer stays in memory";
+    EXPECT_LT((*store)->UserFigures().cache_bytes, bytes);
+    EXPECT_EQ((*store)->UserFigures().users, 2u);
   }
   const auto keys = RawUserKeys(dir.Join("model"));
   const auto of = [&](const std::string& user) {
@@ -188,6 +197,99 @@ TEST(RocksdbStoreTest, UserLayerCacheStaysWithinItsBudgetAndReloadsExactly) {
   for (int i = 0; i < 10; ++i)
     (void)(*store)->ReadUser("user19", *(*store)->Stats(), words.entries);
   EXPECT_EQ((*store)->UserFigures().cache_misses, misses);
+}
+
+// Readers read layers while the writer changes them and the small cache evicts and reloads them:
+// every snapshot is of one state of its layer (its counts sum to its stats), and when the writer
+// is done, memory holds exactly what the disk does (no reader cached a layer older than one the
+// writer published).
+TEST(RocksdbStoreTest, UserLayersReadWhileWrittenAreNeverTornOrLeftStale) {
+  TempDir dir;
+  RocksdbStoreOptions options;
+  options.user_cache_bytes = 2 << 10;  // Two layers: loads and evictions all the time.
+  auto opened = RocksdbStore::Open(dir.Join("model"), options);
+  ASSERT_TRUE(opened.has_value());
+  RocksdbStore& store = **opened;
+  constexpr std::uint64_t kUsers = 5;
+  const auto base = [](std::uint64_t u) { return Words(u * 1000 + 1, 5); };
+  const auto message = [](std::uint64_t u, std::uint64_t r) {
+    return Bag({{u * 1000 + 1, 2}, {u * 1000 + 10 + r % 20, 1}});
+  };
+  TokenBag all;
+  for (std::uint64_t u = 0; u < kUsers; ++u) {
+    for (std::uint64_t t = 0; t < 40; ++t) all.entries.push_back({u * 1000 + t, 1});
+    UserLearn(store, Numbered("user", u), "base", "ham", base(u));
+  }
+  const auto bag_of = [&](std::uint64_t u) {
+    return std::span<const BagEntry>(all.entries).subspan(u * 40, 40);
+  };
+
+  std::atomic<bool> done{false};
+  std::atomic<std::uint64_t> reads{0}, torn{0}, failed{0};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 2; ++t) {
+    readers.emplace_back([&, t] {
+      std::mt19937 random(t);
+      while (!done.load()) {
+        const std::uint64_t u = random() % kUsers;
+        const auto global = store.Stats();
+        auto snapshot = store.ReadUser(Numbered("user", u), *global, bag_of(u));
+        if (!snapshot || !snapshot->has_value()) {
+          ++failed;
+          continue;
+        }
+        const model::Snapshot& layer = **snapshot;
+        std::vector<std::uint64_t> sums(2, 0);
+        std::uint64_t distinct = 0;
+        for (std::size_t i = 0; i < 40; ++i) {
+          sums[0] += layer.CountsOf(i)[0];
+          sums[1] += layer.CountsOf(i)[1];
+          distinct += layer.CountsOf(i)[0] + layer.CountsOf(i)[1] > 0 ? 1 : 0;
+        }
+        if (sums[0] != layer.stats->classes[0].tokens ||
+            sums[1] != layer.stats->classes[1].tokens || distinct != layer.stats->vocabulary_size) {
+          ++torn;
+        }
+        ++reads;
+      }
+    });
+  }
+  constexpr std::uint64_t kRounds = 20;
+  for (std::uint64_t r = 0; r < kRounds; ++r) {
+    for (std::uint64_t u = 0; u < kUsers; ++u) {
+      const std::string user = Numbered("user", u);
+      UserLearn(store, user, Numbered("m", r), r % 2 ? "spam" : "ham", message(u, r));
+      if (r % 3 != 2) {
+        model::Delta forget;
+        model::AddUserForget(forget, user, Numbered("m", r),
+                             **store.FindUserLearned(user, Numbered("m", r)), *store.Stats());
+        ASSERT_TRUE(store.Apply(forget).has_value());
+      }
+    }
+  }
+  done.store(true);
+  for (std::thread& reader : readers) reader.join();
+  EXPECT_EQ(torn.load(), 0u) << "of " << reads.load() << " reads";
+  EXPECT_EQ(failed.load(), 0u);
+  EXPECT_GT(reads.load(), 0u);
+  EXPECT_GT(store.UserFigures().cache_misses, kUsers);
+
+  std::vector<std::optional<model::Snapshot>> in_memory;
+  for (std::uint64_t u = 0; u < kUsers; ++u) {
+    in_memory.push_back(*store.ReadUser(Numbered("user", u), *store.Stats(), bag_of(u)));
+  }
+  opened->reset();
+  auto reopened = RocksdbStore::Open(dir.Join("model"));
+  ASSERT_TRUE(reopened.has_value());
+  for (std::uint64_t u = 0; u < kUsers; ++u) {
+    const auto on_disk =
+        *(*reopened)->ReadUser(Numbered("user", u), *(*reopened)->Stats(), bag_of(u));
+    ASSERT_TRUE(on_disk.has_value() && in_memory[u].has_value());
+    EXPECT_EQ(*on_disk->stats, *in_memory[u]->stats) << u;
+    EXPECT_EQ(on_disk->counts, in_memory[u]->counts) << u;
+    // base, and every third round's message kept: rounds 2, 5, ..., 17.
+    EXPECT_EQ(on_disk->stats->TotalDocuments(), 1u + kRounds / 3) << u;
+  }
 }
 
 TEST(RocksdbStoreTest, ReopenGivesTheSameModel) {
