@@ -113,7 +113,9 @@ struct Scan {
   std::unordered_set<std::string> expected_source_keys;  // From the ledger.
   std::vector<std::string> stray_source_keys;            // In the index, of no ledger record.
   std::vector<std::string> corrupt_ledger_ids;
-  model::FeedbackHistogram expected_feedback;  // From the ledger.
+  model::FeedbackHistogram expected_feedback;    // From the ledger.
+  std::vector<std::string> damaged_users;        // Users with a problem of invariant 8.
+  std::vector<std::string> malformed_user_keys;  // Users-family keys of no user.
   std::uint64_t problem_count = 0;
 
   void Problem(std::string text) {
@@ -125,6 +127,7 @@ struct Scan {
 // source index, stats, tokens).
 struct UserScan {
   std::string user;
+  std::uint64_t problems_before = 0;  // Scan::problem_count when its first record was read.
   std::uint64_t records = 0;
   std::optional<model::ModelStats> stats;  // The stored stats record.
   model::ModelStats expected_stats;        // Counted from the user's ledger.
@@ -194,6 +197,10 @@ std::expected<void, Error> ScanUsers(const Folder& folder, Scan& scan) {
   read_options.fill_cache = false;
   std::unique_ptr<rocksdb::Iterator> it(folder.db->NewIterator(read_options, folder.users));
   std::optional<UserScan> user;
+  const auto finish = [&] {
+    FinishUser(*user, global, scan);
+    if (scan.problem_count > user->problems_before) scan.damaged_users.push_back(user->user);
+  };
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     ++scan.report.user_records;
     const std::string key_bytes = it->key().ToString();
@@ -201,12 +208,14 @@ std::expected<void, Error> ScanUsers(const Folder& folder, Scan& scan) {
     auto key = DecodeUserKey(key_bytes);
     if (!key) {
       scan.Problem("a users record has a malformed key");
+      scan.malformed_user_keys.push_back(key_bytes);
       continue;
     }
     if (!user || user->user != key->user) {
-      if (user) FinishUser(*user, global, scan);
+      if (user) finish();
       user.emplace();
       user->user = std::string(key->user);
+      user->problems_before = scan.problem_count;
       user->expected_stats = global;
       for (model::ClassStats& c : user->expected_stats.classes) c.documents = c.tokens = 0;
     }
@@ -280,7 +289,56 @@ std::expected<void, Error> ScanUsers(const Folder& folder, Scan& scan) {
     }
   }
   if (!it->status().ok()) return RocksdbError("reading the user layers", it->status());
-  if (user) FinishUser(*user, global, scan);
+  if (user) finish();
+  return {};
+}
+
+// Adds to `batch` the rebuilding of `user`'s layer from its ledger: token records, stats and
+// source index rewritten, any other record of the user deleted, and so are ledger records that
+// cannot be decoded or name a class `classes` lacks (they could never be forgotten).
+std::expected<void, Error> RebuildUser(const Folder& folder, const std::string& user,
+                                       const model::ModelStats& classes,
+                                       rocksdb::WriteBatch& batch) {
+  model::ModelStats stats = classes;
+  for (model::ClassStats& c : stats.classes) c.documents = c.tokens = 0;
+  stats.vocabulary_size = 0;
+  std::unordered_map<TokenHash, TokenCounts> tokens;
+  std::vector<std::string> source_keys;
+  const std::string begin = UserKindPrefix(user, kUserLedgerKind);
+  const std::string end = UserKindPrefix(user, kUserLedgerKind + 1);
+  rocksdb::ReadOptions read_options;
+  read_options.fill_cache = false;
+  std::unique_ptr<rocksdb::Iterator> it(folder.db->NewIterator(read_options, folder.users));
+  for (it->Seek(begin); it->Valid() && it->key().compare(end) < 0; it->Next()) {
+    const std::string_view key(it->key().data(), it->key().size());
+    auto entry = DecodeLedgerEntry(std::string_view(it->value().data(), it->value().size()));
+    const auto class_index = entry ? stats.FindClass(entry->label) : std::nullopt;
+    if (!class_index) {
+      batch.Delete(folder.users, it->key());
+      continue;
+    }
+    ++stats.classes[*class_index].documents;
+    for (const BagEntry& token : entry->tokens) {
+      TokenCounts& counts = tokens[token.hash];
+      counts.resize(std::max(counts.size(), *class_index + 1), 0);
+      counts[*class_index] += token.count;
+    }
+    source_keys.push_back(UserSourceKey(user, key.substr(begin.size()), entry->origin));
+  }
+  if (!it->status().ok()) return RocksdbError("reading a user's ledger", it->status());
+  batch.DeleteRange(folder.users, UserKeyPrefix(user), begin);
+  batch.DeleteRange(folder.users, end, UserKeyEnd(user));
+  for (auto& [hash, counts] : tokens) {
+    Trim(counts);
+    if (counts.empty()) continue;
+    for (std::size_t c = 0; c < counts.size(); ++c) stats.classes[c].tokens += counts[c];
+    ++stats.vocabulary_size;
+    batch.Put(folder.users, UserTokenKey(user, hash), EncodeTokenCounts(counts));
+  }
+  for (const std::string& key : source_keys) batch.Put(folder.users, key, "");
+  if (stats.TotalDocuments() > 0 || stats.vocabulary_size > 0) {
+    batch.Put(folder.users, UserStatsKey(user), EncodeModelStats(stats));
+  }
   return {};
 }
 
@@ -463,6 +521,12 @@ std::expected<CheckReport, Error> RepairModel(const std::string& path) {
       for (const std::string& key : scan->expected_source_keys) batch.Put(folder->sources, key, "");
       batch.Put(folder->meta, kModelStatsKey, EncodeModelStats(scan->expected_stats));
       batch.Put(folder->meta, kCalibrationKey, EncodeFeedbackHistogram(scan->expected_feedback));
+      for (const std::string& key : scan->malformed_user_keys) batch.Delete(folder->users, key);
+      for (const std::string& user : scan->damaged_users) {
+        if (auto rebuilt = RebuildUser(*folder, user, scan->expected_stats, batch); !rebuilt) {
+          return std::unexpected(rebuilt.error());
+        }
+      }
       rocksdb::WriteOptions write_options;
       write_options.sync = true;
       const rocksdb::Status status = folder->db->Write(write_options, &batch);

@@ -53,9 +53,10 @@ inline constexpr std::size_t kMaxProblems = 20;
 // stats record is unreadable, kInternal when RocksDB cannot open it.
 [[nodiscard]] std::expected<CheckReport, Error> CheckModel(const std::string& path);
 
-// Rewrites the token records, the stats and the calibration record of `path` from its ledger in
-// one synced write, so that every invariant but 8 holds (user layers are not rebuilt: a user
-// layer that fails the check is deleted with its user, DeleteUser); ledger records that cannot be
+// Rewrites the token records, the stats and the calibration record of `path` from its ledger,
+// and each user layer that fails invariant 8 from that user's ledger (its token records, stats
+// and source index; its ledger records that cannot be decoded or name no class are deleted),
+// in one synced write, so that every invariant holds; ledger records that cannot be
 // decoded are deleted (they could never be forgotten). Classes keep their order; a ledger label of
 // no class becomes a new class. Returns the check of the repaired folder. REQUIRES: no daemon has
 // the folder open (RocksDB's lock refuses it otherwise: kInternal).

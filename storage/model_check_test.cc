@@ -351,5 +351,41 @@ TEST_F(UserLayerCheckTest, RecordsOfAUserWithoutStatsAndStraySourcesAreFound) {
   EXPECT_THAT(problems[1], HasSubstr("user 'erin' has 1 records but no stats record"));
 }
 
+TEST_F(UserLayerCheckTest, DamagedUserLayersAreRebuiltFromTheirLedgers) {
+  const TokenBag words = Bag("send us your password cheap pills verify account lunch review");
+  std::map<std::string, std::optional<model::Snapshot>> before;
+  {
+    auto store = RocksdbStore::Open(path_);
+    ASSERT_TRUE(store.has_value());
+    for (const char* user : {"alice", "dave"}) {
+      before[user] = *(*store)->ReadUser(user, *(*store)->Stats(), words.entries);
+    }
+  }
+  WriteRaw(path_, kUsersFamily, UserTokenKey("alice", std::hash<std::string>{}("lunch")),
+           EncodeTokenCounts({0, 4}));
+  model::ModelStats stats;
+  stats.classes = {{"spam", 9, 9}};
+  WriteRaw(path_, kUsersFamily, UserStatsKey("alice"), EncodeModelStats(stats));
+  WriteRaw(path_, kUsersFamily, UserSourceKey("alice", "gone", {"x", 1}), "");
+  WriteRaw(path_, kUsersFamily, UserLedgerKey("alice", "corrupt"), "\xff");
+  WriteRaw(path_, kUsersFamily, "no user", "");
+  EXPECT_GE(Problems().size(), 5u);
+
+  auto repaired = RepairModel(path_);
+  ASSERT_TRUE(repaired.has_value()) << repaired.error().message;
+  EXPECT_TRUE(repaired->ok()) << repaired->problems.front();
+  EXPECT_EQ(repaired->user_layers, 2u);
+  auto store = RocksdbStore::Open(path_);
+  ASSERT_TRUE(store.has_value()) << store.error().message;
+  for (const char* user : {"alice", "dave"}) {
+    const auto after = *(*store)->ReadUser(user, *(*store)->Stats(), words.entries);
+    ASSERT_TRUE(after.has_value() && before[user].has_value()) << user;
+    EXPECT_EQ(*after->stats, *before[user]->stats) << user;
+    EXPECT_EQ(after->counts, before[user]->counts) << user;
+  }
+  EXPECT_FALSE((*store)->FindUserLearned("alice", "corrupt")->has_value());
+  EXPECT_TRUE((*store)->FindUserLearned("alice", "u1")->has_value());
+}
+
 }  // namespace
 }  // namespace nbspamd::storage
