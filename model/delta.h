@@ -73,6 +73,22 @@ struct FeedbackChange {
   friend bool operator==(const FeedbackChange&, const FeedbackChange&) = default;
 };
 
+// The changes of one training event to one user's layer (issue 14; docs/STORAGE.md): the user's
+// token counts n_wcu and documents N_cu, and the user's own ledger record. Class indices are the
+// global ones (those of the Delta that carries it, after its new_classes): a layer has the
+// global classes. Storage derives the user's n_cu and distinct tokens from the token changes.
+struct UserLayerChange {
+  std::string user;  // Whose layer: model::CheckUserId holds.
+  std::vector<TokenCountChange> token_changes;
+  std::vector<DocumentCountChange> document_changes;
+  std::string ledger_id;                    // The message id whose user record changes.
+  std::optional<LedgerEntry> ledger_entry;  // The user's new record, or nullopt to erase it.
+  // The origin of the user record that ledger_entry replaces or erases; nullopt for a new id.
+  std::optional<LearnOrigin> replaced_origin;
+
+  friend bool operator==(const UserLayerChange&, const UserLayerChange&) = default;
+};
+
 // All the changes of one training event. Storage applies them together or not at all; from the
 // token changes it also derives each class's token total n_c and |V|, so those stay exact.
 //
@@ -88,6 +104,10 @@ struct Delta {
   std::string stream_position;  // Replication position stored with it; "" for none.
   // The calibration cells of the records that ledger_entry adds and replaces or erases.
   std::vector<FeedbackChange> feedback_changes;
+  // The change to a user's layer, applied with the global changes above in one atomic write, or
+  // neither; nullopt when the event trains no user. The global part may then be empty (a user's
+  // feedback that does not train the global model).
+  std::optional<UserLayerChange> user;
 
   friend bool operator==(const Delta&, const Delta&) = default;
 };

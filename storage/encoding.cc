@@ -241,4 +241,49 @@ std::expected<model::LedgerEntry, Error> DecodeLedgerEntry(std::string_view valu
   return entry;
 }
 
+std::string UserKeyPrefix(std::string_view user) {
+  std::string key(user);
+  key += '\0';
+  return key;
+}
+
+std::string UserKeyEnd(std::string_view user) {
+  std::string key(user);
+  key += '\1';
+  return key;
+}
+
+std::string UserKindPrefix(std::string_view user, char kind) {
+  std::string key = UserKeyPrefix(user);
+  key += kind;
+  return key;
+}
+
+std::string UserStatsKey(std::string_view user) { return UserKindPrefix(user, kUserStatsKind); }
+
+std::string UserTokenKey(std::string_view user, TokenHash hash) {
+  std::string key = UserKindPrefix(user, kUserTokenKind);
+  PutFixed64BigEndian(key, hash);
+  return key;
+}
+
+std::string UserLedgerKey(std::string_view user, std::string_view id) {
+  std::string key = UserKindPrefix(user, kUserLedgerKind);
+  key += id;
+  return key;
+}
+
+std::string UserSourceKey(std::string_view user, std::string_view id,
+                          const model::LearnOrigin& origin) {
+  return UserKindPrefix(user, kUserSourceKind) + EncodeSourceKey(id, origin);
+}
+
+std::expected<UserKey, Error> DecodeUserKey(std::string_view key) {
+  const std::size_t zero = key.find('\0');
+  if (zero == 0 || zero == std::string_view::npos || zero + 1 >= key.size()) {
+    return Corrupt("user layer key");
+  }
+  return UserKey{key.substr(0, zero), key[zero + 1], key.substr(zero + 2)};
+}
+
 }  // namespace nbspamd::storage

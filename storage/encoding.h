@@ -72,6 +72,33 @@ struct SourceKey {
 };
 [[nodiscard]] std::expected<SourceKey, Error> DecodeSourceKey(std::string_view key);
 
+// User layer keys (family `users`, docs/STORAGE.md): the user id, a 0 byte, a kind byte, then
+// the kind's key. All of one user's keys lie in [UserKeyPrefix(user), UserKeyEnd(user)).
+inline constexpr char kUserStatsKind = 's';   // → EncodeModelStats of the layer.
+inline constexpr char kUserTokenKind = 't';   // + EncodeTokenKey → EncodeTokenCounts.
+inline constexpr char kUserLedgerKind = 'l';  // + message id → EncodeLedgerEntry.
+inline constexpr char kUserSourceKind = 'o';  // + EncodeSourceKey → "".
+
+// user, 0.
+[[nodiscard]] std::string UserKeyPrefix(std::string_view user);
+// user, 1: the first key after all of user's.
+[[nodiscard]] std::string UserKeyEnd(std::string_view user);
+// user, 0, kind: where the user's keys of that kind begin.
+[[nodiscard]] std::string UserKindPrefix(std::string_view user, char kind);
+[[nodiscard]] std::string UserStatsKey(std::string_view user);
+[[nodiscard]] std::string UserTokenKey(std::string_view user, TokenHash hash);
+[[nodiscard]] std::string UserLedgerKey(std::string_view user, std::string_view id);
+[[nodiscard]] std::string UserSourceKey(std::string_view user, std::string_view id,
+                                        const model::LearnOrigin& origin);
+
+// A users-family key taken apart: `rest` is what follows the kind byte (a view into the key).
+struct UserKey {
+  std::string_view user;
+  char kind = 0;
+  std::string_view rest;
+};
+[[nodiscard]] std::expected<UserKey, Error> DecodeUserKey(std::string_view key);
+
 }  // namespace nbspamd::storage
 
 #endif  // NBSPAMD_STORAGE_ENCODING_H_

@@ -8,6 +8,7 @@
 #include <charconv>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -30,6 +31,7 @@ struct Folder {
   rocksdb::ColumnFamilyHandle* tokens = nullptr;
   rocksdb::ColumnFamilyHandle* ledger = nullptr;
   rocksdb::ColumnFamilyHandle* sources = nullptr;
+  rocksdb::ColumnFamilyHandle* users = nullptr;  // nullptr: a folder without user layers.
 
   Folder() = default;
   Folder(Folder&&) = default;
@@ -65,6 +67,7 @@ std::expected<Folder, Error> OpenFolder(const std::string& path, bool read_only)
     if (families[i] == kTokensFamily) folder.tokens = folder.handles[i];
     if (families[i] == kLedgerFamily) folder.ledger = folder.handles[i];
     if (families[i] == kSourcesFamily) folder.sources = folder.handles[i];
+    if (families[i] == kUsersFamily) folder.users = folder.handles[i];
   }
   if (folder.meta == nullptr || folder.tokens == nullptr || folder.ledger == nullptr ||
       folder.sources == nullptr) {
@@ -110,13 +113,234 @@ struct Scan {
   std::unordered_set<std::string> expected_source_keys;  // From the ledger.
   std::vector<std::string> stray_source_keys;            // In the index, of no ledger record.
   std::vector<std::string> corrupt_ledger_ids;
-  model::FeedbackHistogram expected_feedback;  // From the ledger.
+  model::FeedbackHistogram expected_feedback;    // From the ledger.
+  std::vector<std::string> damaged_users;        // Users with a problem of invariant 8.
+  std::vector<std::string> malformed_user_keys;  // Users-family keys of no user.
   std::uint64_t problem_count = 0;
 
   void Problem(std::string text) {
     if (++problem_count <= kMaxProblems) report.problems.push_back(std::move(text));
   }
 };
+
+// One user's records, gathered while the users family is scanned (by user, then kind: ledger,
+// source index, stats, tokens).
+struct UserScan {
+  std::string user;
+  std::uint64_t problems_before = 0;  // Scan::problem_count when its first record was read.
+  std::uint64_t records = 0;
+  std::optional<model::ModelStats> stats;  // The stored stats record.
+  model::ModelStats expected_stats;        // Counted from the user's ledger.
+  std::unordered_map<TokenHash, TokenCounts> expected;
+  std::unordered_set<std::string> expected_source_keys;  // The source keys, without the prefix.
+  std::uint64_t indexed = 0;
+  std::uint64_t stray_source_keys = 0;
+  std::uint64_t token_records = 0;
+  std::uint64_t matched = 0;
+  std::vector<std::uint64_t> totals;
+};
+
+// Checks invariant 8 for `user` once all of its records were read.
+void FinishUser(const UserScan& user, const model::ModelStats& global, Scan& scan) {
+  const std::string name = "user '" + user.user + "'";
+  if (!user.stats) {
+    scan.Problem(name + " has " + std::to_string(user.records) + " records but no stats record");
+    return;
+  }
+  ++scan.report.user_layers;
+  const model::ModelStats& stats = *user.stats;
+  for (std::size_t c = 0; c < stats.classes.size(); ++c) {
+    if (c >= global.classes.size() || stats.classes[c].label != global.classes[c].label) {
+      scan.Problem(name + " has stats for class '" + stats.classes[c].label +
+                   "', which is not the model's class " + std::to_string(c));
+      return;
+    }
+  }
+  for (std::size_t c = 0; c < std::max(stats.classes.size(), user.totals.size()); ++c) {
+    const std::uint64_t tokens = c < stats.classes.size() ? stats.classes[c].tokens : 0;
+    const std::uint64_t documents = c < stats.classes.size() ? stats.classes[c].documents : 0;
+    const std::uint64_t total = c < user.totals.size() ? user.totals[c] : 0;
+    const std::uint64_t ledger =
+        c < user.expected_stats.classes.size() ? user.expected_stats.classes[c].documents : 0;
+    if (tokens != total) {
+      scan.Problem(name + " has a token total of " + std::to_string(tokens) + " in class " +
+                   std::to_string(c) + " but its token counts sum to " + std::to_string(total));
+    }
+    if (documents != ledger) {
+      scan.Problem(name + " has " + std::to_string(documents) + " documents in class " +
+                   std::to_string(c) + " but its ledger holds " + std::to_string(ledger));
+    }
+  }
+  if (stats.vocabulary_size != user.token_records) {
+    scan.Problem(name + " has |V| " + std::to_string(stats.vocabulary_size) + " but " +
+                 std::to_string(user.token_records) + " token records");
+  }
+  if (user.matched != user.expected.size()) {
+    scan.Problem(name + " lacks the token records of " +
+                 std::to_string(user.expected.size() - user.matched) + " tokens its ledger added");
+  }
+  if (user.stray_source_keys > 0) {
+    scan.Problem(name + " has " + std::to_string(user.stray_source_keys) +
+                 " source index entries of no ledger record");
+  }
+  if (user.indexed != user.expected_source_keys.size()) {
+    scan.Problem(name + " has " + std::to_string(user.expected_source_keys.size() - user.indexed) +
+                 " ledger records missing from its source index");
+  }
+}
+
+// Invariant 8: one pass over the users family, one user's records in memory at a time.
+std::expected<void, Error> ScanUsers(const Folder& folder, Scan& scan) {
+  if (folder.users == nullptr) return {};
+  const model::ModelStats& global = scan.report.stats;
+  rocksdb::ReadOptions read_options;
+  read_options.fill_cache = false;
+  std::unique_ptr<rocksdb::Iterator> it(folder.db->NewIterator(read_options, folder.users));
+  std::optional<UserScan> user;
+  const auto finish = [&] {
+    FinishUser(*user, global, scan);
+    if (scan.problem_count > user->problems_before) scan.damaged_users.push_back(user->user);
+  };
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    ++scan.report.user_records;
+    const std::string key_bytes = it->key().ToString();
+    const std::string_view value(it->value().data(), it->value().size());
+    auto key = DecodeUserKey(key_bytes);
+    if (!key) {
+      scan.Problem("a users record has a malformed key");
+      scan.malformed_user_keys.push_back(key_bytes);
+      continue;
+    }
+    if (!user || user->user != key->user) {
+      if (user) finish();
+      user.emplace();
+      user->user = std::string(key->user);
+      user->problems_before = scan.problem_count;
+      user->expected_stats = global;
+      for (model::ClassStats& c : user->expected_stats.classes) c.documents = c.tokens = 0;
+    }
+    ++user->records;
+    const std::string name = "user '" + user->user + "'";
+    switch (key->kind) {
+      case kUserLedgerKind: {
+        const std::string id(key->rest);
+        auto entry = DecodeLedgerEntry(value);
+        if (!entry) {
+          scan.Problem(name + " ledger record '" + id + "' cannot be decoded");
+          break;
+        }
+        const auto class_index = global.FindClass(entry->label);
+        if (!class_index) {
+          scan.Problem(name + " ledger record '" + id + "' names the unknown class '" +
+                       entry->label + "'");
+          break;
+        }
+        user->expected_source_keys.insert(EncodeSourceKey(id, entry->origin));
+        ++user->expected_stats.classes[*class_index].documents;
+        for (const BagEntry& token : entry->tokens) {
+          TokenCounts& counts = user->expected[token.hash];
+          counts.resize(std::max(counts.size(), *class_index + 1), 0);
+          counts[*class_index] += token.count;
+        }
+        break;
+      }
+      case kUserSourceKind:
+        if (user->expected_source_keys.contains(std::string(key->rest))) {
+          ++user->indexed;
+        } else {
+          ++user->stray_source_keys;
+        }
+        break;
+      case kUserStatsKind: {
+        auto stats = DecodeModelStats(value);
+        if (!stats) {
+          scan.Problem(name + " has a corrupt stats record");
+          break;
+        }
+        user->stats = std::move(*stats);
+        // The ledger comes before the tokens: drop what added nothing.
+        for (auto& [hash, counts] : user->expected) Trim(counts);
+        std::erase_if(user->expected, [](const auto& item) { return item.second.empty(); });
+        break;
+      }
+      case kUserTokenKind: {
+        ++user->token_records;
+        auto hash = DecodeTokenKey(key->rest);
+        auto counts = DecodeTokenCounts(value);
+        if (!hash || !counts) {
+          scan.Problem(name + " has a corrupt token record");
+          break;
+        }
+        if (counts->size() > user->totals.size()) user->totals.resize(counts->size(), 0);
+        for (std::size_t c = 0; c < counts->size(); ++c) user->totals[c] += (*counts)[c];
+        Trim(*counts);
+        if (counts->empty()) scan.Problem(name + " token " + Hex(*hash) + " has zero counts");
+        const auto expected = user->expected.find(*hash);
+        const TokenCounts none;
+        const TokenCounts& want = expected == user->expected.end() ? none : expected->second;
+        if (expected != user->expected.end()) ++user->matched;
+        if (*counts != want) {
+          scan.Problem(name + " token " + Hex(*hash) + " counts differ from what its ledger added");
+        }
+        break;
+      }
+      default:
+        scan.Problem(name + " has a record of unknown kind");
+    }
+  }
+  if (!it->status().ok()) return RocksdbError("reading the user layers", it->status());
+  if (user) finish();
+  return {};
+}
+
+// Adds to `batch` the rebuilding of `user`'s layer from its ledger: token records, stats and
+// source index rewritten, any other record of the user deleted, and so are ledger records that
+// cannot be decoded or name a class `classes` lacks (they could never be forgotten).
+std::expected<void, Error> RebuildUser(const Folder& folder, const std::string& user,
+                                       const model::ModelStats& classes,
+                                       rocksdb::WriteBatch& batch) {
+  model::ModelStats stats = classes;
+  for (model::ClassStats& c : stats.classes) c.documents = c.tokens = 0;
+  stats.vocabulary_size = 0;
+  std::unordered_map<TokenHash, TokenCounts> tokens;
+  std::vector<std::string> source_keys;
+  const std::string begin = UserKindPrefix(user, kUserLedgerKind);
+  const std::string end = UserKindPrefix(user, kUserLedgerKind + 1);
+  rocksdb::ReadOptions read_options;
+  read_options.fill_cache = false;
+  std::unique_ptr<rocksdb::Iterator> it(folder.db->NewIterator(read_options, folder.users));
+  for (it->Seek(begin); it->Valid() && it->key().compare(end) < 0; it->Next()) {
+    const std::string_view key(it->key().data(), it->key().size());
+    auto entry = DecodeLedgerEntry(std::string_view(it->value().data(), it->value().size()));
+    const auto class_index = entry ? stats.FindClass(entry->label) : std::nullopt;
+    if (!class_index) {
+      batch.Delete(folder.users, it->key());
+      continue;
+    }
+    ++stats.classes[*class_index].documents;
+    for (const BagEntry& token : entry->tokens) {
+      TokenCounts& counts = tokens[token.hash];
+      counts.resize(std::max(counts.size(), *class_index + 1), 0);
+      counts[*class_index] += token.count;
+    }
+    source_keys.push_back(UserSourceKey(user, key.substr(begin.size()), entry->origin));
+  }
+  if (!it->status().ok()) return RocksdbError("reading a user's ledger", it->status());
+  batch.DeleteRange(folder.users, UserKeyPrefix(user), begin);
+  batch.DeleteRange(folder.users, end, UserKeyEnd(user));
+  for (auto& [hash, counts] : tokens) {
+    Trim(counts);
+    if (counts.empty()) continue;
+    for (std::size_t c = 0; c < counts.size(); ++c) stats.classes[c].tokens += counts[c];
+    ++stats.vocabulary_size;
+    batch.Put(folder.users, UserTokenKey(user, hash), EncodeTokenCounts(counts));
+  }
+  for (const std::string& key : source_keys) batch.Put(folder.users, key, "");
+  if (stats.TotalDocuments() > 0 || stats.vocabulary_size > 0) {
+    batch.Put(folder.users, UserStatsKey(user), EncodeModelStats(stats));
+  }
+  return {};
+}
 
 std::expected<Scan, Error> ScanFolder(const Folder& folder) {
   Scan scan;
@@ -254,6 +478,7 @@ std::expected<Scan, Error> ScanFolder(const Folder& folder) {
     scan.Problem("|V| is " + std::to_string(stored.vocabulary_size) + " but there are " +
                  std::to_string(scan.report.token_records) + " token records");
   }
+  if (auto users = ScanUsers(folder, scan); !users) return std::unexpected(users.error());
   if (scan.problem_count > kMaxProblems) {
     scan.report.problems.push_back("... and " + std::to_string(scan.problem_count - kMaxProblems) +
                                    " more problems");
@@ -296,6 +521,12 @@ std::expected<CheckReport, Error> RepairModel(const std::string& path) {
       for (const std::string& key : scan->expected_source_keys) batch.Put(folder->sources, key, "");
       batch.Put(folder->meta, kModelStatsKey, EncodeModelStats(scan->expected_stats));
       batch.Put(folder->meta, kCalibrationKey, EncodeFeedbackHistogram(scan->expected_feedback));
+      for (const std::string& key : scan->malformed_user_keys) batch.Delete(folder->users, key);
+      for (const std::string& user : scan->damaged_users) {
+        if (auto rebuilt = RebuildUser(*folder, user, scan->expected_stats, batch); !rebuilt) {
+          return std::unexpected(rebuilt.error());
+        }
+      }
       rocksdb::WriteOptions write_options;
       write_options.sync = true;
       const rocksdb::Status status = folder->db->Write(write_options, &batch);

@@ -15,6 +15,11 @@
 //   7. the calibration record counts exactly the held-out scores of the ledger records
 //      (model::FeedbackCellOf). A record of another layout is not a problem: the daemon rebuilds
 //      it from the ledger when it opens the folder.
+//   8. for each user layer (docs/STORAGE.md): its token records are what its own ledger records
+//      added (1), its stats record's token totals and |V_u| agree with them (2, 3) and its
+//      document counts with its ledger (4), its ledger records name global classes (5), its
+//      source index matches its ledger (6); its stats name the global classes, in order; a user
+//      with any record has a stats record.
 // The ledger is the source of truth: it holds exactly what each learned message added.
 #ifndef NBSPAMD_STORAGE_MODEL_CHECK_H_
 #define NBSPAMD_STORAGE_MODEL_CHECK_H_
@@ -33,6 +38,8 @@ struct CheckReport {
   model::ModelStats stats;            // The stored stats record.
   std::uint64_t token_records = 0;    // Records in the tokens family.
   std::uint64_t ledger_records = 0;   // Records in the ledger.
+  std::uint64_t user_layers = 0;      // Users with a stats record.
+  std::uint64_t user_records = 0;     // Records in the users family.
   std::vector<std::string> problems;  // One sentence each; at most kMaxProblems, then a summary.
 
   [[nodiscard]] bool ok() const { return problems.empty(); }
@@ -46,12 +53,13 @@ inline constexpr std::size_t kMaxProblems = 20;
 // stats record is unreadable, kInternal when RocksDB cannot open it.
 [[nodiscard]] std::expected<CheckReport, Error> CheckModel(const std::string& path);
 
-// Rewrites the token records, the stats and the calibration record of `path` from its ledger in
-// one synced write, so
-// that every invariant holds; ledger records that cannot be decoded are deleted (they could
-// never be forgotten). Classes keep their order; a ledger label of no class becomes a new class.
-// Returns the check of the repaired folder. REQUIRES: no daemon has the folder open (RocksDB's
-// lock refuses it otherwise: kInternal).
+// Rewrites the token records, the stats and the calibration record of `path` from its ledger,
+// and each user layer that fails invariant 8 from that user's ledger (its token records, stats
+// and source index; its ledger records that cannot be decoded or name no class are deleted),
+// in one synced write, so that every invariant holds; ledger records that cannot be
+// decoded are deleted (they could never be forgotten). Classes keep their order; a ledger label of
+// no class becomes a new class. Returns the check of the repaired folder. REQUIRES: no daemon has
+// the folder open (RocksDB's lock refuses it otherwise: kInternal).
 [[nodiscard]] std::expected<CheckReport, Error> RepairModel(const std::string& path);
 
 }  // namespace nbspamd::storage

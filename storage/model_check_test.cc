@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "model/learning.h"
+#include "model/user_layer.h"
 #include "storage/encoding.h"
 #include "storage/rocksdb_layout.h"
 #include "storage/rocksdb_store.h"
@@ -267,6 +268,123 @@ TEST_F(ModelCheckTest, ACheckpointTakenWhileTrainingOpensAsTheModelOfThatMoment)
   EXPECT_TRUE(report->ok());
   path_ = backup;
   ExpectOriginalModel();
+}
+
+// Learns `text` as `label` in `user`'s layer (and in the global model when `global`).
+void UserLearn(Store& store, const std::string& user, const std::string& id,
+               const std::string& label, const std::string& text, bool global = false) {
+  const auto stats = store.Stats();
+  model::LearnPlan plan;
+  if (global) plan = model::PlanLearn(id, label, Bag(text), *store.FindLearned(id), *stats);
+  (void)model::AddUserLearn(plan.delta, user, id, label, Bag(text),
+                            *store.FindUserLearned(user, id), *stats, {"feedback", 5});
+  ASSERT_TRUE(store.Apply(plan.delta).has_value());
+}
+
+void UserForget(Store& store, const std::string& user, const std::string& id) {
+  model::Delta delta;
+  model::AddUserForget(delta, user, id, **store.FindUserLearned(user, id), *store.Stats());
+  ASSERT_TRUE(store.Apply(delta).has_value());
+}
+
+class UserLayerCheckTest : public ModelCheckTest {
+ protected:
+  void SetUp() override {
+    ModelCheckTest::SetUp();
+    auto store = RocksdbStore::Open(path_);
+    ASSERT_TRUE(store.has_value()) << store.error().message;
+    UserLearn(**store, "alice", "u1", "ham", "send us your password");
+    UserLearn(**store, "alice", "u2", "spam", "cheap pills", /*global=*/true);
+    UserLearn(**store, "alice", "u1", "spam", "send us your password");
+    UserLearn(**store, "bob", "u1", "ham", "review");
+    UserLearn(**store, "carol", "u3", "ham", "lunch");
+    UserForget(**store, "carol", "u3");
+    ASSERT_TRUE((*store)->DeleteUser("bob").has_value());
+    UserLearn(**store, "dave", "u4", "phishing", "verify your account");
+  }
+
+  std::vector<std::string> Problems() {
+    auto report = CheckModel(path_);
+    EXPECT_TRUE(report.has_value()) << report.error().message;
+    return report ? report->problems : std::vector<std::string>{};
+  }
+};
+
+TEST_F(UserLayerCheckTest, HealthyUserLayersPass) {
+  auto report = CheckModel(path_);
+  ASSERT_TRUE(report.has_value()) << report.error().message;
+  EXPECT_TRUE(report->ok()) << report->problems.front();
+  EXPECT_EQ(report->user_layers, 2u);  // alice and dave; bob deleted, carol forgot everything.
+  // alice: stats, 6 tokens, 2 ledger records and 2 source entries; dave: 1 + 3 + 1 + 1.
+  EXPECT_EQ(report->user_records, 11u + 6u);
+}
+
+TEST_F(UserLayerCheckTest, AUserTokenCountTheUsersLedgerDoesNotExplainIsFound) {
+  WriteRaw(path_, kUsersFamily, UserTokenKey("alice", std::hash<std::string>{}("cheap")),
+           EncodeTokenCounts({2}));
+  const auto problems = Problems();
+  ASSERT_FALSE(problems.empty());
+  EXPECT_THAT(problems.front(), HasSubstr("user 'alice' token"));
+  EXPECT_THAT(problems.front(), HasSubstr("differ from what its ledger added"));
+}
+
+TEST_F(UserLayerCheckTest, UserStatsThatDisagreeWithTheUsersCountsAreFound) {
+  // alice holds 2 spam documents of 6 tokens, 6 distinct; the record claims 3, 7 and 5.
+  model::ModelStats stats;
+  stats.classes = {{"spam", 3, 7}, {"ham", 0, 0}};
+  stats.vocabulary_size = 5;
+  WriteRaw(path_, kUsersFamily, UserStatsKey("alice"), EncodeModelStats(stats));
+  const auto problems = Problems();
+  ASSERT_EQ(problems.size(), 3u);
+  EXPECT_THAT(problems[0], HasSubstr("token total of 7 in class 0 but its token counts sum to 6"));
+  EXPECT_THAT(problems[1], HasSubstr("3 documents in class 0 but its ledger holds 2"));
+  EXPECT_THAT(problems[2], HasSubstr("|V| 5 but 6 token records"));
+}
+
+TEST_F(UserLayerCheckTest, RecordsOfAUserWithoutStatsAndStraySourcesAreFound) {
+  WriteRaw(path_, kUsersFamily, UserLedgerKey("erin", "x"),
+           EncodeLedgerEntry({"spam", {{1, 1}}, {}, std::nullopt}));
+  WriteRaw(path_, kUsersFamily, UserSourceKey("dave", "nothing", {"feedback", 1}), "");
+  const auto problems = Problems();
+  ASSERT_EQ(problems.size(), 2u);
+  EXPECT_THAT(problems[0], HasSubstr("user 'dave' has 1 source index entries of no ledger record"));
+  EXPECT_THAT(problems[1], HasSubstr("user 'erin' has 1 records but no stats record"));
+}
+
+TEST_F(UserLayerCheckTest, DamagedUserLayersAreRebuiltFromTheirLedgers) {
+  const TokenBag words = Bag("send us your password cheap pills verify account lunch review");
+  std::map<std::string, std::optional<model::Snapshot>> before;
+  {
+    auto store = RocksdbStore::Open(path_);
+    ASSERT_TRUE(store.has_value());
+    for (const char* user : {"alice", "dave"}) {
+      before[user] = *(*store)->ReadUser(user, *(*store)->Stats(), words.entries);
+    }
+  }
+  WriteRaw(path_, kUsersFamily, UserTokenKey("alice", std::hash<std::string>{}("lunch")),
+           EncodeTokenCounts({0, 4}));
+  model::ModelStats stats;
+  stats.classes = {{"spam", 9, 9}};
+  WriteRaw(path_, kUsersFamily, UserStatsKey("alice"), EncodeModelStats(stats));
+  WriteRaw(path_, kUsersFamily, UserSourceKey("alice", "gone", {"x", 1}), "");
+  WriteRaw(path_, kUsersFamily, UserLedgerKey("alice", "corrupt"), "\xff");
+  WriteRaw(path_, kUsersFamily, "no user", "");
+  EXPECT_GE(Problems().size(), 5u);
+
+  auto repaired = RepairModel(path_);
+  ASSERT_TRUE(repaired.has_value()) << repaired.error().message;
+  EXPECT_TRUE(repaired->ok()) << repaired->problems.front();
+  EXPECT_EQ(repaired->user_layers, 2u);
+  auto store = RocksdbStore::Open(path_);
+  ASSERT_TRUE(store.has_value()) << store.error().message;
+  for (const char* user : {"alice", "dave"}) {
+    const auto after = *(*store)->ReadUser(user, *(*store)->Stats(), words.entries);
+    ASSERT_TRUE(after.has_value() && before[user].has_value()) << user;
+    EXPECT_EQ(*after->stats, *before[user]->stats) << user;
+    EXPECT_EQ(after->counts, before[user]->counts) << user;
+  }
+  EXPECT_FALSE((*store)->FindUserLearned("alice", "corrupt")->has_value());
+  EXPECT_TRUE((*store)->FindUserLearned("alice", "u1")->has_value());
 }
 
 }  // namespace

@@ -55,6 +55,10 @@ std::expected<std::unique_ptr<RocksdbDatabase>, rocksdb::Status> RocksdbDatabase
       families.emplace_back(required);
     }
   }
+  // The users family is created with the first user layer (CreateUsersFamily): a folder without
+  // layers keeps exactly the families it had.
+  const bool has_users =
+      std::find(families.begin(), families.end(), kUsersFamily) != families.end();
   // Meta, tokens, ledger and sources come first, in that order; any other family follows.
   std::stable_partition(families.begin(), families.end(), [](const std::string& name) {
     return name == rocksdb::kDefaultColumnFamilyName;
@@ -65,6 +69,8 @@ std::expected<std::unique_ptr<RocksdbDatabase>, rocksdb::Status> RocksdbDatabase
                         [](const std::string& name) { return name == kLedgerFamily; });
   std::stable_partition(families.begin() + 3, families.end(),
                         [](const std::string& name) { return name == kSourcesFamily; });
+  std::stable_partition(families.begin() + 4, families.end(),
+                        [](const std::string& name) { return name == kUsersFamily; });
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
   for (const std::string& name : families) {
     rocksdb::ColumnFamilyOptions family_options(options);
@@ -86,6 +92,7 @@ std::expected<std::unique_ptr<RocksdbDatabase>, rocksdb::Status> RocksdbDatabase
           ? rocksdb::DB::Open(db_options, path, descriptors, &handles, &raw_db)
           : rocksdb::DB::OpenForReadOnly(db_options, path, descriptors, &handles, &raw_db);
   if (!status.ok()) return std::unexpected(status);
+  if (!has_users) handles.insert(handles.begin() + kUsers, nullptr);
   return std::unique_ptr<RocksdbDatabase>(new RocksdbDatabase(
       std::unique_ptr<rocksdb::DB>(raw_db), std::move(handles), mode == Mode::kReadOnly));
 }
@@ -94,8 +101,20 @@ RocksdbDatabase::RocksdbDatabase(std::unique_ptr<rocksdb::DB> db,
                                  std::vector<rocksdb::ColumnFamilyHandle*> handles, bool read_only)
     : db_(std::move(db)), handles_(std::move(handles)), read_only_(read_only) {}
 
+std::expected<void, rocksdb::Status> RocksdbDatabase::CreateUsersFamily() {
+  if (handles_[kUsers] != nullptr) return {};
+  rocksdb::ColumnFamilyHandle* handle = nullptr;
+  const rocksdb::Status status =
+      db_->CreateColumnFamily(rocksdb::ColumnFamilyOptions(), kUsersFamily, &handle);
+  if (!status.ok()) return std::unexpected(status);
+  handles_[kUsers] = handle;
+  return {};
+}
+
 RocksdbDatabase::~RocksdbDatabase() {
-  for (auto* handle : handles_) db_->DestroyColumnFamilyHandle(handle).PermitUncheckedError();
+  for (auto* handle : handles_) {
+    if (handle != nullptr) db_->DestroyColumnFamilyHandle(handle).PermitUncheckedError();
+  }
   db_->Close().PermitUncheckedError();
 }
 

@@ -1,7 +1,7 @@
 // RocksdbDatabase: one open RocksDB database of a data folder, with nbspamd's column families in
-// a fixed order (meta, tokens, ledger, sources, then any other the folder has) and the options
-// the store uses. The destructor closes it. RocksdbStore owns one and swaps it for a fresh one
-// when it recovers from a write fault.
+// a fixed order (meta, tokens, ledger, sources, users, then any other the folder has) and the
+// options the store uses. The destructor closes it. RocksdbStore owns one and swaps it for a fresh
+// one when it recovers from a write fault.
 //
 // Thread safety: db() and family() from any thread while the object lives.
 #ifndef NBSPAMD_STORAGE_ROCKSDB_DATABASE_H_
@@ -24,7 +24,7 @@ class Logger;
 
 namespace nbspamd::storage {
 
-enum FamilyIndex : std::size_t { kMeta = 0, kTokens = 1, kLedger = 2, kSources = 3 };
+enum FamilyIndex : std::size_t { kMeta = 0, kTokens = 1, kLedger = 2, kSources = 3, kUsers = 4 };
 
 class RocksdbDatabase {
  public:
@@ -33,7 +33,8 @@ class RocksdbDatabase {
   // Opens (kReadWrite: creating the folder's missing families) the database in `path`, through
   // `env` (nullptr: RocksDB's default, the POSIX file system), logging to `logger` (never to a
   // LOG file in the folder). kReadOnly writes nothing, so it opens a folder on a full or
-  // read-only disk; it needs every family to exist.
+  // read-only disk; it needs every family to exist. `users` is not created here: family(kUsers)
+  // is nullptr while the folder has no user layers (CreateUsersFamily).
   // Errors: RocksDB's status, for the caller to judge.
   [[nodiscard]] static std::expected<std::unique_ptr<RocksdbDatabase>, rocksdb::Status> Open(
       const std::string& path, rocksdb::Env* env, std::shared_ptr<rocksdb::Logger> logger,
@@ -51,6 +52,10 @@ class RocksdbDatabase {
     return handles_;
   }
   [[nodiscard]] bool read_only() const { return read_only_; }
+
+  // Creates the users family if it does not exist yet. REQUIRES: no other thread uses this
+  // object meanwhile (it changes family(kUsers)); a read-write database.
+  [[nodiscard]] std::expected<void, rocksdb::Status> CreateUsersFamily();
 
  private:
   RocksdbDatabase(std::unique_ptr<rocksdb::DB> db,

@@ -9,6 +9,8 @@ inline constexpr char kTokensFamily[] = "tokens";  // Token key → per-class co
 inline constexpr char kLedgerFamily[] = "ledger";  // Message id → LedgerEntry.
 // Source index (schema 2): EncodeSourceKey(id, origin) → "", one per ledger record.
 inline constexpr char kSourcesFamily[] = "sources";
+// User layers (docs/STORAGE.md): keys of storage/encoding.h's User*Key, by user first.
+inline constexpr char kUsersFamily[] = "users";
 // Meta records, in the default column family.
 inline constexpr char kSchemaVersionKey[] = "schema_version";
 inline constexpr char kModelStatsKey[] = "model_stats";

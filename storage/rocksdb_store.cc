@@ -4,6 +4,7 @@
 #include <rocksdb/env.h>
 #include <rocksdb/file_system.h>
 #include <rocksdb/options.h>
+#include <rocksdb/snapshot.h>
 #include <rocksdb/utilities/checkpoint.h>
 #include <rocksdb/write_batch.h>
 
@@ -13,6 +14,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "model/user_layer.h"
 #include "storage/encoding.h"
 #include "storage/rocksdb_database.h"
 #include "storage/rocksdb_layout.h"
@@ -221,9 +223,8 @@ std::expected<std::unique_ptr<RocksdbStore>, Error> RocksdbStore::Open(
 
   auto stats = InitialiseOrCheck(**database, path);
   if (!stats) return std::unexpected(stats.error());
-  std::unique_ptr<RocksdbStore> store(new RocksdbStore(path, std::move(env), std::move(logger),
-                                                       std::move(*database), std::move(*stats),
-                                                       options.resume_free_bytes));
+  std::unique_ptr<RocksdbStore> store(new RocksdbStore(
+      path, std::move(env), std::move(logger), std::move(*database), std::move(*stats), options));
   if (write_fault) (void)store->StopWrites("opening the data folder", *write_fault);
   auto position =
       GetMeta(store->database_->db(), store->database_->family(kMeta), kStreamPositionKey);
@@ -231,19 +232,24 @@ std::expected<std::unique_ptr<RocksdbStore>, Error> RocksdbStore::Open(
   store->stream_position_ = position->value_or("");
   if (auto loaded = store->LoadTokens(); !loaded) return std::unexpected(loaded.error());
   if (auto loaded = store->LoadCalibration(); !loaded) return std::unexpected(loaded.error());
+  auto users = store->CountUsers();
+  if (!users) return std::unexpected(users.error());
+  store->user_count_.store(*users);
   return store;
 }
 
 RocksdbStore::RocksdbStore(std::string path, std::shared_ptr<rocksdb::Env> env,
                            std::shared_ptr<rocksdb::Logger> logger,
                            std::unique_ptr<RocksdbDatabase> database, model::ModelStats stats,
-                           std::uint64_t resume_free_bytes)
+                           const RocksdbStoreOptions& options)
     : path_(std::move(path)),
       env_(std::move(env)),
       logger_(std::move(logger)),
-      resume_free_bytes_(resume_free_bytes),
+      resume_free_bytes_(options.resume_free_bytes),
+      user_token_limit_(options.user_token_limit),
       database_(std::move(database)),
-      cache_(std::move(stats)) {}
+      cache_(std::move(stats)),
+      user_cache_(options.user_cache_bytes) {}
 
 // The database closes before the Env it writes through.
 RocksdbStore::~RocksdbStore() { database_.reset(); }
@@ -366,8 +372,26 @@ std::expected<BatchResults, Error> RocksdbStore::ApplyBatch(std::span<const mode
   std::lock_guard write_lock(write_mutex_);
   // After a failed write RocksDB must not be sent another one until the database is reopened.
   if (!writable_.load()) return std::unexpected(StoppedError());
+  if (std::any_of(deltas.begin(), deltas.end(),
+                  [](const model::Delta& d) { return d.user.has_value(); })) {
+    std::unique_lock lock(database_mutex_);
+    if (auto created = database_->CreateUsersFamily(); !created) {
+      if (!FaultOf(created.error()))
+        return RocksdbError("creating the users family", created.error());
+      lock.unlock();
+      return std::unexpected(StopWrites("creating the users family", created.error()));
+    }
+  }
   std::shared_lock database_lock(database_mutex_);
-  DeltaResolver resolver(cache_);
+  // The writer reads the layers it changes from the cache, or from the database (which only it
+  // writes, so a load is current).
+  DeltaResolver resolver(
+      cache_,
+      [this](const std::string& user) -> std::expected<std::shared_ptr<UserLayer>, Error> {
+        if (auto layer = user_cache_.Find(user)) return layer;
+        return LoadUser(user);
+      },
+      user_token_limit_);
   BatchResults results;
   results.reserve(deltas.size());
   for (const model::Delta& delta : deltas) results.push_back(resolver.Add(delta));
@@ -387,10 +411,40 @@ std::expected<BatchResults, Error> RocksdbStore::ApplyBatch(std::span<const mode
       batch.Put(database_->family(kTokens), key, EncodeTokenCounts(counts));
     }
   }
+  rocksdb::ColumnFamilyHandle* const users = database_->family(kUsers);
+  for (const ResolvedUser& user : resolved.users) {
+    for (const auto& [hash, counts] : user.tokens) {
+      const std::string key = UserTokenKey(user.user, hash);
+      if (counts.empty()) {
+        batch.Delete(users, key);
+      } else {
+        batch.Put(users, key, EncodeTokenCounts(counts));
+      }
+    }
+    if (IsEmptyLayer(user.stats)) {
+      batch.Delete(users, UserStatsKey(user.user));
+    } else {
+      batch.Put(users, UserStatsKey(user.user), EncodeModelStats(user.stats));
+    }
+  }
   const std::string* stream_position = nullptr;
   for (std::size_t i = 0; i < deltas.size(); ++i) {
     if (!results[i]) continue;
     const model::Delta& delta = deltas[i];
+    if (delta.user) {
+      const model::UserLayerChange& change = *delta.user;
+      if (change.replaced_origin) {
+        batch.Delete(users, UserSourceKey(change.user, change.ledger_id, *change.replaced_origin));
+      }
+      if (change.ledger_entry) {
+        batch.Put(users, UserLedgerKey(change.user, change.ledger_id),
+                  EncodeLedgerEntry(*change.ledger_entry));
+        batch.Put(users, UserSourceKey(change.user, change.ledger_id, change.ledger_entry->origin),
+                  "");
+      } else if (!change.ledger_id.empty()) {
+        batch.Delete(users, UserLedgerKey(change.user, change.ledger_id));
+      }
+    }
     if (delta.replaced_origin) {
       batch.Delete(database_->family(kSources),
                    EncodeSourceKey(delta.ledger_id, *delta.replaced_origin));
@@ -425,6 +479,13 @@ std::expected<BatchResults, Error> RocksdbStore::ApplyBatch(std::span<const mode
   if (stream_position != nullptr) {
     std::lock_guard lock(position_mutex_);
     stream_position_ = *stream_position;
+  }
+  for (ResolvedUser& user : resolved.users) {
+    const bool empty = IsEmptyLayer(user.stats);
+    if (!user.existed && !empty) ++user_count_;
+    if (user.existed && empty) --user_count_;
+    user.layer->Set(user.tokens, std::move(user.stats));
+    user_cache_.Published(user.user, std::move(user.layer));
   }
   cache_.Publish(resolved.tokens,
                  std::make_shared<const model::ModelStats>(std::move(resolved.stats)));
@@ -509,6 +570,16 @@ std::vector<StorageProperty> RocksdbStore::Properties() const {
                           "RocksDB's estimate of the training ledger's records.",
                           static_cast<double>(ledger)});
   }
+  const UserLayerFigures users = UserFigures();
+  properties.push_back({"nbspamd_storage_user_layers", "Users with a layer of their own.",
+                        static_cast<double>(users.users)});
+  properties.push_back({"nbspamd_storage_user_cache_layers", "User layers held in memory.",
+                        static_cast<double>(users.cached_layers)});
+  properties.push_back({"nbspamd_storage_user_cache_bytes", "Bytes of the user layers in memory.",
+                        static_cast<double>(users.cache_bytes)});
+  properties.push_back({"nbspamd_storage_user_cache_misses",
+                        "User layer reads that loaded the layer from disk, since start.",
+                        static_cast<double>(users.cache_misses)});
   rocksdb::VectorLogPtr logs;
   if (database_->db().GetSortedWalFiles(logs).ok()) {
     double bytes = 0;
@@ -641,9 +712,21 @@ std::expected<void, Error> RocksdbStore::Reopen() {
   }
   database_ = std::move(*database);
   // The write that failed (if any) is now either wholly on disk or not at all: the stats record,
-  // written in every batch, tells which, and memory follows.
+  // written in every batch, tells which, and memory follows. User layers are read again from
+  // disk when next needed, and the stream position and user count are read again too (a
+  // DeleteUser writes neither stats nor counts).
   auto stored = InitialiseOrCheck(*database_, path_);
   if (!stored) return std::unexpected(stored.error());
+  user_cache_.Clear();
+  auto users = CountUsers();
+  if (!users) return std::unexpected(users.error());
+  user_count_.store(*users);
+  auto position = GetMeta(database_->db(), database_->family(kMeta), kStreamPositionKey);
+  if (!position) return std::unexpected(position.error());
+  {
+    std::lock_guard position_lock(position_mutex_);
+    stream_position_ = position->value_or("");
+  }
   const std::shared_ptr<const model::ModelStats> current = cache_.Stats();
   std::optional<InDoubtWrite> in_doubt = std::move(in_doubt_);
   in_doubt_.reset();
@@ -664,6 +747,197 @@ std::expected<void, Error> RocksdbStore::Reopen() {
   }
   return MakeError(ErrorCode::kDataLoss, "after a write fault the model in data folder " + path_ +
                                              " differs from the one in memory; restart nbspamd");
+}
+
+std::expected<std::shared_ptr<UserLayer>, Error> RocksdbStore::LoadUser(
+    std::string_view user) const {
+  rocksdb::ColumnFamilyHandle* const users = database_->family(kUsers);
+  if (users == nullptr) return std::make_shared<UserLayer>();  // A folder without layers.
+  // The stats record (kind 's') sorts just before the token records (kind 't'): one scan from
+  // the one to the end of the other reads the whole layer, at one point in time.
+  const std::string begin = UserStatsKey(user);
+  const std::string tokens_begin = UserKindPrefix(user, kUserTokenKind);
+  const std::string end = UserKindPrefix(user, kUserTokenKind + 1);
+  const rocksdb::Slice upper_bound(end);
+  rocksdb::ReadOptions read_options;
+  read_options.iterate_upper_bound = &upper_bound;
+  std::unique_ptr<rocksdb::Iterator> it(database_->db().NewIterator(read_options, users));
+  it->Seek(begin);
+  if (!it->Valid() || it->key() != rocksdb::Slice(begin)) {
+    if (!it->status().ok()) return RocksdbError("reading a user layer", it->status());
+    return std::make_shared<UserLayer>();  // No stats record: no layer (and so no tokens).
+  }
+  auto stats = DecodeModelStats(std::string_view(it->value().data(), it->value().size()));
+  if (!stats) return std::unexpected(stats.error());
+  // Sized for the user's tokens, capped so that a corrupt count cannot ask for unbounded memory.
+  auto layer = std::make_shared<UserLayer>(
+      std::min<std::uint64_t>(stats->vocabulary_size, std::uint64_t{1} << 20));
+  TokenCounts counts;
+  std::uint64_t tokens = 0;
+  for (it->Next(); it->Valid(); it->Next()) {
+    const std::string_view key(it->key().data(), it->key().size());
+    auto hash = DecodeTokenKey(key.substr(tokens_begin.size()));
+    if (!hash) return std::unexpected(hash.error());
+    auto decoded =
+        DecodeTokenCountsInto(std::string_view(it->value().data(), it->value().size()), counts);
+    if (!decoded) return std::unexpected(decoded.error());
+    layer->Load(*hash, counts);
+    ++tokens;
+  }
+  if (!it->status().ok()) return RocksdbError("reading a user layer", it->status());
+  if (tokens != stats->vocabulary_size) {
+    return MakeError(ErrorCode::kDataLoss, "the layer of user '" + std::string(user) +
+                                               "' has a token count that does not match its stats");
+  }
+  layer->LoadStats(std::move(*stats));
+  return layer;
+}
+
+std::expected<std::shared_ptr<UserLayer>, Error> RocksdbStore::CachedUser(
+    std::string_view user) const {
+  if (auto layer = user_cache_.Find(user)) return layer;
+  const std::uint64_t generation = user_cache_.Generation();
+  std::shared_lock lock(database_mutex_);
+  if (!database_) return std::unexpected(StoppedError());
+  auto loaded = LoadUser(user);
+  if (!loaded) return std::unexpected(loaded.error());
+  return user_cache_.InsertLoaded(std::string(user), std::move(*loaded), generation);
+}
+
+std::expected<std::uint64_t, Error> RocksdbStore::CountUsers() const {
+  rocksdb::ColumnFamilyHandle* const users = database_->family(kUsers);
+  if (users == nullptr) return 0;
+  rocksdb::ReadOptions read_options;
+  read_options.fill_cache = false;
+  std::unique_ptr<rocksdb::Iterator> it(database_->db().NewIterator(read_options, users));
+  std::uint64_t count = 0;
+  it->SeekToFirst();
+  while (it->Valid()) {
+    auto key = DecodeUserKey(std::string_view(it->key().data(), it->key().size()));
+    if (!key) return std::unexpected(key.error());
+    const std::string user(key->user);
+    const std::string stats_key = UserStatsKey(user);
+    it->Seek(stats_key);
+    if (it->Valid() && it->key() == rocksdb::Slice(stats_key)) ++count;
+    it->Seek(UserKeyEnd(user));
+  }
+  if (!it->status().ok()) return RocksdbError("counting user layers", it->status());
+  return count;
+}
+
+std::expected<std::optional<model::Snapshot>, Error> RocksdbStore::ReadUser(
+    std::string_view user, const model::ModelStats& global,
+    std::span<const BagEntry> entries) const {
+  if (auto valid = model::CheckUserId(user); !valid) return std::unexpected(valid.error());
+  auto layer = CachedUser(user);
+  if (!layer) return std::unexpected(layer.error());
+  return (*layer)->Read(global, entries);
+}
+
+std::expected<std::optional<model::ModelStats>, Error> RocksdbStore::UserStats(
+    std::string_view user) const {
+  if (auto valid = model::CheckUserId(user); !valid) return std::unexpected(valid.error());
+  auto layer = CachedUser(user);
+  if (!layer) return std::unexpected(layer.error());
+  const auto stats = (*layer)->Stats();
+  if (IsEmptyLayer(*stats)) return std::nullopt;
+  return model::AlignLayerStats(*stats, *cache_.Stats());
+}
+
+std::expected<std::optional<model::LedgerEntry>, Error> RocksdbStore::FindUserLearned(
+    std::string_view user, std::string_view id) const {
+  if (auto valid = model::CheckUserId(user); !valid) return std::unexpected(valid.error());
+  std::shared_lock lock(database_mutex_);
+  if (!database_) return std::unexpected(StoppedError());
+  rocksdb::ColumnFamilyHandle* const users = database_->family(kUsers);
+  if (users == nullptr) return std::nullopt;
+  std::string value;
+  const rocksdb::Status status =
+      database_->db().Get(rocksdb::ReadOptions(), users, UserLedgerKey(user, id), &value);
+  if (status.IsNotFound()) return std::nullopt;
+  if (!status.ok()) return RocksdbError("reading a user's ledger", status);
+  auto entry = DecodeLedgerEntry(value);
+  if (!entry) return std::unexpected(entry.error());
+  return std::move(*entry);
+}
+
+std::expected<std::vector<LearnedMessage>, Error> RocksdbStore::ListUserLearned(
+    std::string_view user, std::string_view source, std::int64_t since, std::int64_t until,
+    std::size_t limit) const {
+  if (auto valid = model::CheckUserId(user); !valid) return std::unexpected(valid.error());
+  std::vector<LearnedMessage> found;
+  if (since >= until) return found;
+  std::shared_lock lock(database_mutex_);
+  if (!database_) return std::unexpected(StoppedError());
+  rocksdb::ColumnFamilyHandle* const users = database_->family(kUsers);
+  if (users == nullptr) return found;
+  rocksdb::DB& db = database_->db();
+  rocksdb::ManagedSnapshot snapshot(&db);
+  rocksdb::ReadOptions read_options;
+  read_options.snapshot = snapshot.snapshot();
+  const std::string prefix = UserKindPrefix(user, kUserSourceKind);
+  const std::string end = prefix + SourceKeyPrefix(source, until);
+  std::unique_ptr<rocksdb::Iterator> it(db.NewIterator(read_options, users));
+  for (it->Seek(prefix + SourceKeyPrefix(source, since)); it->Valid() && found.size() < limit;
+       it->Next()) {
+    if (it->key().compare(end) >= 0) break;
+    const std::string_view key(it->key().data(), it->key().size());
+    auto source_key = DecodeSourceKey(key.substr(prefix.size()));
+    if (!source_key) return std::unexpected(source_key.error());
+    std::string value;
+    const rocksdb::Status status =
+        db.Get(read_options, users, UserLedgerKey(user, source_key->id), &value);
+    if (!status.ok()) return RocksdbError("reading a user's ledger", status);
+    auto entry = DecodeLedgerEntry(value);
+    if (!entry) return std::unexpected(entry.error());
+    found.push_back({std::move(source_key->id), std::move(entry->label), std::move(entry->origin)});
+  }
+  if (!it->status().ok()) return RocksdbError("reading a user's source index", it->status());
+  return found;
+}
+
+std::expected<void, Error> RocksdbStore::DeleteUser(std::string_view user,
+                                                    std::string_view stream_position) {
+  if (auto valid = model::CheckUserId(user); !valid) return std::unexpected(valid.error());
+  std::lock_guard write_lock(write_mutex_);
+  if (!writable_.load()) return std::unexpected(StoppedError());
+  std::shared_lock database_lock(database_mutex_);
+  std::shared_ptr<UserLayer> layer = user_cache_.Find(user);
+  if (!layer) {
+    auto loaded = LoadUser(user);
+    if (!loaded) return std::unexpected(loaded.error());
+    layer = std::move(*loaded);
+  }
+  const bool existed = !IsEmptyLayer(*layer->Stats());
+  // One range tombstone covers every key of the user: layer, ledger and source index.
+  rocksdb::WriteBatch batch;
+  if (database_->family(kUsers) != nullptr) {
+    batch.DeleteRange(database_->family(kUsers), UserKeyPrefix(user), UserKeyEnd(user));
+  }
+  if (batch.Count() == 0 && stream_position.empty()) return {};
+  if (!stream_position.empty()) {
+    batch.Put(database_->family(kMeta), kStreamPositionKey,
+              rocksdb::Slice(stream_position.data(), stream_position.size()));
+  }
+  rocksdb::WriteOptions write_options;
+  write_options.sync = true;
+  const rocksdb::Status status = database_->db().Write(write_options, &batch);
+  if (!status.ok()) {
+    if (!FaultOf(status)) return RocksdbError("deleting a user", status);
+    return std::unexpected(StopWrites("deleting a user", status));
+  }
+  user_cache_.Erase(user);
+  if (existed) --user_count_;
+  if (!stream_position.empty()) {
+    std::lock_guard lock(position_mutex_);
+    stream_position_ = std::string(stream_position);
+  }
+  return {};
+}
+
+UserLayerFigures RocksdbStore::UserFigures() const {
+  const UserLayerCacheFigures cache = user_cache_.Figures();
+  return {user_count_.load(), cache.layers, cache.bytes, cache.hits, cache.misses};
 }
 
 }  // namespace nbspamd::storage

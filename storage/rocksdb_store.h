@@ -6,8 +6,9 @@
 // record per learned message id, "sources" the source index. The calibration record (the
 // histogram of the ledger's held-out scores) is written in the same batch as the counts; when
 // it is missing or of another layout (model/calibration.h changed) Open rebuilds it from the
-// ledger, once. Every Apply is one WriteBatch written with sync through the write-ahead
-// log, so an acknowledged change survives a crash or kill -9.
+// ledger, once. "users" holds the user layers (keys by user first), read through a bounded
+// UserLayerCache rather than loaded at open. Every Apply is one WriteBatch written with sync
+// through the write-ahead log, so an acknowledged change survives a crash or kill -9.
 #ifndef NBSPAMD_STORAGE_ROCKSDB_STORE_H_
 #define NBSPAMD_STORAGE_ROCKSDB_STORE_H_
 
@@ -26,6 +27,7 @@
 #include "storage/count_cache.h"
 #include "storage/resolved_delta.h"
 #include "storage/store.h"
+#include "storage/user_layer_cache.h"
 
 namespace rocksdb {
 class Env;
@@ -47,6 +49,11 @@ struct RocksdbStoreOptions {
   std::uint64_t resume_free_bytes = std::uint64_t{4} << 20;
   // Where RocksDB's warnings and errors go (storage/rocksdb_logger.h); empty: nowhere.
   std::function<void(std::string_view line)> log;
+  // The most distinct tokens a user's layer may have (0: no limit): a learn past it is refused
+  // with kResourceExhausted.
+  std::uint64_t user_token_limit = kDefaultUserTokenLimit;
+  // The memory the cached user layers may take, in bytes (UserLayerCache).
+  std::size_t user_cache_bytes = std::size_t{256} << 20;
 };
 
 // Write faults (docs/RELIABILITY.md): a write that fails (ENOSPC, EIO, EROFS) is answered with
@@ -83,6 +90,19 @@ class RocksdbStore final : public Store {
   [[nodiscard]] std::vector<StorageProperty> Properties() const override;
   [[nodiscard]] WriteHealth Health() const override;
   [[nodiscard]] std::expected<void, Error> Recover() override;
+  [[nodiscard]] std::expected<std::optional<model::Snapshot>, Error> ReadUser(
+      std::string_view user, const model::ModelStats& global,
+      std::span<const BagEntry> entries) const override;
+  [[nodiscard]] std::expected<std::optional<model::ModelStats>, Error> UserStats(
+      std::string_view user) const override;
+  [[nodiscard]] std::expected<std::optional<model::LedgerEntry>, Error> FindUserLearned(
+      std::string_view user, std::string_view id) const override;
+  [[nodiscard]] std::expected<std::vector<LearnedMessage>, Error> ListUserLearned(
+      std::string_view user, std::string_view source, std::int64_t since, std::int64_t until,
+      std::size_t limit) const override;
+  [[nodiscard]] std::expected<void, Error> DeleteUser(
+      std::string_view user, std::string_view stream_position = "") override;
+  [[nodiscard]] UserLayerFigures UserFigures() const override;
 
  private:
   // What a write that failed would have made of the model: the memory copy takes it if the
@@ -94,7 +114,7 @@ class RocksdbStore final : public Store {
 
   RocksdbStore(std::string path, std::shared_ptr<rocksdb::Env> env,
                std::shared_ptr<rocksdb::Logger> logger, std::unique_ptr<RocksdbDatabase> database,
-               model::ModelStats stats, std::uint64_t resume_free_bytes);
+               model::ModelStats stats, const RocksdbStoreOptions& options);
   [[nodiscard]] std::expected<void, Error> LoadTokens();
   // Reads the calibration record, or rebuilds it from the ledger (and stores it, when
   // writable) when it is missing or of another layout; publishes the fitted calibration.
@@ -107,11 +127,22 @@ class RocksdbStore final : public Store {
   [[nodiscard]] Error StoppedError() const;
   // REQUIRES: write_mutex_ held. Opens the database again and makes memory agree with it.
   [[nodiscard]] std::expected<void, Error> Reopen();
+  // REQUIRES: database_mutex_ held (shared), database_ not null. `user`'s layer as the database
+  // holds it (an empty one when the user has none): one iterator scan from its stats record
+  // through its token records (adjacent keys), so one point in time and no read a token.
+  [[nodiscard]] std::expected<std::shared_ptr<UserLayer>, Error> LoadUser(
+      std::string_view user) const;
+  // `user`'s layer from the cache, or loaded (and cached) on a miss. For readers.
+  [[nodiscard]] std::expected<std::shared_ptr<UserLayer>, Error> CachedUser(
+      std::string_view user) const;
+  // REQUIRES: database_mutex_ held. The number of users with a stats record: two seeks a user.
+  [[nodiscard]] std::expected<std::uint64_t, Error> CountUsers() const;
 
   const std::string path_;
   const std::shared_ptr<rocksdb::Env> env_;  // nullptr: RocksDB's default.
   const std::shared_ptr<rocksdb::Logger> logger_;
   const std::uint64_t resume_free_bytes_;
+  const std::uint64_t user_token_limit_;
   std::mutex write_mutex_;  // Serialises ApplyBatch and Recover.
   // Guards the database_ pointer: shared while it is used, exclusive to swap it (Recover).
   mutable std::shared_mutex database_mutex_;
@@ -124,6 +155,8 @@ class RocksdbStore final : public Store {
   std::atomic<bool> writable_{true};
   mutable std::mutex health_mutex_;  // Guards health_ (but for `writable`, which is writable_).
   WriteHealth health_;
+  mutable UserLayerCache user_cache_;
+  std::atomic<std::uint64_t> user_count_{0};  // Users with a layer; changed by the writer.
 };
 
 }  // namespace nbspamd::storage

@@ -8,10 +8,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <fstream>
 #include <functional>
+#include <map>
+#include <random>
+#include <span>
+#include <thread>
 
 #include "model/learning.h"
+#include "model/user_layer.h"
 #include "storage/encoding.h"
 #include "storage/memory_store.h"
 #include "tests/support/temp_dir.h"
@@ -35,6 +42,254 @@ TokenBag Bag(std::vector<BagEntry> entries) {
 void Learn(Store& store, const std::string& id, const std::string& label, const TokenBag& bag) {
   const auto plan = model::PlanLearn(id, label, bag, *store.FindLearned(id), *store.Stats());
   ASSERT_TRUE(store.Apply(plan.delta).has_value());
+}
+
+// User layers: what the durable backend adds to the Store contract.
+
+void UserLearn(Store& store, const std::string& user, const std::string& id,
+               const std::string& label, const TokenBag& bag, bool global = false) {
+  const auto stats = store.Stats();
+  model::LearnPlan plan;
+  if (global) plan = model::PlanLearn(id, label, bag, *store.FindLearned(id), *stats);
+  (void)model::AddUserLearn(plan.delta, user, id, label, bag, *store.FindUserLearned(user, id),
+                            *stats);
+  const auto applied = store.Apply(plan.delta);
+  ASSERT_TRUE(applied.has_value()) << applied.error().message;
+}
+
+// Every key of the users family, read raw.
+std::vector<std::string> RawUserKeys(const std::string& path) {
+  std::vector<std::string> names;
+  EXPECT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::Options(), path, &names).ok());
+  std::vector<rocksdb::ColumnFamilyDescriptor> families;
+  for (const std::string& name : names) families.emplace_back(name, rocksdb::ColumnFamilyOptions());
+  rocksdb::DB* raw = nullptr;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  EXPECT_TRUE(
+      rocksdb::DB::OpenForReadOnly(rocksdb::Options(), path, families, &handles, &raw).ok());
+  std::vector<std::string> keys;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i] != "users") continue;
+    std::unique_ptr<rocksdb::Iterator> it(raw->NewIterator({}, handles[i]));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) keys.push_back(it->key().ToString());
+  }
+  for (auto* handle : handles) raw->DestroyColumnFamilyHandle(handle);
+  delete raw;
+  return keys;
+}
+
+// Words 1..n, each once.
+TokenBag Words(std::uint64_t first, std::uint64_t n) {
+  TokenBag bag;
+  for (std::uint64_t t = first; t < first + n; ++t) bag.entries.push_back({t, 1});
+  return bag;
+}
+
+TEST(RocksdbStoreTest, AFolderWithoutUserLayersKeepsItsFamilies) {
+  TempDir dir;
+  {
+    auto store = RocksdbStore::Open(dir.Join("model"));
+    Learn(**store, "a", "spam", Bag({{1, 2}}));
+    EXPECT_FALSE((*store)->ReadUser("alice", *(*store)->Stats(), {})->has_value());
+  }
+  std::vector<std::string> names;
+  ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::Options(), dir.Join("model"), &names).ok());
+  EXPECT_EQ(names.size(), 4u) << "the users family is created with the first layer";
+  {
+    auto store = RocksdbStore::Open(dir.Join("model"));
+    UserLearn(**store, "alice", "m1", "ham", Bag({{1, 1}}));
+  }
+  ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::Options(), dir.Join("model"), &names).ok());
+  EXPECT_EQ(names.size(), 5u);
+}
+
+TEST(RocksdbStoreTest, ReopenGivesTheSameUserLayers) {
+  TempDir dir;
+  const TokenBag words = Words(1, 40);
+  std::map<std::string, std::optional<model::Snapshot>> before;
+  {
+    auto store = RocksdbStore::Open(dir.Join("model"));
+    ASSERT_TRUE(store.has_value());
+    UserLearn(**store, "alice", "m1", "spam", Words(1, 10), true);
+    UserLearn(**store, "alice", "m2", "ham", Words(5, 10));
+    UserLearn(**store, "bob", "m1", "phishing", Words(20, 5));
+    UserLearn(**store, "carol", "m1", "ham", Words(30, 5));
+    UserLearn(**store, "alice", "m1", "ham", Words(1, 10));  // Relearned in alice's layer only.
+    ASSERT_TRUE((*store)->DeleteUser("carol").has_value());
+    for (const char* user : {"alice", "bob", "carol"}) {
+      before[user] = *(*store)->ReadUser(user, *(*store)->Stats(), words.entries);
+    }
+    EXPECT_EQ((*store)->UserFigures().users, 2u);
+  }
+  auto store = RocksdbStore::Open(dir.Join("model"));
+  ASSERT_TRUE(store.has_value()) << store.error().message;
+  EXPECT_EQ((*store)->UserFigures().users, 2u);
+  for (const char* user : {"alice", "bob", "carol"}) {
+    const auto after = *(*store)->ReadUser(user, *(*store)->Stats(), words.entries);
+    ASSERT_EQ(after.has_value(), before[user].has_value()) << user;
+    if (!after) continue;
+    EXPECT_EQ(*after->stats, *before[user]->stats) << user;
+    EXPECT_EQ(after->counts, before[user]->counts) << user;
+  }
+  EXPECT_EQ((*(*store)->FindUserLearned("alice", "m1"))->label, "ham");
+  EXPECT_EQ((*(*store)->FindLearned("m1"))->label, "spam");
+}
+
+TEST(RocksdbStoreTest, DeleteUserLeavesNoKeyOfTheUser) {
+  TempDir dir;
+  {
+    auto store = RocksdbStore::Open(dir.Join("model"));
+    UserLearn(**store, "alice", "m1", "spam", Words(1, 10), true);
+    UserLearn(**store, "alice", "m2", "ham", Words(5, 10));
+    UserLearn(**store, "alice2", "m1", "ham", Words(5, 3));
+    UserLearn(**store, "alic", "m1", "ham", Words(5, 2));
+    const std::uint64_t cached = (*store)->UserFigures().cached_layers;
+    const std::uint64_t bytes = (*store)->UserFigures().cache_bytes;
+    ASSERT_TRUE((*store)->DeleteUser("alice").has_value());
+    EXPECT_EQ((*store)->UserFigures().cached_layers, cached - 1) << "alice's layer stays in memory";
+    EXPECT_LT((*store)->UserFigures().cache_bytes, bytes);
+    EXPECT_EQ((*store)->UserFigures().users, 2u);
+  }
+  const auto keys = RawUserKeys(dir.Join("model"));
+  const auto of = [&](const std::string& user) {
+    return std::count_if(keys.begin(), keys.end(), [&](const std::string& key) {
+      return key.compare(0, user.size() + 1, UserKeyPrefix(user)) == 0;
+    });
+  };
+  EXPECT_EQ(of("alice"), 0);
+  // Stats, tokens, one ledger record and its source entry each.
+  EXPECT_EQ(of("alice2"), 1 + 3 + 1 + 1);
+  EXPECT_EQ(of("alic"), 1 + 2 + 1 + 1);
+  EXPECT_EQ(keys.size(), std::size_t{6 + 5});
+  // The global model keeps what alice's feedback taught it.
+  auto store = RocksdbStore::Open(dir.Join("model"));
+  EXPECT_EQ((*(*store)->FindLearned("m1"))->label, "spam");
+}
+
+TEST(RocksdbStoreTest, UserLayerCacheStaysWithinItsBudgetAndReloadsExactly) {
+  TempDir dir;
+  RocksdbStoreOptions options;
+  options.user_cache_bytes = 16 << 10;  // A few layers of 100 tokens.
+  auto store = RocksdbStore::Open(dir.Join("model"), options);
+  ASSERT_TRUE(store.has_value());
+  const TokenBag words = Words(1, 300);
+  std::vector<std::optional<model::Snapshot>> first;
+  for (std::uint64_t u = 0; u < 20; ++u) {
+    UserLearn(**store, Numbered("user", u), "m", u % 2 ? "spam" : "ham", Words(u * 10, 100));
+  }
+  for (std::uint64_t u = 0; u < 20; ++u) {
+    first.push_back(*(*store)->ReadUser(Numbered("user", u), *(*store)->Stats(), words.entries));
+    EXPECT_LE((*store)->UserFigures().cache_bytes, options.user_cache_bytes);
+  }
+  const UserLayerFigures figures = (*store)->UserFigures();
+  EXPECT_EQ(figures.users, 20u);
+  EXPECT_LT(figures.cached_layers, 20u);
+  EXPECT_GT(figures.cache_misses, 0u);
+  for (std::uint64_t u = 0; u < 20; ++u) {  // Evicted ones are read again from disk.
+    const auto again = *(*store)->ReadUser(Numbered("user", u), *(*store)->Stats(), words.entries);
+    ASSERT_TRUE(again.has_value() && first[u].has_value());
+    EXPECT_EQ(*again->stats, *first[u]->stats);
+    EXPECT_EQ(again->counts, first[u]->counts);
+  }
+  EXPECT_GT((*store)->UserFigures().cache_misses, figures.cache_misses);
+  // A hot user is served from memory: no miss.
+  const std::uint64_t misses = (*store)->UserFigures().cache_misses;
+  for (int i = 0; i < 10; ++i)
+    (void)(*store)->ReadUser("user19", *(*store)->Stats(), words.entries);
+  EXPECT_EQ((*store)->UserFigures().cache_misses, misses);
+}
+
+// Readers read layers while the writer changes them and the small cache evicts and reloads them:
+// every snapshot is of one state of its layer (its counts sum to its stats), and when the writer
+// is done, memory holds exactly what the disk does (no reader cached a layer older than one the
+// writer published).
+TEST(RocksdbStoreTest, UserLayersReadWhileWrittenAreNeverTornOrLeftStale) {
+  TempDir dir;
+  RocksdbStoreOptions options;
+  options.user_cache_bytes = 2 << 10;  // Two layers: loads and evictions all the time.
+  auto opened = RocksdbStore::Open(dir.Join("model"), options);
+  ASSERT_TRUE(opened.has_value());
+  RocksdbStore& store = **opened;
+  constexpr std::uint64_t kUsers = 5;
+  const auto base = [](std::uint64_t u) { return Words(u * 1000 + 1, 5); };
+  const auto message = [](std::uint64_t u, std::uint64_t r) {
+    return Bag({{u * 1000 + 1, 2}, {u * 1000 + 10 + r % 20, 1}});
+  };
+  TokenBag all;
+  for (std::uint64_t u = 0; u < kUsers; ++u) {
+    for (std::uint64_t t = 0; t < 40; ++t) all.entries.push_back({u * 1000 + t, 1});
+    UserLearn(store, Numbered("user", u), "base", "ham", base(u));
+  }
+  const auto bag_of = [&](std::uint64_t u) {
+    return std::span<const BagEntry>(all.entries).subspan(u * 40, 40);
+  };
+
+  std::atomic<bool> done{false};
+  std::atomic<std::uint64_t> reads{0}, torn{0}, failed{0};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 2; ++t) {
+    readers.emplace_back([&, t] {
+      std::mt19937 random(t);
+      while (!done.load()) {
+        const std::uint64_t u = random() % kUsers;
+        const auto global = store.Stats();
+        auto snapshot = store.ReadUser(Numbered("user", u), *global, bag_of(u));
+        if (!snapshot || !snapshot->has_value()) {
+          ++failed;
+          continue;
+        }
+        const model::Snapshot& layer = **snapshot;
+        std::vector<std::uint64_t> sums(2, 0);
+        std::uint64_t distinct = 0;
+        for (std::size_t i = 0; i < 40; ++i) {
+          sums[0] += layer.CountsOf(i)[0];
+          sums[1] += layer.CountsOf(i)[1];
+          distinct += layer.CountsOf(i)[0] + layer.CountsOf(i)[1] > 0 ? 1 : 0;
+        }
+        if (sums[0] != layer.stats->classes[0].tokens ||
+            sums[1] != layer.stats->classes[1].tokens || distinct != layer.stats->vocabulary_size) {
+          ++torn;
+        }
+        ++reads;
+      }
+    });
+  }
+  constexpr std::uint64_t kRounds = 20;
+  for (std::uint64_t r = 0; r < kRounds; ++r) {
+    for (std::uint64_t u = 0; u < kUsers; ++u) {
+      const std::string user = Numbered("user", u);
+      UserLearn(store, user, Numbered("m", r), r % 2 ? "spam" : "ham", message(u, r));
+      if (r % 3 != 2) {
+        model::Delta forget;
+        model::AddUserForget(forget, user, Numbered("m", r),
+                             **store.FindUserLearned(user, Numbered("m", r)), *store.Stats());
+        ASSERT_TRUE(store.Apply(forget).has_value());
+      }
+    }
+  }
+  done.store(true);
+  for (std::thread& reader : readers) reader.join();
+  EXPECT_EQ(torn.load(), 0u) << "of " << reads.load() << " reads";
+  EXPECT_EQ(failed.load(), 0u);
+  EXPECT_GT(reads.load(), 0u);
+  EXPECT_GT(store.UserFigures().cache_misses, kUsers);
+
+  std::vector<std::optional<model::Snapshot>> in_memory;
+  for (std::uint64_t u = 0; u < kUsers; ++u) {
+    in_memory.push_back(*store.ReadUser(Numbered("user", u), *store.Stats(), bag_of(u)));
+  }
+  opened->reset();
+  auto reopened = RocksdbStore::Open(dir.Join("model"));
+  ASSERT_TRUE(reopened.has_value());
+  for (std::uint64_t u = 0; u < kUsers; ++u) {
+    const auto on_disk =
+        *(*reopened)->ReadUser(Numbered("user", u), *(*reopened)->Stats(), bag_of(u));
+    ASSERT_TRUE(on_disk.has_value() && in_memory[u].has_value());
+    EXPECT_EQ(*on_disk->stats, *in_memory[u]->stats) << u;
+    EXPECT_EQ(on_disk->counts, in_memory[u]->counts) << u;
+    // base, and every third round's message kept: rounds 2, 5, ..., 17.
+    EXPECT_EQ(on_disk->stats->TotalDocuments(), 1u + kRounds / 3) << u;
+  }
 }
 
 TEST(RocksdbStoreTest, ReopenGivesTheSameModel) {

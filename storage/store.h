@@ -6,13 +6,22 @@
 //   std::expected<void, Error> done = store.Apply(delta);      // one writer at a time
 //   auto results = store.ApplyBatch(deltas);  // many deltas, one durable write (group commit)
 //   store.Checkpoint("backups/b1");            // an online backup, while serving
+//
+// User layers (issue 14; docs/STORAGE.md): a Delta with a `user` part changes that user's layer
+// (and the global model, when its global part is not empty) in the same atomic write.
+//
+//   auto user = store.ReadUser("alice", *global.stats, bag.entries);  // nullopt: no layer
+//   auto result = model::ClassifyLayered(bag, global, user->value_or(model::EmptyLayerSnapshot(
+//                                        *global.stats, bag.entries.size())), options, layer);
 #ifndef NBSPAMD_STORAGE_STORE_H_
 #define NBSPAMD_STORAGE_STORE_H_
 
+#include <cstdint>
 #include <expected>
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -44,6 +53,18 @@ struct LearnedMessage {
 
   friend bool operator==(const LearnedMessage&, const LearnedMessage&) = default;
 };
+
+// What a backend reports about its user layers, for monitoring.
+struct UserLayerFigures {
+  std::uint64_t users = 0;          // Users with a layer.
+  std::uint64_t cached_layers = 0;  // Layers in memory (users without a layer included).
+  std::uint64_t cache_bytes = 0;    // Their memory.
+  std::uint64_t cache_hits = 0;     // Reads served from memory.
+  std::uint64_t cache_misses = 0;   // Reads that loaded a layer from disk.
+};
+
+// The default per-user limit on distinct tokens (a store option; 0: none).
+inline constexpr std::uint64_t kDefaultUserTokenLimit = 100'000;
 
 // Thread safety: Read, Stats and FindLearned may be called from any number of threads at once,
 // also while Apply or ApplyBatch runs; they never wait for it. Apply and ApplyBatch calls must be
@@ -123,6 +144,45 @@ class Store {
   // a write that failed is either wholly in the model or wholly not. Does nothing while writable.
   // Thread-safe; waits for a running ApplyBatch. Errors: the fault's error while it lasts.
   [[nodiscard]] virtual std::expected<void, Error> Recover() { return {}; }
+
+  // User layers. A backend without them (the default implementations) answers every call with
+  // kFailedPrecondition, and ApplyBatch refuses deltas with a user part the same way. In every
+  // call `user` must pass model::CheckUserId, else kInvalidArgument. Thread safety: as Read and
+  // FindLearned for the reads, as ApplyBatch (serialised) for DeleteUser.
+
+  // The snapshot of `user`'s layer for `entries`, aligned to `global` (the stats of the global
+  // snapshot it is scored with: its classes, in its order); nullopt when the user has no layer
+  // (ClassifyLayered with model::EmptyLayerSnapshot then scores as the global model). A layer in
+  // memory is read without I/O; else the user's records are loaded with one prefix scan.
+  // Errors: kDataLoss for a corrupt record, kInternal for an I/O failure.
+  [[nodiscard]] virtual std::expected<std::optional<model::Snapshot>, Error> ReadUser(
+      std::string_view user, const model::ModelStats& global,
+      std::span<const BagEntry> entries) const;
+
+  // The user layer's stats, aligned to the current global classes (vocabulary_size is the
+  // user's distinct tokens); nullopt when the user has no layer. Errors: as ReadUser.
+  [[nodiscard]] virtual std::expected<std::optional<model::ModelStats>, Error> UserStats(
+      std::string_view user) const;
+
+  // What `user`'s own ledger holds for message `id`: nullopt when the user never learned it.
+  // Errors: as FindLearned.
+  [[nodiscard]] virtual std::expected<std::optional<model::LedgerEntry>, Error> FindUserLearned(
+      std::string_view user, std::string_view id) const;
+
+  // ListLearned in `user`'s ledger: the user's records learned through `source` in [since,
+  // until), oldest first, at most `limit`. Errors: as ListLearned.
+  [[nodiscard]] virtual std::expected<std::vector<LearnedMessage>, Error> ListUserLearned(
+      std::string_view user, std::string_view source, std::int64_t since, std::int64_t until,
+      std::size_t limit) const;
+
+  // Removes every record of `user` (layer, ledger, source index) in one durable write, with
+  // `stream_position` when not empty, and drops the layer from memory. Deleting a user without
+  // a layer succeeds and changes nothing else. Errors: as ApplyBatch's whole-batch errors.
+  [[nodiscard]] virtual std::expected<void, Error> DeleteUser(
+      std::string_view user, std::string_view stream_position = "");
+
+  // Monitoring figures of the user layers; thread-safe, never waits for a write.
+  [[nodiscard]] virtual UserLayerFigures UserFigures() const { return {}; }
 };
 
 // The classes a new, empty model starts with.

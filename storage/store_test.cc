@@ -10,6 +10,7 @@
 #include <random>
 
 #include "model/learning.h"
+#include "model/user_layer.h"
 #include "storage/memory_store.h"
 #include "storage/rocksdb_store.h"
 #include "tests/support/temp_dir.h"
@@ -27,12 +28,23 @@ std::string Numbered(const char* prefix, std::uint64_t i) {
 struct Backend {
   std::string name;
   std::function<std::unique_ptr<Store>(const TempDir&)> open;
+  // Opens with a per-user limit on distinct tokens.
+  std::function<std::unique_ptr<Store>(const TempDir&, std::uint64_t user_token_limit)>
+      open_limited;
 };
 
 void PrintTo(const Backend& backend, std::ostream* out) { *out << backend.name; }
 
 std::unique_ptr<Store> OpenRocksdb(const TempDir& dir) {
   auto store = RocksdbStore::Open(dir.Join("model"));
+  if (!store) ADD_FAILURE() << store.error().message;
+  return std::move(*store);
+}
+
+std::unique_ptr<Store> OpenRocksdbLimited(const TempDir& dir, std::uint64_t user_token_limit) {
+  RocksdbStoreOptions options;
+  options.user_token_limit = user_token_limit;
+  auto store = RocksdbStore::Open(dir.Join("model"), options);
   if (!store) ADD_FAILURE() << store.error().message;
   return std::move(*store);
 }
@@ -436,14 +448,296 @@ TEST_P(StoreTest, AFeedbackCountBelowZeroIsRefusedWithItsDelta) {
   EXPECT_EQ(store_->Calibration()->histogram(), model::FeedbackHistogram{});
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, StoreTest,
-                         ::testing::Values(Backend{"Memory",
-                                                   [](const TempDir&) {
-                                                     return std::unique_ptr<Store>(
-                                                         new MemoryStore());
-                                                   }},
-                                           Backend{"Rocksdb", OpenRocksdb}),
-                         [](const auto& info) { return info.param.name; });
+// User layers (issue 14): each layer learns, relearns and forgets exactly on its own; a train of
+// both layers is one delta, applied whole or not at all.
+
+// Learns `text` as `label` in `user`'s layer, and in the global model too when `global`.
+model::LearnStatus UserLearn(Store& store, const std::string& user, const std::string& id,
+                             const std::string& label, const std::string& text, bool global = false,
+                             model::LearnOrigin origin = {}) {
+  const auto stats = store.Stats();
+  model::LearnPlan plan;
+  if (global) {
+    auto learned = store.FindLearned(id);
+    EXPECT_TRUE(learned.has_value());
+    plan = model::PlanLearn(id, label, Bag(text), *learned, *stats, origin);
+  }
+  auto user_learned = store.FindUserLearned(user, id);
+  EXPECT_TRUE(user_learned.has_value()) << user_learned.error().message;
+  const model::LearnStatus status =
+      model::AddUserLearn(plan.delta, user, id, label, Bag(text), *user_learned, *stats, origin);
+  if (status != model::LearnStatus::kUnchanged || plan.status != model::LearnStatus::kUnchanged) {
+    auto applied = store.Apply(plan.delta);
+    EXPECT_TRUE(applied.has_value()) << applied.error().message;
+  }
+  return status;
+}
+
+void UserForget(Store& store, const std::string& user, const std::string& id) {
+  auto learned = store.FindUserLearned(user, id);
+  ASSERT_TRUE(learned.has_value() && learned->has_value());
+  model::Delta delta;
+  model::AddUserForget(delta, user, id, **learned, *store.Stats());
+  auto applied = store.Apply(delta);
+  ASSERT_TRUE(applied.has_value()) << applied.error().message;
+}
+
+// The user's layer over every word the tests use: stats and counts, or nullopt.
+std::optional<model::Snapshot> UserLayerOf(const Store& store, const std::string& user) {
+  const TokenBag words = Bag(std::string(kAllWords) + " cheap pills now verify one two three");
+  auto read = store.ReadUser(user, *store.Stats(), words.entries);
+  EXPECT_TRUE(read.has_value()) << read.error().message;
+  return read.value_or(std::nullopt);
+}
+
+void ExpectSameLayer(const std::optional<model::Snapshot>& actual,
+                     const std::optional<model::Snapshot>& expected) {
+  ASSERT_EQ(actual.has_value(), expected.has_value());
+  if (!actual) return;
+  EXPECT_EQ(*actual->stats, *expected->stats);
+  EXPECT_EQ(actual->counts, expected->counts);
+}
+
+TEST_P(StoreTest, AUserWithoutFeedbackHasNoLayer) {
+  EXPECT_FALSE(UserLayerOf(*store_, "alice").has_value());
+  EXPECT_FALSE(store_->UserStats("alice")->has_value());
+  EXPECT_FALSE(store_->FindUserLearned("alice", "m1")->has_value());
+  EXPECT_EQ(store_->UserFigures().users, 0u);
+}
+
+TEST_P(StoreTest, AUserLearnChangesOnlyThatUsersLayer) {
+  for (const Document& d : kSeed) Learn(*store_, d.id, d.label, d.text);
+  const auto global_before = *store_->Stats();
+  EXPECT_EQ(UserLearn(*store_, "alice", "m1", "ham", "send us your password"),
+            model::LearnStatus::kLearned);
+  EXPECT_EQ(*store_->Stats(), global_before);
+  EXPECT_FALSE(UserLayerOf(*store_, "bob").has_value());
+  const auto stats = store_->UserStats("alice");
+  ASSERT_TRUE(stats.has_value() && stats->has_value());
+  EXPECT_EQ((*stats)->classes[0], (model::ClassStats{"spam", 0, 0}));
+  EXPECT_EQ((*stats)->classes[1], (model::ClassStats{"ham", 1, 4}));
+  EXPECT_EQ((*stats)->vocabulary_size, 4u);
+  const TokenBag bag = Bag("password account");
+  const auto layer = store_->ReadUser("alice", *store_->Stats(), bag.entries);
+  ASSERT_TRUE(layer.has_value() && layer->has_value());
+  // Sorted by hash: find each word's row.
+  for (std::size_t i = 0; i < bag.entries.size(); ++i) {
+    const bool password = bag.entries[i].hash == Bag("password").entries[0].hash;
+    EXPECT_EQ((*layer)->CountsOf(i)[0], 0u);
+    EXPECT_EQ((*layer)->CountsOf(i)[1], password ? 1u : 0u);
+  }
+  EXPECT_EQ((*store_->FindUserLearned("alice", "m1"))->label, "ham");
+  EXPECT_FALSE(store_->FindLearned("m1")->has_value()) << "the global ledger is not the user's";
+  EXPECT_EQ(store_->UserFigures().users, 1u);
+}
+
+TEST_P(StoreTest, UserForgetRestoresTheLayerBitForBitAndRelearnMoves) {
+  UserLearn(*store_, "alice", "m0", "spam", "cheap pills now");
+  const auto before = UserLayerOf(*store_, "alice");
+  const auto global_before = *store_->Stats();
+  EXPECT_EQ(UserLearn(*store_, "alice", "m1", "spam", "send us your password"),
+            model::LearnStatus::kLearned);
+  EXPECT_EQ(UserLearn(*store_, "alice", "m1", "spam", "send us your password"),
+            model::LearnStatus::kUnchanged);
+  EXPECT_EQ(UserLearn(*store_, "alice", "m1", "ham", "send us your password"),
+            model::LearnStatus::kRelearned);
+  const auto stats = store_->UserStats("alice");
+  EXPECT_EQ((*stats)->classes[0], (model::ClassStats{"spam", 1, 3}));
+  EXPECT_EQ((*stats)->classes[1], (model::ClassStats{"ham", 1, 4}));
+  UserForget(*store_, "alice", "m1");
+  ExpectSameLayer(UserLayerOf(*store_, "alice"), before);
+  EXPECT_EQ(*store_->Stats(), global_before);
+  EXPECT_FALSE(store_->FindUserLearned("alice", "m1")->has_value());
+  // Forgetting the last message leaves no layer at all.
+  UserForget(*store_, "alice", "m0");
+  EXPECT_FALSE(UserLayerOf(*store_, "alice").has_value());
+  EXPECT_FALSE(store_->UserStats("alice")->has_value());
+  EXPECT_EQ(store_->UserFigures().users, 0u);
+}
+
+TEST_P(StoreTest, AUserLearnThatTrainsGlobalTooChangesBothInOneDelta) {
+  EXPECT_EQ(UserLearn(*store_, "alice", "m1", "spam", "cheap pills now", /*global=*/true),
+            model::LearnStatus::kLearned);
+  EXPECT_EQ(store_->Stats()->classes[0], (model::ClassStats{"spam", 1, 3}));
+  EXPECT_EQ((*store_->UserStats("alice"))->classes[0], (model::ClassStats{"spam", 1, 3}));
+  EXPECT_EQ((*store_->FindLearned("m1"))->label, "spam");
+  EXPECT_EQ((*store_->FindUserLearned("alice", "m1"))->label, "spam");
+
+  // A delta whose user part cannot apply is refused whole: the global part is not applied.
+  const auto global_before = *store_->Stats();
+  const auto layer_before = UserLayerOf(*store_, "alice");
+  auto plan = model::PlanLearn("m2", "ham", Bag("lunch at noon"), std::nullopt, global_before);
+  model::AddUserForget(plan.delta, "alice", "m2",
+                       {"spam", {{Bag("cheap").entries[0].hash, 5}}, {}, std::nullopt},
+                       global_before);
+  const auto applied = store_->Apply(plan.delta);
+  ASSERT_FALSE(applied.has_value());
+  EXPECT_EQ(applied.error().code, ErrorCode::kDataLoss);
+  EXPECT_EQ(*store_->Stats(), global_before);
+  EXPECT_FALSE(store_->FindLearned("m2")->has_value());
+  ExpectSameLayer(UserLayerOf(*store_, "alice"), layer_before);
+
+  // Forgetting from both layers, in one delta.
+  const auto stats = store_->Stats();
+  model::Delta forget = model::PlanForget("m1", **store_->FindLearned("m1"), *stats);
+  model::AddUserForget(forget, "alice", "m1", **store_->FindUserLearned("alice", "m1"), *stats);
+  ASSERT_TRUE(store_->Apply(forget).has_value());
+  EXPECT_EQ(store_->Stats()->TotalDocuments(), 0u);
+  EXPECT_FALSE(UserLayerOf(*store_, "alice").has_value());
+}
+
+TEST_P(StoreTest, AUsersNewLabelCreatesTheGlobalClass) {
+  UserLearn(*store_, "alice", "m1", "phishing", "verify your account");
+  const auto global = store_->Stats();
+  ASSERT_EQ(global->classes.size(), 3u);
+  EXPECT_EQ(global->classes[2], (model::ClassStats{"phishing", 0, 0}));
+  EXPECT_EQ((*store_->UserStats("alice"))->classes[2], (model::ClassStats{"phishing", 1, 3}));
+  // Another user's layer, older than the class, reads with it as 0.
+  Learn(*store_, "g", "spam", "send us");
+  UserLearn(*store_, "bob", "m1", "ham", "review");
+  EXPECT_EQ((*store_->UserStats("bob"))->classes.size(), 3u);
+}
+
+TEST_P(StoreTest, UserBatchEqualsSequentialApplies) {
+  TempDir sequential_dir;
+  auto sequential = GetParam().open(sequential_dir);
+  std::vector<model::Delta> deltas;
+  const auto record = [&](const std::string& user, const std::string& id, const std::string& label,
+                          const std::string& text, bool global) {
+    const auto stats = sequential->Stats();
+    model::LearnPlan plan;
+    if (global) plan = model::PlanLearn(id, label, Bag(text), *sequential->FindLearned(id), *stats);
+    if (label.empty()) {
+      model::AddUserForget(plan.delta, user, id, **sequential->FindUserLearned(user, id), *stats);
+    } else {
+      (void)model::AddUserLearn(plan.delta, user, id, label, Bag(text),
+                                *sequential->FindUserLearned(user, id), *stats);
+    }
+    ASSERT_TRUE(sequential->Apply(plan.delta).has_value());
+    deltas.push_back(plan.delta);
+  };
+  record("alice", "m1", "spam", "cheap pills now", true);
+  record("bob", "m1", "ham", "cheap pills now", false);
+  record("alice", "m1", "ham", "cheap pills now", false);
+  record("alice", "m2", "spam", "send us your password", false);
+  record("bob", "m1", "", "", false);
+  record("al", "m3", "phishing", "verify your account", false);
+  const auto results = store_->ApplyBatch(deltas);
+  ASSERT_TRUE(results.has_value()) << results.error().message;
+  for (const auto& result : *results) EXPECT_TRUE(result.has_value()) << result.error().message;
+  ExpectSameModel(*store_, *sequential, {"m1", "m2", "m3"});
+  for (const char* user : {"alice", "bob", "al"}) {
+    ExpectSameLayer(UserLayerOf(*store_, user), UserLayerOf(*sequential, user));
+    for (const char* id : {"m1", "m2", "m3"}) {
+      EXPECT_EQ(*store_->FindUserLearned(user, id), *sequential->FindUserLearned(user, id));
+    }
+  }
+  EXPECT_EQ(store_->UserFigures().users, 2u);
+}
+
+TEST_P(StoreTest, DeleteUserRemovesAllOfOneUserAndNoOneElse) {
+  Learn(*store_, "g", "spam", "cheap pills");
+  UserLearn(*store_, "alice", "m1", "spam", "cheap pills now", false, {"feedback", 10});
+  UserLearn(*store_, "alice", "m2", "ham", "lunch", false, {"feedback", 20});
+  UserLearn(*store_, "alice2", "m1", "spam", "cheap", false, {"feedback", 10});
+  UserLearn(*store_, "alic", "m1", "ham", "now", false, {"feedback", 10});
+  const auto global_before = *store_->Stats();
+  const auto alice2 = UserLayerOf(*store_, "alice2");
+  const auto alic = UserLayerOf(*store_, "alic");
+  ASSERT_TRUE(UserLayerOf(*store_, "alice").has_value());  // In memory now.
+  EXPECT_EQ(store_->UserFigures().users, 3u);
+
+  ASSERT_TRUE(store_->DeleteUser("alice", "5-1").has_value());
+  EXPECT_FALSE(UserLayerOf(*store_, "alice").has_value());
+  EXPECT_FALSE(store_->UserStats("alice")->has_value());
+  EXPECT_FALSE(store_->FindUserLearned("alice", "m1")->has_value());
+  EXPECT_TRUE(store_->ListUserLearned("alice", "feedback", 0, 100, 10)->empty());
+  EXPECT_EQ(store_->StreamPosition(), "5-1");
+  ExpectSameLayer(UserLayerOf(*store_, "alice2"), alice2);
+  ExpectSameLayer(UserLayerOf(*store_, "alic"), alic);
+  EXPECT_EQ(*store_->Stats(), global_before);
+  EXPECT_EQ(store_->UserFigures().users, 2u);
+  // Deleting again, or a user who never had a layer, succeeds and changes nothing.
+  EXPECT_TRUE(store_->DeleteUser("alice").has_value());
+  EXPECT_TRUE(store_->DeleteUser("nobody").has_value());
+  EXPECT_EQ(store_->UserFigures().users, 2u);
+  // The user may start over.
+  EXPECT_EQ(UserLearn(*store_, "alice", "m1", "ham", "cheap"), model::LearnStatus::kLearned);
+  EXPECT_EQ((*store_->UserStats("alice"))->classes[1], (model::ClassStats{"ham", 1, 1}));
+}
+
+TEST_P(StoreTest, AUserPastTheDistinctTokenLimitIsRefusedWhole) {
+  TempDir limited_dir;
+  auto store = GetParam().open_limited(limited_dir, 5);
+  UserLearn(*store, "alice", "m1", "spam", "one two three");
+  const auto layer_before = UserLayerOf(*store, "alice");
+  const auto global_before = *store->Stats();
+  // 3 known + 3 new = 6 distinct: refused, the global part with it.
+  const auto stats = store->Stats();
+  auto plan = model::PlanLearn("m2", "spam", Bag("one cheap pills now"), std::nullopt, *stats);
+  ASSERT_EQ(model::AddUserLearn(plan.delta, "alice", "m2", "spam", Bag("one cheap pills now"),
+                                std::nullopt, *stats),
+            model::LearnStatus::kLearned);
+  const auto applied = store->Apply(plan.delta);
+  ASSERT_FALSE(applied.has_value());
+  EXPECT_EQ(applied.error().code, ErrorCode::kResourceExhausted);
+  EXPECT_NE(applied.error().message.find("alice"), std::string::npos) << applied.error().message;
+  EXPECT_EQ(*store->Stats(), global_before);
+  ExpectSameLayer(UserLayerOf(*store, "alice"), layer_before);
+  EXPECT_FALSE(store->FindUserLearned("alice", "m2")->has_value());
+  // Up to the limit is fine, and known tokens always are; relearn and forget at the limit too.
+  EXPECT_EQ(UserLearn(*store, "alice", "m3", "ham", "one cheap pills"),
+            model::LearnStatus::kLearned);
+  EXPECT_EQ((*store->UserStats("alice"))->vocabulary_size, 5u);
+  EXPECT_EQ(UserLearn(*store, "alice", "m4", "ham", "one two two"), model::LearnStatus::kLearned);
+  EXPECT_EQ(UserLearn(*store, "alice", "m1", "ham", "one two three"),
+            model::LearnStatus::kRelearned);
+  UserForget(*store, "alice", "m3");
+  EXPECT_EQ((*store->UserStats("alice"))->vocabulary_size, 3u);
+  // Another user has a limit of its own.
+  EXPECT_EQ(UserLearn(*store, "bob", "m1", "spam", "a b c d e"), model::LearnStatus::kLearned);
+}
+
+TEST_P(StoreTest, ListUserLearnedBySourceAndTimeWindow) {
+  using Ids_ = std::vector<std::string>;
+  UserLearn(*store_, "alice", "a", "spam", "send us", false, {"mx1", 100});
+  UserLearn(*store_, "alice", "b", "spam", "your password", false, {"mx1", 200});
+  UserLearn(*store_, "alice", "c", "ham", "review", false, {"feedback", 150});
+  UserLearn(*store_, "bob", "d", "ham", "review", false, {"mx1", 150});
+  LearnFrom(*store_, "e", "spam", "send", {"mx1", 150});
+  EXPECT_EQ(Ids(store_->ListUserLearned("alice", "mx1", 0, 1000, 100)), (Ids_{"a", "b"}));
+  EXPECT_EQ(Ids(store_->ListUserLearned("alice", "mx1", 150, 1000, 100)), (Ids_{"b"}));
+  EXPECT_EQ(Ids(store_->ListUserLearned("alice", "mx1", 0, 1000, 1)), (Ids_{"a"}));
+  EXPECT_EQ(Ids(store_->ListUserLearned("bob", "mx1", 0, 1000, 100)), (Ids_{"d"}));
+  EXPECT_EQ(Ids(store_->ListLearned("mx1", 0, 1000, 100)), (Ids_{"e"}));
+  // A relearn through another source moves the record; a forget removes it.
+  UserLearn(*store_, "alice", "b", "ham", "your password", false, {"feedback", 300});
+  EXPECT_EQ(Ids(store_->ListUserLearned("alice", "mx1", 0, 1000, 100)), (Ids_{"a"}));
+  EXPECT_EQ(Ids(store_->ListUserLearned("alice", "feedback", 0, 1000, 100)), (Ids_{"c", "b"}));
+  UserForget(*store_, "alice", "c");
+  EXPECT_EQ(Ids(store_->ListUserLearned("alice", "feedback", 0, 1000, 100)), (Ids_{"b"}));
+}
+
+TEST_P(StoreTest, BadUserIdsAreRefused) {
+  const std::string bad("a\0b", 3);
+  EXPECT_EQ(store_->ReadUser(bad, *store_->Stats(), {}).error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(store_->UserStats("").error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(store_->FindUserLearned(bad, "m").error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(store_->DeleteUser(bad).error().code, ErrorCode::kInvalidArgument);
+  model::Delta delta;
+  delta.user = model::UserLayerChange{bad, {}, {{0, 1}}, "m", std::nullopt, std::nullopt};
+  EXPECT_EQ(store_->Apply(delta).error().code, ErrorCode::kInvalidArgument);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Backends, StoreTest,
+    ::testing::Values(
+        Backend{"Memory", [](const TempDir&) { return std::unique_ptr<Store>(new MemoryStore()); },
+                [](const TempDir&, std::uint64_t limit) {
+                  return std::unique_ptr<Store>(new MemoryStore(limit));
+                }},
+        Backend{"Rocksdb", OpenRocksdb, OpenRocksdbLimited}),
+    [](const auto& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace nbspamd::storage

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "model/learning.h"
+#include "model/user_layer.h"
 #include "storage/model_check.h"
 #include "storage/rocksdb_store.h"
 #include "storage/testing/fault_injecting_file_system.h"
@@ -222,6 +223,71 @@ TEST_F(WriteFaultTest, RepeatedFaultsLoseNothingAcknowledged) {
   for (std::uint64_t i : acknowledged) {
     EXPECT_TRUE(store_->FindLearned(IdOf(i)).value().has_value()) << IdOf(i) << " lost";
   }
+}
+
+// A train of message `i` in user `user`'s layer and in the global model: one delta.
+std::expected<void, Error> UserLearn(Store& store, const std::string& user, std::uint64_t i) {
+  auto found = store.FindLearned(IdOf(i));
+  if (!found) return std::unexpected(found.error());
+  auto user_found = store.FindUserLearned(user, IdOf(i));
+  if (!user_found) return std::unexpected(user_found.error());
+  const auto stats = store.Stats();
+  const char* label = i % 2 ? "spam" : "ham";
+  auto plan = model::PlanLearn(IdOf(i), label, BagOf(i), *found, *stats);
+  (void)model::AddUserLearn(plan.delta, user, IdOf(i), label, BagOf(i), *user_found, *stats);
+  return store.Apply(plan.delta);
+}
+
+TEST_F(WriteFaultTest, AFailedUserTrainLeavesBothLayersUnchanged) {
+  for (std::uint64_t i = 0; i < 6; ++i) ASSERT_TRUE(UserLearn(*store_, "alice", i).has_value());
+  const model::ModelStats global_before = *store_->Stats();
+  const TokenBag bag = BagOf(6);
+  const auto layer_before = *store_->ReadUser("alice", global_before, bag.entries);
+  ASSERT_TRUE(layer_before.has_value());
+  fs_->Inject(InjectedFault::kNoSpace, FaultedFiles::kWriteAheadLog);
+
+  auto failed = UserLearn(*store_, "alice", 6);
+  ASSERT_FALSE(failed.has_value());
+  EXPECT_EQ(failed.error().code, ErrorCode::kInsufficientStorage);
+  EXPECT_EQ(*store_->Stats(), global_before);
+  const auto layer_after = *store_->ReadUser("alice", global_before, bag.entries);
+  ASSERT_TRUE(layer_after.has_value());
+  EXPECT_EQ(*layer_after->stats, *layer_before->stats);
+  EXPECT_EQ(layer_after->counts, layer_before->counts);
+  EXPECT_EQ(store_->DeleteUser("alice").error().code, ErrorCode::kInsufficientStorage);
+
+  fs_->Clear();
+  ASSERT_TRUE(store_->Recover().has_value());
+  EXPECT_FALSE(store_->FindUserLearned("alice", IdOf(6))->has_value());
+  ASSERT_TRUE(UserLearn(*store_, "alice", 7).has_value());
+  ExpectOnDisk({0, 1, 2, 3, 4, 5, 7}, 6);
+  EXPECT_FALSE(store_->FindUserLearned("alice", IdOf(6))->has_value());
+  EXPECT_EQ((*store_->UserStats("alice"))->TotalDocuments(), 7u);
+}
+
+// The bytes of a user train reached the log but the sync failed: after Recover the user's layer
+// in memory is the one on disk, whichever that is.
+TEST_F(WriteFaultTest, AUserTrainThatLandedDespiteAFailedSyncIsReadBack) {
+  for (std::uint64_t i = 0; i < 4; ++i) ASSERT_TRUE(UserLearn(*store_, "alice", i).has_value());
+  fs_->Inject(InjectedFault::kIoError, FaultedFiles::kWriteAheadLog, FaultedOperations::kSyncOnly);
+  ASSERT_FALSE(UserLearn(*store_, "alice", 4).has_value());
+  fs_->Clear();
+  ASSERT_TRUE(store_->Recover().has_value());
+  const TokenBag bag = BagOf(4);
+  const auto global = *store_->Stats();
+  const auto in_memory = *store_->ReadUser("alice", global, bag.entries);
+  const bool landed = store_->FindUserLearned("alice", IdOf(4))->has_value();
+  EXPECT_EQ(store_->FindLearned(IdOf(4))->has_value(), landed) << "one write, both layers";
+  EXPECT_EQ((*store_->UserStats("alice"))->TotalDocuments(), landed ? 5u : 4u);
+  store_.reset();
+  const auto report = CheckModel(path_);
+  ASSERT_TRUE(report.has_value());
+  EXPECT_TRUE(report->ok()) << report->problems.front();
+  Open();
+  const auto on_disk = *store_->ReadUser("alice", global, bag.entries);
+  ASSERT_TRUE(in_memory.has_value() && on_disk.has_value());
+  EXPECT_EQ(*on_disk->stats, *in_memory->stats);
+  EXPECT_EQ(on_disk->counts, in_memory->counts);
 }
 
 }  // namespace

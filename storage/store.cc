@@ -1,0 +1,39 @@
+#include "storage/store.h"
+
+namespace nbspamd::storage {
+namespace {
+
+std::unexpected<Error> NoUserLayers() {
+  return MakeError(ErrorCode::kFailedPrecondition, "this store keeps no user layers");
+}
+
+}  // namespace
+
+std::expected<std::optional<model::Snapshot>, Error> Store::ReadUser(
+    std::string_view /*user*/, const model::ModelStats& /*global*/,
+    std::span<const BagEntry> /*entries*/) const {
+  return NoUserLayers();
+}
+
+std::expected<std::optional<model::ModelStats>, Error> Store::UserStats(
+    std::string_view /*user*/) const {
+  return NoUserLayers();
+}
+
+std::expected<std::optional<model::LedgerEntry>, Error> Store::FindUserLearned(
+    std::string_view /*user*/, std::string_view /*id*/) const {
+  return NoUserLayers();
+}
+
+std::expected<std::vector<LearnedMessage>, Error> Store::ListUserLearned(
+    std::string_view /*user*/, std::string_view /*source*/, std::int64_t /*since*/,
+    std::int64_t /*until*/, std::size_t /*limit*/) const {
+  return NoUserLayers();
+}
+
+std::expected<void, Error> Store::DeleteUser(std::string_view /*user*/,
+                                             std::string_view /*stream_position*/) {
+  return NoUserLayers();
+}
+
+}  // namespace nbspamd::storage
