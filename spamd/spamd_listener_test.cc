@@ -110,44 +110,131 @@ TEST_F(SpamdListenerTest, InflatesACompressedMessage) {
   EXPECT_EQ(calls[0].message, message);
 }
 
+// One malformed or hostile request, and the status line it must get (the response is that line
+// alone, as spamd sends it, and the connection then closes).
 struct BadRequest {
   std::string name;
   std::string input;
-  bool end_input;
-  std::string status_line_prefix;
+  bool end_input;                  // The client closes its sending side after the input.
+  std::string status_line_prefix;  // "SPAMD/1.0 76 ", or "" for a connection closed unanswered.
 };
 
+std::string HeaderLines(std::size_t count) {
+  std::string lines;
+  for (std::size_t i = 0; i < count; ++i) lines += "X-Filler: " + std::to_string(i) + "\r\n";
+  return lines;
+}
+
+// Each request gets spamd's error line (EX_PROTOCOL 76 for what is malformed, EX_DATAERR 65 for
+// a message over the size limit, EX_TIMEOUT 79 for one that does not arrive within the read
+// deadline, EX_NOPERM 77 for a refused TELL) or, having sent nothing, a closed connection; and
+// after each the listener serves the next connection.
 TEST_F(SpamdListenerTest, MalformedRequestsGetAnErrorAndTheListenerServesOn) {
   SpamdOptions options;
+  options.limits.max_header_bytes = 8 << 10;
   options.limits.max_body_bytes = 64 << 10;
+  options.read_timeout = std::chrono::milliseconds(300);
   Start(options);
+  const std::string kCheck = "CHECK SPAMC/1.5\r\n";
   const BadRequest requests[] = {
-      {"truncated", "CHECK SPAMC/1.5\r\nContent-len", true, "SPAMD/1.0 76 "},
-      {"absurd Content-length", "CHECK SPAMC/1.5\r\nContent-length: 99999999999999999\r\n\r\n",
-       false, "SPAMD/1.0 65 "},
-      {"over the body limit", "CHECK SPAMC/1.5\r\nContent-length: 70000\r\n\r\nabc", false,
-       "SPAMD/1.0 65 "},
-      {"unknown command", "FROB SPAMC/1.5\r\n\r\n", true, "SPAMD/1.0 76 "},
-      {"bad version", "CHECK SPAMC/3.0\r\n\r\n", true, "SPAMD/1.0 76 "},
-      {"HTTP", "GET / HTTP/1.1\r\nHost: x\r\n\r\n", false, "SPAMD/1.0 76 "},
-      {"missing body", "CHECK SPAMC/1.5\r\nContent-length: 100\r\n\r\nshort", true,
+      // Cut short, the client then closing its side.
+      {"nothing sent", "", true, ""},
+      {"truncated request line", "CHECK SPA", true, "SPAMD/1.0 76 "},
+      {"truncated header line", kCheck + "Content-len", true, "SPAMD/1.0 76 "},
+      {"headers never ended", kCheck + "Content-length: 5\r\n", true, "SPAMD/1.0 76 "},
+      {"body shorter than announced", kCheck + "Content-length: 100\r\n\r\nshort", true,
        "SPAMD/1.0 76 "},
+      // Cut short, the client then waiting: the read deadline answers.
+      {"request line, then silence", "CHECK SPAMC/1.5", false, "SPAMD/1.0 79 "},
+      {"headers, then silence", kCheck + "Content-length: 5\r\n", false, "SPAMD/1.0 79 "},
+      {"body shorter than announced, then silence", kCheck + "Content-length: 100\r\n\r\nshort",
+       false, "SPAMD/1.0 79 "},
+      {"Content-length missing, input never ended", kCheck + "\r\nSubject: x\r\n\r\nbody", false,
+       "SPAMD/1.0 79 "},
+      // Lengths.
+      {"absurd Content-length", kCheck + "Content-length: 99999999999999999999999999\r\n\r\n",
+       false, "SPAMD/1.0 65 "},
+      {"Content-length over the limit", kCheck + "Content-length: 70000\r\n\r\nabc", false,
+       "SPAMD/1.0 65 "},
+      {"body to the end of input over the limit", kCheck + "\r\n" + std::string(70000, 'x'), false,
+       "SPAMD/1.0 65 "},
+      {"negative Content-length", kCheck + "Content-length: -1\r\n\r\n", false, "SPAMD/1.0 76 "},
+      {"hexadecimal Content-length", kCheck + "Content-length: 0x10\r\n\r\n", false,
+       "SPAMD/1.0 76 "},
+      {"empty Content-length", kCheck + "Content-length:\r\n\r\n", false, "SPAMD/1.0 76 "},
+      {"two different Content-lengths", kCheck + "Content-length: 1\r\nContent-length: 2\r\n\r\nx",
+       false, "SPAMD/1.0 76 "},
+      // Request lines.
+      {"unknown command", "FROB SPAMC/1.5\r\n\r\n", true, "SPAMD/1.0 76 "},
+      {"lower-case command", "check SPAMC/1.5\r\n\r\n", true, "SPAMD/1.0 76 "},
+      {"no protocol version", "CHECK\r\n\r\n", true, "SPAMD/1.0 76 "},
+      {"bad protocol version", "CHECK SPAMC/3.0\r\n\r\n", true, "SPAMD/1.0 76 "},
+      {"not SPAMC", "CHECK SPAMD/1.5\r\n\r\n", true, "SPAMD/1.0 76 "},
+      {"HTTP", "GET / HTTP/1.1\r\nHost: x\r\n\r\n", false, "SPAMD/1.0 76 "},
       {"binary", std::string("\0\xff\xfe\r\n", 5), false, "SPAMD/1.0 76 "},
+      {"endless request line", std::string(10000, 'C'), false, "SPAMD/1.0 76 "},
+      // Headers.
+      {"header line too long", kCheck + "X-Long: " + std::string(10000, 'h') + "\r\n\r\n", false,
+       "SPAMD/1.0 76 "},
+      {"too many headers", kCheck + HeaderLines(kMaxHeaderLines + 1) + "\r\n", false,
+       "SPAMD/1.0 76 "},
+      {"header without a colon", kCheck + "Content-length 5\r\n\r\nhello", false, "SPAMD/1.0 76 "},
+      {"User with a control character", kCheck + "User: a\x1b[2Jb\r\n\r\n", false, "SPAMD/1.0 76 "},
+      {"unknown compression", kCheck + "Compress: gzip\r\nContent-length: 1\r\n\r\nx", false,
+       "SPAMD/1.0 76 "},
+      {"zlib data that does not inflate",
+       kCheck + "Compress: zlib\r\nContent-length: 5\r\n\r\nhello", false, "SPAMD/1.0 65 "},
+      // TELL.
       {"TELL when disabled",
        "TELL SPAMC/1.5\r\nMessage-class: spam\r\nSet: local\r\nContent-length: 5\r\n\r\nhello",
        true, "SPAMD/1.0 77 "},
+      {"TELL with an unknown class",
+       "TELL SPAMC/1.5\r\nMessage-class: eggs\r\nSet: local\r\nContent-length: 1\r\n\r\nx", false,
+       "SPAMD/1.0 76 "},
   };
+  std::size_t errors = 0;
+  std::size_t timeouts = 0;
   for (const BadRequest& request : requests) {
     const std::string response = Exchange(port_, request.input, request.end_input);
-    EXPECT_TRUE(response.starts_with(request.status_line_prefix))
-        << request.name << ": " << response;
-    // Only the status line, as spamd: the connection then closes.
-    EXPECT_EQ(response.find("\r\n"), response.size() - 2) << request.name;
+    if (request.status_line_prefix.empty()) {
+      EXPECT_EQ(response, "") << request.name;
+    } else {
+      ++errors;
+      if (request.status_line_prefix == "SPAMD/1.0 79 ") ++timeouts;
+      EXPECT_TRUE(response.starts_with(request.status_line_prefix))
+          << request.name << ": " << response;
+      // Only the status line, as spamd: the connection then closes.
+      EXPECT_EQ(response.find("\r\n"), response.size() - 2) << request.name << ": " << response;
+    }
     EXPECT_EQ(Exchange(port_, "PING SPAMC/1.5\r\n\r\n"), "SPAMD/1.5 0 PONG\r\n") << request.name;
+    EXPECT_EQ(Exchange(port_, CheckRequest("Subject: lunch\r\n\r\nat noon\r\n")),
+              "SPAMD/1.1 0 EX_OK\r\nSpam: False ; -5.0 / 5.0\r\n\r\n")
+        << request.name;
   }
-  EXPECT_TRUE(backend_.Calls().empty());
-  EXPECT_EQ(listener_->counters().errors.load(), std::size(requests));
+  // Only the good requests reached the backend.
+  const auto calls = backend_.Calls();
+  EXPECT_EQ(calls.size(), std::size(requests));
+  for (const auto& call : calls) EXPECT_EQ(call.message, "Subject: lunch\r\n\r\nat noon\r\n");
+  EXPECT_EQ(listener_->counters().errors.load(), errors);
+  EXPECT_EQ(listener_->counters().timeouts.load(), timeouts);
   EXPECT_EQ(listener_->counters().tells_refused.load(), 1u);
+  EXPECT_EQ(listener_->counters().handler_exceptions.load(), 0u);
+}
+
+// A client that resets its connection mid-request (SO_LINGER 0) ends only that connection.
+TEST_F(SpamdListenerTest, ResetMidRequestEndsOnlyThatConnection) {
+  Start();
+  for (int i = 0; i < 3; ++i) {
+    net::io_context io;
+    tcp::socket socket(io);
+    socket.connect({net::ip::make_address("127.0.0.1"), port_});
+    net::write(socket,
+               net::buffer(std::string("CHECK SPAMC/1.5\r\nContent-length: 1000\r\n\r\nab")));
+    socket.set_option(net::socket_base::linger(true, 0));
+    socket.close();
+  }
+  EXPECT_EQ(Exchange(port_, "PING SPAMC/1.5\r\n\r\n"), "SPAMD/1.5 0 PONG\r\n");
+  EXPECT_TRUE(backend_.Calls().empty());
 }
 
 TEST_F(SpamdListenerTest, ConnectionThatSendsNothingGetsNothing) {
