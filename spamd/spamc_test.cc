@@ -8,7 +8,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <boost/asio/executor_work_guard.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +19,7 @@
 #include "spamd/spamd_listener.h"
 #include "spamd/spamd_response.h"
 #include "spamd/spamd_test_backend.h"
+#include "spamd/spamd_test_server.h"
 
 extern char** environ;
 
@@ -45,34 +45,6 @@ std::string ReadFile(const std::filesystem::path& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// A listener with its own io_context threads.
-class Server {
- public:
-  Server(SpamdBackend& backend, SpamdOptions options) {
-    auto listener = SpamdListener::Create(context_, {net::ip::make_address("127.0.0.1"), 0},
-                                          backend, std::move(options));
-    if (!listener) throw std::runtime_error(listener.error().message);
-    listener_ = *listener;
-    listener_->Run();
-    for (int i = 0; i < 2; ++i) threads_.emplace_back([this] { context_.run(); });
-  }
-  ~Server() {
-    std::promise<void> drained;
-    listener_->Stop([&] { drained.set_value(); });
-    drained.get_future().wait();
-    guard_.reset();
-    context_.stop();
-    for (auto& thread : threads_) thread.join();
-  }
-  unsigned short port() const { return listener_->LocalEndpoint().port(); }
-
- private:
-  net::io_context context_;
-  net::executor_work_guard<net::io_context::executor_type> guard_ = net::make_work_guard(context_);
-  std::vector<std::thread> threads_;
-  std::shared_ptr<SpamdListener> listener_;
-};
-
 class SpamcTest : public testing::Test {
  protected:
   void SetUp() override {
@@ -82,9 +54,9 @@ class SpamcTest : public testing::Test {
     options.tell.enabled = true;
     options.tell.allowed_addresses = {net::ip::make_address("127.0.0.1")};
     options.tell.allowed_users = {"trainer"};
-    server_ = std::make_unique<Server>(backend_, options);
+    server_ = std::make_unique<SpamdTestServer>(backend_, options);
     SpamdOptions closed;  // TELL off: the default.
-    closed_server_ = std::make_unique<Server>(backend_, closed);
+    closed_server_ = std::make_unique<SpamdTestServer>(backend_, closed);
     char dir[] = "/tmp/nbspamd-spamc-XXXXXX";
     ASSERT_NE(mkdtemp(dir), nullptr);
     dir_ = dir;
@@ -148,8 +120,8 @@ class SpamcTest : public testing::Test {
   }
 
   FakeSpamdBackend backend_;
-  std::unique_ptr<Server> server_;
-  std::unique_ptr<Server> closed_server_;
+  std::unique_ptr<SpamdTestServer> server_;
+  std::unique_ptr<SpamdTestServer> closed_server_;
   std::filesystem::path dir_;
   std::string last_stderr_;
 };
