@@ -15,7 +15,7 @@
 // verdict is spam only when score > spam_threshold, and rounding could put a score just under
 // the threshold at 5.0). So S ≥ T exactly when the verdict is spam: spamc -c exits 1, and Exim's
 // spam condition (score ≥ threshold) holds, exactly for spam; $spam_score_int is 10·S. Without a
-// score (the model lacks spam or ham examples) S is 0.0.
+// score (the model lacks spam or ham examples) S is 0.0, or 5.0 for a spam verdict.
 #ifndef NBSPAMD_SPAMD_SPAMD_RESPONSE_H_
 #define NBSPAMD_SPAMD_SPAMD_RESPONSE_H_
 
