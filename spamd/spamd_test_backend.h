@@ -77,6 +77,12 @@ class FakeSpamdBackend : public SpamdBackend {
     });
   }
 
+  // Forgets the calls recorded and the messages learned.
+  void Reset() {
+    std::lock_guard lock(mutex_);
+    calls_.clear();
+    learned_.clear();
+  }
   std::vector<Call> Calls() {
     std::lock_guard lock(mutex_);
     return calls_;
