@@ -51,9 +51,8 @@ class SpamcTest : public testing::Test {
     ASSERT_TRUE(std::filesystem::exists(SPAMC_BINARY))
         << SPAMC_BINARY << " is missing: scripts/install-deps installs Debian's spamc";
     SpamdOptions options;
-    options.tell.enabled = true;
-    options.tell.allowed_addresses = {net::ip::make_address("127.0.0.1")};
-    options.tell.allowed_users = {"trainer"};
+    options.tell.grants.push_back(
+        MakeTellGrant("spamc-test", {net::ip::make_address("127.0.0.1")}, {"trainer"}));
     server_ = std::make_unique<SpamdTestServer>(backend_, options);
     SpamdOptions closed;  // TELL off: the default.
     closed_server_ = std::make_unique<SpamdTestServer>(backend_, closed);
@@ -221,7 +220,7 @@ TEST_F(SpamcTest, TellLearnsAndForgetsForAnAllowedUser) {
   EXPECT_EQ(calls[0].label, SpamdLabel::kSpam);
   EXPECT_EQ(calls[0].message, kSpam);
   EXPECT_EQ(calls[0].context.user, "trainer");
-  EXPECT_EQ(calls[0].context.source, "spamd");
+  EXPECT_EQ(calls[0].context.source, "spamc-test");
   EXPECT_EQ(calls[2].operation, "learn");
   EXPECT_EQ(calls[2].label, SpamdLabel::kHam);
   EXPECT_EQ(calls[3].operation, "forget");

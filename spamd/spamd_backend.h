@@ -26,8 +26,9 @@ struct RequestContext {
   // The request's User header ("" when it had none): the identity whose counts the core may
   // layer over the global model. spamc sends the Unix user running it unless told otherwise.
   std::string user;
-  // The name training is recorded under in the ledger (SpamdOptions::tell_source, "spamd" by
-  // default), so that what came through spamd can be listed and rolled back apart.
+  // For TELL, the source name of the grant that allowed it (SpamdTellGrant::source): the name
+  // the ledger records the training under, as it records an HTTP token's name, so that what
+  // came through it can be listed and rolled back apart. "" for the other commands.
   std::string source;
 };
 

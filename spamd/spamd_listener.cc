@@ -22,6 +22,9 @@ SpamdListener::SpamdListener(net::io_context& context, SpamdBackend& backend, Sp
 std::expected<std::shared_ptr<SpamdListener>, Error> SpamdListener::Create(
     net::io_context& context, const tcp::endpoint& endpoint, SpamdBackend& backend,
     SpamdOptions options) {
+  if (auto valid = ValidateTellPolicy(options.tell); !valid) {
+    return std::unexpected(std::move(valid.error()));
+  }
   std::shared_ptr<SpamdListener> listener(new SpamdListener(context, backend, std::move(options)));
   boost::system::error_code ec;
   const auto fail = [&](const char* step) {

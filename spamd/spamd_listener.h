@@ -29,7 +29,8 @@ namespace nbspamd::spamd {
 class SpamdListener : public std::enable_shared_from_this<SpamdListener> {
  public:
   // Binds and listens on `endpoint` (port 0: an ephemeral port, see LocalEndpoint). Errors:
-  // kUnavailable naming the address and the reason (in use, permission denied, no such address).
+  // kInvalidArgument for a TELL policy ValidateTellPolicy refuses; kUnavailable naming the
+  // address and the reason (in use, permission denied, no such address).
   // REQUIRES: `backend` outlives the listener and every connection it accepted.
   [[nodiscard]] static std::expected<std::shared_ptr<SpamdListener>, Error> Create(
       boost::asio::io_context& context, const boost::asio::ip::tcp::endpoint& endpoint,

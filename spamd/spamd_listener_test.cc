@@ -86,6 +86,7 @@ TEST_F(SpamdListenerTest, AnswersCheck) {
   ASSERT_EQ(calls.size(), 2u);
   EXPECT_EQ(calls[0].operation, "classify");
   EXPECT_EQ(calls[0].context.user, "alice");
+  EXPECT_EQ(calls[0].context.source, "");  // Only TELL trains under a source.
   EXPECT_EQ(calls[0].message, "Subject: buy viagra\r\n\r\nnow\r\n");
   EXPECT_EQ(listener_->counters().answered.load(), 2u);
 }
@@ -275,8 +276,7 @@ TEST_F(SpamdListenerTest, BackendExceptionEndsOnlyThatConnection) {
 
 TEST_F(SpamdListenerTest, TellRefusedBeforeItsMessageIsSent) {
   SpamdOptions options;
-  options.tell.enabled = true;
-  options.tell.allowed_users = {"trainer"};
+  options.tell.grants.push_back(MakeTellGrant("learning-job", {}, {"trainer"}));
   Start(options);
   // The client announces 100000 bytes and sends none: the refusal comes all the same.
   const std::string response =
@@ -295,7 +295,7 @@ TEST_F(SpamdListenerTest, TellRefusedBeforeItsMessageIsSent) {
   ASSERT_EQ(calls.size(), 1u);
   EXPECT_EQ(calls[0].operation, "learn");
   EXPECT_EQ(calls[0].label, SpamdLabel::kHam);
-  EXPECT_EQ(calls[0].context.source, "spamd");
+  EXPECT_EQ(calls[0].context.source, "learning-job");
   EXPECT_EQ(calls[0].message, "hello");
 }
 
@@ -343,6 +343,15 @@ TEST_F(SpamdListenerTest, BindFailureNamesTheAddress) {
   ASSERT_FALSE(second.has_value());
   EXPECT_EQ(second.error().code, ErrorCode::kUnavailable);
   EXPECT_NE(second.error().message.find("127.0.0.1:" + std::to_string(port_)), std::string::npos);
+}
+
+TEST_F(SpamdListenerTest, InvalidTellPolicyIsRefused) {
+  SpamdOptions options;
+  options.tell.grants.push_back(MakeTellGrant("not a name", {}, {}));
+  auto listener = SpamdListener::Create(context_, {net::ip::make_address("127.0.0.1"), 0}, backend_,
+                                        std::move(options));
+  ASSERT_FALSE(listener.has_value());
+  EXPECT_EQ(listener.error().code, ErrorCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -15,22 +15,61 @@ boost::asio::ip::address Unmapped(const boost::asio::ip::address& address) {
 
 }  // namespace
 
-std::optional<SpamdFailure> CheckTell(const SpamdTellPolicy& policy,
-                                      const std::optional<boost::asio::ip::address>& address,
-                                      std::string_view user) {
-  if (!policy.enabled) return SpamdFailure{SpamdStatus::kNoPerm, "TELL commands are not enabled"};
-  if (!policy.allowed_addresses.empty()) {
-    const bool listed =
-        address && std::ranges::any_of(policy.allowed_addresses, [&](const auto& allowed) {
-          return Unmapped(allowed) == Unmapped(*address);
+SpamdTellGrant MakeTellGrant(std::string source, std::vector<boost::asio::ip::address> addresses,
+                             std::vector<std::string> users) {
+  SpamdTellGrant grant;
+  grant.source = std::move(source);
+  grant.addresses = std::move(addresses);
+  grant.users = std::move(users);
+  return grant;
+}
+
+std::expected<void, Error> ValidateTellPolicy(const SpamdTellPolicy& policy) {
+  for (std::size_t i = 0; i < policy.grants.size(); ++i) {
+    const std::string& source = policy.grants[i].source;
+    const bool valid =
+        !source.empty() && source.size() <= 64 && std::ranges::all_of(source, [](char c) {
+          return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                 c == '_' || c == '.' || c == '-';
         });
-    if (!listed) return SpamdFailure{SpamdStatus::kNoPerm, "TELL not allowed from this address"};
+    if (!valid) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "spamd TELL grant " + std::to_string(i + 1) +
+                           ": the source name must be 1-64 characters of A-Z a-z 0-9 _ . -");
+    }
+    for (std::size_t j = 0; j < i; ++j) {
+      if (policy.grants[j].source == source) {
+        return MakeError(ErrorCode::kInvalidArgument, "spamd TELL grants " + std::to_string(j + 1) +
+                                                          " and " + std::to_string(i + 1) +
+                                                          " have the same source name " + source);
+      }
+    }
   }
-  if (!policy.allowed_users.empty() &&
-      std::ranges::find(policy.allowed_users, user) == policy.allowed_users.end()) {
-    return SpamdFailure{SpamdStatus::kNoPerm, "TELL not allowed for this user"};
+  return {};
+}
+
+std::expected<std::string, SpamdFailure> CheckTell(
+    const SpamdTellPolicy& policy, const std::optional<boost::asio::ip::address>& address,
+    std::string_view user) {
+  if (policy.grants.empty()) {
+    return std::unexpected(SpamdFailure{SpamdStatus::kNoPerm, "TELL commands are not enabled"});
   }
-  return std::nullopt;
+  bool address_allowed = false;
+  for (const SpamdTellGrant& grant : policy.grants) {
+    const bool address_listed =
+        grant.addresses.empty() ||
+        (address && std::ranges::any_of(grant.addresses, [&](const auto& allowed) {
+           return Unmapped(allowed) == Unmapped(*address);
+         }));
+    if (!address_listed) continue;
+    address_allowed = true;
+    if (grant.users.empty() || std::ranges::find(grant.users, user) != grant.users.end()) {
+      return grant.source;
+    }
+  }
+  return std::unexpected(
+      SpamdFailure{SpamdStatus::kNoPerm, address_allowed ? "TELL not allowed for this user"
+                                                         : "TELL not allowed from this address"});
 }
 
 }  // namespace nbspamd::spamd

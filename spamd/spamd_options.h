@@ -1,34 +1,55 @@
 // SpamdOptions: what a spamd listener allows and what one connection may cost, and the TELL
-// policy: who may train nbspamd through the spamd protocol.
+// policy: who may train nbspamd through the spamd protocol, under which source name.
 //
-// TELL is off by default, as in spamd (whose --allow-tell turns it on). When on, a TELL request
-// is served only when its client address is one of tell.allowed_addresses (if that list is not
-// empty) and its User header is one of tell.allowed_users (if that list is not empty). Any
-// client may send a User header it likes (spamc -u), so the address list is the one that keeps
-// strangers out; the user list narrows it further, e.g. to the account the MTA's learning job
-// runs as. A refused TELL is answered EX_NOPERM before its message is read.
+// TELL is off by default, as in spamd (whose --allow-tell turns it on). It is on when the policy
+// has grants, each like an HTTP bearer token: a source name, which the ledger records for what is
+// trained through it (so it can be listed and rolled back apart), and who may use it. A TELL is
+// served under the first grant whose address list holds the client's address (or is empty) and
+// whose user list holds the request's User header (or is empty). Any client may send a User
+// header it likes (spamc -u), so the address list is the one that keeps strangers out; the user
+// list narrows it further, e.g. to the account the mail server's learning job runs as. A refused
+// TELL is answered EX_NOPERM before its message is read.
+//
+//   SpamdTellPolicy policy;
+//   policy.grants.push_back(MakeTellGrant("mx1-learning",
+//                                         {boost::asio::ip::make_address("192.0.2.25")},
+//                                         {"sa-learn"}));
 #ifndef NBSPAMD_SPAMD_SPAMD_OPTIONS_H_
 #define NBSPAMD_SPAMD_SPAMD_OPTIONS_H_
 
 #include <boost/asio/ip/address.hpp>
 #include <chrono>
+#include <expected>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "common/error.h"
 #include "spamd/spamd_request.h"
 #include "spamd/spamd_status.h"
 
 namespace nbspamd::spamd {
 
-struct SpamdTellPolicy {
-  bool enabled = false;
+// Who may TELL, and the source their training is recorded under.
+struct SpamdTellGrant {
+  // As an HTTP token's name: 1–64 characters of A-Z a-z 0-9 _ . - (ValidateTellPolicy).
+  std::string source;
   // Exact client addresses (an IPv4 client reaching an IPv6 socket as ::ffff:a.b.c.d matches
   // its IPv4 form). Empty: any client that can reach the listener.
-  std::vector<boost::asio::ip::address> allowed_addresses;
+  std::vector<boost::asio::ip::address> addresses;
   // Exact User header values. Empty: any user, and requests without a User header.
-  std::vector<std::string> allowed_users;
+  std::vector<std::string> users;
+};
+
+// A grant for `source`, from `addresses` (empty: any), for `users` (empty: any).
+[[nodiscard]] SpamdTellGrant MakeTellGrant(std::string source,
+                                           std::vector<boost::asio::ip::address> addresses = {},
+                                           std::vector<std::string> users = {});
+
+struct SpamdTellPolicy {
+  // Tried in order. Empty: TELL is off.
+  std::vector<SpamdTellGrant> grants;
 };
 
 struct SpamdOptions {
@@ -39,13 +60,15 @@ struct SpamdOptions {
   // How long writing the response may take before the connection is dropped.
   std::chrono::milliseconds write_timeout{30000};
   SpamdTellPolicy tell;
-  // The source name TELL requests train under (RequestContext::source).
-  std::string tell_source = "spamd";
 };
 
-// Whether `policy` lets a client at `address` (nullopt when unknown) sending User `user` ("" for
-// none) train. nullopt when allowed, else the EX_NOPERM failure to answer.
-[[nodiscard]] std::optional<SpamdFailure> CheckTell(
+// Checks the grants' source names (as HTTP token names: 1–64 characters of A-Z a-z 0-9 _ . -)
+// and that no two grants share one. Errors: kInvalidArgument naming the grant.
+[[nodiscard]] std::expected<void, Error> ValidateTellPolicy(const SpamdTellPolicy& policy);
+
+// The source of the first grant of `policy` that lets a client at `address` (nullopt when
+// unknown) sending User `user` ("" for none) train; else the EX_NOPERM failure to answer.
+[[nodiscard]] std::expected<std::string, SpamdFailure> CheckTell(
     const SpamdTellPolicy& policy, const std::optional<boost::asio::ip::address>& address,
     std::string_view user);
 

@@ -134,11 +134,13 @@ void SpamdSession::Advance(ParseStatus status) {
   if (parser_.headers_done() && !tell_checked_ && request.command == SpamdCommand::kTell) {
     // Refused before its message is read.
     tell_checked_ = true;
-    if (auto refused = CheckTell(options_->tell, peer_, request.user)) {
+    auto source = CheckTell(options_->tell, peer_, request.user);
+    if (!source) {
       connections_->counters.tells_refused.fetch_add(1, std::memory_order_relaxed);
       answering_ = true;
-      return DoWrite(ErrorResponse(*refused), false);
+      return DoWrite(ErrorResponse(source.error()), false);
     }
+    tell_source_ = std::move(*source);
   }
   if (status == ParseStatus::kComplete) {
     answering_ = true;
@@ -163,7 +165,6 @@ void SpamdSession::Serve() {
   }
   RequestContext context;
   context.user = request.user;
-  context.source = options_->tell_source;
   backend_.ClassifyAsync(
       request.body, context,
       [self = shared_from_this()](std::expected<SpamdVerdict, Error> verdict) mutable {
@@ -178,7 +179,7 @@ void SpamdSession::ServeTell() {
   const SpamdRequest& request = parser_.request();
   RequestContext context;
   context.user = request.user;
-  context.source = options_->tell_source;
+  context.source = tell_source_;
   // Set: remote and Remove: remote (collaborative reporting, spamc -C) have nothing to reach
   // here: they are answered without DidSet/DidRemove: remote, as spamd does when reporting fails.
   if (request.set_local) {

@@ -70,6 +70,7 @@ class SpamdSession : public std::enable_shared_from_this<SpamdSession> {
   SpamdRequestParser parser_;
   std::array<char, 64 * 1024> read_buffer_;
   std::string response_;
+  std::string tell_source_;    // The source of the grant that allowed this TELL.
   bool received_any_ = false;  // Some byte of a request has arrived.
   bool input_ended_ = false;   // The client closed its sending side.
   bool reading_ = false;       // A read is in flight.

@@ -246,11 +246,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const SpamdRequest& request = whole.request;
   CheckRequest(request, LimitsFor(selector), selector);
 
-  // Whether TELL would be allowed: any answer, no crash.
+  // The TELL policy: the grant for "trainer" allows exactly that user.
   SpamdTellPolicy policy;
-  policy.enabled = true;
-  policy.allowed_users = {"trainer"};
-  (void)CheckTell(policy, std::nullopt, request.user);
+  policy.grants.push_back(MakeTellGrant("fuzz", {}, {"trainer"}));
+  if (CheckTell(policy, std::nullopt, request.user).has_value() != (request.user == "trainer")) {
+    Fail("the TELL policy disagreeing with its grant", selector);
+  }
 
   switch (request.command) {
     case SpamdCommand::kPing:
