@@ -189,6 +189,10 @@ TEST_F(SpamdListenerTest, MalformedRequestsGetAnErrorAndTheListenerServesOn) {
       {"TELL when disabled",
        "TELL SPAMC/1.5\r\nMessage-class: spam\r\nSet: local\r\nContent-length: 5\r\n\r\nhello",
        true, "SPAMD/1.0 77 "},
+      {"TELL to set and remove at once",
+       "TELL SPAMC/1.5\r\nMessage-class: spam\r\nSet: local\r\nRemove: local\r\n"
+       "Content-length: 1\r\n\r\nx",
+       false, "SPAMD/1.0 76 "},
       {"TELL with an unknown class",
        "TELL SPAMC/1.5\r\nMessage-class: eggs\r\nSet: local\r\nContent-length: 1\r\n\r\nx", false,
        "SPAMD/1.0 76 "},
