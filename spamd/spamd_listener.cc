@@ -64,6 +64,15 @@ void SpamdListener::Stop(std::function<void()> drained) {
   });
 }
 
+void SpamdListener::Report(SpamdIncident incident, std::string_view detail) noexcept {
+  if (!options_->on_incident) return;
+  try {
+    options_->on_incident(incident, detail);
+  } catch (...) {
+    // The hook is the log: there is nowhere left to report its failure.
+  }
+}
+
 void SpamdListener::DoAccept() {
   if (!acceptor_.is_open()) return;
   acceptor_.async_accept(net::make_strand(context_), [self = shared_from_this()](
@@ -72,6 +81,7 @@ void SpamdListener::DoAccept() {
     if (ec == net::error::operation_aborted || !self->acceptor_.is_open()) return;
     if (ec) {
       // Out of file descriptors and the like: try again a little later rather than spin.
+      self->Report(SpamdIncident::kAcceptFailed, ec.message());
       self->retry_timer_.expires_after(std::chrono::milliseconds(100));
       return self->retry_timer_.async_wait([self](boost::system::error_code) { self->DoAccept(); });
     }
@@ -79,9 +89,13 @@ void SpamdListener::DoAccept() {
       std::make_shared<SpamdSession>(std::move(socket), self->backend_, self->options_,
                                      self->connections_)
           ->Run();
-    } catch (...) {
+    } catch (const std::exception& e) {
       // Out of memory for one session: that connection is dropped, accepting goes on.
       self->connections_->counters.handler_exceptions.fetch_add(1, std::memory_order_relaxed);
+      self->Report(SpamdIncident::kHandlerException, e.what());
+    } catch (...) {
+      self->connections_->counters.handler_exceptions.fetch_add(1, std::memory_order_relaxed);
+      self->Report(SpamdIncident::kHandlerException, "an exception that is not a std::exception");
     }
     self->DoAccept();
   });

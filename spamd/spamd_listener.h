@@ -54,6 +54,7 @@ class SpamdListener : public std::enable_shared_from_this<SpamdListener> {
  private:
   SpamdListener(boost::asio::io_context& context, SpamdBackend& backend, SpamdOptions options);
   void DoAccept();
+  void Report(SpamdIncident incident, std::string_view detail) noexcept;
 
   boost::asio::io_context& context_;
   boost::asio::ip::tcp::acceptor acceptor_;

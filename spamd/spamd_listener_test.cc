@@ -8,6 +8,8 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/write.hpp>
 #include <future>
+#include <mutex>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -258,21 +260,51 @@ TEST_F(SpamdListenerTest, RequestNotSentInTimeGetsExTimeout) {
   EXPECT_EQ(listener_->counters().timeouts.load(), 1u);
 }
 
+// Records what the listener reports, from any thread.
+struct IncidentLog {
+  void Add(SpamdIncident incident, std::string_view detail) {
+    std::lock_guard lock(mutex);
+    entries.push_back(std::string(SpamdIncidentName(incident)) + " " + std::string(detail));
+  }
+  std::vector<std::string> Entries() {
+    std::lock_guard lock(mutex);
+    return entries;
+  }
+  std::mutex mutex;
+  std::vector<std::string> entries;
+};
+
+// The client gets the status code only; the backend's own message goes to the incident hook.
 TEST_F(SpamdListenerTest, BackendErrorsBecomeStatusCodes) {
-  Start();
+  auto log = std::make_shared<IncidentLog>();
+  SpamdOptions options;
+  options.on_incident = [log](SpamdIncident incident, std::string_view detail) {
+    log->Add(incident, detail);
+  };
+  Start(options);
   backend_.SetClassifyError(Error{ErrorCode::kFailedPrecondition, "nothing learned"});
   EXPECT_EQ(Exchange(port_, CheckRequest("Subject: x\r\n\r\ny")),
             "SPAMD/1.0 69 the model cannot classify yet\r\n");
   backend_.SetClassifyError(Error{ErrorCode::kUnavailable, "shutting down"});
   EXPECT_EQ(Exchange(port_, CheckRequest("Subject: x\r\n\r\ny")),
             "SPAMD/1.0 75 temporarily unavailable, try again later\r\n");
+  EXPECT_EQ(log->Entries(),
+            (std::vector<std::string>{"backend_error CHECK: failed_precondition: nothing learned",
+                                      "backend_error CHECK: unavailable: shutting down"}));
 }
 
 TEST_F(SpamdListenerTest, BackendExceptionEndsOnlyThatConnection) {
-  Start();
+  auto log = std::make_shared<IncidentLog>();
+  SpamdOptions options;
+  options.on_incident = [log](SpamdIncident incident, std::string_view detail) {
+    log->Add(incident, detail);
+    throw std::runtime_error("a hook that throws is swallowed");
+  };
+  Start(options);
   backend_.SetThrowOnClassify(true);
   EXPECT_EQ(Exchange(port_, CheckRequest("Subject: x\r\n\r\ny")), "");
   EXPECT_EQ(listener_->counters().handler_exceptions.load(), 1u);
+  EXPECT_EQ(log->Entries(), std::vector<std::string>{"handler_exception a bug in the backend"});
   backend_.SetThrowOnClassify(false);
   EXPECT_EQ(Exchange(port_, CheckRequest("Subject: x\r\n\r\ny")),
             "SPAMD/1.1 0 EX_OK\r\nSpam: False ; -5.0 / 5.0\r\n\r\n");

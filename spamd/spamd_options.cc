@@ -15,6 +15,18 @@ boost::asio::ip::address Unmapped(const boost::asio::ip::address& address) {
 
 }  // namespace
 
+std::string_view SpamdIncidentName(SpamdIncident incident) {
+  switch (incident) {
+    case SpamdIncident::kBackendError:
+      return "backend_error";
+    case SpamdIncident::kHandlerException:
+      return "handler_exception";
+    case SpamdIncident::kAcceptFailed:
+      return "accept_failed";
+  }
+  return "unknown";
+}
+
 SpamdTellGrant MakeTellGrant(std::string source, std::vector<boost::asio::ip::address> addresses,
                              std::vector<std::string> users) {
   SpamdTellGrant grant;

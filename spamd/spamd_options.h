@@ -20,6 +20,7 @@
 #include <boost/asio/ip/address.hpp>
 #include <chrono>
 #include <expected>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -52,6 +53,21 @@ struct SpamdTellPolicy {
   std::vector<SpamdTellGrant> grants;
 };
 
+// What a listener reports for the daemon's log, beyond its counters (SpamdCounters).
+enum class SpamdIncident {
+  kBackendError,      // The backend failed a request; the client got only the status code.
+  kHandlerException,  // A handler threw; that connection was closed, the others go on.
+  kAcceptFailed,      // Accepting a connection failed (out of file descriptors and the like).
+};
+
+// "backend_error", "handler_exception", "accept_failed".
+[[nodiscard]] std::string_view SpamdIncidentName(SpamdIncident incident);
+
+// Called on an I/O thread, for many connections at once: it must be thread-safe and must not
+// block; an exception from it is swallowed. `detail` is for the log: the command and the
+// backend's error (code name and message), or the exception's what(); never the request's bytes.
+using SpamdIncidentHook = std::function<void(SpamdIncident incident, std::string_view detail)>;
+
 struct SpamdOptions {
   SpamdLimits limits;
   // How long a client may take to send its whole request; then it gets EX_TIMEOUT and the
@@ -60,6 +76,8 @@ struct SpamdOptions {
   // How long writing the response may take before the connection is dropped.
   std::chrono::milliseconds write_timeout{30000};
   SpamdTellPolicy tell;
+  // Unset: incidents are only counted.
+  SpamdIncidentHook on_incident;
 };
 
 // Checks the grants' source names (as HTTP token names: 1–64 characters of A-Z a-z 0-9 _ . -)

@@ -31,12 +31,35 @@ SpamdSession::SpamdSession(net::ip::tcp::socket&& socket, SpamdBackend& backend,
 
 SpamdSession::~SpamdSession() { connections_->Remove(this); }
 
+void SpamdSession::Report(SpamdIncident incident, std::string_view detail) noexcept {
+  if (!options_->on_incident) return;
+  try {
+    options_->on_incident(incident, detail);
+  } catch (...) {
+    // The hook is the log: there is nowhere left to report its failure.
+  }
+}
+
+void SpamdSession::AnswerBackendError(const Error& error) {
+  std::string detail(SpamdCommandName(parser_.request().command));
+  detail.append(": ").append(ErrorCodeName(error.code)).append(": ").append(error.message);
+  Report(SpamdIncident::kBackendError, detail);
+  DoWrite(ErrorResponse(FailureOf(error)), false);
+}
+
 template <class Step>
 void SpamdSession::Guarded(Step&& step) noexcept {
   try {
     step();
   } catch (...) {
     connections_->counters.handler_exceptions.fetch_add(1, std::memory_order_relaxed);
+    try {
+      throw;
+    } catch (const std::exception& e) {
+      Report(SpamdIncident::kHandlerException, e.what());
+    } catch (...) {
+      Report(SpamdIncident::kHandlerException, "an exception that is not a std::exception");
+    }
     try {
       Close();
     } catch (...) {
@@ -169,7 +192,7 @@ void SpamdSession::Serve() {
       request.body, context,
       [self = shared_from_this()](std::expected<SpamdVerdict, Error> verdict) mutable {
         self->PostGuarded([self, verdict = std::move(verdict)] {
-          if (!verdict) return self->DoWrite(ErrorResponse(FailureOf(verdict.error())), false);
+          if (!verdict) return self->AnswerBackendError(verdict.error());
           self->DoWrite(VerdictResponse(self->parser_.request(), *verdict), true);
         });
       });
@@ -188,7 +211,7 @@ void SpamdSession::ServeTell() {
         request.body, label, context,
         [self = shared_from_this()](std::expected<SpamdTellOutcome, Error> outcome) mutable {
           self->PostGuarded([self, outcome = std::move(outcome)] {
-            if (!outcome) return self->DoWrite(ErrorResponse(FailureOf(outcome.error())), false);
+            if (!outcome) return self->AnswerBackendError(outcome.error());
             self->DoWrite(TellResponse(outcome->changed, false), true);
           });
         });
@@ -203,7 +226,7 @@ void SpamdSession::ServeTell() {
               if (outcome.error().code == ErrorCode::kNotFound) {
                 return self->DoWrite(TellResponse(false, false), true);
               }
-              return self->DoWrite(ErrorResponse(FailureOf(outcome.error())), false);
+              return self->AnswerBackendError(outcome.error());
             }
             self->DoWrite(TellResponse(false, outcome->changed), true);
           });

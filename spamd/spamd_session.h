@@ -5,8 +5,9 @@
 // the status line alone, then the connection closes. Unread input is drained for a moment
 // before closing, so that closing cannot reset the connection under the response.
 //
-// Every handler's body runs guarded: an exception is counted (handler_exceptions) and ends this
-// connection only; none reaches the I/O thread.
+// Every handler's body runs guarded: an exception is counted (handler_exceptions), reported
+// (SpamdOptions::on_incident) and ends this connection only; none reaches the I/O thread.
+// Backend errors are reported there too, with the backend's message the client never sees.
 #ifndef NBSPAMD_SPAMD_SPAMD_SESSION_H_
 #define NBSPAMD_SPAMD_SPAMD_SESSION_H_
 
@@ -54,6 +55,10 @@ class SpamdSession : public std::enable_shared_from_this<SpamdSession> {
   void DoDrain();
   void Close();
   void StartDeadline(Deadline kind, std::chrono::milliseconds after);
+  // Tells options_->on_incident, if set; swallows what it throws.
+  void Report(SpamdIncident incident, std::string_view detail) noexcept;
+  // Answers a backend error: reports it (with the backend's message) and writes the status line.
+  void AnswerBackendError(const Error& error);
   // Runs `step` (a handler's body, on the strand); when it throws, counts it and closes.
   template <class Step>
   void Guarded(Step&& step) noexcept;
