@@ -1,6 +1,7 @@
 #include "storage/rocksdb_database.h"
 
 #include <rocksdb/db.h>
+#include <rocksdb/listener.h>
 #include <rocksdb/memtablerep.h>
 #include <rocksdb/options.h>
 
@@ -9,6 +10,23 @@
 #include "storage/rocksdb_layout.h"
 
 namespace nbspamd::storage {
+namespace {
+
+// Turns off RocksDB's own recovery from background errors. After a failed write-ahead log
+// append on a full disk, RocksDB 7 starts recovering by itself (its SstFileManager retries as
+// soon as the file system reports free space), which writes to the log that failed: an
+// assertion in Debian's build, and a recovery racing the store's own. The store alone decides
+// when to recover, by reopening (RocksdbStore::Recover).
+class NoAutomaticRecovery final : public rocksdb::EventListener {
+ public:
+  void OnErrorRecoveryBegin(rocksdb::BackgroundErrorReason /*reason*/, rocksdb::Status bg_error,
+                            bool* auto_recovery) override {
+    bg_error.PermitUncheckedError();
+    *auto_recovery = false;
+  }
+};
+
+}  // namespace
 
 std::expected<std::unique_ptr<RocksdbDatabase>, rocksdb::Status> RocksdbDatabase::Open(
     const std::string& path, rocksdb::Env* env, std::shared_ptr<rocksdb::Logger> logger,
@@ -27,6 +45,7 @@ std::expected<std::unique_ptr<RocksdbDatabase>, rocksdb::Status> RocksdbDatabase
   // that already failed (an assertion in Debian's build; fixed upstream in 2024). The store
   // recovers by reopening the database instead (RocksdbStore::Recover).
   options.max_bgerror_resume_count = 0;
+  options.listeners.push_back(std::make_shared<NoAutomaticRecovery>());
 
   std::vector<std::string> families;
   if (!rocksdb::DB::ListColumnFamilies(options, path, &families).ok()) families.clear();

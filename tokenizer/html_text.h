@@ -4,6 +4,7 @@
 #ifndef NBSPAMD_TOKENIZER_HTML_TEXT_H_
 #define NBSPAMD_TOKENIZER_HTML_TEXT_H_
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,10 +15,32 @@ struct HtmlContent {
   std::string text;                // Visible text, UTF-8; block elements separated by spaces.
   std::vector<std::string> links;  // href and src values, as written.
   std::size_t images = 0;          // <img> elements.
+  bool truncated = false;          // Whether the input was cut by an HtmlLimits budget.
 };
 
-// Parses `html` (UTF-8). Never fails: markup it cannot make sense of gives less text.
-[[nodiscard]] HtmlContent VisibleText(std::string_view html);
+// Budgets on what libxml2 builds, which costs it tens to hundreds of bytes for each tag and each
+// attribute, and time quadratic in the attributes of one tag. Before parsing, a scan finds the
+// start tags and their attributes as libxml2 reads them (erring towards more), and the input is
+// cut at the first '<' where one budget is exceeded:
+//   - max_tags: each '<' counts, whatever follows it;
+//   - max_attributes: the attributes of all start tags together;
+//   - max_tag_attributes: the attributes of one start tag.
+// The scan reads at most max_scan_factor times the input's bytes (a quoted attribute value that
+// holds more tags is read once for each), and cuts where it stops.
+struct HtmlLimits {
+  std::size_t max_tags = 50000;
+  std::size_t max_attributes = 50000;
+  std::size_t max_tag_attributes = 1000;
+  std::size_t max_scan_factor = 4;
+};
+
+// Parses `html` (UTF-8) within `limits`. Never fails: markup it cannot make sense of gives less
+// text.
+[[nodiscard]] HtmlContent VisibleText(std::string_view html, const HtmlLimits& limits = {});
+
+// For tests: the attributes of all elements of the tree libxml2 builds from `html` within
+// `limits`, the number the budgets bound.
+[[nodiscard]] std::size_t CountParsedAttributes(std::string_view html, const HtmlLimits& limits);
 
 // Prepares libxml2 for use from many threads; called once before the first VisibleText.
 void InitializeHtmlParser();

@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <iterator>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -29,6 +32,136 @@ std::vector<std::string> VisibleWords(std::string_view html) {
   std::vector<std::string> words;
   for (std::string word; text >> word;) words.push_back(word);
   return words;
+}
+
+TEST(HtmlTextTest, OnlyTheFirstMaxTagsTagsAreParsed) {
+  std::string html;
+  for (int i = 0; i < 100; ++i) html += "<p>w" + std::to_string(i) + " ";
+  const HtmlContent all = VisibleText(html, {.max_tags = 100});
+  EXPECT_FALSE(all.truncated);
+  std::istringstream all_text(all.text);
+  EXPECT_EQ(std::distance(std::istream_iterator<std::string>(all_text), {}), 100);
+  // The 11th '<' and all after it are cut: w0 to w9 remain.
+  const HtmlContent cut = VisibleText(html, {.max_tags = 10});
+  EXPECT_TRUE(cut.truncated);
+  std::istringstream cut_text(cut.text);
+  std::vector<std::string> words(std::istream_iterator<std::string>(cut_text), {});
+  ASSERT_EQ(words.size(), 10u);
+  EXPECT_EQ(words.back(), "w9");
+}
+
+TEST(HtmlTextTest, AttributesOfOneTagBeyondTheBudgetCutTheInput) {
+  std::string tag = "<p";
+  for (int i = 0; i < 20; ++i) tag += " a" + std::to_string(i) + "=\"v\"";
+  const std::string html = "<p>before</p>" + tag + ">after</p>";
+  const HtmlContent all = VisibleText(html, {.max_tag_attributes = 20});
+  EXPECT_FALSE(all.truncated);
+  EXPECT_THAT(all.text, ::testing::HasSubstr("after"));
+  EXPECT_EQ(CountParsedAttributes(html, {.max_tag_attributes = 20}), 20u);
+  const HtmlContent cut = VisibleText(html, {.max_tag_attributes = 19});
+  EXPECT_TRUE(cut.truncated);
+  EXPECT_THAT(cut.text, ::testing::HasSubstr("before"));
+  EXPECT_THAT(cut.text, Not(::testing::HasSubstr("after")));
+  EXPECT_EQ(CountParsedAttributes(html, {.max_tag_attributes = 19}), 0u);
+  // Unquoted, valueless and bogus attributes count alike.
+  EXPECT_TRUE(VisibleText("<p a=1 b c=\"x\" !d e>", {.max_tag_attributes = 4}).truncated);
+  EXPECT_FALSE(VisibleText("<p a=1 b c=\"x\" !d e>", {.max_tag_attributes = 5}).truncated);
+}
+
+TEST(HtmlTextTest, OneTagWithAHundredThousandAttributesIsCut) {
+  // Unbounded, libxml2 takes minutes and about 500 bytes an attribute for such a tag.
+  std::string html = "<p>x</p><p";
+  for (int i = 0; i < 100000; ++i) html += " a" + std::to_string(i);
+  html += ">";
+  EXPECT_TRUE(VisibleText(html).truncated);
+  EXPECT_EQ(CountParsedAttributes(html, {}), 0u);
+}
+
+TEST(HtmlTextTest, AttributesOfAllTagsShareTheBudget) {
+  std::string html;
+  for (int i = 0; i < 10; ++i) html += "<b x=1 y='2'>w" + std::to_string(i) + "</b> ";
+  EXPECT_EQ(CountParsedAttributes(html, {}), 20u);
+  // 7 attributes: the first 3 tags, then the input is cut before the 4th.
+  const HtmlContent cut = VisibleText(html, {.max_attributes = 7});
+  EXPECT_TRUE(cut.truncated);
+  std::istringstream text(cut.text);
+  EXPECT_THAT(std::vector<std::string>(std::istream_iterator<std::string>(text), {}),
+              ElementsAre("w0", "w1", "w2"));
+  EXPECT_EQ(CountParsedAttributes(html, {.max_attributes = 7}), 6u);
+}
+
+TEST(HtmlTextTest, ATagInsideAQuotedValueIsCountedToo) {
+  // Whether libxml2 reads the second tag as markup or as the first tag's value, it is counted.
+  const std::string html = "<script>x<a b='</script><p c d e f g h>'</script>";
+  EXPECT_TRUE(VisibleText(html, {.max_attributes = 5}).truncated);
+  EXPECT_LE(CountParsedAttributes(html, {.max_attributes = 5}), 5u);
+}
+
+TEST(HtmlTextTest, TheBudgetsHoldOnRandomMarkup) {
+  // Whatever the markup, the tree libxml2 builds within the budgets has no more attributes than
+  // max_attributes: the scan never counts fewer than libxml2 builds. Pieces of tags, attributes,
+  // quotes and raw-text elements, mostly attribute-like so that budgets bind.
+  static constexpr const char* kPieces[] = {" w",
+                                            " w",
+                                            " w",
+                                            " w",
+                                            " x=1",
+                                            " y='",
+                                            " z=\"",
+                                            " !=\"",
+                                            " .v=\"",
+                                            " -=",
+                                            " /",
+                                            "\"",
+                                            "'",
+                                            "=",
+                                            "<p",
+                                            "<a",
+                                            ">",
+                                            "/>",
+                                            "<",
+                                            "</p>",
+                                            "\n",
+                                            "\t",
+                                            "\xc3\xa9",
+                                            "<script>",
+                                            "</script>",
+                                            "<style>",
+                                            "</style>",
+                                            "<!--",
+                                            "-->",
+                                            "<.x",
+                                            "<_y",
+                                            "<:z",
+                                            "<html",
+                                            "<body",
+                                            "<textarea>",
+                                            "</textarea>",
+                                            "<?x",
+                                            "<!DOCTYPE",
+                                            "&amp;",
+                                            "<![CDATA[",
+                                            "]]>",
+                                            "<br/>",
+                                            "v\"w",
+                                            "k='",
+                                            "</",
+                                            " aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                                            "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                                            "aaaaaaaaaaaaa=\""};
+  std::mt19937 random(12345);
+  std::uniform_int_distribution<std::size_t> piece(0, std::size(kPieces) - 1);
+  std::uniform_int_distribution<int> length(1, 300);
+  for (int round = 0; round < 4000; ++round) {
+    std::string html;
+    for (int n = length(random); n > 0; --n) html += kPieces[piece(random)];
+    if (round % 7 == 0) html.insert(html.size() / 2, 1, '\0');
+    for (const HtmlLimits limits :
+         {HtmlLimits{.max_attributes = 3}, HtmlLimits{.max_attributes = 20},
+          HtmlLimits{.max_attributes = 60, .max_tag_attributes = 4}}) {
+      ASSERT_LE(CountParsedAttributes(html, limits), limits.max_attributes) << html;
+    }
+  }
 }
 
 TEST(HtmlTextTest, TagsAreRemoved) {

@@ -58,6 +58,110 @@ std::size_t MultipartCut(std::string_view message, std::size_t limit) {
   return std::string_view::npos;
 }
 
+// Whether `line` (without its line break) starts a header field: `Name:` with a printable name.
+bool IsFieldLine(std::string_view line) {
+  const std::size_t colon = line.find(':');
+  if (colon == 0 || colon == std::string_view::npos) return false;
+  return std::all_of(line.begin(), line.begin() + static_cast<std::ptrdiff_t>(colon),
+                     [](char c) { return c > 32 && c < 127; });
+}
+
+// Whether `text` contains `lower` (lower-case) ignoring ASCII case.
+bool ContainsNoCase(std::string_view text, std::string_view lower) {
+  return std::search(text.begin(), text.end(), lower.begin(), lower.end(), [](char a, char b) {
+           return std::tolower(static_cast<unsigned char>(a)) == b;
+         }) != text.end();
+}
+
+// Whether the field `line` starts is Content-Type.
+bool IsContentType(std::string_view line) {
+  constexpr std::string_view kName = "content-type";
+  const std::string_view name = line.substr(0, line.find(':'));
+  return name.size() >= kName.size() && ContainsNoCase(name.substr(0, kName.size()), kName) &&
+         name.find_first_not_of(" \t", kName.size()) == std::string_view::npos;
+}
+
+// The message GMime is given: `message` within the header and boundary-line budgets of
+// MailReaderOptions (mail_reader.h says what they are).
+struct Budgeted {
+  std::string_view text;     // Into `message` or into `storage`.
+  bool headers_cut = false;  // Header lines were dropped.
+  bool parts_cut = false;    // The message was cut at a boundary line.
+};
+
+Budgeted ApplyBudgets(std::string_view message, const MailReaderOptions& options,
+                      std::string& storage) {
+  // kBlockStart: the line after a boundary line or after the header block of an attached
+  // message; it starts a header block if it is a field.
+  enum class State { kHeader, kBlockStart, kBody };
+  State state = State::kHeader;
+  Budgeted result;
+  bool copying = false;            // Once a line is dropped, kept lines go to `storage`.
+  bool dropping = false;           // The rest of the current header block is dropped.
+  bool in_content_type = false;    // The current header field is Content-Type.
+  bool block_has_message = false;  // The current header block declares a message/ type.
+  bool multipart_seen = false;     // A header block declared a multipart/ type.
+  std::size_t fields = 0;
+  std::size_t header_bytes = 0;
+  std::size_t boundaries = 0;
+  std::size_t pos = 0;
+  while (pos < message.size()) {
+    const std::size_t newline = message.find('\n', pos);
+    const std::size_t next = newline == std::string_view::npos ? message.size() : newline + 1;
+    const std::string_view line = message.substr(pos, next - pos);
+    std::string_view content = line;
+    while (!content.empty() && (content.back() == '\n' || content.back() == '\r')) {
+      content.remove_suffix(1);
+    }
+    if (state == State::kBlockStart) state = IsFieldLine(content) ? State::kHeader : State::kBody;
+    bool keep = true;
+    std::string_view head;  // When !keep, the start of the line kept (then a line break).
+    if (state == State::kHeader) {
+      if (content.empty()) {
+        state = block_has_message ? State::kBlockStart : State::kBody;
+        block_has_message = false;
+        dropping = false;
+      } else {
+        const bool new_field = content.front() != ' ' && content.front() != '\t';
+        const bool too_many = new_field && fields >= options.max_header_fields;
+        if (dropping || too_many || header_bytes + line.size() > options.max_header_bytes) {
+          if (!dropping && !too_many) {
+            // The line that crosses the byte budget: its start, up to the budget.
+            head = content.substr(0, options.max_header_bytes - header_bytes);
+            header_bytes = options.max_header_bytes;
+            fields += new_field ? 1 : 0;
+          }
+          dropping = true;
+          keep = false;
+        } else {
+          fields += new_field ? 1 : 0;
+          header_bytes += line.size();
+          if (new_field) in_content_type = IsContentType(content);
+          // Loosely: GMime also reads "multipart (comment) / mixed" and folded types.
+          if (in_content_type && ContainsNoCase(content, "multipart")) multipart_seen = true;
+          if (in_content_type && ContainsNoCase(content, "message")) block_has_message = true;
+        }
+      }
+    } else if (multipart_seen && content.starts_with("--")) {
+      if (++boundaries > options.max_boundary_lines) {
+        result.parts_cut = true;
+        break;
+      }
+      state = State::kBlockStart;
+    }
+    if (!keep && !copying) {
+      storage.assign(message.substr(0, pos));
+      copying = true;
+      result.headers_cut = true;
+    }
+    if (keep && copying) storage.append(line);
+    if (!head.empty()) storage.append(head).append("\n");
+    pos = next;
+  }
+  result.text = copying ? std::string_view(storage) : message.substr(0, pos);
+  return result;
+}
+
 // Header fields read: the first kMaxHeaderFields; the received: and received-ip: tokens come
 // from the first kMaxReceived Received fields.
 constexpr int kMaxHeaderFields = 200;
@@ -113,6 +217,11 @@ class Reader {
       message = message.substr(0, cut);
       Meta("mime-truncated");
     }
+    std::string storage;
+    const Budgeted budgeted = ApplyBudgets(message, options_, storage);
+    message = budgeted.text;
+    if (budgeted.headers_cut) Meta("headers-truncated");
+    if (budgeted.parts_cut && cut == std::string_view::npos) Meta("mime-truncated");
     GObjectPtr<GMimeStream> stream(
         g_mime_stream_mem_new_with_buffer(message.data(), message.size()));
     GObjectPtr<GMimeParser> parser(g_mime_parser_new_with_stream(stream.get()));
@@ -329,7 +438,11 @@ class Reader {
     Meta("charset:" + text.charset);
     if (subtype == "html") {
       has_html_ = true;
-      HtmlContent html = VisibleText(text.text);
+      HtmlContent html =
+          VisibleText(text.text, {.max_tags = options_.max_html_tags,
+                                  .max_attributes = options_.max_html_attributes,
+                                  .max_tag_attributes = options_.max_html_tag_attributes});
+      if (html.truncated) Meta("html-truncated");
       for (const std::string& link : html.links) {
         if (hosts_.size() >= options_.max_urls) break;
         if (std::string host = UrlHost(link); !host.empty()) hosts_.push_back(std::move(host));

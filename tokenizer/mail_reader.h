@@ -14,7 +14,8 @@
 //   url:<host>  url-domain:<registrable domain>           links in text and HTML
 //   attachment:<type/subtype>  attachment-ext:<ext>       non-text parts, never their bytes
 //   meta:<fact>  e.g. meta:html-only, meta:charset:<name>, meta:charset-unknown,
-//                meta:recipients:<bucket>, meta:mime-too-deep, meta:images:<bucket>
+//                meta:recipients:<bucket>, meta:mime-too-deep, meta:images:<bucket>,
+//                meta:mime-truncated, meta:headers-truncated, meta:html-truncated (budgets below)
 #ifndef NBSPAMD_TOKENIZER_MAIL_READER_H_
 #define NBSPAMD_TOKENIZER_MAIL_READER_H_
 
@@ -36,6 +37,26 @@ struct MailReaderOptions {
   std::size_t max_mime_parts = 100;   // multipart/ declarations parsed; the rest is cut.
   std::size_t max_mime_depth = 32;    // Nesting of multiparts and attached messages.
   std::size_t max_urls = 256;         // URLs turned into tokens.
+  // Budgets that bound what GMime and libxml2 build (their objects cost tens to hundreds of bytes
+  // for each byte of hostile input: a field, a part, an element), so that one message of
+  // max_message_bytes cannot take more than a few times its size in memory
+  // (docs/PERFORMANCE.md, "Memory of one hostile request"). Before parsing, a scan of the lines
+  // finds the header blocks (the message's own, that of each part after a boundary line, and that
+  // of an attached message) and:
+  //   - keeps the first max_header_fields fields of all header blocks together and drops the
+  //     rest, and likewise stops at max_header_bytes bytes of header lines (the line that
+  //     crosses it is cut there): meta:headers-truncated;
+  //   - cuts the message before the (max_boundary_lines + 1)-th line starting with "--" after a
+  //     multipart/ declaration (each may open a part): meta:mime-truncated.
+  // Each HTML part is read within max_html_tags '<', max_html_attributes attributes and
+  // max_html_tag_attributes attributes in one tag (HtmlLimits in html_text.h):
+  // meta:html-truncated.
+  std::size_t max_header_fields = 5000;
+  std::size_t max_header_bytes = 256 << 10;
+  std::size_t max_boundary_lines = 2000;
+  std::size_t max_html_tags = 50000;
+  std::size_t max_html_attributes = 50000;
+  std::size_t max_html_tag_attributes = 1000;
 };
 
 // What one message gives the tokenizer.

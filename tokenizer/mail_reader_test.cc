@@ -619,6 +619,133 @@ TEST(MailRobustnessTest, ManyParts) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Budgets that bound memory (mail_reader.h): enforced by counts, whatever the input's size.
+
+// How many tokens of `content` start with `prefix`.
+std::size_t CountTokens(const MailContent& content, std::string_view prefix) {
+  std::size_t n = 0;
+  for (const MailContent::WholeToken& token : content.tokens) n += token.text.starts_with(prefix);
+  return n;
+}
+// The texts with no prefix, spaces and line breaks trimmed.
+std::vector<std::string> BodyTexts(const MailContent& content) {
+  std::vector<std::string> texts;
+  for (std::string text : TextsWithPrefix(content, "")) {
+    const std::size_t first = text.find_first_not_of(" \r\n");
+    const std::size_t last = text.find_last_not_of(" \r\n");
+    texts.push_back(first == std::string::npos ? "" : text.substr(first, last - first + 1));
+  }
+  return texts;
+}
+bool HasToken(const MailContent& content, std::string_view text) {
+  for (const MailContent::WholeToken& token : content.tokens) {
+    if (token.text == text) return true;
+  }
+  return false;
+}
+
+TEST(MailBudgetTest, HeaderFieldsBeyondTheBudgetAreDropped) {
+  std::string mail = "Subject: many fields\n";
+  for (int i = 0; i < 100; ++i) mail += "X-F" + std::to_string(i) + ": v\n";
+  mail += "\nbody words\n";
+  const MailContent all = ReadMail(mail, {});
+  EXPECT_EQ(CountTokens(all, "hname:"), 101u);
+  EXPECT_FALSE(HasToken(all, "meta:headers-truncated"));
+  const MailContent cut = ReadMail(mail, {.max_header_fields = 10});
+  EXPECT_EQ(CountTokens(cut, "hname:"), 10u);  // hname:subject and hname:x-f0 to x-f8.
+  EXPECT_TRUE(HasToken(cut, "hname:x-f8"));
+  EXPECT_FALSE(HasToken(cut, "hname:x-f9"));
+  EXPECT_TRUE(HasToken(cut, "meta:headers-truncated"));
+  EXPECT_THAT(TextsWithPrefix(cut, ""), ElementsAre("body words\n"));
+}
+
+TEST(MailBudgetTest, PartHeadersShareTheFieldBudget) {
+  std::string mail = "Subject: parts\nContent-Type: multipart/mixed; boundary=b\n\n";
+  for (int i = 0; i < 6; ++i) {
+    mail += "--b\nContent-Type: text/html\n\n<p>part" + std::to_string(i) + "</p>\n";
+  }
+  mail += "--b--\n";
+  EXPECT_THAT(BodyTexts(ReadMail(mail, {})),
+              ElementsAre("part0", "part1", "part2", "part3", "part4", "part5"));
+  // 2 fields at the top and one in each of the first 3 parts: the other parts lose theirs, and
+  // are read as plain text.
+  const MailContent cut = ReadMail(mail, {.max_header_fields = 5});
+  EXPECT_THAT(BodyTexts(cut), ElementsAre("part0", "part1", "part2", "<p>part3</p>", "<p>part4</p>",
+                                          "<p>part5</p>"));
+  EXPECT_TRUE(HasToken(cut, "meta:headers-truncated"));
+}
+
+TEST(MailBudgetTest, AttachedMessageHeadersShareTheFieldBudget) {
+  const std::string mail =
+      "Subject: outer\nContent-Type: message/rfc822\n\n"
+      "Subject: inner\nX-A: 1\nContent-Type: text/html\n\n<p>inner</p>\n";
+  EXPECT_THAT(BodyTexts(ReadMail(mail, {})), ElementsAre("inner"));
+  EXPECT_THAT(BodyTexts(ReadMail(mail, {.max_header_fields = 4})), ElementsAre("<p>inner</p>"));
+}
+
+TEST(MailBudgetTest, HeaderBytesBeyondTheBudgetAreDropped) {
+  const std::string mail =
+      "Subject: big " + std::string(1000, 'x') + "\nX-After: later\n\nbody words\n";
+  const MailContent all = ReadMail(mail, {});
+  EXPECT_TRUE(HasToken(all, "hname:x-after"));
+  ASSERT_EQ(TextsWithPrefix(all, "subject:").size(), 1u);
+  EXPECT_EQ(TextsWithPrefix(all, "subject:")[0].size(), 1004u);
+  // The line that crosses 100 bytes keeps its first 100 bytes ("Subject: " and 91 more).
+  const MailContent cut = ReadMail(mail, {.max_header_bytes = 100});
+  EXPECT_FALSE(HasToken(cut, "hname:x-after"));
+  EXPECT_TRUE(HasToken(cut, "meta:headers-truncated"));
+  EXPECT_THAT(TextsWithPrefix(cut, "subject:"), ElementsAre("big " + std::string(87, 'x')));
+  EXPECT_THAT(BodyTexts(cut), ElementsAre("body words"));
+}
+
+TEST(MailBudgetTest, BoundaryLinesBeyondTheBudgetCutTheMessage) {
+  std::string mail = "Subject: parts\nContent-Type: multipart/mixed; boundary=b\n\n";
+  for (int i = 0; i < 50; ++i) mail += "--b\n\nword" + std::to_string(i) + "\n";
+  mail += "--b--\n";
+  EXPECT_EQ(BodyTexts(ReadMail(mail, {})).size(), 50u);
+  const MailContent cut = ReadMail(mail, {.max_boundary_lines = 10});
+  const std::vector<std::string> texts = BodyTexts(cut);
+  ASSERT_EQ(texts.size(), 10u);
+  EXPECT_EQ(texts.back(), "word9");
+  EXPECT_TRUE(HasToken(cut, "meta:mime-truncated"));
+  // Without a multipart declaration, lines starting with "--" are text.
+  std::string text = "Subject: dashes\n\n";
+  for (int i = 0; i < 50; ++i) text += "--\nline" + std::to_string(i) + "\n";
+  const MailContent plain = ReadMail(text, {.max_boundary_lines = 10});
+  EXPECT_FALSE(HasToken(plain, "meta:mime-truncated"));
+  ASSERT_EQ(TextsWithPrefix(plain, "").size(), 1u);
+  EXPECT_TRUE(TextsWithPrefix(plain, "")[0].ends_with("line49\n"));
+}
+
+TEST(MailBudgetTest, HtmlTagsBeyondTheBudgetAreNotParsed) {
+  std::string mail = "Subject: tags\nContent-Type: text/html\n\n";
+  for (int i = 0; i < 100; ++i) mail += "<b>w" + std::to_string(i) + "</b> ";
+  const MailContent all = ReadMail(mail, {});
+  EXPECT_FALSE(HasToken(all, "meta:html-truncated"));
+  EXPECT_THAT(TextsWithPrefix(all, "")[0], ::testing::HasSubstr("w99"));
+  const MailContent cut = ReadMail(mail, {.max_html_tags = 20});  // <b> and </b> of 10 words.
+  EXPECT_TRUE(HasToken(cut, "meta:html-truncated"));
+  EXPECT_THAT(TextsWithPrefix(cut, "")[0], ::testing::HasSubstr("w9"));
+  EXPECT_THAT(TextsWithPrefix(cut, "")[0], Not(::testing::HasSubstr("w10")));
+}
+
+TEST(MailBudgetTest, HtmlAttributesBeyondTheBudgetAreNotParsed) {
+  std::string mail = "Subject: attributes\nContent-Type: text/html\n\n<p>before</p><p";
+  for (int i = 0; i < 50; ++i) mail += " a" + std::to_string(i) + "=1";
+  mail += ">after</p>\n";
+  const MailContent all = ReadMail(mail, {});
+  EXPECT_FALSE(HasToken(all, "meta:html-truncated"));
+  EXPECT_THAT(TextsWithPrefix(all, "")[0], ::testing::HasSubstr("after"));
+  for (const MailReaderOptions& options : {MailReaderOptions{.max_html_attributes = 49},
+                                           MailReaderOptions{.max_html_tag_attributes = 49}}) {
+    const MailContent cut = ReadMail(mail, options);
+    EXPECT_TRUE(HasToken(cut, "meta:html-truncated"));
+    EXPECT_THAT(TextsWithPrefix(cut, "")[0], ::testing::HasSubstr("before"));
+    EXPECT_THAT(TextsWithPrefix(cut, "")[0], Not(::testing::HasSubstr("after")));
+  }
+}
+
 TEST(MailRobustnessTest, ArbitraryBytesAfterAHeaderLine) {
   const Tokenizer tokenizer(TokenizerOptions{});
   Random random;

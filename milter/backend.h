@@ -1,0 +1,81 @@
+// MilterBackend: the seam between the milter front end and whatever classifies the message. The
+// milter side knows only these plain values; the daemon plugs its core in with a small adapter
+// (milter/spam_filter_backend.h), and tests with a deterministic fake.
+//
+//   class FixedBackend : public MilterBackend {
+//     void ClassifyAsync(std::string message, MessageContext context, ClassifyDone done) override {
+//       done(MilterVerdict{.score = 2.5, .verdict = MilterVerdict::Kind::kSpam});
+//     }
+//   };
+#ifndef NBSPAMD_MILTER_BACKEND_H_
+#define NBSPAMD_MILTER_BACKEND_H_
+
+#include <expected>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/error.h"
+
+namespace nbspamd::milter {
+
+// What the MTA told us about the message besides its bytes.
+struct MessageContext {
+  // The Message-ID header's value as sent ("<id@host>"), "" when the message has none. The key
+  // under which the verdict is remembered, so that later feedback for the same id counts.
+  std::string message_id;
+  // The envelope recipients (RCPT TO addresses without the angle brackets), in order.
+  std::vector<std::string> recipients;
+  // The SMTP AUTH identity ({auth_authen} macro), "" when the client did not authenticate. With
+  // the recipients, the user identity for per-user models once those exist.
+  std::string user;
+  std::string sender;    // MAIL FROM without the angle brackets; "" for the null sender.
+  std::string queue_id;  // The MTA's queue id ({i} macro) when sent, for log lines.
+};
+
+// The backend's answer, in the model's terms.
+struct MilterVerdict {
+  enum class Kind { kHam, kUnsure, kSpam };
+  std::optional<double> score;  // The ranking score (model::ClassifyResult::score), if any.
+  Kind verdict = Kind::kUnsure;
+  // Calibrated P(spam | score), when the model has enough feedback to say.
+  std::optional<double> spam_confidence;
+};
+
+// "ham", "unsure", "spam".
+[[nodiscard]] constexpr std::string_view VerdictName(MilterVerdict::Kind kind) {
+  switch (kind) {
+    case MilterVerdict::Kind::kHam:
+      return "ham";
+    case MilterVerdict::Kind::kUnsure:
+      return "unsure";
+    case MilterVerdict::Kind::kSpam:
+      return "spam";
+  }
+  return "unsure";
+}
+
+using ClassifyDone = std::move_only_function<void(std::expected<MilterVerdict, Error>)>;
+
+// Implementations must be thread-safe: connections on several I/O threads call ClassifyAsync at
+// once. Copying is deleted (an interface, used by reference).
+class MilterBackend {
+ public:
+  MilterBackend() = default;
+  MilterBackend(const MilterBackend&) = delete;
+  MilterBackend& operator=(const MilterBackend&) = delete;
+  virtual ~MilterBackend() = default;
+
+  // Classifies `message` (header fields as "Name: value\r\n", a blank line, the body). `done` runs
+  // exactly once, on any thread, possibly before ClassifyAsync returns; it must not throw. An
+  // error means the backend cannot answer now (kFailedPrecondition: nothing learned yet;
+  // kUnavailable: store degraded or shutting down; anything else): the session then accepts or
+  // tempfails the message per its fail mode.
+  virtual void ClassifyAsync(std::string message, MessageContext context, ClassifyDone done) = 0;
+};
+
+}  // namespace nbspamd::milter
+
+#endif  // NBSPAMD_MILTER_BACKEND_H_

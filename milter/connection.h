@@ -1,0 +1,100 @@
+// MilterConnection: one MTA connection over TCP or a Unix-domain socket, in the manner of the HTTP
+// session: paired Do/On handlers on the connection's strand, a deadline on every read and write,
+// and every handler's step guarded so that an exception closes this connection only (counted in
+// MilterCounters::internal_errors) and never reaches the I/O thread.
+//
+// It reads packets (PacketDecoder), hands each command to a Session, writes the replies, and at
+// end of message calls MilterBackend::ClassifyAsync; no byte is read while the verdict is awaited
+// (the MTA sends nothing then anyway). A protocol error (malformed, oversized or truncated packet,
+// unknown command, command out of order) closes the connection, once the replies owed to the
+// commands before it are written, and is counted; the MTA then applies its milter_default_action
+// to the message in progress.
+//
+// Errors never escape: the connection closes on a protocol error, a timeout (the MTA silent, or
+// leaving our replies unread, for read_timeout), a socket error or the MTA's QUIT. Thread-safety:
+// Run and Shutdown may be called from any thread.
+#ifndef NBSPAMD_MILTER_CONNECTION_H_
+#define NBSPAMD_MILTER_CONNECTION_H_
+
+#include <boost/asio/generic/stream_protocol.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "milter/backend.h"
+#include "milter/counters.h"
+#include "milter/options.h"
+#include "milter/protocol.h"
+#include "milter/session.h"
+
+namespace nbspamd::milter {
+
+// What every connection of a listener shares. Must outlive its connections (they hold it by
+// shared_ptr).
+struct ConnectionContext {
+  SessionOptions session;
+  ConnectionOptions connection;
+  MilterBackend* backend = nullptr;    // REQUIRES: not null; outlives the connections.
+  MilterCounters* counters = nullptr;  // REQUIRES: not null; outlives the connections.
+  // Told why a connection closed early (a protocol error, a timeout, an exception), on an I/O
+  // thread; may be empty. Must be thread-safe and must not throw.
+  std::function<void(std::string_view)> on_error;
+};
+
+// Lives as long as an asynchronous operation (or the backend's pending answer) holds it.
+class MilterConnection : public std::enable_shared_from_this<MilterConnection> {
+ public:
+  using Socket = boost::asio::generic::stream_protocol::socket;
+
+  // `socket`'s executor should be a strand (the listener makes one per connection). `on_closed`
+  // runs once, from the destructor; it may be empty.
+  MilterConnection(Socket socket, std::shared_ptr<const ConnectionContext> context,
+                   std::function<void(MilterConnection*)> on_closed);
+  ~MilterConnection();
+  MilterConnection(const MilterConnection&) = delete;
+  MilterConnection& operator=(const MilterConnection&) = delete;
+
+  // Starts reading commands.
+  void Run();
+  // Asks the connection to end: at once when it waits between messages, else once the reply to
+  // the message in flight is written.
+  void Shutdown();
+
+ private:
+  void Process();
+  // Starts the timeout of the read or write about to start (ConnectionOptions::read_timeout).
+  void ArmDeadline();
+  void DoRead();
+  void OnRead(boost::system::error_code ec, std::size_t bytes);
+  void DoWrite();
+  void OnWrite(boost::system::error_code ec);
+  void StartClassify(ClassifyRequest request);
+  void OnVerdict(std::expected<MilterVerdict, Error> verdict);
+  void Fail(std::string_view why);
+  void Close();
+  // Runs `step` (a handler's body, on the strand); when it throws, notes the exception and
+  // closes the connection.
+  template <class Step>
+  void Guarded(Step&& step) noexcept;
+
+  Socket socket_;
+  boost::asio::steady_timer deadline_;  // Of the read or write in flight.
+  std::shared_ptr<const ConnectionContext> context_;
+  std::function<void(MilterConnection*)> on_closed_;
+  PacketDecoder decoder_;
+  Session session_;
+  std::string read_buffer_;
+  std::string output_;   // Replies waiting to be written.
+  std::string writing_;  // Replies being written.
+  bool read_in_flight_ = false;
+  bool write_in_flight_ = false;
+  bool close_after_write_ = false;
+  bool shutting_down_ = false;
+  bool closed_ = false;
+};
+
+}  // namespace nbspamd::milter
+
+#endif  // NBSPAMD_MILTER_CONNECTION_H_
