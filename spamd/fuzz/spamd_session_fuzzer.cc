@@ -9,10 +9,13 @@
 //   - and after each input the listener still answers PING.
 // Built with libFuzzer when NBSPAMD_FUZZ is on; tokenizer/fuzz/replay_main.cc runs saved inputs
 // without it.
+#include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/write.hpp>
+#include <cerrno>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -74,11 +77,25 @@ Harness& TheHarness() {
 
 // Writes `input` (in pieces of `piece` bytes when not 0), ends the input, and reads until the
 // listener closes. Write errors are the listener having closed first: the answer still counts.
+//
+// Thousands of connections a second leave the client's ends in TIME_WAIT, and one source address
+// has only ~28,000 ephemeral ports: each connection comes from the next of 250 loopback source
+// addresses (127.0.1.1 to 127.0.1.250), and a connect that finds no free port is tried again, as
+// that is the fuzzing machine's limit, not the listener's.
 std::string Exchange(unsigned short port, std::string_view input, std::size_t piece) {
+  static std::atomic<unsigned> next_source{0};
   net::io_context io;
   tcp::socket socket(io);
   boost::system::error_code ec;
-  socket.connect({net::ip::make_address("127.0.0.1"), port}, ec);
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    socket.close(ec);
+    socket.open(tcp::v4(), ec);
+    const unsigned source = 1 + next_source.fetch_add(1, std::memory_order_relaxed) % 250;
+    socket.bind({net::ip::make_address_v4(0x7f000100u + source), 0}, ec);
+    if (!ec) socket.connect({net::ip::make_address("127.0.0.1"), port}, ec);
+    if (ec.value() != EADDRNOTAVAIL && ec != net::error::address_in_use) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
   if (ec) return "connect failed: " + ec.message();
   if (piece == 0) piece = input.size();
   for (std::size_t at = 0; at < input.size() && !ec; at += piece) {
