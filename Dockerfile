@@ -21,13 +21,14 @@ COPY . .
 # By default the image is only built when every unit and integration test of the Release build
 # passes (the integration tests start the daemon on 127.0.0.1 inside the build container).
 # --build-arg NBSPAMD_TESTS=OFF builds the daemon alone, for CI, which has just run the suite.
-# Except PostfixTest.*, which run a throw-away Postfix that this stage does not have: they run
-# in scripts/test (and so CI), where scripts/install-deps installs it.
+# Except PostfixTest.*, SpamcTest.* and EximTest.*, which run Postfix, Debian's spamc and a
+# throw-away Exim that this stage does not have: they run in scripts/test (and so CI), where
+# scripts/install-deps installs them.
 ARG NBSPAMD_TESTS=ON
 RUN cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DNBSPAMD_BUILD_TESTS="$NBSPAMD_TESTS" \
  && cmake --build build -j "$(nproc)" \
  && if [ "$NBSPAMD_TESTS" = ON ]; then \
-      ctest --test-dir build --output-on-failure -j "$(nproc)" -E '^PostfixTest\.'; fi \
+      ctest --test-dir build --output-on-failure -j "$(nproc)" -E '^(PostfixTest|SpamcTest|EximTest)\.'; fi \
  && strip build/server/nbspamd
 
 FROM debian:bookworm-slim

@@ -1,0 +1,88 @@
+#include "spamd/spamd_options.h"
+
+#include <gtest/gtest.h>
+
+namespace nbspamd::spamd {
+namespace {
+
+namespace ip = boost::asio::ip;
+
+TEST(CheckTell, OffWithoutGrants) {
+  const auto refused = CheckTell(SpamdTellPolicy{}, ip::make_address("127.0.0.1"), "root");
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().status, SpamdStatus::kNoPerm);
+  EXPECT_EQ(refused.error().message, "TELL commands are not enabled");
+}
+
+TEST(CheckTell, GrantWithNoListsAllowsAnyone) {
+  SpamdTellPolicy policy;
+  policy.grants.push_back(MakeTellGrant("anyone", {}, {}));
+  EXPECT_EQ(CheckTell(policy, ip::make_address("192.0.2.7"), ""), "anyone");
+  EXPECT_EQ(CheckTell(policy, std::nullopt, "x"), "anyone");
+}
+
+TEST(CheckTell, AddressList) {
+  SpamdTellPolicy policy;
+  policy.grants.push_back(
+      MakeTellGrant("mx", {ip::make_address("127.0.0.1"), ip::make_address("2001:db8::5")}, {}));
+  EXPECT_EQ(CheckTell(policy, ip::make_address("127.0.0.1"), "x"), "mx");
+  EXPECT_EQ(CheckTell(policy, ip::make_address("::ffff:127.0.0.1"), "x"), "mx");
+  EXPECT_EQ(CheckTell(policy, ip::make_address("2001:db8::5"), "x"), "mx");
+  const auto other = CheckTell(policy, ip::make_address("127.0.0.2"), "x");
+  ASSERT_FALSE(other.has_value());
+  EXPECT_EQ(other.error().status, SpamdStatus::kNoPerm);
+  EXPECT_EQ(other.error().message, "TELL not allowed from this address");
+  EXPECT_FALSE(CheckTell(policy, std::nullopt, "x").has_value());
+}
+
+TEST(CheckTell, UserList) {
+  SpamdTellPolicy policy;
+  policy.grants.push_back(MakeTellGrant("job", {}, {"trainer"}));
+  EXPECT_EQ(CheckTell(policy, ip::make_address("10.0.0.1"), "trainer"), "job");
+  const auto other = CheckTell(policy, ip::make_address("10.0.0.1"), "Trainer");
+  ASSERT_FALSE(other.has_value());
+  EXPECT_EQ(other.error().message, "TELL not allowed for this user");
+  EXPECT_FALSE(CheckTell(policy, ip::make_address("10.0.0.1"), "").has_value());
+}
+
+TEST(CheckTell, BothListsOfAGrantMustAgree) {
+  SpamdTellPolicy policy;
+  policy.grants.push_back(MakeTellGrant("mx", {ip::make_address("127.0.0.1")}, {"trainer"}));
+  EXPECT_EQ(CheckTell(policy, ip::make_address("127.0.0.1"), "trainer"), "mx");
+  EXPECT_FALSE(CheckTell(policy, ip::make_address("127.0.0.1"), "mallory").has_value());
+  EXPECT_FALSE(CheckTell(policy, ip::make_address("10.1.1.1"), "trainer").has_value());
+}
+
+// Each grant is a source of its own, as each HTTP token is: the first that matches names it.
+TEST(CheckTell, FirstMatchingGrantNamesTheSource) {
+  SpamdTellPolicy policy;
+  policy.grants.push_back(MakeTellGrant("mx1", {ip::make_address("192.0.2.1")}, {"sa-learn"}));
+  policy.grants.push_back(MakeTellGrant("mx2", {ip::make_address("192.0.2.2")}, {}));
+  policy.grants.push_back(MakeTellGrant("helpdesk", {}, {"helpdesk"}));
+  EXPECT_EQ(CheckTell(policy, ip::make_address("192.0.2.1"), "sa-learn"), "mx1");
+  EXPECT_EQ(CheckTell(policy, ip::make_address("192.0.2.2"), "sa-learn"), "mx2");
+  EXPECT_EQ(CheckTell(policy, ip::make_address("192.0.2.1"), "helpdesk"), "helpdesk");
+  EXPECT_FALSE(CheckTell(policy, ip::make_address("192.0.2.1"), "alice").has_value());
+}
+
+TEST(ValidateTellPolicy, SourceNamesAsTokenNames) {
+  SpamdTellPolicy policy;
+  EXPECT_TRUE(ValidateTellPolicy(policy).has_value());
+  policy.grants.push_back(MakeTellGrant("mx-1.example_net", {}, {}));
+  EXPECT_TRUE(ValidateTellPolicy(policy).has_value());
+  for (const std::string& bad :
+       std::vector<std::string>{"", "has space", "slash/", std::string(65, 'a'), "ünïcode"}) {
+    SpamdTellPolicy one;
+    one.grants.push_back(MakeTellGrant(bad, {}, {}));
+    const auto invalid = ValidateTellPolicy(one);
+    ASSERT_FALSE(invalid.has_value()) << bad;
+    EXPECT_EQ(invalid.error().code, ErrorCode::kInvalidArgument) << bad;
+  }
+  policy.grants.push_back(MakeTellGrant("mx-1.example_net", {}, {}));
+  const auto duplicate = ValidateTellPolicy(policy);
+  ASSERT_FALSE(duplicate.has_value());
+  EXPECT_EQ(duplicate.error().code, ErrorCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace nbspamd::spamd
