@@ -137,6 +137,57 @@ bool SetClusterRedis(Settings& settings, const Value& value) {
   return true;
 }
 
+// "" (never) or a finite number.
+template <auto kMember>
+bool SetOptionalScore(Settings& settings, const Value& value) {
+  const std::string& text = std::get<std::string>(value);
+  if (text.empty()) {
+    settings.*kMember = std::nullopt;
+    return true;
+  }
+  const std::optional<double> x = ParseDouble(text);
+  if (!x || !std::isfinite(*x)) return false;
+  settings.*kMember = *x;
+  return true;
+}
+
+template <auto kMember>
+std::string FormatOptionalScore(const Settings& settings) {
+  const std::optional<double>& x = settings.*kMember;
+  return QuoteToml(x ? FormatDouble(*x) : std::string());
+}
+
+template <auto kMember>
+constexpr Key OptionalScoreKey(std::string_view name, std::string_view help) {
+  return Key{.name = name,
+             .metavar = "SCORE",
+             .help = help,
+             .kind = Kind::kString,
+             .valid = "\"\" (never) or a finite number, as a string",
+             .set = &SetOptionalScore<kMember>,
+             .format = &FormatOptionalScore<kMember>};
+}
+
+// Octal file permissions, "0660" or "660", at most 0777.
+bool SetSocketMode(Settings& settings, const Value& value) {
+  const std::string& text = std::get<std::string>(value);
+  unsigned mode = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), mode, 8);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || mode > 0777) {
+    return false;
+  }
+  settings.milter_socket_mode = mode;
+  return true;
+}
+
+std::string FormatSocketMode(const Settings& settings) {
+  std::array<char, 8> buffer{};
+  const auto [end, ec] = std::to_chars(buffer.data() + 1, buffer.data() + buffer.size(),
+                                       settings.milter_socket_mode, 8);
+  buffer[0] = '0';
+  return QuoteToml(std::string(buffer.data(), ec == std::errc() ? end : buffer.data() + 1));
+}
+
 template <auto kMember, std::uint64_t kMin, std::uint64_t kMax>
 bool SetUnsigned(Settings& settings, const Value& value) {
   using Field = std::remove_cvref_t<decltype(std::declval<Settings&>().*kMember)>;
@@ -253,6 +304,7 @@ constexpr Key ChoiceKey(std::string_view name, std::string_view metavar, std::st
 
 constexpr std::string_view kLogLevels[] = {"debug", "info", "warning", "error"};
 constexpr std::string_view kLogFormats[] = {"logfmt", "json"};
+constexpr std::string_view kFailModes[] = {"accept", "tempfail"};
 
 constexpr std::uint64_t kSizeMax = std::numeric_limits<std::size_t>::max();
 
@@ -359,6 +411,37 @@ constexpr std::array kKeys = {
     UnsignedKey<&Settings::cluster_retention_seconds, 60, 31536000>(
         "cluster_retention_seconds", "SECONDS",
         "Stream entries are kept at least this long; a checkpoint younger than this can join."),
+    StringKey<&Settings::milter_listen, true>(
+        "milter_listen", "ADDRESS",
+        "Milter listener (docs/MILTER.md): inet:HOST:PORT, HOST:PORT or unix:/PATH; \"\" = off."),
+    Key{.name = "milter_socket_mode",
+        .metavar = "MODE",
+        .help = "Octal permissions of a Unix milter socket (the MTA's user must connect).",
+        .kind = Kind::kString,
+        .valid = "octal permissions from 0 to 0777, as a string",
+        .set = &SetSocketMode,
+        .format = &FormatSocketMode},
+    StringKey<&Settings::milter_socket_group, true>(
+        "milter_socket_group", "GROUP", "Group of a Unix milter socket; \"\" = the daemon's."),
+    ChoiceKey<&Settings::milter_fail_mode, kFailModes>(
+        "milter_fail_mode", "MODE", "accept or tempfail",
+        "When the model cannot answer (nothing learned, store degraded): accept or tempfail."),
+    OptionalScoreKey<&Settings::milter_reject_score>(
+        "milter_reject_score",
+        "Spam scoring at least this is rejected at SMTP time (550 5.7.1); \"\" = never."),
+    StringKey<&Settings::milter_reject_text, false>("milter_reject_text", "TEXT",
+                                                    "The text of the milter's 550 5.7.1 reply."),
+    OptionalScoreKey<&Settings::milter_quarantine_score>(
+        "milter_quarantine_score",
+        "Spam scoring at least this (not rejected) goes to the MTA's quarantine; \"\" = never."),
+    StringKey<&Settings::milter_flag_header, false>(
+        "milter_flag_header", "NAME", "Header the milter adds to spam as \"NAME: YES\"."),
+    StringKey<&Settings::milter_status_header, false>(
+        "milter_status_header", "NAME",
+        "Header the milter adds to every classified message: verdict, confidence, score."),
+    UnsignedKey<&Settings::milter_read_timeout_seconds, 1, 86400>(
+        "milter_read_timeout_seconds", "SECONDS",
+        "A milter connection silent this long (the MTA's SMTP session included) is closed."),
 };
 
 }  // namespace

@@ -45,6 +45,16 @@
 //   cluster_name              any string ("" = hostname:port)
 //   cluster_wait_applied      bool
 //   cluster_retention_seconds 60..31536000
+//   milter_listen             "" (off), inet:HOST:PORT, HOST:PORT or unix:/PATH (docs/MILTER.md)
+//   milter_socket_mode        octal permissions of a Unix milter socket, 0..0777 (default 0660)
+//   milter_socket_group       "" or a group name the Unix milter socket is given
+//   milter_fail_mode          accept or tempfail
+//   milter_reject_score       "" (never) or a finite number
+//   milter_reject_text        printable ASCII, 1..400 characters
+//   milter_quarantine_score   "" (never) or a finite number
+//   milter_flag_header        a header name
+//   milter_status_header      a header name
+//   milter_read_timeout_seconds 1..86400
 //
 // In TOML, integers are accepted for integer keys, integers or floats for alpha,
 // spam_threshold and ham_threshold, booleans for booleans and strings for listen and data_dir.
@@ -66,6 +76,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <expected>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -151,6 +162,20 @@ struct Settings {
   bool cluster_wait_applied = false;
   // Stream entries are kept at least this long (a checkpoint younger than this can join).
   unsigned cluster_retention_seconds = 24 * 3600;
+  // The milter front end (docs/MILTER.md): where it listens, "" = off. Checked in full by the
+  // milter's own parser at start-up (server/main.cc), so a bad value names the key there.
+  std::string milter_listen;
+  unsigned milter_socket_mode = 0660;  // Permissions of a Unix-domain milter socket.
+  std::string milter_socket_group;     // Its group ("" = the daemon's); Postfix's must connect.
+  std::string milter_fail_mode = "accept";  // When the model cannot answer: accept or tempfail.
+  // Spam scoring at least this is rejected (550 5.7.1 milter_reject_text); nullopt = never.
+  std::optional<double> milter_reject_score;
+  std::string milter_reject_text = "Message rejected as spam";
+  // Spam scoring at least this (and not rejected) goes to the MTA's quarantine; nullopt = never.
+  std::optional<double> milter_quarantine_score;
+  std::string milter_flag_header = "X-Spam-Flag";  // "<name>: YES" on spam.
+  std::string milter_status_header = "X-Nbspamd";  // "<name>: <verdict> <confidence> score=<s>".
+  unsigned milter_read_timeout_seconds = 600;      // A silent MTA connection is closed after it.
 
   friend bool operator==(const Settings&, const Settings&) = default;
 };

@@ -346,6 +346,13 @@ TEST_F(SettingsTest, InvalidFlagValuesNameTheFlagAndKey) {
       {"--max-token-chars", "1001", "max_token_chars"},
       {"--boolean-counts", "maybe", "boolean_counts"},
       {"--header-tokens", "", "header_tokens"},
+      {"--milter-fail-mode", "reject", "milter_fail_mode"},
+      {"--milter-reject-score", "high", "milter_reject_score"},
+      {"--milter-quarantine-score", "inf", "milter_quarantine_score"},
+      {"--milter-socket-mode", "0999", "milter_socket_mode"},
+      {"--milter-socket-mode", "01000", "milter_socket_mode"},
+      {"--milter-reject-text", "", "milter_reject_text"},
+      {"--milter-read-timeout-seconds", "0", "milter_read_timeout_seconds"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.flag + " " + c.value);
@@ -353,6 +360,32 @@ TEST_F(SettingsTest, InvalidFlagValuesNameTheFlagAndKey) {
                 AllOf(HasSubstr(c.flag + ": invalid value '" + c.value + "'"),
                       HasSubstr("'" + c.key + "'"), HasSubstr("expected")));
   }
+}
+
+TEST_F(SettingsTest, MilterKeysFromFlagsAndEnvironment) {
+  auto loaded =
+      Load({"--milter-listen", "unix:/run/nbspamd/milter", "--milter-reject-score", "2.5",
+            "--milter-socket-mode", "0666", "--milter-fail-mode", "tempfail"},
+           {"NBSPAMD_MILTER_QUARANTINE_SCORE=1.5", "NBSPAMD_MILTER_SOCKET_GROUP=postfix"});
+  ASSERT_TRUE(loaded.has_value()) << loaded.error().message;
+  const Settings& settings = loaded->settings;
+  EXPECT_EQ(settings.milter_listen, "unix:/run/nbspamd/milter");
+  EXPECT_EQ(settings.milter_reject_score, 2.5);
+  EXPECT_EQ(settings.milter_quarantine_score, 1.5);
+  EXPECT_EQ(settings.milter_socket_mode, 0666u);
+  EXPECT_EQ(settings.milter_socket_group, "postfix");
+  EXPECT_EQ(settings.milter_fail_mode, "tempfail");
+
+  auto defaults = Load({});
+  ASSERT_TRUE(defaults.has_value());
+  EXPECT_EQ(defaults->settings.milter_listen, "");
+  EXPECT_EQ(defaults->settings.milter_reject_score, std::nullopt);
+  EXPECT_EQ(defaults->settings.milter_socket_mode, 0660u);
+  EXPECT_EQ(defaults->settings.milter_fail_mode, "accept");
+  // "" turns a threshold off again.
+  auto off = Load({"--milter-reject-score", ""}, {"NBSPAMD_MILTER_REJECT_SCORE=3"});
+  ASSERT_TRUE(off.has_value());
+  EXPECT_EQ(off->settings.milter_reject_score, std::nullopt);
 }
 
 TEST_F(SettingsTest, InvalidEnvironmentValueNamesVariableAndKey) {

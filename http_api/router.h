@@ -36,6 +36,9 @@ struct RouterOptions {
   std::string backup_dir = "backups";
   // /train and /forget requests a second per source (token name); beyond: 429. 0: no limit.
   double train_rate_limit = 0;
+  // Appended to GET /metrics: other front ends' counters (the milter's, server/), already in the
+  // Prometheus text format. Called on an I/O thread; must be thread-safe and must not throw.
+  std::function<std::string()> extra_metrics;
 };
 
 // Thread-safe as the SpamFilter it calls. Never throws: every failure is a JSON error response.

@@ -67,6 +67,7 @@ void Server::Run() {
     if (ec) return;
     LogInfo("signal " + std::to_string(signal) + ": finishing requests in flight");
     listener_->Stop();
+    if (options_.on_shutdown) options_.on_shutdown();
     // A second signal, or the deadline, cuts what is left.
     signals.async_wait([&](const boost::system::error_code& again, int) {
       if (!again) {

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <expected>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,6 +33,9 @@ struct ServerOptions {
   // After a shutdown signal, connections still busy after this long are cut.
   std::chrono::seconds shutdown_timeout{30};
   RouterOptions router;  // Authentication, admission and backups.
+  // Called once on the I/O thread that takes the first SIGTERM or SIGINT, right after the HTTP
+  // listener stops: other front ends (the milter) begin their own drain there. Must not throw.
+  std::function<void()> on_shutdown;
 };
 
 class Server {

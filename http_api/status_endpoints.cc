@@ -27,6 +27,7 @@ std::optional<Response> HandleMetricsText(Call& call, const Input& input) {
   Response response(http::status::ok, call.request.version());
   response.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
   response.body() = call.metrics.Render(call.filter.Status(), kVersion);
+  if (call.options.extra_metrics) response.body() += call.options.extra_metrics();
   response.prepare_payload();
   return response;
 }

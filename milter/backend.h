@@ -1,6 +1,6 @@
 // MilterBackend: the seam between the milter front end and whatever classifies the message. The
 // milter side knows only these plain values; the daemon plugs its core in with a small adapter
-// (milter/spam_filter_backend.h), and tests with a deterministic fake.
+// (server/milter_backend.h), and tests with a deterministic fake.
 //
 //   class FixedBackend : public MilterBackend {
 //     void ClassifyAsync(std::string message, MessageContext context, ClassifyDone done) override {

@@ -6,6 +6,11 @@
 //
 //   milter_load --connections 1,8,32 --messages 4000        # an in-process listener
 //   milter_load --connect inet:127.0.0.1:8891 --messages 4000  # a running milter (nbspamd)
+//   milter_load --connect inet:127.0.0.1:8891 --http 127.0.0.1:7830   # and the same over HTTP
+//
+// With --http, each K is also run as POST /classify?id=<Message-ID> of the same messages (header
+// fields, a blank line, the body) against that daemon's HTTP port (bench/perf/load_client), so
+// that the two front ends are compared on the same model in one run.
 //
 // Without --connect the listener runs in this process (on --io-threads Asio threads) in front of
 // a deterministic backend that answers at once (spam when the body says "viagra"), so what is
@@ -26,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/perf/load_client/http_load.h"
 #include "milter/listener.h"
 #include "milter/protocol.h"
 #include "milter/testing/fake_backend.h"
@@ -40,6 +46,7 @@ using milter::testing::TestMessage;
 
 struct Settings {
   std::optional<std::string> connect;
+  std::optional<std::string> http;  // HOST:PORT of the daemon's HTTP listener.
   std::vector<std::size_t> connections = {1, 8, 32};
   std::size_t messages = 2000;
   std::size_t body_bytes = 2000;
@@ -80,6 +87,8 @@ Settings Parse(int argc, char** argv) {
         settings.connections.push_back(Number(value.substr(start, comma - start), "--connections"));
         start = comma + 1;
       }
+    } else if (flag == "--http") {
+      settings.http = value;
     } else if (flag == "--messages") {
       settings.messages = Number(value, "--messages");
     } else if (flag == "--body-bytes") {
@@ -237,6 +246,39 @@ int Main(int argc, char** argv) {
                 result.rejected, result.failed);
     std::fflush(stdout);
     failed += result.failed;
+    if (settings.http) {
+      const std::size_t colon = settings.http->rfind(':');
+      if (colon == std::string::npos) Usage("--http needs HOST:PORT");
+      bench::LoadOptions options;
+      options.host = settings.http->substr(0, colon);
+      options.port = static_cast<std::uint16_t>(Number(settings.http->substr(colon + 1), "--http"));
+      options.connections = k;
+      options.requests = settings.messages;
+      options.threads = settings.io_threads;
+      auto http = bench::RunLoad(options, [&settings](std::size_t i) {
+        const TestMessage message = MakeMessage(i, settings);
+        std::string text;
+        std::string id;
+        for (const auto& [name, value] : message.headers) {
+          text.append(name).append(": ").append(value).append("\r\n");
+          if (name == "Message-ID") id = value;
+        }
+        text.append("\r\n").append(message.body);
+        // '<' and '>' percent-encoded; the rest of these ids is safe in a query.
+        std::string query = "%3C" + id.substr(1, id.size() - 2) + "%3E";
+        return bench::LoadRequest{"/classify?id=" + query, std::move(text)};
+      });
+      if (!http) {
+        std::fprintf(stderr, "milter_load: http: %s\n", http.error().c_str());
+        return 1;
+      }
+      std::printf("%6zu http %10.0f %9.3f %9.3f %9.3f %9zu %9s %7zu\n", k, http->Throughput(),
+                  http->LatencyMs(0.50), http->LatencyMs(0.99),
+                  http->latencies_ms.empty() ? 0.0 : http->latencies_ms.back(), http->ok, "-",
+                  http->failed);
+      std::fflush(stdout);
+      failed += http->failed;
+    }
   }
   if (listener) {
     std::printf("listener: %llu connections, %llu messages, %llu rejected, %llu protocol errors\n",

@@ -1,0 +1,115 @@
+#include "server/milter_backend.h"
+
+#include <atomic>
+#include <boost/asio/post.hpp>
+#include <exception>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+namespace nbspamd::server {
+namespace {
+
+milter::MilterVerdict::Kind KindOf(model::Verdict verdict) {
+  switch (verdict) {
+    case model::Verdict::kHam:
+      return milter::MilterVerdict::Kind::kHam;
+    case model::Verdict::kSpam:
+      return milter::MilterVerdict::Kind::kSpam;
+    case model::Verdict::kUnsure:
+      break;
+  }
+  return milter::MilterVerdict::Kind::kUnsure;
+}
+
+void AppendCounter(std::string& out, std::string_view name, std::string_view help,
+                   std::string_view labels, const std::atomic<std::uint64_t>& counter,
+                   bool header = true) {
+  if (header) {
+    out += "# HELP ";
+    out += name;
+    out += ' ';
+    out += help;
+    out += "\n# TYPE ";
+    out += name;
+    out += " counter\n";
+  }
+  out += name;
+  out += labels;
+  out += ' ';
+  out += std::to_string(counter.load(std::memory_order_relaxed));
+  out += '\n';
+}
+
+}  // namespace
+
+SpamFilterMilterBackend::SpamFilterMilterBackend(core::SpamFilter& filter, unsigned workers)
+    : filter_(filter), pool_(workers == 0 ? 1 : workers) {}
+
+SpamFilterMilterBackend::~SpamFilterMilterBackend() { Stop(); }
+
+void SpamFilterMilterBackend::ClassifyAsync(std::string message, milter::MessageContext context,
+                                            milter::ClassifyDone done) {
+  boost::asio::post(pool_, [this, message = std::move(message), context = std::move(context),
+                            done = std::move(done)]() mutable {
+    std::expected<milter::MilterVerdict, Error> answer =
+        std::unexpected(Error{ErrorCode::kInternal, "classification failed"});
+    try {
+      std::optional<std::string_view> id;
+      if (!context.message_id.empty() && core::SpamFilter::ValidateId(context.message_id)) {
+        id = context.message_id;
+      }
+      // Recipients and context.user are the user identity for per-user models once those exist;
+      // the core has one model for now.
+      auto outcome = filter_.Classify(message, /*explain=*/0, id);
+      if (outcome) {
+        answer = milter::MilterVerdict{.score = outcome->result.score,
+                                       .verdict = KindOf(outcome->result.verdict),
+                                       .spam_confidence = outcome->spam_confidence};
+      } else {
+        answer = std::unexpected(outcome.error());
+      }
+    } catch (const std::exception& e) {
+      answer = std::unexpected(Error{ErrorCode::kInternal, e.what()});
+    }
+    done(std::move(answer));
+  });
+}
+
+void SpamFilterMilterBackend::Stop() { pool_.join(); }
+
+std::string RenderMilterMetrics(const milter::MilterCounters& c) {
+  std::string out;
+  AppendCounter(out, "nbspamd_milter_connections_total", "MTA connections accepted.", "",
+                c.connections);
+  AppendCounter(out, "nbspamd_milter_messages_total",
+                "Messages that reached end of body, by what the milter did.", "{verdict=\"spam\"}",
+                c.spam);
+  AppendCounter(out, "nbspamd_milter_messages_total", "", "{verdict=\"unsure\"}", c.unsure, false);
+  AppendCounter(out, "nbspamd_milter_messages_total", "", "{verdict=\"ham\"}", c.ham, false);
+  AppendCounter(out, "nbspamd_milter_messages_total", "", "{verdict=\"oversized\"}", c.oversized,
+                false);
+  AppendCounter(out, "nbspamd_milter_messages_total", "", "{verdict=\"unclassified\"}",
+                c.backend_errors, false);
+  AppendCounter(out, "nbspamd_milter_actions_total",
+                "Spam rejected at SMTP time or quarantined, and messages tempfailed.",
+                "{action=\"reject\"}", c.rejected);
+  AppendCounter(out, "nbspamd_milter_actions_total", "", "{action=\"quarantine\"}", c.quarantined,
+                false);
+  AppendCounter(out, "nbspamd_milter_actions_total", "", "{action=\"tempfail\"}", c.tempfailed,
+                false);
+  AppendCounter(out, "nbspamd_milter_oversized_total",
+                "Messages larger than max_body_bytes, accepted unchecked.", "", c.oversized);
+  AppendCounter(out, "nbspamd_milter_fail_mode_total",
+                "Messages the model could not answer for, handled by milter_fail_mode.", "",
+                c.backend_errors);
+  AppendCounter(out, "nbspamd_milter_protocol_errors_total",
+                "Connections closed for a protocol error.", "", c.protocol_errors);
+  AppendCounter(out, "nbspamd_milter_timeouts_total",
+                "Connections closed after milter_read_timeout_seconds.", "", c.timeouts);
+  AppendCounter(out, "nbspamd_milter_internal_errors_total",
+                "Connections closed for an internal error (a bug).", "", c.internal_errors);
+  return out;
+}
+
+}  // namespace nbspamd::server

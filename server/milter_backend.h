@@ -1,0 +1,53 @@
+// SpamFilterMilterBackend: the adapter that plugs the daemon's core (core::SpamFilter) into the
+// milter front end's seam (milter::MilterBackend), so that data flows milter → core as it does
+// HTTP → core. It lives in server/ so that milter/ stays free of the core (tests/check-layers).
+//
+//   SpamFilterMilterBackend backend(filter, /*workers=*/2);
+//   milter::ConnectionContext context;
+//   context.backend = &backend;
+//   ...                // serve; then stop the listener and let its connections finish
+//   backend.Stop();    // waits for the classifications in flight
+//
+// Each message is classified on a worker thread of the adapter's own pool, never on the milter's
+// I/O thread, so a large message does not hold up the packets of other MTA connections.
+#ifndef NBSPAMD_SERVER_MILTER_BACKEND_H_
+#define NBSPAMD_SERVER_MILTER_BACKEND_H_
+
+#include <boost/asio/thread_pool.hpp>
+#include <string>
+
+#include "core/spam_filter.h"
+#include "milter/backend.h"
+#include "milter/counters.h"
+
+namespace nbspamd::server {
+
+// Thread-safe: ClassifyAsync may be called from any thread at once; Stop from one thread, after
+// the milter listener has stopped.
+class SpamFilterMilterBackend final : public milter::MilterBackend {
+ public:
+  // REQUIRES: `filter` outlives this; workers >= 1.
+  SpamFilterMilterBackend(core::SpamFilter& filter, unsigned workers);
+  ~SpamFilterMilterBackend() override;
+
+  // Classifies on a worker. The message is known as its Message-ID when SpamFilter::ValidateId
+  // takes it (so that /train with the same id later counts as feedback), else by its content
+  // id. `done` gets the verdict, or the core's error: kFailedPrecondition before anything was
+  // learned, kInvalidArgument for an empty message; the session then applies its fail mode.
+  void ClassifyAsync(std::string message, milter::MessageContext context,
+                     milter::ClassifyDone done) override;
+
+  // Finishes the classifications queued so far and joins the workers. Idempotent.
+  void Stop();
+
+ private:
+  core::SpamFilter& filter_;
+  boost::asio::thread_pool pool_;
+};
+
+// The milter's counters in the Prometheus text format (nbspamd_milter_*), for GET /metrics.
+[[nodiscard]] std::string RenderMilterMetrics(const milter::MilterCounters& counters);
+
+}  // namespace nbspamd::server
+
+#endif  // NBSPAMD_SERVER_MILTER_BACKEND_H_
