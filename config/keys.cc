@@ -88,31 +88,60 @@ std::optional<bool> ParseBool(std::string_view text) {
   return std::nullopt;
 }
 
-// Parses "HOST:PORT" or "[IPV6]:PORT" into the settings.
-bool SetListen(Settings& settings, const Value& value) {
-  const std::string_view text = std::get<std::string>(value);
+struct HostPort {
+  std::string host;
+  std::uint16_t port = 0;
+};
+
+// Parses "HOST:PORT" or "[IPV6]:PORT".
+std::optional<HostPort> ParseHostPort(std::string_view text) {
   std::string_view host;
   std::string_view rest;
   if (text.starts_with('[')) {
     const std::size_t close = text.find(']');
-    if (close == std::string_view::npos) return false;
+    if (close == std::string_view::npos) return std::nullopt;
     host = text.substr(1, close - 1);
     rest = text.substr(close + 1);
-    if (host.find_first_of("[]") != std::string_view::npos) return false;
+    if (host.find_first_of("[]") != std::string_view::npos) return std::nullopt;
   } else {
     const std::size_t colon = text.rfind(':');
-    if (colon == std::string_view::npos) return false;
+    if (colon == std::string_view::npos) return std::nullopt;
     host = text.substr(0, colon);
     rest = text.substr(colon);
     // An IPv6 address needs brackets, or its last group would be taken for the port.
-    if (host.find_first_of(":[]") != std::string_view::npos) return false;
+    if (host.find_first_of(":[]") != std::string_view::npos) return std::nullopt;
   }
-  if (host.empty() || host.find_first_of(" \t\r\n/") != std::string_view::npos) return false;
-  if (!rest.starts_with(':')) return false;
+  if (host.empty() || host.find_first_of(" \t\r\n/") != std::string_view::npos) {
+    return std::nullopt;
+  }
+  if (!rest.starts_with(':')) return std::nullopt;
   const std::optional<std::uint64_t> port = ParseUnsigned(rest.substr(1));
-  if (!port || *port > std::numeric_limits<std::uint16_t>::max()) return false;
-  settings.listen_host = std::string(host);
-  settings.listen_port = static_cast<std::uint16_t>(*port);
+  if (!port || *port > std::numeric_limits<std::uint16_t>::max()) return std::nullopt;
+  return HostPort{std::string(host), static_cast<std::uint16_t>(*port)};
+}
+
+bool SetListen(Settings& settings, const Value& value) {
+  auto parsed = ParseHostPort(std::get<std::string>(value));
+  if (!parsed) return false;
+  settings.listen_host = std::move(parsed->host);
+  settings.listen_port = parsed->port;
+  return true;
+}
+
+// "" (off) or "HOST:PORT" / "[IPV6]:PORT".
+bool SetSpamdListen(Settings& settings, const Value& value) {
+  const std::string& text = std::get<std::string>(value);
+  if (text.empty()) {
+    settings.spamd_listen.clear();
+    settings.spamd_listen_host.clear();
+    settings.spamd_listen_port = 0;
+    return true;
+  }
+  auto parsed = ParseHostPort(text);
+  if (!parsed) return false;
+  settings.spamd_listen = text;
+  settings.spamd_listen_host = std::move(parsed->host);
+  settings.spamd_listen_port = parsed->port;
   return true;
 }
 
@@ -442,6 +471,20 @@ constexpr std::array kKeys = {
     UnsignedKey<&Settings::milter_read_timeout_seconds, 1, 86400>(
         "milter_read_timeout_seconds", "SECONDS",
         "A milter connection silent this long (the MTA's SMTP session included) is closed."),
+    Key{.name = "spamd_listen",
+        .metavar = "ADDRESS",
+        .help = "spamd-protocol listener (docs/SPAMD.md): HOST:PORT, numeric host; \"\" = off.",
+        .kind = Kind::kString,
+        .valid = "\"\" or HOST:PORT ([IPV6]:PORT)",
+        .set = &SetSpamdListen,
+        .format = [](const Settings& s) { return QuoteToml(s.spamd_listen); }},
+    StringKey<&Settings::spamd_tell, true>(
+        "spamd_tell", "GRANTS",
+        "Who may train through spamd TELL: \"SOURCE [from ADDR,...] [users USER,...]; ...\"; "
+        "\"\" = nobody."),
+    UnsignedKey<&Settings::spamd_read_timeout_seconds, 1, 3600>(
+        "spamd_read_timeout_seconds", "SECONDS",
+        "A spamd client must send its whole request within this."),
 };
 
 }  // namespace

@@ -55,6 +55,9 @@
 //   milter_flag_header        a header name
 //   milter_status_header      a header name
 //   milter_read_timeout_seconds 1..86400
+//   spamd_listen              "" (off) or HOST:PORT / [IPV6]:PORT with a numeric host
+//   (docs/SPAMD.md) spamd_tell                "" (TELL off) or grants: "SOURCE [from ADDR,...]
+//   [users USER,...]; ..." spamd_read_timeout_seconds 1..3600
 //
 // In TOML, integers are accepted for integer keys, integers or floats for alpha,
 // spam_threshold and ham_threshold, booleans for booleans and strings for listen and data_dir.
@@ -176,6 +179,14 @@ struct Settings {
   std::string milter_flag_header = "X-Spam-Flag";  // "<name>: YES" on spam.
   std::string milter_status_header = "X-Nbspamd";  // "<name>: <verdict> <confidence> score=<s>".
   unsigned milter_read_timeout_seconds = 600;      // A silent MTA connection is closed after it.
+  // The spamd-protocol front end (docs/SPAMD.md): "HOST:PORT" it listens on, "" = off; the host
+  // is split off into spamd_listen_host (numeric, checked at start-up, naming the key).
+  std::string spamd_listen;
+  std::string spamd_listen_host;
+  std::uint16_t spamd_listen_port = 0;
+  // Who may train through TELL (spamd::ParseTellPolicy, checked at start-up); "" = nobody.
+  std::string spamd_tell;
+  unsigned spamd_read_timeout_seconds = 30;  // A client must send its whole request in this.
 
   friend bool operator==(const Settings&, const Settings&) = default;
 };

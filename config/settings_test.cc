@@ -353,6 +353,11 @@ TEST_F(SettingsTest, InvalidFlagValuesNameTheFlagAndKey) {
       {"--milter-socket-mode", "01000", "milter_socket_mode"},
       {"--milter-reject-text", "", "milter_reject_text"},
       {"--milter-read-timeout-seconds", "0", "milter_read_timeout_seconds"},
+      {"--spamd-listen", "783", "spamd_listen"},
+      {"--spamd-listen", "::1:783", "spamd_listen"},
+      {"--spamd-listen", "127.0.0.1:65536", "spamd_listen"},
+      {"--spamd-read-timeout-seconds", "0", "spamd_read_timeout_seconds"},
+      {"--spamd-read-timeout-seconds", "3601", "spamd_read_timeout_seconds"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.flag + " " + c.value);
@@ -360,6 +365,29 @@ TEST_F(SettingsTest, InvalidFlagValuesNameTheFlagAndKey) {
                 AllOf(HasSubstr(c.flag + ": invalid value '" + c.value + "'"),
                       HasSubstr("'" + c.key + "'"), HasSubstr("expected")));
   }
+}
+
+TEST_F(SettingsTest, SpamdKeysFromFlagsAndEnvironment) {
+  auto loaded = Load({"--spamd-listen", "[::1]:7830", "--spamd-read-timeout-seconds", "5"},
+                     {"NBSPAMD_SPAMD_TELL=mx from 127.0.0.1 users sa-learn"});
+  ASSERT_TRUE(loaded.has_value()) << loaded.error().message;
+  const Settings& settings = loaded->settings;
+  EXPECT_EQ(settings.spamd_listen, "[::1]:7830");
+  EXPECT_EQ(settings.spamd_listen_host, "::1");
+  EXPECT_EQ(settings.spamd_listen_port, 7830);
+  EXPECT_EQ(settings.spamd_tell, "mx from 127.0.0.1 users sa-learn");
+  EXPECT_EQ(settings.spamd_read_timeout_seconds, 5u);
+
+  auto defaults = Load({});
+  ASSERT_TRUE(defaults.has_value());
+  EXPECT_EQ(defaults->settings.spamd_listen, "");
+  EXPECT_EQ(defaults->settings.spamd_tell, "");
+  EXPECT_EQ(defaults->settings.spamd_read_timeout_seconds, 30u);
+  // "" turns the listener off again.
+  auto off = Load({"--spamd-listen", ""}, {"NBSPAMD_SPAMD_LISTEN=127.0.0.1:783"});
+  ASSERT_TRUE(off.has_value());
+  EXPECT_EQ(off->settings.spamd_listen, "");
+  EXPECT_EQ(off->settings.spamd_listen_port, 0);
 }
 
 TEST_F(SettingsTest, MilterKeysFromFlagsAndEnvironment) {

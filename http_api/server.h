@@ -53,6 +53,10 @@ class Server {
   // SIGTERM and SIGINT, so a caller can keep them blocked in all its other threads.
   void Run();
 
+  // Counts feedback that came through another front end (a spamd TELL) in /metrics'
+  // nbspamd_feedback_total, as feedback through /train is. Thread-safe.
+  void RecordFeedback(core::Feedback feedback) { router_.metrics().RecordFeedback(feedback); }
+
   // From Create until here, SIGTERM and SIGINT are the server's (a further one during the drain
   // ends it early); from here on they are ignored, so that they cannot cut short what the
   // process does after serving, such as closing the model.

@@ -7,11 +7,8 @@
 // Exit status: 0 after a clean shutdown, 1 for a start-up error (bad settings, data folder, or
 // listen address), 2 for a bad command line. `check`: 0 when the model is consistent (or was
 // repaired), 1 when it cannot be read, 2 for a bad command line, 3 when it is inconsistent.
-#include <grp.h>
 #include <unistd.h>
 
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -19,7 +16,6 @@
 #include <exception>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "common/log.h"
@@ -28,12 +24,9 @@
 #include "config/settings.h"
 #include "core/spam_filter.h"
 #include "http_api/server.h"
-#include "milter/address.h"
-#include "milter/counters.h"
-#include "milter/listener.h"
-#include "milter/options.h"
 #include "replication/cluster.h"
-#include "server/milter_backend.h"
+#include "server/milter_front_end.h"
+#include "server/spamd_front_end.h"
 #include "storage/model_check.h"
 #include "storage/rocksdb_store.h"
 
@@ -105,164 +98,6 @@ int Check(int argc, char** argv) {
   return 0;
 }
 
-// The milter front end's settings as its options, checked by the milter's own validators. Errors:
-// kInvalidArgument naming the key.
-std::expected<milter::ConnectionContext, Error> MilterContext(const config::Settings& settings) {
-  const auto invalid = [](std::string_view key, const Error& error) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "invalid value for '" + std::string(key) + "': " + error.message);
-  };
-  milter::ConnectionContext context;
-  auto fail_mode = milter::ParseFailMode(settings.milter_fail_mode);
-  if (!fail_mode) return invalid("milter_fail_mode", fail_mode.error());
-  context.session.fail_mode = *fail_mode;
-  context.session.max_body_bytes = settings.max_body_bytes;
-  context.session.reject_score = settings.milter_reject_score;
-  context.session.reject_text = settings.milter_reject_text;
-  context.session.quarantine_score = settings.milter_quarantine_score;
-  context.session.flag_header = settings.milter_flag_header;
-  context.session.status_header = settings.milter_status_header;
-  context.connection.read_timeout = std::chrono::seconds(settings.milter_read_timeout_seconds);
-  // Each setting on its own, so that the error names the key that is wrong.
-  const struct {
-    std::string_view key;
-    milter::SessionOptions options;
-  } checks[] = {
-      {"milter_reject_text",
-       [&] {
-         milter::SessionOptions o;
-         o.reject_text = context.session.reject_text;
-         return o;
-       }()},
-      {"milter_flag_header",
-       [&] {
-         milter::SessionOptions o;
-         o.flag_header = context.session.flag_header;
-         return o;
-       }()},
-      {"milter_status_header",
-       [&] {
-         milter::SessionOptions o;
-         o.status_header = context.session.status_header;
-         return o;
-       }()},
-      {"milter_reject_score",
-       [&] {
-         milter::SessionOptions o;
-         o.reject_score = context.session.reject_score;
-         return o;
-       }()},
-      {"milter_quarantine_score",
-       [&] {
-         milter::SessionOptions o;
-         o.quarantine_score = context.session.quarantine_score;
-         return o;
-       }()},
-  };
-  for (const auto& check : checks) {
-    if (auto valid = milter::ValidateSessionOptions(check.options); !valid) {
-      return invalid(check.key, valid.error());
-    }
-  }
-  if (auto valid = milter::ValidateSessionOptions(context.session); !valid) {
-    return invalid("max_body_bytes", valid.error());
-  }
-  if (auto valid = milter::ValidateConnectionOptions(context.connection); !valid) {
-    return invalid("milter_read_timeout_seconds", valid.error());
-  }
-  return context;
-}
-
-// The milter front end when milter_listen is set: its own I/O thread (the HTTP server keeps
-// its I/O context to itself, and milter packets are small: parsing them is little work), and the
-// classification on the adapter's workers.
-struct MilterFrontEnd {
-  milter::MilterCounters counters;
-  std::unique_ptr<server::SpamFilterMilterBackend> backend;
-  boost::asio::io_context io;
-  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work;
-  std::shared_ptr<milter::MilterListener> listener;
-  std::thread thread;
-
-  ~MilterFrontEnd() { Stop(std::chrono::seconds(0)); }
-
-  // Stops accepting, lets each connection finish its message in flight (up to `grace`), then
-  // stops the I/O thread and the workers.
-  void Stop(std::chrono::seconds grace) {
-    if (!listener) return;
-    listener->Stop();
-    const auto deadline = std::chrono::steady_clock::now() + grace;
-    while (listener->OpenConnections() > 0 && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    if (listener->OpenConnections() > 0) {
-      LogWarning("milter connections still open after the shutdown timeout: closing them");
-    }
-    work.reset();
-    io.stop();
-    if (thread.joinable()) thread.join();
-    backend->Stop();
-    listener.reset();
-  }
-};
-
-// Starts the milter listener. Errors: kInvalidArgument for a bad milter_* setting (naming the
-// key), kUnavailable when the address cannot be bound.
-std::expected<void, Error> StartMilter(const config::Settings& settings, core::SpamFilter& filter,
-                                       MilterFrontEnd& front) {
-  auto address = milter::ParseMilterAddress(settings.milter_listen);
-  if (!address) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "invalid value for 'milter_listen': " + address.error().message);
-  }
-  auto context = MilterContext(settings);
-  if (!context) return std::unexpected(context.error());
-  gid_t group = static_cast<gid_t>(-1);
-  if (!settings.milter_socket_group.empty()) {
-    const struct group* entry = getgrnam(settings.milter_socket_group.c_str());
-    if (entry == nullptr) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       "invalid value for 'milter_socket_group': no group '" +
-                           settings.milter_socket_group + "'");
-    }
-    group = entry->gr_gid;
-  }
-  const unsigned workers =
-      settings.threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : settings.threads;
-  front.backend = std::make_unique<server::SpamFilterMilterBackend>(filter, workers);
-  context->backend = front.backend.get();
-  context->counters = &front.counters;
-  context->on_error = [](std::string_view why) {
-    LogDebug("milter connection closed: " + std::string(why));
-  };
-  auto listener = milter::MilterListener::Create(front.io, *address, std::move(*context),
-                                                 static_cast<mode_t>(settings.milter_socket_mode));
-  if (!listener) return std::unexpected(listener.error());
-  front.listener = std::move(*listener);
-  const milter::MilterAddress bound = front.listener->LocalAddress();
-  if (bound.kind == milter::MilterAddress::Kind::kUnix && group != static_cast<gid_t>(-1) &&
-      chown(bound.path.c_str(), static_cast<uid_t>(-1), group) != 0) {
-    return MakeError(ErrorCode::kUnavailable, "cannot give the milter socket " + bound.path +
-                                                  " the group '" + settings.milter_socket_group +
-                                                  "'");
-  }
-  front.listener->Run();
-  front.work.emplace(front.io.get_executor());
-  front.thread = std::thread([&front] {
-    for (;;) {
-      try {
-        front.io.run();
-        return;
-      } catch (const std::exception& e) {
-        // Connections catch their own; a count here would be a bug outside any of them.
-        milter::MilterCounters::Add(front.counters.internal_errors);
-        LogError(std::string("milter I/O thread: ") + e.what());
-      }
-    }
-  });
-  return {};
-}
-
 // True for addresses only this machine reaches.
 bool IsLoopback(const std::string& host) {
   return host == "localhost" || host == "::1" || host.starts_with("127.");
@@ -312,8 +147,9 @@ int Run(int argc, char** argv) {
   // handles SIGTERM and SIGINT (a further one only ends the drain early), so no signal can cut
   // the closing of the model short.
   std::unique_ptr<http_api::Server> server;
-  // The milter front end, stopped after the HTTP server, before the model closes.
-  MilterFrontEnd milter_front;
+  // The milter and spamd front ends, stopped after the HTTP server, before the model closes.
+  server::MilterFrontEnd milter_front;
+  server::SpamdFrontEnd spamd_front;
   storage::RocksdbStoreOptions store_options;
   store_options.log = [](std::string_view line) { LogWarning(line, {{"from", "rocksdb"}}); };
   auto store = storage::RocksdbStore::Open(settings.data_dir, store_options);
@@ -347,11 +183,12 @@ int Run(int argc, char** argv) {
   server_options.router.max_in_flight = settings.max_in_flight;
   server_options.router.backup_dir = settings.backup_dir;
   server_options.router.train_rate_limit = settings.train_rate_limit;
-  server_options.router.extra_metrics = [&milter_front]() -> std::string {
-    return milter_front.listener ? server::RenderMilterMetrics(milter_front.counters) : "";
+  server_options.router.extra_metrics = [&milter_front, &spamd_front]() -> std::string {
+    return milter_front.Metrics() + spamd_front.Metrics();
   };
-  server_options.on_shutdown = [&milter_front] {
-    if (milter_front.listener) milter_front.listener->Stop();
+  server_options.on_shutdown = [&milter_front, &spamd_front] {
+    milter_front.StopAccepting();
+    spamd_front.StopAccepting();
   };
   auto created = http_api::Server::Create(filter, server_options);
   if (!created) {
@@ -384,20 +221,29 @@ int Run(int argc, char** argv) {
   LogInfo("model in " + settings.data_dir + ": " + std::to_string(stats->TotalDocuments()) +
           " documents, " + std::to_string(stats->vocabulary_size) + " distinct tokens");
   if (!settings.milter_listen.empty()) {
-    if (auto started = StartMilter(settings, filter, milter_front); !started) {
+    if (auto started = milter_front.Start(settings, filter); !started) {
       std::fprintf(stderr, "nbspamd: %s\n", started.error().message.c_str());
       return 1;
     }
-    LogInfo("milter listening on " +
-            milter::FormatMilterAddress(milter_front.listener->LocalAddress()));
+    LogInfo("milter listening on " + milter_front.Address());
+  }
+  if (!settings.spamd_listen.empty()) {
+    auto feedback = [&server](core::Feedback f) { server->RecordFeedback(f); };
+    if (auto started = spamd_front.Start(settings, filter, feedback); !started) {
+      std::fprintf(stderr, "nbspamd: %s\n", started.error().message.c_str());
+      return 1;
+    }
+    LogInfo("spamd listening on " + spamd_front.Address() +
+            (settings.spamd_tell.empty() ? "; TELL off" : "; TELL as spamd_tell allows"));
   }
   std::printf("listening on %s\n", http_api::FormatEndpoint(server->LocalEndpoint()).c_str());
   std::fflush(stdout);
 
   server->Run();
-  // The milter listener stopped on the signal too (on_shutdown); let its connections finish the
-  // message in flight before the model closes.
+  // The milter and spamd listeners stopped on the signal too (on_shutdown); let their
+  // connections finish the message in flight before the model closes.
   milter_front.Stop(std::chrono::seconds(settings.shutdown_timeout_seconds));
+  spamd_front.Stop(std::chrono::seconds(settings.shutdown_timeout_seconds));
   // Every connection is closed: finish the training requests still queued (their completions
   // post into the server's stopped I/O context, which must still exist), then close the model.
   filter.StopTraining();

@@ -1,6 +1,8 @@
 #include "spamd/spamd_options.h"
 
 #include <algorithm>
+#include <ranges>
+#include <string>
 
 namespace nbspamd::spamd {
 
@@ -11,6 +13,32 @@ boost::asio::ip::address Unmapped(const boost::asio::ip::address& address) {
     return boost::asio::ip::make_address_v4(boost::asio::ip::v4_mapped, address.to_v6());
   }
   return address;
+}
+
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+// The words of `text`, split at runs of spaces and tabs.
+std::vector<std::string_view> Words(std::string_view text) {
+  std::vector<std::string_view> words;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && IsSpace(text[i])) ++i;
+    const std::size_t start = i;
+    while (i < text.size() && !IsSpace(text[i])) ++i;
+    if (i > start) words.push_back(text.substr(start, i - start));
+  }
+  return words;
+}
+
+// The non-empty items of a comma-separated list; nullopt when one is empty ("a,,b", "a,").
+std::optional<std::vector<std::string_view>> Items(std::string_view list) {
+  std::vector<std::string_view> items;
+  for (const auto part : std::views::split(list, ',')) {
+    const std::string_view item(part.begin(), part.end());
+    if (item.empty()) return std::nullopt;
+    items.push_back(item);
+  }
+  return items;
 }
 
 }  // namespace
@@ -58,6 +86,57 @@ std::expected<void, Error> ValidateTellPolicy(const SpamdTellPolicy& policy) {
     }
   }
   return {};
+}
+
+std::expected<SpamdTellPolicy, Error> ParseTellPolicy(std::string_view text) {
+  SpamdTellPolicy policy;
+  std::size_t number = 0;
+  for (const auto part : std::views::split(text, ';')) {
+    const std::vector<std::string_view> words = Words(std::string_view(part.begin(), part.end()));
+    ++number;
+    const auto invalid = [&](const std::string& why) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "spamd TELL grant " + std::to_string(number) + ": " + why);
+    };
+    if (words.empty()) {
+      // Only a trailing ';' (or none at all) may leave a grant empty.
+      if (std::string_view(part.end(), text.end()).find_first_not_of(" \t\r\n") ==
+          std::string_view::npos) {
+        break;
+      }
+      return invalid("empty; write SOURCE [from ADDRESS,...] [users USER,...]");
+    }
+    SpamdTellGrant grant;
+    grant.source = std::string(words[0]);
+    bool has_from = false;
+    bool has_users = false;
+    for (std::size_t i = 1; i < words.size(); i += 2) {
+      const std::string_view keyword = words[i];
+      if (keyword != "from" && keyword != "users") {
+        return invalid("expected 'from' or 'users', not '" + std::string(keyword) + "'");
+      }
+      if (i + 1 >= words.size()) return invalid("'" + std::string(keyword) + "' needs a list");
+      const auto items = Items(words[i + 1]);
+      if (!items) return invalid("an empty item in '" + std::string(words[i + 1]) + "'");
+      if (keyword == "from") {
+        if (has_from) return invalid("'from' given twice");
+        has_from = true;
+        for (const std::string_view item : *items) {
+          boost::system::error_code error;
+          const auto address = boost::asio::ip::make_address(std::string(item), error);
+          if (error) return invalid("'" + std::string(item) + "' is not a numeric IP address");
+          grant.addresses.push_back(address);
+        }
+      } else {
+        if (has_users) return invalid("'users' given twice");
+        has_users = true;
+        for (const std::string_view item : *items) grant.users.emplace_back(item);
+      }
+    }
+    policy.grants.push_back(std::move(grant));
+  }
+  if (auto valid = ValidateTellPolicy(policy); !valid) return std::unexpected(valid.error());
+  return policy;
 }
 
 std::expected<std::string, SpamdFailure> CheckTell(

@@ -84,6 +84,16 @@ struct SpamdOptions {
 // and that no two grants share one. Errors: kInvalidArgument naming the grant.
 [[nodiscard]] std::expected<void, Error> ValidateTellPolicy(const SpamdTellPolicy& policy);
 
+// Parses the policy as the `spamd_tell` setting writes it: grants separated by ';', each its
+// source name, then optionally `from` and a comma-separated list of numeric addresses, and
+// `users` and a comma-separated list of User header values, separated by spaces:
+//
+//   "mx-learning from 192.0.2.25,2001:db8::25 users sa-learn; local from 127.0.0.1"
+//
+// "" (or only spaces) is the empty policy: TELL off. The result passes ValidateTellPolicy.
+// Errors: kInvalidArgument naming the grant and what is wrong with it.
+[[nodiscard]] std::expected<SpamdTellPolicy, Error> ParseTellPolicy(std::string_view text);
+
 // The source of the first grant of `policy` that lets a client at `address` (nullopt when
 // unknown) sending User `user` ("" for none) train; else the EX_NOPERM failure to answer.
 [[nodiscard]] std::expected<std::string, SpamdFailure> CheckTell(

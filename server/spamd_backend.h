@@ -1,0 +1,67 @@
+// SpamFilterSpamdBackend: the adapter that plugs the daemon's core (core::SpamFilter) into the
+// spamd front end's seam (spamd::SpamdBackend), so that data flows spamd → core as it does
+// HTTP → core. It lives in server/ so that spamd/ stays free of the core (tests/check-layers).
+//
+//   SpamFilterSpamdBackend backend(filter, /*workers=*/2);
+//   auto listener = spamd::SpamdListener::Create(io, endpoint, backend, options);
+//   ...                // serve; then stop the listener and let its connections finish
+//   backend.Stop();    // waits for the requests in flight
+//
+// Each request runs on a worker of the adapter's own pool, never on the spamd I/O thread, so
+// that tokenizing a large message does not hold up other connections. CHECK and the other
+// classifying commands remember the verdict under the message's content id, so that a later
+// TELL or /train of the same message counts as feedback. TELL learns and forgets by content, as
+// spamd does, recorded under the grant's source name.
+#ifndef NBSPAMD_SERVER_SPAMD_BACKEND_H_
+#define NBSPAMD_SERVER_SPAMD_BACKEND_H_
+
+#include <boost/asio/thread_pool.hpp>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "core/spam_filter.h"
+#include "spamd/spamd_backend.h"
+#include "spamd/spamd_connections.h"
+
+namespace nbspamd::server {
+
+// Thread-safe: every method may be called from any thread at once; Stop from one thread, after
+// the spamd listener has stopped.
+class SpamFilterSpamdBackend final : public spamd::SpamdBackend {
+ public:
+  // Receives the feedback a TELL gives on an earlier classification of the same message
+  // (core::TrainOutcome::feedback), on the writer's thread; must be thread-safe and not block.
+  using FeedbackHook = std::function<void(core::Feedback)>;
+
+  // REQUIRES: `filter` outlives this; workers >= 1.
+  SpamFilterSpamdBackend(core::SpamFilter& filter, unsigned workers, FeedbackHook on_feedback = {});
+  ~SpamFilterSpamdBackend() override;
+
+  // Errors: the core's (kFailedPrecondition before anything was learned, kInvalidArgument for an
+  // empty message), kInternal for an exception in the core.
+  void ClassifyAsync(std::string_view message, const spamd::RequestContext& context,
+                     spamd::ClassifyDone done) override;
+  // Errors: the core's TrainAsync errors; kUnavailable once training has stopped.
+  void LearnAsync(std::string_view message, spamd::SpamdLabel label,
+                  const spamd::RequestContext& context, spamd::TellDone done) override;
+  // Errors: kNotFound when the message was never learned; else as LearnAsync.
+  void ForgetAsync(std::string_view message, const spamd::RequestContext& context,
+                   spamd::TellDone done) override;
+
+  // Finishes the requests queued so far and joins the workers. Idempotent.
+  void Stop();
+
+ private:
+  core::SpamFilter& filter_;
+  FeedbackHook on_feedback_;
+  boost::asio::thread_pool pool_;
+};
+
+// The spamd listener's counters in the Prometheus text format (nbspamd_spamd_*), for GET
+// /metrics.
+[[nodiscard]] std::string RenderSpamdMetrics(const spamd::SpamdCounters& counters);
+
+}  // namespace nbspamd::server
+
+#endif  // NBSPAMD_SERVER_SPAMD_BACKEND_H_

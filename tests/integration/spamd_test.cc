@@ -1,0 +1,274 @@
+// The spamd-protocol front end of the real daemon (spamd_listen), driven by Debian's real spamc
+// and by a throw-away Exim (tests/support/exim_instance.h), all on 127.0.0.1: the model is
+// trained over HTTP, then spamc checks, reports and learns (TELL, as spamd_tell allows), and
+// Exim's `spam =` ACL rejects trained spam. Feedback through TELL on an earlier CHECK reaches
+// /metrics, and the daemon shuts down cleanly with the listener open.
+//
+// Needs Debian's spamc and, for Exim, root and exim4-daemon-heavy unpacked by
+// scripts/install-deps; without them these tests fail rather than skip.
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/support/daemon_process.h"
+#include "tests/support/exim_instance.h"
+#include "tests/support/http_client.h"
+#include "tests/support/temp_dir.h"
+
+extern char** environ;
+
+namespace nbspamd::testing {
+namespace {
+
+namespace http = boost::beast::http;
+using ::testing::HasSubstr;
+
+constexpr const char* kSpamc = "/usr/bin/spamc";
+
+constexpr std::string_view kSpam =
+    "From: sender@example.org\r\nTo: alice@example.org\r\nSubject: casino winner\r\n\r\n"
+    "cheap pills, free money, casino prize now\r\n";
+constexpr std::string_view kHam =
+    "From: bob@example.org\r\nTo: alice@example.org\r\nSubject: agenda\r\n\r\n"
+    "the team lunch meeting on friday, project report\r\n";
+
+std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// The value of `sample` ("name{labels}") in a /metrics text, -1 when missing.
+double MetricValue(const std::string& metrics, const std::string& sample) {
+  const std::size_t at = metrics.find("\n" + sample + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(metrics.substr(at + sample.size() + 2));
+}
+
+struct SpamcRun {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+class SpamdDaemonTest : public ::testing::Test {
+ protected:
+  void StartDaemon(const std::vector<std::string>& extra = {}) {
+    ASSERT_TRUE(std::filesystem::exists(kSpamc))
+        << kSpamc << " is missing: scripts/install-deps installs Debian's spamc";
+    std::vector<std::string> args = {"--listen",         "127.0.0.1:0", "--data-dir",
+                                     dir_.Join("model"), "--threads",   "2",
+                                     "--spamd-listen",   "127.0.0.1:0"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto started = DaemonProcess::Start(args);
+    ASSERT_TRUE(started.has_value()) << started.error();
+    daemon_.emplace(std::move(*started));
+    const std::regex pattern("spamd listening on 127\\.0\\.0\\.1:([0-9]+)");
+    for (int i = 0; i < 100 && spamd_port_ == 0; ++i) {
+      std::smatch match;
+      const std::string log = daemon_->Log();
+      if (std::regex_search(log, match, pattern)) {
+        spamd_port_ = static_cast<unsigned short>(std::stoul(match[1].str()));
+      } else {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    }
+    ASSERT_NE(spamd_port_, 0) << daemon_->Log();
+  }
+
+  void Train() {
+    HttpClient client(daemon_->port());
+    for (const char* spam :
+         {"cheap pills prize winner casino", "free money click now winner casino",
+          "winner winner cheap pills free prize", "casino bonus free money now click"}) {
+      ASSERT_EQ(client.Send(http::verb::post, "/train?label=spam", spam).result(),
+                http::status::ok);
+    }
+    for (const char* ham :
+         {"lunch meeting agenda friday team", "project report for the team review",
+          "minutes of the friday project meeting", "agenda for the review of the report"}) {
+      ASSERT_EQ(client.Send(http::verb::post, "/train?label=ham", ham).result(), http::status::ok);
+    }
+  }
+
+  std::string Get(const std::string& target) {
+    HttpClient client(daemon_->port());
+    return client.Send(http::verb::get, target, "").body();
+  }
+
+  // Runs spamc against the daemon's spamd listener, `input` on its standard input. -F /dev/null:
+  // no spamc.conf on the machine changes its options.
+  SpamcRun Spamc(std::vector<std::string> args, std::string_view input) {
+    const std::filesystem::path in_path = dir_.Join("spamc-in");
+    const std::filesystem::path out_path = dir_.Join("spamc-out");
+    const std::filesystem::path err_path = dir_.Join("spamc-err");
+    std::ofstream(in_path, std::ios::binary) << input;
+    std::vector<std::string> argv = {
+        kSpamc, "-F", "/dev/null", "-d", "127.0.0.1", "-p", std::to_string(spamd_port_),
+        "-t",   "30"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char*> raw;
+    for (auto& arg : argv) raw.push_back(arg.data());
+    raw.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, in_path.c_str(), O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0600);
+    posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0600);
+    pid_t pid = 0;
+    const int spawned = posix_spawn(&pid, raw[0], &actions, nullptr, raw.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    SpamcRun run;
+    if (spawned != 0) {
+      ADD_FAILURE() << "cannot run " << kSpamc;
+      return run;
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    run.out = ReadFile(out_path);
+    run.err = ReadFile(err_path);
+    return run;
+  }
+
+  TempDir dir_;
+  std::optional<DaemonProcess> daemon_;
+  unsigned short spamd_port_ = 0;
+};
+
+// spamc -c prints "S/T" and exits 1 for spam, 0 for ham, scored by the daemon's own model;
+// -R reports why.
+TEST_F(SpamdDaemonTest, SpamcCheckAndReportScoreWithTheDaemonsModel) {
+  ASSERT_NO_FATAL_FAILURE(StartDaemon());
+  ASSERT_NO_FATAL_FAILURE(Train());
+
+  const SpamcRun spam = Spamc({"-c"}, kSpam);
+  EXPECT_EQ(spam.exit_code, 1) << spam.out << spam.err << daemon_->Log();
+  EXPECT_THAT(spam.out, ::testing::MatchesRegex("[0-9]+\\.[0-9]/5\\.0\n"));
+  EXPECT_GT(std::stod(spam.out), 5.0) << spam.out;
+
+  const SpamcRun ham = Spamc({"-c"}, kHam);
+  EXPECT_EQ(ham.exit_code, 0) << ham.out << ham.err;
+  EXPECT_LT(std::stod(ham.out), 5.0) << ham.out;
+
+  const SpamcRun report = Spamc({"-R"}, kSpam);
+  EXPECT_EQ(report.exit_code, 0) << report.out << report.err;  // Only -c and -E exit 1 for spam.
+  EXPECT_THAT(report.out, HasSubstr("has identified this message as spam"));
+  EXPECT_THAT(report.out, HasSubstr("NBSPAMD_SPAM"));
+
+  const std::string metrics = Get("/metrics");
+  EXPECT_EQ(MetricValue(metrics, "nbspamd_spamd_requests_answered_total"), 3) << metrics;
+  EXPECT_EQ(MetricValue(metrics, "nbspamd_spamd_errors_total"), 0) << metrics;
+}
+
+// spamc -L learns through TELL under the grant's source name, seen in /admin/learned; a user the
+// grant does not list is refused and nothing is learned; -L forget forgets; TELL on a message
+// checked before counts as feedback in nbspamd_feedback_total.
+TEST_F(SpamdDaemonTest, SpamcLearnsAsTheGrantAllowsAndItsFeedbackIsCounted) {
+  ASSERT_NO_FATAL_FAILURE(
+      StartDaemon({"--spamd-tell", "mx-learning from 127.0.0.1 users trainer"}));
+  ASSERT_NO_FATAL_FAILURE(Train());
+  const std::string before = Get("/stats");
+
+  // Checked first: the ham verdict is remembered under the message's content id.
+  const std::string new_spam =
+      "Subject: hello\r\n\r\nthe team meeting report: free money casino prize winner\r\n";
+  const SpamcRun checked = Spamc({"-c"}, new_spam);
+  ASSERT_TRUE(checked.exit_code == 0 || checked.exit_code == 1) << checked.out << checked.err;
+  const bool checked_as_spam = checked.exit_code == 1;
+
+  const SpamcRun refused = Spamc({"-L", "spam", "-u", "stranger"}, new_spam);
+  EXPECT_NE(refused.exit_code, 0) << refused.out << refused.err;
+  EXPECT_EQ(Get("/stats"), before) << "a refused TELL changed the model";
+
+  const SpamcRun learned = Spamc({"-L", "spam", "-u", "trainer"}, new_spam);
+  EXPECT_EQ(learned.exit_code, 0) << learned.out << learned.err << daemon_->Log();
+  EXPECT_THAT(learned.out, HasSubstr("Message successfully un/learned"));
+  const std::string listed = Get("/admin/learned?source=mx-learning");
+  EXPECT_THAT(listed, HasSubstr("\"label\":\"spam\"")) << listed;
+
+  const SpamcRun again = Spamc({"-L", "spam", "-u", "trainer"}, new_spam);
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  EXPECT_THAT(again.out, HasSubstr("Message was already un/learned"));
+
+  const std::string metrics = Get("/metrics");
+  EXPECT_EQ(
+      MetricValue(metrics, checked_as_spam ? "nbspamd_feedback_total{kind=\"agreed\"}"
+                                           : "nbspamd_feedback_total{kind=\"false_negative\"}"),
+      1)
+      << metrics;
+  EXPECT_EQ(MetricValue(metrics, "nbspamd_spamd_tells_refused_total"), 1) << metrics;
+
+  const SpamcRun forgot = Spamc({"-L", "forget", "-u", "trainer"}, new_spam);
+  EXPECT_EQ(forgot.exit_code, 0) << forgot.out << forgot.err;
+  EXPECT_THAT(forgot.out, HasSubstr("Message successfully un/learned"));
+  EXPECT_EQ(Get("/stats"), before) << "forgetting did not restore the counts";
+}
+
+// Without spamd_tell nobody may train through the spamd protocol.
+TEST_F(SpamdDaemonTest, TellIsOffByDefault) {
+  ASSERT_NO_FATAL_FAILURE(StartDaemon());
+  ASSERT_NO_FATAL_FAILURE(Train());
+  const std::string before = Get("/stats");
+  const SpamcRun refused = Spamc({"-L", "spam"}, kSpam);
+  EXPECT_NE(refused.exit_code, 0) << refused.out << refused.err;
+  EXPECT_EQ(Get("/stats"), before);
+}
+
+// Exim's `spam =` ACL (the one docs/SPAMD.md recommends) against the daemon: trained spam is
+// rejected at SMTP time, ham accepted with its X-Spam-Score header.
+TEST_F(SpamdDaemonTest, EximRejectsTrainedSpamAndAcceptsHam) {
+  ASSERT_NO_FATAL_FAILURE(StartDaemon());
+  ASSERT_NO_FATAL_FAILURE(Train());
+  EximOptions options;
+  options.spamd_port = spamd_port_;
+  auto exim = EximInstance::Create(std::move(options));
+  ASSERT_TRUE(exim.has_value()) << exim.error();
+
+  const auto spam = exim->Submit(kSpam);
+  ASSERT_TRUE(spam.has_value()) << spam.error();
+  EXPECT_THAT(spam->data_reply, ::testing::StartsWith("550 rejected as spam (score "))
+      << spam->transcript << daemon_->Log();
+
+  const auto ham = exim->Submit(kHam);
+  ASSERT_TRUE(ham.has_value()) << ham.error();
+  EXPECT_THAT(ham->data_reply, ::testing::StartsWith("250 ")) << ham->transcript << exim->MainLog();
+  const auto spooled = exim->Spooled(ham->message_id);
+  ASSERT_TRUE(spooled.has_value()) << spooled.error();
+  EXPECT_THAT(*spooled, HasSubstr("X-Spam-Score: -")) << *spooled;
+}
+
+// SIGTERM with the spamd listener open ends the daemon cleanly (exit 0), and a bad spamd_*
+// setting stops start-up naming the key.
+TEST_F(SpamdDaemonTest, ShutsDownCleanlyAndRefusesBadSettings) {
+  ASSERT_NO_FATAL_FAILURE(StartDaemon());
+  ASSERT_NO_FATAL_FAILURE(Train());
+  EXPECT_EQ(Spamc({"-c"}, kSpam).exit_code, 1);
+  EXPECT_EQ(daemon_->Terminate(), 0) << daemon_->Log();
+
+  const ProcessExit bad_tell =
+      RunToExit({"--listen", "127.0.0.1:0", "--data-dir", dir_.Join("other"), "--spamd-listen",
+                 "127.0.0.1:0", "--spamd-tell", "mx from mail.example.org"});
+  EXPECT_EQ(bad_tell.status, 1) << bad_tell.output;
+  EXPECT_THAT(bad_tell.output, HasSubstr("invalid value for 'spamd_tell'"));
+  const ProcessExit bad_host = RunToExit({"--listen", "127.0.0.1:0", "--data-dir",
+                                          dir_.Join("other"), "--spamd-listen", "localhost:0"});
+  EXPECT_EQ(bad_host.status, 1) << bad_host.output;
+  EXPECT_THAT(bad_host.output, HasSubstr("invalid value for 'spamd_listen'"));
+}
+
+}  // namespace
+}  // namespace nbspamd::testing
