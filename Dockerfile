@@ -20,13 +20,16 @@ WORKDIR /src
 COPY . .
 # By default the image is only built when every unit and integration test of the Release build
 # passes (the integration tests start the daemon on 127.0.0.1 inside the build container).
-# --build-arg NBSPAMD_TESTS=OFF builds the daemon alone, for CI, which has just run the suite.
+# --build-arg NBSPAMD_TESTS=OFF builds the daemon and nbspamc alone, for CI, which has just run
+# the suite.
 # Except PostfixTest.*, SpamcTest.* and EximTest.*, which run Postfix, Debian's spamc and a
 # throw-away Exim that this stage does not have: they run in scripts/test (and so CI), where
 # scripts/install-deps installs them.
 ARG NBSPAMD_TESTS=ON
 RUN cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DNBSPAMD_BUILD_TESTS="$NBSPAMD_TESTS" \
- && cmake --build build -j "$(nproc)" \
+      -DNBSPAMD_BUILD_BENCH=OFF \
+ && if [ "$NBSPAMD_TESTS" = ON ]; then cmake --build build -j "$(nproc)"; \
+    else cmake --build build -j "$(nproc)" --target nbspamd nbspamc; fi \
  && if [ "$NBSPAMD_TESTS" = ON ]; then \
       ctest --test-dir build --output-on-failure -j "$(nproc)" -E '^(PostfixTest|SpamcTest|EximTest)\.'; fi \
  && strip build/server/nbspamd
@@ -60,7 +63,9 @@ ENV NBSPAMD_DATA_DIR=/var/lib/nbspamd/model \
     NBSPAMD_BACKUP_DIR=/var/lib/nbspamd/backups \
     NBSPAMD_LISTEN=0.0.0.0:7830 \
     NBSPAMD_SHUTDOWN_TIMEOUT_SECONDS=8
-EXPOSE 7830
+# 11332: the milter listener, when NBSPAMD_MILTER_LISTEN=inet:0.0.0.0:11332 turns it on
+# (contrib/docker-compose/).
+EXPOSE 7830 11332
 # The health check asks the port of NBSPAMD_LISTEN on loopback.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD curl -fsS -o /dev/null "http://127.0.0.1:${NBSPAMD_LISTEN##*:}/healthz" || exit 1

@@ -15,7 +15,6 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <thread>
 
@@ -47,18 +46,6 @@ std::string Message(const std::string& name, const std::string& subject, const s
          "\r\nMessage-ID: <" + name + "@example.org>\r\n\r\n" + body + "\r\n";
 }
 
-// The milter port the daemon logged ("milter listening on inet:127.0.0.1:PORT"), waiting for it.
-std::optional<unsigned> MilterPort(const DaemonProcess& daemon) {
-  const std::regex pattern("milter listening on inet:127\\.0\\.0\\.1:([0-9]+)");
-  for (int i = 0; i < 100; ++i) {
-    std::smatch match;
-    const std::string log = daemon.Log();
-    if (std::regex_search(log, match, pattern)) return std::stoul(match[1].str());
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return std::nullopt;
-}
-
 // The value of `sample` ("name{labels}") in a /metrics text, -1 when missing.
 double MetricValue(const std::string& metrics, const std::string& sample) {
   const std::size_t at = metrics.find("\n" + sample + " ");
@@ -76,7 +63,7 @@ class MilterDaemonTest : public ::testing::Test {
     auto started = DaemonProcess::Start(args);
     ASSERT_TRUE(started.has_value()) << started.error();
     daemon_.emplace(std::move(*started));
-    const auto port = MilterPort(*daemon_);
+    const auto port = daemon_->LoggedPort("milter listening on inet:127.0.0.1:");
     ASSERT_TRUE(port.has_value()) << daemon_->Log();
     milter_port_ = *port;
   }

@@ -17,7 +17,6 @@
 #include <fstream>
 #include <iterator>
 #include <optional>
-#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -74,16 +73,7 @@ class SpamdDaemonTest : public ::testing::Test {
     auto started = DaemonProcess::Start(args);
     ASSERT_TRUE(started.has_value()) << started.error();
     daemon_.emplace(std::move(*started));
-    const std::regex pattern("spamd listening on 127\\.0\\.0\\.1:([0-9]+)");
-    for (int i = 0; i < 100 && spamd_port_ == 0; ++i) {
-      std::smatch match;
-      const std::string log = daemon_->Log();
-      if (std::regex_search(log, match, pattern)) {
-        spamd_port_ = static_cast<unsigned short>(std::stoul(match[1].str()));
-      } else {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      }
-    }
+    spamd_port_ = daemon_->LoggedPort("spamd listening on 127.0.0.1:").value_or(0);
     ASSERT_NE(spamd_port_, 0) << daemon_->Log();
   }
 

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -152,6 +153,24 @@ std::string DaemonProcess::Log() const {
   std::stringstream text;
   text << file.rdbuf();
   return text.str();
+}
+
+std::optional<unsigned short> DaemonProcess::LoggedPort(std::string_view marker) const {
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const std::string log = Log();
+    const std::size_t at = log.find(marker);
+    if (at != std::string::npos) {
+      const std::size_t digits = at + marker.size();
+      unsigned port = 0;
+      const auto [end, error] =
+          std::from_chars(log.data() + digits, log.data() + log.size(), port, 10);
+      if (error == std::errc() && end != log.data() + digits && port > 0 && port <= 65535) {
+        return static_cast<unsigned short>(port);
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return std::nullopt;
 }
 
 }  // namespace nbspamd::testing

@@ -7,7 +7,9 @@
 
 #include <chrono>
 #include <expected>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nbspamd::testing {
@@ -50,6 +52,10 @@ class DaemonProcess {
   void Kill();
   // Everything the daemon printed to standard error so far.
   [[nodiscard]] std::string Log() const;
+  // The port in the first log line holding `marker` followed by digits ("spamd listening on
+  // 127.0.0.1:" gives the spamd listener's port), waiting up to 5 s for it; nullopt when it
+  // does not come.
+  [[nodiscard]] std::optional<unsigned short> LoggedPort(std::string_view marker) const;
 
  private:
   DaemonProcess(pid_t pid, unsigned short port, std::string log_path);
