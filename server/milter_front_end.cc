@@ -5,7 +5,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <boost/asio/post.hpp>
 #include <exception>
+#include <future>
+#include <memory>
 #include <string_view>
 
 #include "common/log.h"
@@ -14,6 +17,14 @@
 
 namespace nbspamd::server {
 namespace {
+
+// Waits (up to 10 s) until `io` has run the handlers posted to it before this call.
+void WaitForPostedWork(boost::asio::io_context& io) {
+  auto reached = std::make_shared<std::promise<void>>();
+  std::future<void> done = reached->get_future();
+  boost::asio::post(io, [reached] { reached->set_value(); });
+  done.wait_for(std::chrono::seconds(10));
+}
 
 // The milter front end's settings as its options, checked by the milter's own validators. Errors:
 // kInvalidArgument naming the key.
@@ -151,6 +162,9 @@ void MilterFrontEnd::StopAccepting() {
 void MilterFrontEnd::Stop(std::chrono::seconds grace) {
   if (!listener_) return;
   listener_->Stop();
+  // Stop runs on the I/O thread (closing the acceptor, removing a Unix socket's file): wait for
+  // it before stopping that thread. A handler posted now runs after it.
+  WaitForPostedWork(io_);
   const auto deadline = std::chrono::steady_clock::now() + grace;
   while (listener_->OpenConnections() > 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -161,6 +175,10 @@ void MilterFrontEnd::Stop(std::chrono::seconds grace) {
   work_.reset();
   io_.stop();
   if (thread_.joinable()) thread_.join();
+  // Run here what was still queued when the thread stopped (the listener's Stop, when its strand
+  // was busy as the barrier above ran), so that it has closed (and unlinked) for certain.
+  io_.restart();
+  io_.poll();
   backend_->Stop();
   listener_.reset();
 }

@@ -1,12 +1,26 @@
 #include "server/spamd_front_end.h"
 
 #include <algorithm>
+#include <boost/asio/post.hpp>
 #include <exception>
+#include <future>
+#include <memory>
 #include <string_view>
 
 #include "common/log.h"
 
 namespace nbspamd::server {
+namespace {
+
+// Waits (up to 10 s) until `io` has run the handlers posted to it before this call.
+void WaitForPostedWork(boost::asio::io_context& io) {
+  auto reached = std::make_shared<std::promise<void>>();
+  std::future<void> done = reached->get_future();
+  boost::asio::post(io, [reached] { reached->set_value(); });
+  done.wait_for(std::chrono::seconds(10));
+}
+
+}  // namespace
 
 std::expected<void, Error> SpamdFrontEnd::Start(const config::Settings& settings,
                                                 core::SpamFilter& filter,
@@ -79,6 +93,9 @@ void SpamdFrontEnd::StopAccepting() {
 void SpamdFrontEnd::Stop(std::chrono::seconds grace) {
   if (!listener_) return;
   StopAccepting();
+  // Stop runs on the I/O thread (closing the acceptor): wait for it before stopping that
+  // thread. A handler posted now runs after it.
+  WaitForPostedWork(io_);
   const auto deadline = std::chrono::steady_clock::now() + grace;
   while (listener_->OpenConnections() > 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -89,6 +106,10 @@ void SpamdFrontEnd::Stop(std::chrono::seconds grace) {
   work_.reset();
   io_.stop();
   if (thread_.joinable()) thread_.join();
+  // Run here what was still queued when the thread stopped (the listener's Stop, when its strand
+  // was busy as the barrier above ran), so that it has closed (and unlinked) for certain.
+  io_.restart();
+  io_.poll();
   backend_->Stop();
   listener_.reset();
 }
