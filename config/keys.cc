@@ -334,6 +334,7 @@ constexpr Key ChoiceKey(std::string_view name, std::string_view metavar, std::st
 constexpr std::string_view kLogLevels[] = {"debug", "info", "warning", "error"};
 constexpr std::string_view kLogFormats[] = {"logfmt", "json"};
 constexpr std::string_view kFailModes[] = {"accept", "tempfail"};
+constexpr std::string_view kOffOn[] = {"off", "on"};
 
 constexpr std::uint64_t kSizeMax = std::numeric_limits<std::size_t>::max();
 
@@ -374,6 +375,24 @@ constexpr std::array kKeys = {
         "Tokens whose weight (log-likelihood ratio) is at most this in absolute value do not "
         "count in the score.",
         "a finite number of at least 0"),
+    DoubleKey<&Settings::user_beta, DoubleRange::kPositive>(
+        "user_beta",
+        "User layers: tokens of a user's own evidence that weigh as much as the global model's "
+        "word distribution (β).",
+        "a finite number greater than 0"),
+    DoubleKey<&Settings::user_gamma, DoubleRange::kPositive>(
+        "user_gamma",
+        "User layers: documents of a user's own evidence that weigh as much as the global class "
+        "prior (γ).",
+        "a finite number greater than 0"),
+    ChoiceKey<&Settings::train_global_from_users, kOffOn>(
+        "train_global_from_users", "off|on", "off or on",
+        "on: training with a user also trains the global model; off: only the user's layer."),
+    UnsignedKey<&Settings::user_token_limit, 0, std::numeric_limits<std::uint64_t>::max()>(
+        "user_token_limit", "N",
+        "Most distinct tokens a user's layer may have; a learn past it is refused. 0 = no limit."),
+    UnsignedKey<&Settings::user_cache_bytes, 0, kSizeMax>(
+        "user_cache_bytes", "BYTES", "Memory the cached user layers may take."),
     UnsignedKey<&Settings::max_body_bytes, 1, kGiB>(
         "max_body_bytes", "BYTES", "Largest HTTP request body; a larger one gets 413."),
     UnsignedKey<&Settings::max_header_bytes, kKiB, kMiB>("max_header_bytes", "BYTES",

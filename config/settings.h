@@ -22,6 +22,11 @@
 //   spam_threshold            finite
 //   ham_threshold             finite, <= spam_threshold
 //   score_min_weight          finite, >= 0
+//   user_beta                 finite, > 0
+//   user_gamma                finite, > 0
+//   train_global_from_users   off or on
+//   user_token_limit          >= 0 (0 = no limit)
+//   user_cache_bytes          >= 0
 //   max_body_bytes            1..1 GiB
 //   max_header_bytes          1 KiB..1 MiB
 //   idle_timeout_seconds      1..86400
@@ -115,6 +120,18 @@ struct Settings {
   // Tokens whose weight |log P(t|spam) − log P(t|ham)| is at most this leave the score out
   // (model::ClassifyOptions::score_min_weight); >= 0.
   double score_min_weight = 1.0;
+  // User layers (issue 14; model/layered.h, docs/ACCURACY.md "Per-user layers"): β, the token
+  // pseudo-counts of the global prior of a user's word distribution, and γ, the document
+  // pseudo-counts of its class prior; > 0 and finite. The defaults were measured (cold start).
+  double user_beta = 1000;
+  double user_gamma = 1;
+  // "on": a train or forget with a user also trains the global model; "off": only the user's
+  // layer (core::SpamFilterOptions::train_global_from_users says what is measured of each).
+  std::string train_global_from_users = "off";
+  // The most distinct tokens a user's layer may have (0 = no limit); a learn past it gets 413.
+  std::uint64_t user_token_limit = 100'000;
+  // The memory the cached user layers of the RocksDB store may take.
+  std::size_t user_cache_bytes = std::size_t{256} << 20;
   // HTTP body limit; a larger body gets 413.
   std::size_t max_body_bytes = 10 << 20;
   // HTTP header limit.

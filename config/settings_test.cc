@@ -684,6 +684,36 @@ TEST_F(SettingsTest, AnUnsetHamThresholdFollowsALowerSpamThreshold) {
   EXPECT_EQ(LoadOk({"--spam-threshold", "-0.2", "--ham-threshold", "-0.5"}).ham_threshold, -0.5);
 }
 
+TEST_F(SettingsTest, UserLayerKeysFromEveryPlaceAndTheirRanges) {
+  auto defaults = Load({});
+  ASSERT_TRUE(defaults.has_value());
+  EXPECT_EQ(defaults->settings.user_beta, 1000.0);
+  EXPECT_EQ(defaults->settings.user_gamma, 1.0);
+  EXPECT_EQ(defaults->settings.train_global_from_users, "off");
+  EXPECT_EQ(defaults->settings.user_token_limit, 100'000u);
+  EXPECT_EQ(defaults->settings.user_cache_bytes, std::size_t{256} << 20);
+
+  const std::string path = WriteToml("users.toml", "user_beta = 250\nuser_gamma = 0.5\n");
+  auto loaded = Load({"--config", path, "--train-global-from-users", "on"},
+                     {"NBSPAMD_USER_TOKEN_LIMIT=0", "NBSPAMD_USER_CACHE_BYTES=1048576"});
+  ASSERT_TRUE(loaded.has_value()) << loaded.error().message;
+  EXPECT_EQ(loaded->settings.user_beta, 250.0);
+  EXPECT_EQ(loaded->settings.user_gamma, 0.5);
+  EXPECT_EQ(loaded->settings.train_global_from_users, "on");
+  EXPECT_EQ(loaded->settings.user_token_limit, 0u);
+  EXPECT_EQ(loaded->settings.user_cache_bytes, 1048576u);
+
+  EXPECT_EQ(LoadError({"--user-beta", "0"}),
+            "--user-beta: invalid value '0' for 'user_beta': expected a finite number greater "
+            "than 0");
+  EXPECT_EQ(LoadError({"--user-gamma", "-1"}),
+            "--user-gamma: invalid value '-1' for 'user_gamma': expected a finite number greater "
+            "than 0");
+  EXPECT_EQ(LoadError({"--train-global-from-users", "yes"}),
+            "--train-global-from-users: invalid value 'yes' for 'train_global_from_users': "
+            "expected off or on");
+}
+
 TEST_F(SettingsTest, FormatSettingsAsTomlRoundTrips) {
   Settings settings;
   settings.listen_host = "::1";
@@ -703,6 +733,11 @@ TEST_F(SettingsTest, FormatSettingsAsTomlRoundTrips) {
   settings.boolean_counts = false;
   settings.word_bigrams = true;
   settings.header_tokens = false;
+  settings.user_beta = 12.5;
+  settings.user_gamma = 3;
+  settings.train_global_from_users = "on";
+  settings.user_token_limit = 0;
+  settings.user_cache_bytes = 4096;
   const std::string toml = FormatSettingsAsToml(settings);
   EXPECT_THAT(toml, HasSubstr("listen = \"[::1]:0\"\n"));
   EXPECT_THAT(toml, HasSubstr("alpha = 0.1\n"));

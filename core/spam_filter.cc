@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "common/utf8.h"
+#include "model/user_layer.h"
 
 namespace nbspamd::core {
 namespace {
@@ -20,6 +21,13 @@ constexpr std::size_t kMaxIdBytes = 256;
 std::expected<void, Error> RequireMessage(std::string_view message) {
   if (message.empty()) return MakeError(ErrorCode::kInvalidArgument, "the message is empty");
   return {};
+}
+
+// The error of a user request in cluster mode: user events have no place in the training stream
+// yet, and applying them here alone would let the daemons' models diverge.
+Error UsersNotReplicated() {
+  return Error{ErrorCode::kFailedPrecondition,
+               "user layers are not replicated yet: cluster mode takes no training with a user"};
 }
 
 }  // namespace
@@ -42,19 +50,35 @@ SpamFilter::SpamFilter(std::unique_ptr<storage::Store> store, SpamFilterOptions 
 }
 
 std::expected<ClassifyOutcome, Error> SpamFilter::Classify(
-    std::string_view message, std::size_t explain, std::optional<std::string_view> id) const {
+    std::string_view message, std::size_t explain, std::optional<std::string_view> id,
+    std::optional<std::string_view> user) const {
   if (id) {
     if (auto valid = ValidateId(*id); !valid) return std::unexpected(std::move(valid.error()));
+  }
+  if (user) {
+    if (auto valid = model::CheckUserId(*user); !valid) {
+      return std::unexpected(std::move(valid.error()));
+    }
   }
   if (auto ok = RequireMessage(message); !ok) return std::unexpected(ok.error());
   const TokenBag bag = tokenizer_.Tokenize(message, /*keep_text=*/explain > 0);
   const model::Snapshot snapshot = store_->Read(bag.entries);
-  auto result = model::Classify(bag, snapshot,
-                                {.alpha = options_.alpha,
-                                 .spam_threshold = options_.spam_threshold,
-                                 .ham_threshold = options_.ham_threshold,
-                                 .score_min_weight = options_.score_min_weight,
-                                 .explain = explain});
+  const model::ClassifyOptions classify_options{.alpha = options_.alpha,
+                                                .spam_threshold = options_.spam_threshold,
+                                                .ham_threshold = options_.ham_threshold,
+                                                .score_min_weight = options_.score_min_weight,
+                                                .explain = explain};
+  std::optional<model::Snapshot> layer;
+  if (user) {
+    auto read = store_->ReadUser(*user, *snapshot.stats, bag.entries);
+    if (!read) return std::unexpected(std::move(read.error()));
+    layer = std::move(*read);
+  }
+  // A user with no layer scores as the global model: plain Classify, to the bit.
+  auto result =
+      layer ? model::ClassifyLayered(bag, snapshot, *layer, classify_options,
+                                     {.beta = options_.user_beta, .gamma = options_.user_gamma})
+            : model::Classify(bag, snapshot, classify_options);
   if (!result) return std::unexpected(result.error());
   std::optional<double> spam_confidence;
   if (result->score) spam_confidence = store_->Calibration()->SpamConfidence(*result->score);
@@ -90,11 +114,13 @@ void SpamFilter::TakeFeedback(TrainOutcome& outcome) const {
 
 void SpamFilter::TrainAsync(std::string_view message, std::string_view label,
                             std::optional<std::string_view> id, std::string_view source,
-                            TrainDone done) {
+                            std::optional<std::string_view> user, TrainDone done) {
   std::expected<void, Error> valid = RequireMessage(message);
   if (valid) valid = ValidateLabel(label);
   if (valid && id) valid = ValidateId(*id);
+  if (valid && user) valid = model::CheckUserId(*user);
   if (!valid) return done(std::unexpected(std::move(valid.error())));
+  if (user && replication_) return done(std::unexpected(UsersNotReplicated()));
 
   TrainOutcome outcome;
   outcome.id = id ? std::string(*id) : ContentId(message);
@@ -129,17 +155,37 @@ void SpamFilter::TrainAsync(std::string_view message, std::string_view label,
                                 });
   }
   LearnRequest request{outcome.id, outcome.label, std::move(bag), std::move(origin)};
-  writer_.Learn(std::move(request), [this, outcome = std::move(outcome), done = std::move(done)](
-                                        std::expected<model::LearnStatus, Error> learned) mutable {
+  auto learned_done = [this, outcome = std::move(outcome), done = std::move(done)](
+                          std::expected<model::LearnStatus, Error> learned) mutable {
     if (!learned) return done(std::unexpected(std::move(learned.error())));
     outcome.status = *learned;
     TakeFeedback(outcome);
     done(std::move(outcome));
-  });
+  };
+  if (user) {
+    return writer_.LearnForUser(std::move(request),
+                                {std::string(*user), options_.train_global_from_users},
+                                std::move(learned_done));
+  }
+  writer_.Learn(std::move(request), std::move(learned_done));
 }
 
-void SpamFilter::ForgetIdAsync(std::string_view id, ForgetDone done) {
+void SpamFilter::ForgetIdAsync(std::string_view id, std::optional<std::string_view> user,
+                               ForgetDone done) {
   if (auto ok = ValidateId(id); !ok) return done(std::unexpected(std::move(ok.error())));
+  if (user) {
+    if (auto ok = model::CheckUserId(*user); !ok) {
+      return done(std::unexpected(std::move(ok.error())));
+    }
+    if (replication_) return done(std::unexpected(UsersNotReplicated()));
+    return writer_.ForgetForUser(
+        std::string(id), {std::string(*user), options_.train_global_from_users},
+        [id = std::string(id),
+         done = std::move(done)](std::expected<void, Error> forgotten) mutable {
+          if (!forgotten) return done(std::unexpected(std::move(forgotten.error())));
+          done(ForgetOutcome{std::move(id), "", false});
+        });
+  }
   if (replication_) {
     TrainingChange event;
     event.kind = TrainingChange::Kind::kForget;
@@ -165,9 +211,22 @@ std::expected<void, Error> SpamFilter::EnableReplication(TrainingLogStart start)
   return {};
 }
 
-void SpamFilter::ForgetMessageAsync(std::string_view message, ForgetDone done) {
+void SpamFilter::ForgetMessageAsync(std::string_view message, std::optional<std::string_view> user,
+                                    ForgetDone done) {
   if (auto ok = RequireMessage(message); !ok) return done(std::unexpected(std::move(ok.error())));
-  ForgetIdAsync(ContentId(message), std::move(done));
+  ForgetIdAsync(ContentId(message), user, std::move(done));
+}
+
+void SpamFilter::DeleteUserAsync(std::string_view user, DeleteUserDone done) {
+  if (auto ok = model::CheckUserId(user); !ok) return done(std::unexpected(std::move(ok.error())));
+  if (replication_) return done(std::unexpected(UsersNotReplicated()));
+  writer_.DeleteUser(std::string(user), std::move(done));
+}
+
+std::expected<std::optional<model::ModelStats>, Error> SpamFilter::UserStats(
+    std::string_view user) const {
+  if (auto ok = model::CheckUserId(user); !ok) return std::unexpected(std::move(ok.error()));
+  return store_->UserStats(user);
 }
 
 void SpamFilter::RollbackAsync(std::string_view source, std::int64_t since, std::int64_t until,
@@ -220,19 +279,31 @@ void SpamFilter::RollbackAsync(std::string_view source, std::int64_t since, std:
 
 std::expected<TrainOutcome, Error> SpamFilter::Train(std::string_view message,
                                                      std::string_view label,
-                                                     std::optional<std::string_view> id) {
+                                                     std::optional<std::string_view> id,
+                                                     std::optional<std::string_view> user) {
   std::promise<std::expected<TrainOutcome, Error>> outcome;
   auto future = outcome.get_future();
-  TrainAsync(message, label, id, [&outcome](std::expected<TrainOutcome, Error> result) {
+  TrainAsync(message, label, id, /*source=*/"", user,
+             [&outcome](std::expected<TrainOutcome, Error> result) {
+               outcome.set_value(std::move(result));
+             });
+  return future.get();
+}
+
+std::expected<void, Error> SpamFilter::DeleteUser(std::string_view user) {
+  std::promise<std::expected<void, Error>> outcome;
+  auto future = outcome.get_future();
+  DeleteUserAsync(user, [&outcome](std::expected<void, Error> result) {
     outcome.set_value(std::move(result));
   });
   return future.get();
 }
 
-std::expected<std::string, Error> SpamFilter::ForgetId(std::string_view id) {
+std::expected<std::string, Error> SpamFilter::ForgetId(std::string_view id,
+                                                       std::optional<std::string_view> user) {
   std::promise<std::expected<std::string, Error>> outcome;
   auto future = outcome.get_future();
-  ForgetIdAsync(id, [&outcome](std::expected<ForgetOutcome, Error> result) {
+  ForgetIdAsync(id, user, [&outcome](std::expected<ForgetOutcome, Error> result) {
     if (!result) return outcome.set_value(std::unexpected(std::move(result.error())));
     outcome.set_value(std::move(result->id));
   });

@@ -15,6 +15,12 @@
 // TrainAsync(message, label, id, source, done) of the same id reports in
 // TrainOutcome::feedback whether that verdict was right. A front end only turns its protocol
 // into these calls and the outcomes (and Error codes) back into its protocol.
+//
+// User layers (issue 14; model/layered.h, docs/API.md): every classify, train and forget may name
+// a user. Classify(message, explain, id, user) scores with the user's own counts over the global
+// model (ClassifyLayered with SpamFilterOptions::user_beta and user_gamma); a user with no layer
+// scores exactly as the global model. A train or forget with a user changes that user's layer, and
+// the global model too only when SpamFilterOptions::train_global_from_users is set.
 #ifndef NBSPAMD_CORE_SPAM_FILTER_H_
 #define NBSPAMD_CORE_SPAM_FILTER_H_
 
@@ -35,7 +41,9 @@
 #include "core/training_writer.h"
 #include "core/verdict_memory.h"
 #include "model/classifier.h"
+#include "model/layered.h"
 #include "model/learning.h"
+#include "model/model_stats.h"
 #include "storage/store.h"
 #include "tokenizer/tokenizer.h"
 
@@ -59,6 +67,16 @@ struct SpamFilterOptions {
   // How often a StoreWatch tries to bring writes back after a fault of the machine; 0: never
   // (then nothing resumes writes but a restart).
   std::chrono::milliseconds store_recovery_interval{1000};
+  // User layers: β, the token pseudo-counts of the global prior, and γ, its document
+  // pseudo-counts (model::LayerOptions; config::Settings::user_beta, user_gamma). REQUIRES: > 0.
+  double user_beta = model::LayerOptions{}.beta;
+  double user_gamma = model::LayerOptions{}.gamma;
+  // Whether a train or forget with a user also trains the global model (setting
+  // train_global_from_users). On, a user gets the pooled row of docs/ACCURACY.md "Per-user
+  // layers" (the global model learns the user's feedback too, and the user's layer sits on it);
+  // what it does to the other users, whose global prior then moves with this user's feedback, is
+  // not measured. Off (the default), a user's feedback changes only that user's layer.
+  bool train_global_from_users = false;
 };
 
 struct ClassifyOutcome {
@@ -94,6 +112,7 @@ struct ForgetOutcome {
 
 using TrainDone = std::move_only_function<void(std::expected<TrainOutcome, Error>)>;
 using ForgetDone = std::move_only_function<void(std::expected<ForgetOutcome, Error>)>;
+using DeleteUserDone = std::move_only_function<void(std::expected<void, Error>)>;
 // Receives how many messages a rollback forgot.
 using RollbackDone = std::move_only_function<void(std::expected<std::uint64_t, Error>)>;
 // Starts a TrainingLog over the filter's store and writer: the log must be the only one to
@@ -115,11 +134,15 @@ class SpamFilter {
   // when none is given), and remembers a two-class verdict under that id for feedback from a
   // later train (VerdictMemory: bounded, the oldest forgotten first). `explain` > 0 asks for
   // that many tokens' weights.
-  // Errors: kInvalidArgument for an empty message or a bad id (ValidateId), kFailedPrecondition
-  // before anything was learned.
+  // With `user`, scores with that user's layer over the global model (a user with no layer:
+  // exactly as without a user); spam_confidence is still the global calibration's.
+  // Errors: kInvalidArgument for an empty message, a bad id (ValidateId) or a bad user
+  // (model::CheckUserId), kFailedPrecondition before anything was learned; with a user,
+  // kDataLoss or kInternal when its layer cannot be read.
   [[nodiscard]] std::expected<ClassifyOutcome, Error> Classify(
       std::string_view message, std::size_t explain,
-      std::optional<std::string_view> id = std::nullopt) const;
+      std::optional<std::string_view> id = std::nullopt,
+      std::optional<std::string_view> user = std::nullopt) const;
 
   // Learns `message` as `label` under `id`, or under the message's content hash when no id is
   // given; the outcome carries feedback on an earlier Classify of the same id. Tokenizes on the
@@ -135,20 +158,52 @@ class SpamFilter {
   // The same, recording `source` (who trained it: a bearer token's name) and the time now as
   // the ledger record's origin.
   void TrainAsync(std::string_view message, std::string_view label,
-                  std::optional<std::string_view> id, std::string_view source, TrainDone done);
+                  std::optional<std::string_view> id, std::string_view source, TrainDone done) {
+    TrainAsync(message, label, id, source, /*user=*/std::nullopt, std::move(done));
+  }
+  // The same in `user`'s layer when a user is given (and in the global model too when
+  // options().train_global_from_users); TrainOutcome::status is then the user layer's.
+  // Errors: as above, and kInvalidArgument for a bad user; kFailedPrecondition with a user in
+  // cluster mode (user layers are not replicated yet).
+  void TrainAsync(std::string_view message, std::string_view label,
+                  std::optional<std::string_view> id, std::string_view source,
+                  std::optional<std::string_view> user, TrainDone done);
 
-  // Forgets the message learned under `id`, like TrainAsync. Errors: kNotFound when nothing was
-  // learned under it.
-  void ForgetIdAsync(std::string_view id, ForgetDone done);
+  // Forgets the message learned under `id`, like TrainAsync. With `user`: from that user's layer
+  // (and, with train_global_from_users, from the global model when it holds the id). Errors:
+  // kNotFound when nothing was learned under it (in the user's layer, with a user); with a user,
+  // kInvalidArgument and kFailedPrecondition as TrainAsync.
+  void ForgetIdAsync(std::string_view id, ForgetDone done) {
+    ForgetIdAsync(id, std::nullopt, std::move(done));
+  }
+  void ForgetIdAsync(std::string_view id, std::optional<std::string_view> user, ForgetDone done);
   // Forgets a message given by its content (its id is its content hash).
-  void ForgetMessageAsync(std::string_view message, ForgetDone done);
+  void ForgetMessageAsync(std::string_view message, ForgetDone done) {
+    ForgetMessageAsync(message, std::nullopt, std::move(done));
+  }
+  void ForgetMessageAsync(std::string_view message, std::optional<std::string_view> user,
+                          ForgetDone done);
+
+  // Removes everything of `user` (layer, ledger, source index) through the training writer, so
+  // in order with the training requests. `done` runs as TrainAsync's. Deleting a user with no
+  // layer succeeds. Errors: kInvalidArgument for a bad user, kFailedPrecondition in cluster mode,
+  // kInternal from storage, kUnavailable after StopTraining.
+  void DeleteUserAsync(std::string_view user, DeleteUserDone done);
+
+  // `user`'s layer stats (per-class documents and tokens over the global classes, and the
+  // user's distinct tokens as vocabulary_size); nullopt when the user has no layer.
+  // Errors: kInvalidArgument for a bad user; kDataLoss or kInternal from storage.
+  [[nodiscard]] std::expected<std::optional<model::ModelStats>, Error> UserStats(
+      std::string_view user) const;
 
   // The same, waiting for the outcome.
-  [[nodiscard]] std::expected<TrainOutcome, Error> Train(std::string_view message,
-                                                         std::string_view label,
-                                                         std::optional<std::string_view> id);
-  [[nodiscard]] std::expected<std::string, Error> ForgetId(std::string_view id);
+  [[nodiscard]] std::expected<TrainOutcome, Error> Train(
+      std::string_view message, std::string_view label, std::optional<std::string_view> id,
+      std::optional<std::string_view> user = std::nullopt);
+  [[nodiscard]] std::expected<std::string, Error> ForgetId(
+      std::string_view id, std::optional<std::string_view> user = std::nullopt);
   [[nodiscard]] std::expected<std::string, Error> ForgetMessage(std::string_view message);
+  [[nodiscard]] std::expected<void, Error> DeleteUser(std::string_view user);
 
   // The messages learned through `source` at a Unix time in [since, until), oldest first, at
   // most `limit` (Store::ListLearned).

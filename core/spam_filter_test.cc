@@ -80,6 +80,134 @@ TEST(SpamFilterTest, ForgetRestoresTheVerdictExactly) {
   EXPECT_EQ(after->result.classes[0].probability, before->result.classes[0].probability);
 }
 
+// The same verdict to the bit: score, log-odds and every class's probability.
+void ExpectSameResult(const ClassifyOutcome& a, const ClassifyOutcome& b) {
+  EXPECT_EQ(a.result.score, b.result.score);
+  EXPECT_EQ(a.result.log_odds, b.result.log_odds);
+  ASSERT_EQ(a.result.classes.size(), b.result.classes.size());
+  for (std::size_t i = 0; i < a.result.classes.size(); ++i) {
+    EXPECT_EQ(a.result.classes[i].probability, b.result.classes[i].probability);
+  }
+}
+
+TEST(SpamFilterTest, AUserTrainsOnlyTheirOwnLayerAndForgetAndDeleteUndoItExactly) {
+  SpamFilter filter(std::make_unique<storage::MemoryStore>(), SpamFilterOptions{});
+  ASSERT_TRUE(filter.Train("cheap watches pills here", "spam", std::nullopt).has_value());
+  ASSERT_TRUE(filter.Train("lunch at noon with the team", "ham", std::nullopt).has_value());
+  const std::string_view message = "team lunch watches";
+  const auto global = filter.Classify(message, 0);
+  ASSERT_TRUE(global.has_value());
+  // A user with no layer scores exactly as the global model.
+  const auto fresh = filter.Classify(message, 0, std::nullopt, "alice");
+  ASSERT_TRUE(fresh.has_value());
+  ExpectSameResult(*fresh, *global);
+  EXPECT_EQ(filter.UserStats("alice")->has_value(), false);
+
+  const auto trained = filter.Train("team lunch watches offer", "spam", "u1", "alice");
+  ASSERT_TRUE(trained.has_value());
+  EXPECT_EQ(trained->status, model::LearnStatus::kLearned);
+  const auto alice = filter.Classify(message, 0, std::nullopt, "alice");
+  ASSERT_TRUE(alice.has_value());
+  EXPECT_GT(*alice->result.score, *global->result.score);
+  ExpectSameResult(*filter.Classify(message, 0, std::nullopt, "bob"), *global);
+  ExpectSameResult(*filter.Classify(message, 0), *global);
+  const auto stats = filter.UserStats("alice");
+  ASSERT_TRUE(stats.has_value() && stats->has_value());
+  EXPECT_EQ((*stats)->classes[0].label, "spam");
+  EXPECT_EQ((*stats)->classes[0].documents, 1u);
+  EXPECT_EQ((*stats)->classes[1].documents, 0u);
+  EXPECT_EQ((*stats)->vocabulary_size, 4u);
+  EXPECT_EQ(filter.Stats()->classes[0].documents, 1u);  // The global model did not learn it.
+
+  // The global ledger does not hold u1; alice's does.
+  EXPECT_EQ(filter.ForgetId("u1").error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(filter.ForgetId("u1", "bob").error().code, ErrorCode::kNotFound);
+  ASSERT_TRUE(filter.ForgetId("u1", "alice").has_value());
+  ExpectSameResult(*filter.Classify(message, 0, std::nullopt, "alice"), *global);
+
+  ASSERT_TRUE(filter.Train("team lunch watches offer", "spam", "u1", "alice").has_value());
+  ASSERT_TRUE(filter.DeleteUser("alice").has_value());
+  EXPECT_FALSE(filter.UserStats("alice")->has_value());
+  ExpectSameResult(*filter.Classify(message, 0, std::nullopt, "alice"), *global);
+  EXPECT_TRUE(filter.DeleteUser("nobody").has_value());
+}
+
+TEST(SpamFilterTest, TrainGlobalFromUsersTrainsBothAndForgetUndoesBoth) {
+  SpamFilterOptions options;
+  options.train_global_from_users = true;
+  SpamFilter filter(std::make_unique<storage::MemoryStore>(), options);
+  ASSERT_TRUE(filter.Train("cheap watches pills here", "spam", std::nullopt).has_value());
+  ASSERT_TRUE(filter.Train("lunch at noon with the team", "ham", std::nullopt).has_value());
+  const std::string_view message = "team lunch watches";
+  const auto global = filter.Classify(message, 0);
+  ASSERT_TRUE(global.has_value());
+
+  ASSERT_TRUE(filter.Train("team lunch watches offer", "spam", "u1", "alice").has_value());
+  EXPECT_EQ(filter.Stats()->classes[0].documents, 2u);
+  EXPECT_GT(*filter.Classify(message, 0)->result.score, *global->result.score);
+  EXPECT_EQ((*filter.UserStats("alice"))->classes[0].documents, 1u);
+
+  ASSERT_TRUE(filter.ForgetId("u1", "alice").has_value());
+  EXPECT_EQ(filter.Stats()->classes[0].documents, 1u);
+  ExpectSameResult(*filter.Classify(message, 0), *global);
+  ExpectSameResult(*filter.Classify(message, 0, std::nullopt, "alice"), *global);
+}
+
+TEST(SpamFilterTest, BadUserIdsAreRefused) {
+  SpamFilter filter(std::make_unique<storage::MemoryStore>(), SpamFilterOptions{});
+  ASSERT_TRUE(filter.Train("cheap watches pills here", "spam", std::nullopt).has_value());
+  ASSERT_TRUE(filter.Train("lunch at noon with the team", "ham", std::nullopt).has_value());
+  const std::string bad[] = {"", std::string(257, 'u'), std::string("a\0b", 3)};
+  for (const std::string& user : bad) {
+    EXPECT_EQ(filter.Classify("cheap", 0, std::nullopt, user).error().code,
+              ErrorCode::kInvalidArgument);
+    EXPECT_EQ(filter.Train("cheap", "spam", std::nullopt, user).error().code,
+              ErrorCode::kInvalidArgument);
+    EXPECT_EQ(filter.ForgetId("x", user).error().code, ErrorCode::kInvalidArgument);
+    EXPECT_EQ(filter.DeleteUser(user).error().code, ErrorCode::kInvalidArgument);
+    EXPECT_EQ(filter.UserStats(user).error().code, ErrorCode::kInvalidArgument);
+  }
+}
+
+// A training log that records what it is given and applies nothing.
+class RecordingLog final : public TrainingLog {
+ public:
+  explicit RecordingLog(std::size_t& submitted) : submitted_(submitted) {}
+  void Submit(TrainingChange, ReplicatedDone done) override {
+    ++submitted_;
+    done(Replicated{"1-0", std::nullopt});
+  }
+  ClusterStatus Status() const override { return {}; }
+  void Stop() override {}
+
+ private:
+  std::size_t& submitted_;
+};
+
+TEST(SpamFilterTest, ClusterModeRefusesUserTrainingRatherThanDiverging) {
+  SpamFilter filter(std::make_unique<storage::MemoryStore>(), SpamFilterOptions{});
+  ASSERT_TRUE(filter.Train("cheap watches pills here", "spam", std::nullopt).has_value());
+  ASSERT_TRUE(filter.Train("lunch at noon with the team", "ham", std::nullopt).has_value());
+  std::size_t submitted = 0;
+  ASSERT_TRUE(filter
+                  .EnableReplication([&submitted](storage::Store&, TrainingWriter&) {
+                    return std::expected<std::unique_ptr<TrainingLog>, Error>(
+                        std::make_unique<RecordingLog>(submitted));
+                  })
+                  .has_value());
+  const auto trained = filter.Train("cheap", "spam", "u1", "alice");
+  ASSERT_FALSE(trained.has_value());
+  EXPECT_EQ(trained.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_NE(trained.error().message.find("not replicated"), std::string::npos);
+  EXPECT_EQ(filter.ForgetId("u1", "alice").error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_EQ(filter.DeleteUser("alice").error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_EQ(submitted, 0u);
+  // Global training still goes to the log, and classifying with a user still works.
+  EXPECT_TRUE(filter.Train("cheap", "spam", "g1").has_value());
+  EXPECT_EQ(submitted, 1u);
+  EXPECT_TRUE(filter.Classify("cheap", 0, std::nullopt, "alice").has_value());
+}
+
 TEST(SpamFilterTest, SpamConfidenceComesWithEnoughFeedbackAndFollowsTheScore) {
   SpamFilter filter(std::make_unique<storage::MemoryStore>(), SpamFilterOptions{});
   std::mt19937 random(3);

@@ -11,15 +11,25 @@
 #include "core/pending_model.h"
 #include "model/calibration.h"
 #include "model/classifier.h"
+#include "model/user_layer.h"
 
 namespace nbspamd::core {
 namespace {
 
 // What planning a request of a group left behind.
 struct Plan {
-  std::optional<std::size_t> delta;      // Its delta's index in the group's deltas.
-  std::optional<std::size_t> read_from;  // The earlier delta whose ledger record it read.
+  std::optional<std::size_t> delta;           // Its delta's index in the group's deltas.
+  std::optional<std::size_t> read_from;       // The earlier delta whose ledger record it read.
+  std::optional<std::size_t> user_read_from;  // The same for the user's ledger record.
 };
+
+// A user's record of message `id`, as a key of the group's own state (a user id holds no 0).
+std::string UserRecordName(std::string_view user, std::string_view id) {
+  std::string name(user);
+  name += '\0';
+  name += id;
+  return name;
+}
 
 // The score the model in `pending` gives `bag`: the held-out score of a message about to be
 // learned; nullopt when the model gives none (spam or ham has no documents).
@@ -40,19 +50,55 @@ TrainingWriter::~TrainingWriter() { Stop(); }
 
 void TrainingWriter::Learn(LearnRequest request, LearnCompletion done,
                            std::string stream_position) {
-  Submit({std::move(request.id), std::move(request.label), std::move(request.bag),
-          std::move(request.origin), std::move(done), std::nullopt, std::move(stream_position)});
+  Request queued;
+  queued.id = std::move(request.id);
+  queued.label = std::move(request.label);
+  queued.bag = std::move(request.bag);
+  queued.origin = std::move(request.origin);
+  queued.done = std::move(done);
+  queued.stream_position = std::move(stream_position);
+  Submit(std::move(queued));
 }
 
 void TrainingWriter::Forget(std::string id, ForgetCompletion done,
                             std::optional<std::string> only_source, std::string stream_position) {
-  Submit({std::move(id),
-          "",
-          {},
-          {},
-          std::move(done),
-          std::move(only_source),
-          std::move(stream_position)});
+  Request queued;
+  queued.kind = Kind::kForget;
+  queued.id = std::move(id);
+  queued.done = std::move(done);
+  queued.only_source = std::move(only_source);
+  queued.stream_position = std::move(stream_position);
+  Submit(std::move(queued));
+}
+
+void TrainingWriter::LearnForUser(LearnRequest request, UserTarget target, LearnCompletion done) {
+  Request queued;
+  queued.id = std::move(request.id);
+  queued.label = std::move(request.label);
+  queued.bag = std::move(request.bag);
+  queued.origin = std::move(request.origin);
+  queued.done = std::move(done);
+  queued.user = std::move(target.user);
+  queued.train_global = target.train_global;
+  Submit(std::move(queued));
+}
+
+void TrainingWriter::ForgetForUser(std::string id, UserTarget target, ForgetCompletion done) {
+  Request queued;
+  queued.kind = Kind::kForget;
+  queued.id = std::move(id);
+  queued.done = std::move(done);
+  queued.user = std::move(target.user);
+  queued.train_global = target.train_global;
+  Submit(std::move(queued));
+}
+
+void TrainingWriter::DeleteUser(std::string user, ForgetCompletion done) {
+  Request queued;
+  queued.kind = Kind::kDeleteUser;
+  queued.done = std::move(done);
+  queued.user = std::move(user);
+  Submit(std::move(queued));
 }
 
 void TrainingWriter::Submit(Request request) {
@@ -99,6 +145,10 @@ void TrainingWriter::Run() {
       if (queue_.empty()) return;  // Stopping, and everything queued is done.
       std::size_t tokens = 0;
       while (!queue_.empty() && group.size() < limits_.max_requests) {
+        // A DeleteUser is a group of its own: written after the requests before it, before those
+        // after it.
+        const bool deletes = queue_.front().kind == Kind::kDeleteUser;
+        if (!group.empty() && (deletes || group.back().kind == Kind::kDeleteUser)) break;
         tokens += queue_.front().bag.entries.size();
         if (!group.empty() && tokens > limits_.max_tokens) break;
         group.push_back(std::move(queue_.front()));
@@ -107,7 +157,11 @@ void TrainingWriter::Run() {
     }
     std::vector<Result> results;
     try {
-      results = Commit(group);
+      if (group.front().kind == Kind::kDeleteUser) {
+        results.push_back(CommitDeleteUser(group.front()));
+      } else {
+        results = Commit(group);
+      }
     } catch (const std::exception& e) {
       // A bug or an allocation failure: fail the group rather than the daemon.
       results.assign(group.size(), MakeError(ErrorCode::kInternal, e.what()));
@@ -119,21 +173,33 @@ void TrainingWriter::Run() {
   }
 }
 
+TrainingWriter::Result TrainingWriter::CommitDeleteUser(const Request& request) {
+  auto deleted = store_.DeleteUser(request.user, request.stream_position);
+  if (!deleted) return std::unexpected(std::move(deleted.error()));
+  return model::LearnStatus::kLearned;
+}
+
 std::vector<TrainingWriter::Result> TrainingWriter::Commit(const std::vector<Request>& group) {
   std::vector<Result> results;
   results.reserve(group.size());
   std::vector<Plan> plans(group.size());
   std::vector<model::Delta> deltas;
-  // The group's own state: the delta that last wrote each id's ledger record, and the model as
-  // the group's planned deltas leave it (its class list, and the counts held-out scores read).
+  // The group's own state: the delta that last wrote each id's ledger record (and each user's
+  // record of an id, by UserRecordName), and the model as the group's planned deltas leave it
+  // (its class list, and the counts held-out scores read).
   std::unordered_map<std::string_view, std::size_t> written;
+  std::unordered_map<std::string, std::size_t> written_by_users;
   PendingModel pending(store_);
 
   for (std::size_t i = 0; i < group.size(); ++i) {
     const Request& request = group[i];
     Plan& plan = plans[i];
+    const bool has_user = !request.user.empty();
+    const bool global = !has_user || request.train_global;
     std::optional<model::LedgerEntry> learned;
-    if (const auto it = written.find(request.id); it != written.end()) {
+    if (!global) {
+      // The global ledger plays no part.
+    } else if (const auto it = written.find(request.id); it != written.end()) {
       plan.read_from = it->second;
       learned = deltas[it->second].ledger_entry;
     } else {
@@ -144,15 +210,53 @@ std::vector<TrainingWriter::Result> TrainingWriter::Commit(const std::vector<Req
       }
       learned = std::move(*found);
     }
+    std::optional<model::LedgerEntry> user_learned;
+    const std::string user_record = has_user ? UserRecordName(request.user, request.id) : "";
+    if (!has_user) {
+      // No user ledger plays a part.
+    } else if (const auto it = written_by_users.find(user_record); it != written_by_users.end()) {
+      plan.user_read_from = it->second;
+      user_learned = deltas[it->second].user->ledger_entry;
+    } else {
+      auto found = store_.FindUserLearned(request.user, request.id);
+      if (!found) {
+        results.push_back(std::unexpected(std::move(found.error())));
+        continue;
+      }
+      user_learned = std::move(*found);
+    }
 
     std::optional<model::Delta> delta;
-    if (!request.label.empty()) {
-      std::optional<model::HeldOutScore> held_out;
-      if (!learned) held_out = HeldOutScoreOf(request.bag, pending, alpha_);
-      model::LearnPlan learn = model::PlanLearn(request.id, request.label, request.bag, learned,
-                                                pending.stats(), request.origin, held_out);
-      results.push_back(learn.status);
-      if (learn.status != model::LearnStatus::kUnchanged) delta = std::move(learn.delta);
+    bool global_changed = false;
+    if (request.kind == Kind::kLearn) {
+      model::LearnPlan learn;  // kUnchanged, an empty delta: the global part when it plays none.
+      if (global) {
+        std::optional<model::HeldOutScore> held_out;
+        if (!learned) held_out = HeldOutScoreOf(request.bag, pending, alpha_);
+        learn = model::PlanLearn(request.id, request.label, request.bag, learned, pending.stats(),
+                                 request.origin, held_out);
+        global_changed = learn.status != model::LearnStatus::kUnchanged;
+      }
+      model::LearnStatus status = learn.status;
+      if (has_user) {
+        status = model::AddUserLearn(learn.delta, request.user, request.id, request.label,
+                                     request.bag, user_learned, pending.stats(), request.origin);
+      }
+      results.push_back(status);
+      if (global_changed || status != model::LearnStatus::kUnchanged) {
+        delta = std::move(learn.delta);
+      }
+    } else if (has_user) {
+      if (!user_learned) {
+        results.push_back(MakeError(
+            ErrorCode::kNotFound,
+            "user '" + request.user + "' learned no message with id '" + request.id + "'"));
+      } else {
+        results.push_back(model::LearnStatus::kLearned);
+        delta = learned ? model::PlanForget(request.id, *learned, pending.stats()) : model::Delta{};
+        global_changed = learned.has_value();
+        model::AddUserForget(*delta, request.user, request.id, *user_learned, pending.stats());
+      }
     } else if (!learned) {
       results.push_back(
           MakeError(ErrorCode::kNotFound, "no message was learned with id '" + request.id + "'"));
@@ -162,12 +266,14 @@ std::vector<TrainingWriter::Result> TrainingWriter::Commit(const std::vector<Req
     } else {
       results.push_back(model::LearnStatus::kLearned);
       delta = model::PlanForget(request.id, *learned, pending.stats());
+      global_changed = true;
     }
     if (delta) {
       // The last request's delta is read by nothing after it.
       if (i + 1 < group.size()) pending.Fold(*delta);
       plan.delta = deltas.size();
-      written.insert_or_assign(request.id, deltas.size());
+      if (global_changed) written.insert_or_assign(request.id, deltas.size());
+      if (delta->user) written_by_users.insert_or_assign(user_record, deltas.size());
       deltas.push_back(std::move(*delta));
     }
   }
@@ -187,12 +293,14 @@ std::vector<TrainingWriter::Result> TrainingWriter::Commit(const std::vector<Req
     const Plan& plan = plans[i];
     if (!applied) {
       // Nothing of the group was written: every answer that rests on it fails.
-      if (plan.delta || plan.read_from) results[i] = std::unexpected(applied.error());
+      if (plan.delta || plan.read_from || plan.user_read_from)
+        results[i] = std::unexpected(applied.error());
       continue;
     }
     if (plan.delta && !(*applied)[*plan.delta]) {
       results[i] = std::unexpected((*applied)[*plan.delta].error());
-    } else if (plan.read_from && !(*applied)[*plan.read_from]) {
+    } else if ((plan.read_from && !(*applied)[*plan.read_from]) ||
+               (plan.user_read_from && !(*applied)[*plan.user_read_from])) {
       results[i] = MakeError(ErrorCode::kDataLoss, "an earlier change to message '" + group[i].id +
                                                        "' in the same commit failed");
     }

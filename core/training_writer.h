@@ -22,6 +22,13 @@
 // applying the same stream, records the same scores bit for bit (given the same alpha). A
 // relearn keeps the score of the first learn.
 //
+// User layers (issue 14; model/user_layer.h). LearnForUser and ForgetForUser change a user's
+// layer and ledger, and the global model too when the target says so, in one delta (one atomic
+// write). A group is exact for user records as for global ones: the user ledger is read through
+// the group's own changes, per user and id. DeleteUser is written alone, between groups, so it is
+// serialised with every learn and forget: those queued before it are written before it, those
+// queued after it after it.
+//
 // Requests that carry a stream position (cluster mode) store the last position of their group in
 // the group's write, also when none of them changes a count (an unchanged learn, a forget of an
 // unknown id), so a restart resumes exactly after the last event written.
@@ -56,6 +63,12 @@ struct LearnRequest {
   std::string label;  // REQUIRES: a valid label (SpamFilter::ValidateLabel).
   TokenBag bag;
   model::LearnOrigin origin;  // Recorded with the ledger record when it changes.
+};
+
+// Whose layer a user request changes, and whether it changes the global model as well.
+struct UserTarget {
+  std::string user;           // REQUIRES: model::CheckUserId(user).
+  bool train_global = false;  // Also learn (or forget) the message in the global model.
 };
 
 // Completions run on the writer thread, once the request's outcome is durable (or failed). They
@@ -93,6 +106,18 @@ class TrainingWriter {
               std::optional<std::string> only_source = std::nullopt,
               std::string stream_position = "");
 
+  // Learn in `target.user`'s layer (and in the global model when target.train_global). `done`
+  // gets the status of the user's layer (kUnchanged when the user's record already has the
+  // label), else errors as for Learn. The global part keeps its own ledger and held-out scores.
+  void LearnForUser(LearnRequest request, UserTarget target, LearnCompletion done);
+  // Forgets message `id` from `target.user`'s layer (and, when target.train_global, from the
+  // global model if the global ledger holds it). `done` gets kNotFound when the user's ledger
+  // does not hold `id`; else as for Forget.
+  void ForgetForUser(std::string id, UserTarget target, ForgetCompletion done);
+  // Removes every record of `user` (Store::DeleteUser), serialised with the other requests.
+  // Deleting a user with no layer succeeds. Errors: as Store::DeleteUser; kUnavailable after Stop.
+  void DeleteUser(std::string user, ForgetCompletion done);
+
   // Finishes every request queued so far (their completions run), then stops the writer thread.
   // Later requests fail with kUnavailable. Idempotent.
   void Stop();
@@ -107,14 +132,18 @@ class TrainingWriter {
   }
 
  private:
+  enum class Kind { kLearn, kForget, kDeleteUser };
   struct Request {
+    Kind kind = Kind::kLearn;
     std::string id;
-    std::string label;  // "" for a forget.
+    std::string label;  // "" unless a learn.
     TokenBag bag;
     model::LearnOrigin origin;
     std::variant<LearnCompletion, ForgetCompletion> done;
     std::optional<std::string> only_source;  // A forget: only a record of this source.
     std::string stream_position;             // "" for none.
+    std::string user;                        // "" for the global model only; else whose layer.
+    bool train_global = true;                // With a user: also the global model.
   };
   using Result = std::expected<model::LearnStatus, Error>;  // A forget reports kLearned.
 
@@ -122,6 +151,8 @@ class TrainingWriter {
   void Run();
   // Plans and writes `group`, returning each request's result.
   [[nodiscard]] std::vector<Result> Commit(const std::vector<Request>& group);
+  // Writes a group of one DeleteUser request.
+  [[nodiscard]] Result CommitDeleteUser(const Request& request);
   // Runs the request's completion with `result`; an exception it throws is logged and counted.
   void Complete(Request& request, Result result) noexcept;
 

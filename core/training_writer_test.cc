@@ -41,6 +41,26 @@ class GatedStore final : public storage::Store {
     return inner_.Checkpoint(path);
   }
 
+  std::expected<std::optional<model::Snapshot>, Error> ReadUser(
+      std::string_view user, const model::ModelStats& global,
+      std::span<const BagEntry> entries) const override {
+    return inner_.ReadUser(user, global, entries);
+  }
+  std::expected<std::optional<model::ModelStats>, Error> UserStats(
+      std::string_view user) const override {
+    return inner_.UserStats(user);
+  }
+  std::expected<std::optional<model::LedgerEntry>, Error> FindUserLearned(
+      std::string_view user, std::string_view id) const override {
+    return inner_.FindUserLearned(user, id);
+  }
+  std::expected<void, Error> DeleteUser(std::string_view user,
+                                        std::string_view stream_position) override {
+    std::lock_guard lock(mutex_);
+    deleted_users_.emplace_back(user);
+    return inner_.DeleteUser(user, stream_position);
+  }
+
   std::expected<storage::BatchResults, Error> ApplyBatch(
       std::span<const model::Delta> deltas) override {
     std::unique_lock lock(mutex_);
@@ -68,6 +88,10 @@ class GatedStore final : public storage::Store {
     std::lock_guard lock(mutex_);
     return batch_sizes_;
   }
+  std::vector<std::string> DeletedUsers() {
+    std::lock_guard lock(mutex_);
+    return deleted_users_;
+  }
 
  private:
   storage::MemoryStore inner_;
@@ -76,6 +100,7 @@ class GatedStore final : public storage::Store {
   bool gate_open_ = false;
   bool fail_writes_ = false;
   std::vector<std::size_t> batch_sizes_;
+  std::vector<std::string> deleted_users_;
 };
 
 TokenBag Bag(std::vector<BagEntry> entries) {
@@ -174,6 +199,75 @@ TEST(TrainingWriterTest, AGroupSeesItsOwnLearnsRelearnsAndForgets) {
   EXPECT_EQ(stats->vocabulary_size, 1u);
   EXPECT_EQ(**store.FindLearned("m"), (model::LedgerEntry{"phishing", {{3, 1}}, {}, std::nullopt}));
   EXPECT_FALSE(store.FindLearned("first")->has_value());
+}
+
+TEST(TrainingWriterTest, AGroupSeesItsOwnUserRecordsAndKeepsLayersApart) {
+  GatedStore store;
+  Outcomes outcomes;
+  {
+    TrainingWriter writer(store);
+    writer.Learn({"first", "ham", Bag({{9, 1}}), {}}, outcomes.OnLearn("first"));
+    store.WaitUntilAWriteIsHeld();
+    // Queued behind the held write: the second group.
+    const UserTarget alice{"alice", false};
+    writer.LearnForUser({"m", "spam", Bag({{1, 2}}), {}}, alice, outcomes.OnLearn("a learned"));
+    writer.LearnForUser({"m", "spam", Bag({{1, 2}}), {}}, alice, outcomes.OnLearn("a unchanged"));
+    writer.LearnForUser({"m", "ham", Bag({{1, 2}}), {}}, alice, outcomes.OnLearn("a relearned"));
+    writer.ForgetForUser("m", alice, outcomes.OnForget("a forgotten"));
+    writer.ForgetForUser("m", alice, outcomes.OnForget("a not found"));
+    writer.LearnForUser({"m", "spam", Bag({{1, 2}}), {}}, {"bob", false},
+                        outcomes.OnLearn("b learned"));
+    writer.LearnForUser({"n", "spam", Bag({{2, 1}}), {}}, {"carol", true},
+                        outcomes.OnLearn("c learned, global too"));
+    // A delete is written alone, in order: after alice's x, before alice's y.
+    writer.LearnForUser({"x", "spam", Bag({{3, 1}}), {}}, alice, outcomes.OnLearn("a x"));
+    writer.DeleteUser("alice", outcomes.OnForget("a deleted"));
+    writer.LearnForUser({"y", "ham", Bag({{4, 1}}), {}}, alice, outcomes.OnLearn("a y"));
+    store.OpenGate();
+    writer.Stop();
+    EXPECT_EQ(writer.RequestCount(), 11u);
+  }
+  EXPECT_EQ(store.BatchSizes(), (std::vector<std::size_t>{1, 6, 1}));
+  EXPECT_EQ(store.DeletedUsers(), (std::vector<std::string>{"alice"}));
+
+  const std::vector<std::pair<std::string, model::LearnStatus>> expected_learns = {
+      {"first", model::LearnStatus::kLearned},
+      {"a learned", model::LearnStatus::kLearned},
+      {"a unchanged", model::LearnStatus::kUnchanged},
+      {"a relearned", model::LearnStatus::kRelearned},
+      {"b learned", model::LearnStatus::kLearned},
+      {"c learned, global too", model::LearnStatus::kLearned},
+      {"a x", model::LearnStatus::kLearned},
+      {"a y", model::LearnStatus::kLearned}};
+  ASSERT_EQ(outcomes.learned.size(), expected_learns.size());
+  for (std::size_t i = 0; i < expected_learns.size(); ++i) {
+    EXPECT_EQ(outcomes.learned[i].first, expected_learns[i].first);
+    ASSERT_TRUE(outcomes.learned[i].second.has_value()) << outcomes.learned[i].first;
+    EXPECT_EQ(*outcomes.learned[i].second, expected_learns[i].second) << expected_learns[i].first;
+  }
+  ASSERT_EQ(outcomes.forgotten.size(), 3u);
+  EXPECT_TRUE(outcomes.forgotten[0].second.has_value());
+  ASSERT_FALSE(outcomes.forgotten[1].second.has_value());
+  EXPECT_EQ(outcomes.forgotten[1].second.error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(outcomes.forgotten[2].first, "a deleted");
+  EXPECT_TRUE(outcomes.forgotten[2].second.has_value());
+
+  // The global model: "first" as ham and carol's n as spam; m is in no global ledger.
+  const auto stats = store.Stats();
+  EXPECT_EQ(stats->classes[0], (model::ClassStats{"spam", 1, 1}));
+  EXPECT_EQ(stats->classes[1], (model::ClassStats{"ham", 1, 1}));
+  EXPECT_FALSE(store.FindLearned("m")->has_value());
+  ASSERT_TRUE(store.FindLearned("n")->has_value());
+  // Alice has only y (x went with the delete), bob m as spam, carol n as spam.
+  EXPECT_FALSE(store.FindUserLearned("alice", "m")->has_value());
+  EXPECT_FALSE(store.FindUserLearned("alice", "x")->has_value());
+  ASSERT_TRUE(store.FindUserLearned("alice", "y")->has_value());
+  const auto alice = store.UserStats("alice");
+  ASSERT_TRUE(alice.has_value() && alice->has_value());
+  EXPECT_EQ((*alice)->classes[0], (model::ClassStats{"spam", 0, 0}));
+  EXPECT_EQ((*alice)->classes[1], (model::ClassStats{"ham", 1, 1}));
+  EXPECT_EQ((**store.FindUserLearned("bob", "m")).label, "spam");
+  EXPECT_EQ((**store.FindUserLearned("carol", "n")).label, "spam");
 }
 
 // The held-out scores a group records are those of learning its requests one at a time: each

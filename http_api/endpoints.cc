@@ -1,5 +1,7 @@
 #include "http_api/endpoints.h"
 
+#include <utility>
+
 namespace nbspamd::http_api {
 namespace {
 
@@ -11,11 +13,33 @@ constexpr bool InEnumOrder() {
 }
 static_assert(InEnumOrder(), "kEndpoints must list the endpoints in the order of Endpoint");
 
+// The first '/'-separated segment of `path` after its leading '/', and what follows it.
+std::pair<std::string_view, std::string_view> SplitSegment(std::string_view path) {
+  path.remove_prefix(1);
+  const std::size_t end = path.find('/');
+  if (end == std::string_view::npos) return {path, {}};
+  return {path.substr(0, end), path.substr(end)};
+}
+
+// Whether `path` is `pattern`, an {id} segment of the pattern matching any non-empty segment.
+bool PathMatches(std::string_view pattern, std::string_view path) {
+  if (pattern.find('{') == std::string_view::npos) return path == pattern;
+  while (!pattern.empty() && !path.empty()) {
+    if (pattern.front() != '/' || path.front() != '/') return false;
+    const auto [wanted, pattern_rest] = SplitSegment(pattern);
+    const auto [segment, path_rest] = SplitSegment(path);
+    if (wanted == "{id}" ? segment.empty() : wanted != segment) return false;
+    pattern = pattern_rest;
+    path = path_rest;
+  }
+  return pattern.empty() && path.empty();
+}
+
 }  // namespace
 
 Endpoint EndpointOfPath(std::string_view path) {
   for (const EndpointSpec& spec : kEndpoints) {
-    if (path == spec.path) return spec.endpoint;
+    if (PathMatches(spec.path, path)) return spec.endpoint;
   }
   return Endpoint::kOther;
 }

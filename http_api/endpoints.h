@@ -5,6 +5,9 @@
 //
 //   const Endpoint endpoint = EndpointOf("/classify?explain=3");  // Endpoint::kClassify
 //   const EndpointSpec* spec = SpecOf(endpoint);                   // nullptr for kOther
+//
+// A path segment spelt {id} in the table (/users/{id}) matches any one non-empty segment; the
+// table's path, not the request's, is the endpoint's name in /metrics.
 #ifndef NBSPAMD_HTTP_API_ENDPOINTS_H_
 #define NBSPAMD_HTTP_API_ENDPOINTS_H_
 
@@ -29,6 +32,8 @@ enum class Endpoint {
   kAdminBackup,
   kAdminLearned,
   kAdminRollback,
+  kUserStats,
+  kUserDelete,
   kOther,
 };
 inline constexpr std::size_t kEndpointCount = static_cast<std::size_t>(Endpoint::kOther) + 1;
@@ -68,9 +73,15 @@ inline constexpr std::array<EndpointSpec, kEndpointCount - 1> kEndpoints = {{
      false, true},
     {Endpoint::kAdminRollback, "/admin/rollback", boost::beast::http::verb::post, Guard::kToken,
      false, false, true},
+    {Endpoint::kUserStats, "/users/{id}/stats", boost::beast::http::verb::get, Guard::kClassify,
+     false, false, true},
+    // Deleting a user's data is training: the guard and the rate of /forget.
+    {Endpoint::kUserDelete, "/users/{id}", boost::beast::http::verb::delete_, Guard::kToken, false,
+     true, true},
 }};
 
-// The endpoint whose path is `path` exactly (no query).
+// The endpoint whose path is `path` (no query, percent-encoded as sent): the row whose path it
+// is, segment by segment, an {id} segment matching any non-empty one.
 [[nodiscard]] Endpoint EndpointOfPath(std::string_view path);
 // The endpoint a request target ("/classify?explain=3") names.
 [[nodiscard]] Endpoint EndpointOf(std::string_view target);

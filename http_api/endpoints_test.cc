@@ -19,6 +19,18 @@ TEST(EndpointsTest, TargetsNameTheirEndpointWithoutTheQuery) {
   EXPECT_EQ(SpecOf(Endpoint::kOther), nullptr);
 }
 
+TEST(EndpointsTest, AnIdSegmentMatchesAnyOneNonEmptySegment) {
+  EXPECT_EQ(EndpointOf("/users/alice/stats"), Endpoint::kUserStats);
+  EXPECT_EQ(EndpointOf("/users/a%2Fb/stats?x=1"), Endpoint::kUserStats);
+  EXPECT_EQ(EndpointOf("/users/alice"), Endpoint::kUserDelete);
+  EXPECT_EQ(EndpointOf("/users/"), Endpoint::kOther);
+  EXPECT_EQ(EndpointOf("/users//stats"), Endpoint::kOther);
+  EXPECT_EQ(EndpointOf("/users/alice/other"), Endpoint::kOther);
+  EXPECT_EQ(EndpointOf("/users/alice/stats/more"), Endpoint::kOther);
+  EXPECT_EQ(EndpointOf("/users"), Endpoint::kOther);
+  EXPECT_EQ(EndpointName(Endpoint::kUserStats), "/users/{id}/stats");
+}
+
 TEST(EndpointsTest, EachRowHasItsOwnPathAndOnlyHealthProbesSkipAdmission) {
   std::set<std::string> paths;
   for (const EndpointSpec& spec : kEndpoints) {

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "common/json_text.h"
+#include "common/utf8.h"
 #include "model/verdict.h"
 
 namespace nbspamd::http_api {
@@ -98,6 +99,18 @@ json::object StatsJson(const model::ModelStats& stats, const core::SpamFilterOpt
                       {"ham_threshold", options.ham_threshold},
                       {"score_min_weight", options.score_min_weight},
                       {"options", std::move(tokenizer)}};
+}
+
+json::object UserStatsJson(std::string_view user, const model::ModelStats& stats) {
+  json::array classes;
+  for (const model::ClassStats& c : stats.classes) {
+    classes.push_back(
+        json::object{{"label", c.label}, {"documents", c.documents}, {"tokens", c.tokens}});
+  }
+  return json::object{{"user", ReplaceInvalidUtf8(user)},
+                      {"classes", std::move(classes)},
+                      {"documents", stats.TotalDocuments()},
+                      {"vocabulary", stats.vocabulary_size}};
 }
 
 json::object LearnedJson(std::span<const storage::LearnedMessage> messages) {

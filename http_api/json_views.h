@@ -32,6 +32,10 @@ namespace nbspamd::http_api {
 // GET /stats: the classes' counts, |V|, and the options that shape verdicts and tokens.
 [[nodiscard]] boost::json::object StatsJson(const model::ModelStats& stats,
                                             const core::SpamFilterOptions& options);
+// GET /users/{id}/stats: the user's id, its layer's classes (documents and tokens, in the global
+// classes' order), its documents and its distinct tokens ("vocabulary").
+[[nodiscard]] boost::json::object UserStatsJson(std::string_view user,
+                                                const model::ModelStats& stats);
 // GET /admin/learned: the messages and their count.
 [[nodiscard]] boost::json::object LearnedJson(std::span<const storage::LearnedMessage> messages);
 

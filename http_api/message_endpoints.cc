@@ -1,4 +1,5 @@
-// POST /classify, /train and /forget: a message in, the core's answer out as JSON.
+// POST /classify, /train and /forget: a message in, the core's answer out as JSON. Each takes an
+// optional user (?user= or the JSON field "user"): that user's layer (core/spam_filter.h).
 #include <boost/beast/http/field.hpp>
 #include <boost/json.hpp>
 #include <charconv>
@@ -41,7 +42,8 @@ void RecordTraining(Metrics& metrics, const std::string& source,
 }  // namespace
 
 std::optional<Response> HandleClassify(Call& call, const Input& input) {
-  if (auto rejected = call.RejectUnknown(input, {"explain", "id"}, {"text", "explain", "id"}))
+  if (auto rejected =
+          call.RejectUnknown(input, {"explain", "id", "user"}, {"text", "explain", "id", "user"}))
     return *rejected;
   std::size_t explain = 0;
   if (const json::value* value = input.fields.if_contains("explain")) {
@@ -61,7 +63,9 @@ std::optional<Response> HandleClassify(Call& call, const Input& input) {
   if (!id) return call.Error(id.error());
   auto message = MessageOf(input);
   if (!message) return call.Error(message.error());
-  auto outcome = call.filter.Classify(*message, explain, *id);
+  auto user = Parameter(input, "user");
+  if (!user) return call.Error(user.error());
+  auto outcome = call.filter.Classify(*message, explain, *id, *user);
   if (!outcome) return call.Error(outcome.error());
   call.metrics.RecordVerdict(outcome->result.label_index);
   call.metrics.RecordSpamVerdict(outcome->result.verdict);
@@ -69,7 +73,8 @@ std::optional<Response> HandleClassify(Call& call, const Input& input) {
 }
 
 std::optional<Response> HandleTrain(Call& call, const Input& input) {
-  if (auto rejected = call.RejectUnknown(input, {"label", "id"}, {"text", "label", "id"}))
+  if (auto rejected =
+          call.RejectUnknown(input, {"label", "id", "user"}, {"text", "label", "id", "user"}))
     return *rejected;
   auto label = Parameter(input, "label");
   if (!label) return call.Error(label.error());
@@ -78,9 +83,11 @@ std::optional<Response> HandleTrain(Call& call, const Input& input) {
                       "the label is missing: give ?label=spam or ?label=ham");
   auto id = Parameter(input, "id");
   if (!id) return call.Error(id.error());
+  auto user = Parameter(input, "user");
+  if (!user) return call.Error(user.error());
   auto message = MessageOf(input);
   if (!message) return call.Error(message.error());
-  call.filter.TrainAsync(*message, **label, *id, call.source,
+  call.filter.TrainAsync(*message, **label, *id, call.source, *user,
                          [&metrics = call.metrics, version = call.request.version(),
                           source = call.source, respond = call.TakeRespond()](
                              std::expected<core::TrainOutcome, nbspamd::Error> outcome) mutable {
@@ -94,9 +101,12 @@ std::optional<Response> HandleTrain(Call& call, const Input& input) {
 }
 
 std::optional<Response> HandleForget(Call& call, const Input& input) {
-  if (auto rejected = call.RejectUnknown(input, {"id"}, {"text", "id"})) return *rejected;
+  if (auto rejected = call.RejectUnknown(input, {"id", "user"}, {"text", "id", "user"}))
+    return *rejected;
   auto id = Parameter(input, "id");
   if (!id) return call.Error(id.error());
+  auto user = Parameter(input, "user");
+  if (!user) return call.Error(user.error());
   std::optional<std::string_view> message;
   if (!*id) {
     auto body = MessageOf(input);
@@ -121,9 +131,9 @@ std::optional<Response> HandleForget(Call& call, const Input& input) {
         });
       };
   if (message) {
-    call.filter.ForgetMessageAsync(*message, std::move(done));
+    call.filter.ForgetMessageAsync(*message, *user, std::move(done));
   } else {
-    call.filter.ForgetIdAsync(**id, std::move(done));
+    call.filter.ForgetIdAsync(**id, *user, std::move(done));
   }
   return std::nullopt;
 }

@@ -98,6 +98,10 @@ class Handler {
         return HandleLearned(call_, *input);
       case Endpoint::kAdminRollback:
         return HandleRollback(call_, *input);
+      case Endpoint::kUserStats:
+        return HandleUserStats(call_, *input);
+      case Endpoint::kUserDelete:
+        return HandleUserDelete(call_, *input);
       case Endpoint::kOther:
         break;
     }

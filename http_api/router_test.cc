@@ -74,6 +74,67 @@ class RouterTest : public ::testing::Test {
   Router router_;
 };
 
+TEST_F(RouterTest, UsersTrainTheirOwnLayerAndCanBeListedAndDeleted) {
+  TrainSeed();
+  const std::string global = Send(http::verb::post, "/classify", "review account").body();
+  // A user with no layer: the global answer, to the byte.
+  EXPECT_EQ(Send(http::verb::post, "/classify?user=alice", "review account").body(), global);
+  ExpectError(Send(http::verb::get, "/users/alice/stats"), http::status::not_found, "not_found");
+
+  Response trained = Send(http::verb::post, "/train?label=ham&id=u1&user=alice", "review account");
+  ASSERT_EQ(trained.result(), http::status::ok) << trained.body();
+  EXPECT_NE(Send(http::verb::post, "/classify?user=alice", "review account").body(), global);
+  EXPECT_EQ(Send(http::verb::post, "/classify?user=bob", "review account").body(), global);
+  EXPECT_EQ(Send(http::verb::post, "/classify", "review account").body(), global);
+  // The JSON field works as the query parameter.
+  EXPECT_EQ(Send(http::verb::post, "/classify", R"({"text": "review account", "user": "alice"})",
+                 "application/json")
+                .body(),
+            Send(http::verb::post, "/classify?user=alice", "review account").body());
+
+  const json::object stats = Json(Send(http::verb::get, "/users/alice/stats"));
+  EXPECT_EQ(stats.at("user").as_string(), "alice");
+  EXPECT_EQ(stats.at("documents").as_int64(), 1);
+  EXPECT_EQ(stats.at("vocabulary").as_int64(), 2);
+  EXPECT_EQ(stats.at("classes").as_array()[1].at("label").as_string(), "ham");
+  EXPECT_EQ(stats.at("classes").as_array()[1].at("documents").as_int64(), 1);
+
+  // Forget with the user restores the global answer exactly; without it, the global ledger has
+  // no u1.
+  ExpectError(Send(http::verb::post, "/forget?id=u1", ""), http::status::not_found, "not_found");
+  ASSERT_EQ(Send(http::verb::post, "/forget?id=u1&user=alice", "").result(), http::status::ok);
+  EXPECT_EQ(Send(http::verb::post, "/classify?user=alice", "review account").body(), global);
+
+  trained = Send(http::verb::post, "/train?label=ham&user=alice", "review account");
+  ASSERT_EQ(trained.result(), http::status::ok) << trained.body();
+  ExpectError(Send(http::verb::get, "/users/alice"), http::status::method_not_allowed,
+              "method_not_allowed");
+  const json::object deleted = Json(Send(http::verb::delete_, "/users/alice"));
+  EXPECT_EQ(deleted.at("deleted").as_bool(), true);
+  ExpectError(Send(http::verb::get, "/users/alice/stats"), http::status::not_found, "not_found");
+  EXPECT_EQ(Send(http::verb::post, "/classify?user=alice", "review account").body(), global);
+}
+
+TEST_F(RouterTest, BadUserIdsAre400) {
+  TrainSeed();
+  const std::string too_long(300, 'u');
+  ExpectError(Send(http::verb::post, "/classify?user=" + too_long, "review"),
+              http::status::bad_request, "invalid_argument");
+  ExpectError(Send(http::verb::post, "/classify?user=", "review"), http::status::bad_request,
+              "invalid_argument");
+  ExpectError(Send(http::verb::post, "/train?label=spam&user=" + too_long, "review"),
+              http::status::bad_request, "invalid_argument");
+  ExpectError(Send(http::verb::post, "/forget?id=x&user=", ""), http::status::bad_request,
+              "invalid_argument");
+  ExpectError(Send(http::verb::get, "/users/a%00b/stats"), http::status::bad_request,
+              "invalid_argument");
+  ExpectError(Send(http::verb::delete_, "/users/" + too_long), http::status::bad_request,
+              "invalid_argument");
+  ExpectError(
+      Send(http::verb::post, "/classify", R"({"text": "review", "user": 7})", "application/json"),
+      http::status::bad_request, "invalid_argument");
+}
+
 TEST_F(RouterTest, SeedDocumentsGiveTheGoldenNumbers) {
   TrainSeed();
   const json::object body = Json(Send(http::verb::post, "/classify", "review account"));

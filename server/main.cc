@@ -152,6 +152,8 @@ int Run(int argc, char** argv) {
   server::SpamdFrontEnd spamd_front;
   storage::RocksdbStoreOptions store_options;
   store_options.log = [](std::string_view line) { LogWarning(line, {{"from", "rocksdb"}}); };
+  store_options.user_token_limit = settings.user_token_limit;
+  store_options.user_cache_bytes = settings.user_cache_bytes;
   auto store = storage::RocksdbStore::Open(settings.data_dir, store_options);
   if (!store) {
     std::fprintf(stderr, "nbspamd: %s\n", store.error().message.c_str());
@@ -162,6 +164,9 @@ int Run(int argc, char** argv) {
   filter_options.spam_threshold = settings.spam_threshold;
   filter_options.ham_threshold = settings.ham_threshold;
   filter_options.score_min_weight = settings.score_min_weight;
+  filter_options.user_beta = settings.user_beta;
+  filter_options.user_gamma = settings.user_gamma;
+  filter_options.train_global_from_users = settings.train_global_from_users == "on";
   filter_options.tokenizer.max_message_bytes = settings.max_message_bytes;
   filter_options.tokenizer.max_tokens = settings.max_tokens;
   filter_options.tokenizer.max_token_chars = settings.max_token_chars;

@@ -388,6 +388,39 @@ TEST(ClusterTest, ByDefaultATrainIsAnsweredQueuedOnceRedisHasIt) {
   EXPECT_EQ(daemon.Terminate(), 0) << daemon.Log();
 }
 
+// User layers are not replicated yet: training with a user is refused (409) rather than applied
+// on one daemon alone; only the global trains change the model.
+TEST(ClusterTest, TrainingWithAUserIsRefusedAsUserLayersAreNotReplicated) {
+  TempDir dir;
+  auto redis = RedisProcess::Start(dir.path().string(), FreeLoopbackPort());
+  ASSERT_TRUE(redis.has_value()) << redis.error();
+  DaemonProcess daemon = Start({"--listen", "127.0.0.1:0", "--data-dir", dir.Join("model"),
+                                "--cluster-redis", "127.0.0.1:" + std::to_string(redis->port()),
+                                "--cluster-name", "only", "--cluster-wait-applied", "true"});
+  HttpClient client(daemon.port());
+  for (const std::string target :
+       {"/train?label=spam&id=u1&user=alice", "/forget?id=u1&user=alice"}) {
+    const auto refused = client.Send(http::verb::post, target, "cheap pills now");
+    EXPECT_EQ(refused.result(), http::status::conflict) << refused.body();
+    const json::value error = json::parse(refused.body()).at("error");
+    EXPECT_EQ(error.at("code").as_string(), "failed_precondition") << refused.body();
+    EXPECT_NE(std::string(error.at("message").as_string()).find("not replicated"),
+              std::string::npos)
+        << refused.body();
+  }
+  EXPECT_EQ(client.Send(http::verb::delete_, "/users/alice").result(), http::status::conflict);
+  // Global training still replicates, and classifying with a user scores as the global model.
+  const auto train = client.Send(http::verb::post, "/train?label=spam&id=g1", "cheap pills now");
+  ASSERT_EQ(train.result(), http::status::ok) << train.body();
+  ASSERT_EQ(client.Send(http::verb::post, "/train?label=ham&id=g2", "lunch at noon").result(),
+            http::status::ok);
+  EXPECT_EQ(client.Send(http::verb::post, "/classify?user=alice", "cheap lunch").body(),
+            client.Send(http::verb::post, "/classify", "cheap lunch").body());
+  EXPECT_EQ(json::parse(client.Send(http::verb::get, "/stats").body()).at("documents").as_int64(),
+            2);
+  EXPECT_EQ(daemon.Terminate(), 0) << daemon.Log();
+}
+
 TEST(ClusterTest, ADaemonWhoseModelEndsBeforeTheTrimmedPartRefusesToStart) {
   TempDir dir;
   auto redis = RedisProcess::Start(dir.path().string(), FreeLoopbackPort());

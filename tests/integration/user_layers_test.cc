@@ -1,0 +1,139 @@
+// Per-user layers (issue 14) through the real daemon: ?user= on /classify, /train and /forget,
+// GET /users/{id}/stats and DELETE /users/{id}, with the RocksDB store.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/support/daemon_process.h"
+#include "tests/support/http_client.h"
+#include "tests/support/temp_dir.h"
+
+namespace nbspamd::testing {
+namespace {
+
+namespace http = boost::beast::http;
+namespace json = boost::json;
+
+constexpr char kMessage[] = "review account";
+
+class UserLayersTest : public ::testing::Test {
+ protected:
+  DaemonProcess Start(std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"--listen",          "127.0.0.1:0", "--data-dir",
+                                     data_.Join("model"), "--threads",   "2"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto daemon = DaemonProcess::Start(args);
+    if (!daemon) throw std::runtime_error(daemon.error());
+    return std::move(*daemon);
+  }
+
+  static void TrainSeed(HttpClient& client) {
+    const std::pair<const char*, const char*> seed[] = {
+        {"spam", "send us your password"}, {"spam", "review us"},
+        {"spam", "send us your account"},  {"spam", "send your password"},
+        {"ham", "password review"},        {"ham", "send us your review"}};
+    int i = 0;
+    for (const auto& [label, text] : seed) {
+      const auto response = client.Send(
+          http::verb::post,
+          std::string("/train?label=") + label + "&id=seed-" + std::to_string(++i), text);
+      ASSERT_EQ(response.result(), http::status::ok) << response.body();
+    }
+  }
+
+  // The whole /classify answer: equal texts are equal scores, to the last digit.
+  static std::string Classify(HttpClient& client, const std::string& query = "") {
+    const auto response = client.Send(http::verb::post, "/classify" + query, kMessage);
+    EXPECT_EQ(response.result(), http::status::ok) << response.body();
+    return response.body();
+  }
+
+  static void Train(HttpClient& client, const std::string& query, const std::string& text) {
+    const auto response = client.Send(http::verb::post, "/train" + query, text);
+    ASSERT_EQ(response.result(), http::status::ok) << response.body();
+  }
+
+  TempDir data_;
+};
+
+TEST_F(UserLayersTest, AUsersTrainingMovesOnlyTheirScoreAndForgetAndDeleteUndoIt) {
+  DaemonProcess daemon = Start();
+  HttpClient client(daemon.port());
+  TrainSeed(client);
+  const std::string global = Classify(client);
+  EXPECT_EQ(Classify(client, "?user=alice"), global);
+  EXPECT_EQ(client.Send(http::verb::get, "/users/alice/stats").result(), http::status::not_found);
+
+  Train(client, "?label=ham&id=a1&user=alice", "review account details");
+  Train(client, "?label=ham&id=a2&user=alice", "account review");
+  const std::string alice = Classify(client, "?user=alice");
+  EXPECT_NE(alice, global);
+  EXPECT_LT(json::parse(alice).at("score").to_number<double>(),
+            json::parse(global).at("score").to_number<double>());
+  EXPECT_EQ(Classify(client, "?user=bob"), global);
+  EXPECT_EQ(Classify(client), global);
+  const json::value stats = client.GetJson("/users/alice/stats");
+  EXPECT_EQ(stats.at("documents").as_int64(), 2);
+  EXPECT_EQ(stats.at("classes").at(1).at("label").as_string(), "ham");
+  EXPECT_EQ(stats.at("classes").at(1).at("documents").as_int64(), 2);
+  EXPECT_EQ(client.GetJson("/stats").at("documents").as_int64(), 6);
+
+  // The layer is stored: the same answers after a restart.
+  EXPECT_EQ(daemon.Terminate(), 0) << daemon.Log();
+  DaemonProcess restarted = Start();
+  HttpClient again(restarted.port());
+  EXPECT_EQ(Classify(again, "?user=alice"), alice);
+  EXPECT_EQ(Classify(again), global);
+
+  auto forgotten = again.Send(http::verb::post, "/forget?id=a2&user=alice", "");
+  ASSERT_EQ(forgotten.result(), http::status::ok) << forgotten.body();
+  forgotten = again.Send(http::verb::post, "/forget?user=alice", "review account details");
+  EXPECT_EQ(forgotten.result(), http::status::not_found) << forgotten.body();  // Learned as a1.
+  forgotten = again.Send(http::verb::post, "/forget?id=a1&user=alice", "");
+  ASSERT_EQ(forgotten.result(), http::status::ok) << forgotten.body();
+  EXPECT_EQ(Classify(again, "?user=alice"), global);
+
+  Train(again, "?label=ham&user=alice", "review account details");
+  EXPECT_NE(Classify(again, "?user=alice"), global);
+  const auto deleted = again.Send(http::verb::delete_, "/users/alice");
+  ASSERT_EQ(deleted.result(), http::status::ok) << deleted.body();
+  EXPECT_EQ(again.Send(http::verb::get, "/users/alice/stats").result(), http::status::not_found);
+  EXPECT_EQ(Classify(again, "?user=alice"), global);
+}
+
+TEST_F(UserLayersTest, BadUserIdsAre400AndDeleteNeedsATokenAsForgetDoes) {
+  DaemonProcess daemon = Start({"--auth-tokens", "mx1:0123456789abcdef"});
+  HttpClient client(daemon.port());
+  const std::vector<std::pair<std::string, std::string>> auth = {
+      {"Authorization", "Bearer 0123456789abcdef"}};
+  EXPECT_EQ(
+      client.Send(http::verb::post, "/classify?user=" + std::string(300, 'u'), kMessage).result(),
+      http::status::bad_request);
+  const auto bad =
+      client.Send(http::verb::post, "/train?label=spam&user=", kMessage, "text/plain", auth);
+  EXPECT_EQ(bad.result(), http::status::bad_request) << bad.body();
+  EXPECT_EQ(json::parse(bad.body()).at("error").at("code").as_string(), "invalid_argument");
+  EXPECT_EQ(client.Send(http::verb::delete_, "/users/alice").result(), http::status::unauthorized);
+  EXPECT_EQ(client.Send(http::verb::delete_, "/users/alice", "", "text/plain", auth).result(),
+            http::status::ok);
+}
+
+TEST_F(UserLayersTest, TrainGlobalFromUsersOnAlsoTrainsTheGlobalModel) {
+  DaemonProcess daemon = Start({"--train-global-from-users", "on"});
+  HttpClient client(daemon.port());
+  TrainSeed(client);
+  const std::string global = Classify(client);
+  Train(client, "?label=ham&id=a1&user=alice", "review account details");
+  EXPECT_NE(Classify(client), global);
+  EXPECT_EQ(client.GetJson("/stats").at("documents").as_int64(), 7);
+  EXPECT_EQ(client.GetJson("/users/alice/stats").at("documents").as_int64(), 1);
+  const auto forgotten = client.Send(http::verb::post, "/forget?id=a1&user=alice", "");
+  ASSERT_EQ(forgotten.result(), http::status::ok) << forgotten.body();
+  EXPECT_EQ(Classify(client), global);
+  EXPECT_EQ(Classify(client, "?user=alice"), global);
+}
+
+}  // namespace
+}  // namespace nbspamd::testing
