@@ -4,7 +4,7 @@
 #   MYDESTINATION   the domains delivered here
 #   NBSPAMD_MILTER  where nbspamd's milter listens (inet:nbspamd:11332)
 set -eu
-cp /usr/share/postfix/main.cf.debian /etc/postfix/main.cf
+[ -f /etc/postfix/main.cf ] || cp /usr/share/postfix/main.cf.debian /etc/postfix/main.cf
 postconf -e \
   "myhostname = ${MYHOSTNAME:-mail.example.org}" \
   "mydestination = ${MYDESTINATION:-localhost}" \
@@ -23,5 +23,6 @@ mkdir -p /var/spool/postfix/etc
 for file in resolv.conf hosts services nsswitch.conf host.conf localtime; do
   [ -e "/etc/$file" ] && cp -L "/etc/$file" "/var/spool/postfix/etc/$file"
 done
+[ -f /etc/aliases ] || echo "postmaster: root" >/etc/aliases
 newaliases
 exec postfix start-fg
