@@ -35,7 +35,10 @@ void PutString(std::string& out, std::string_view text) {
 
 bool GetString(std::string_view& input, std::string& text) {
   std::uint64_t size = 0;
-  if (!GetVarint(input, input.size(), size)) return false;
+  // The limit is what is left once the length itself has been read.
+  if (!GetVarint(input, std::numeric_limits<std::uint64_t>::max(), size) || size > input.size()) {
+    return false;
+  }
   text.assign(input.substr(0, size));
   input.remove_prefix(size);
   return true;
