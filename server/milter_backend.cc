@@ -7,6 +7,8 @@
 #include <string_view>
 #include <utility>
 
+#include "server/front_end_thread.h"
+
 namespace nbspamd::server {
 namespace {
 
@@ -20,25 +22,6 @@ milter::MilterVerdict::Kind KindOf(model::Verdict verdict) {
       break;
   }
   return milter::MilterVerdict::Kind::kUnsure;
-}
-
-void AppendCounter(std::string& out, std::string_view name, std::string_view help,
-                   std::string_view labels, const std::atomic<std::uint64_t>& counter,
-                   bool header = true) {
-  if (header) {
-    out += "# HELP ";
-    out += name;
-    out += ' ';
-    out += help;
-    out += "\n# TYPE ";
-    out += name;
-    out += " counter\n";
-  }
-  out += name;
-  out += labels;
-  out += ' ';
-  out += std::to_string(counter.load(std::memory_order_relaxed));
-  out += '\n';
 }
 
 }  // namespace
@@ -85,19 +68,16 @@ std::string RenderMilterMetrics(const milter::MilterCounters& c) {
   AppendCounter(out, "nbspamd_milter_messages_total",
                 "Messages that reached end of body, by what the milter did.", "{verdict=\"spam\"}",
                 c.spam);
-  AppendCounter(out, "nbspamd_milter_messages_total", "", "{verdict=\"unsure\"}", c.unsure, false);
-  AppendCounter(out, "nbspamd_milter_messages_total", "", "{verdict=\"ham\"}", c.ham, false);
-  AppendCounter(out, "nbspamd_milter_messages_total", "", "{verdict=\"oversized\"}", c.oversized,
-                false);
+  AppendCounter(out, "nbspamd_milter_messages_total", "", "{verdict=\"unsure\"}", c.unsure);
+  AppendCounter(out, "nbspamd_milter_messages_total", "", "{verdict=\"ham\"}", c.ham);
+  AppendCounter(out, "nbspamd_milter_messages_total", "", "{verdict=\"oversized\"}", c.oversized);
   AppendCounter(out, "nbspamd_milter_messages_total", "", "{verdict=\"unclassified\"}",
-                c.backend_errors, false);
+                c.backend_errors);
   AppendCounter(out, "nbspamd_milter_actions_total",
                 "Spam rejected at SMTP time or quarantined, and messages tempfailed.",
                 "{action=\"reject\"}", c.rejected);
-  AppendCounter(out, "nbspamd_milter_actions_total", "", "{action=\"quarantine\"}", c.quarantined,
-                false);
-  AppendCounter(out, "nbspamd_milter_actions_total", "", "{action=\"tempfail\"}", c.tempfailed,
-                false);
+  AppendCounter(out, "nbspamd_milter_actions_total", "", "{action=\"quarantine\"}", c.quarantined);
+  AppendCounter(out, "nbspamd_milter_actions_total", "", "{action=\"tempfail\"}", c.tempfailed);
   AppendCounter(out, "nbspamd_milter_oversized_total",
                 "Messages larger than max_body_bytes, accepted unchecked.", "", c.oversized);
   AppendCounter(out, "nbspamd_milter_fail_mode_total",

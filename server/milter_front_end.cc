@@ -5,10 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <boost/asio/post.hpp>
-#include <exception>
-#include <future>
-#include <memory>
 #include <string_view>
 
 #include "common/log.h"
@@ -17,14 +13,6 @@
 
 namespace nbspamd::server {
 namespace {
-
-// Waits (up to 10 s) until `io` has run the handlers posted to it before this call.
-void WaitForPostedWork(boost::asio::io_context& io) {
-  auto reached = std::make_shared<std::promise<void>>();
-  std::future<void> done = reached->get_future();
-  boost::asio::post(io, [reached] { reached->set_value(); });
-  done.wait_for(std::chrono::seconds(10));
-}
 
 // The milter front end's settings as its options, checked by the milter's own validators. Errors:
 // kInvalidArgument naming the key.
@@ -123,7 +111,7 @@ std::expected<void, Error> MilterFrontEnd::Start(const config::Settings& setting
   context->on_error = [](std::string_view why) {
     LogDebug("milter connection closed: " + std::string(why));
   };
-  auto listener = milter::MilterListener::Create(io_, *address, std::move(*context),
+  auto listener = milter::MilterListener::Create(io_.context(), *address, std::move(*context),
                                                  static_cast<mode_t>(settings.milter_socket_mode));
   if (!listener) return std::unexpected(listener.error());
   listener_ = std::move(*listener);
@@ -135,19 +123,8 @@ std::expected<void, Error> MilterFrontEnd::Start(const config::Settings& setting
                                                   "'");
   }
   listener_->Run();
-  work_.emplace(io_.get_executor());
-  thread_ = std::thread([this] {
-    for (;;) {
-      try {
-        io_.run();
-        return;
-      } catch (const std::exception& e) {
-        // Connections catch their own; a count here would be a bug outside any of them.
-        milter::MilterCounters::Add(counters_.internal_errors);
-        LogError(std::string("milter I/O thread: ") + e.what());
-      }
-    }
-  });
+  // Connections catch their own exceptions; one reaching the thread is a bug outside them.
+  io_.Start([this] { milter::MilterCounters::Add(counters_.internal_errors); });
   return {};
 }
 
@@ -161,24 +138,8 @@ void MilterFrontEnd::StopAccepting() {
 
 void MilterFrontEnd::Stop(std::chrono::seconds grace) {
   if (!listener_) return;
-  listener_->Stop();
-  // Stop runs on the I/O thread (closing the acceptor, removing a Unix socket's file): wait for
-  // it before stopping that thread. A handler posted now runs after it.
-  WaitForPostedWork(io_);
-  const auto deadline = std::chrono::steady_clock::now() + grace;
-  while (listener_->OpenConnections() > 0 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  if (listener_->OpenConnections() > 0) {
-    LogWarning("milter connections still open after the shutdown timeout: closing them");
-  }
-  work_.reset();
-  io_.stop();
-  if (thread_.joinable()) thread_.join();
-  // Run here what was still queued when the thread stopped (the listener's Stop, when its strand
-  // was busy as the barrier above ran), so that it has closed (and unlinked) for certain.
-  io_.restart();
-  io_.poll();
+  listener_->Stop();  // Closes the acceptor (and removes a Unix socket's file) on the I/O thread.
+  io_.Drain(grace, [this] { return listener_->OpenConnections(); });
   backend_->Stop();
   listener_.reset();
 }

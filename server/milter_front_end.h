@@ -14,20 +14,17 @@
 #ifndef NBSPAMD_SERVER_MILTER_FRONT_END_H_
 #define NBSPAMD_SERVER_MILTER_FRONT_END_H_
 
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <expected>
 #include <memory>
-#include <optional>
 #include <string>
-#include <thread>
 
 #include "common/error.h"
 #include "config/settings.h"
 #include "core/spam_filter.h"
 #include "milter/counters.h"
 #include "milter/listener.h"
+#include "server/front_end_thread.h"
 #include "server/milter_backend.h"
 
 namespace nbspamd::server {
@@ -59,10 +56,9 @@ class MilterFrontEnd {
  private:
   milter::MilterCounters counters_;
   std::unique_ptr<SpamFilterMilterBackend> backend_;
-  boost::asio::io_context io_;
-  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
+  // Declared before the listener: its connections refer to the context until they are gone.
+  FrontEndThread io_{"milter"};
   std::shared_ptr<milter::MilterListener> listener_;
-  std::thread thread_;
 };
 
 }  // namespace nbspamd::server

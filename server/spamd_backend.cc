@@ -1,10 +1,11 @@
 #include "server/spamd_backend.h"
 
-#include <atomic>
 #include <boost/asio/post.hpp>
 #include <exception>
 #include <memory>
 #include <utility>
+
+#include "server/front_end_thread.h"
 
 namespace nbspamd::server {
 namespace {
@@ -19,21 +20,6 @@ spamd::SpamdVerdictKind KindOf(model::Verdict verdict) {
       break;
   }
   return spamd::SpamdVerdictKind::kUnsure;
-}
-
-void AppendCounter(std::string& out, std::string_view name, std::string_view help,
-                   const std::atomic<std::uint64_t>& counter) {
-  out += "# HELP ";
-  out += name;
-  out += ' ';
-  out += help;
-  out += "\n# TYPE ";
-  out += name;
-  out += " counter\n";
-  out += name;
-  out += ' ';
-  out += std::to_string(counter.load(std::memory_order_relaxed));
-  out += '\n';
 }
 
 }  // namespace
@@ -121,18 +107,20 @@ void SpamFilterSpamdBackend::Stop() { pool_.join(); }
 
 std::string RenderSpamdMetrics(const spamd::SpamdCounters& c) {
   std::string out;
-  AppendCounter(out, "nbspamd_spamd_connections_total", "spamd-protocol connections accepted.",
+  AppendCounter(out, "nbspamd_spamd_connections_total", "spamd-protocol connections accepted.", "",
                 c.connections);
   AppendCounter(out, "nbspamd_spamd_requests_answered_total",
-                "spamd requests answered EX_OK (PING included).", c.answered);
+                "spamd requests answered EX_OK (PING included).", "", c.answered);
   AppendCounter(out, "nbspamd_spamd_errors_total",
-                "spamd requests answered with an error code (EX_PROTOCOL and the rest).", c.errors);
+                "spamd requests answered with an error code (EX_PROTOCOL and the rest).", "",
+                c.errors);
   AppendCounter(out, "nbspamd_spamd_tells_refused_total",
-                "TELL requests refused EX_NOPERM by the spamd_tell policy.", c.tells_refused);
+                "TELL requests refused EX_NOPERM by the spamd_tell policy.", "", c.tells_refused);
   AppendCounter(out, "nbspamd_spamd_timeouts_total",
-                "spamd requests not read within spamd_read_timeout_seconds.", c.timeouts);
+                "spamd requests not read within spamd_read_timeout_seconds.", "", c.timeouts);
   AppendCounter(out, "nbspamd_spamd_internal_errors_total",
-                "spamd connections closed for an internal error (a bug).", c.handler_exceptions);
+                "spamd connections closed for an internal error (a bug).", "",
+                c.handler_exceptions);
   return out;
 }
 

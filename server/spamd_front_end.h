@@ -15,18 +15,15 @@
 #define NBSPAMD_SERVER_SPAMD_FRONT_END_H_
 
 #include <atomic>
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <expected>
 #include <memory>
-#include <optional>
 #include <string>
-#include <thread>
 
 #include "common/error.h"
 #include "config/settings.h"
 #include "core/spam_filter.h"
+#include "server/front_end_thread.h"
 #include "server/spamd_backend.h"
 #include "spamd/spamd_listener.h"
 
@@ -60,11 +57,10 @@ class SpamdFrontEnd {
 
  private:
   std::unique_ptr<SpamFilterSpamdBackend> backend_;
-  boost::asio::io_context io_;
-  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
+  // Declared before the listener: its sessions refer to the context until they are gone.
+  FrontEndThread io_{"spamd"};
   std::shared_ptr<spamd::SpamdListener> listener_;
   std::atomic<bool> stop_requested_{false};
-  std::thread thread_;
 };
 
 }  // namespace nbspamd::server

@@ -1,11 +1,8 @@
 // Debian's real spamc (SpamAssassin 4.0) against a SpamdListener in this process, over TCP on
 // 127.0.0.1, with the deterministic FakeSpamdBackend: "viagra" is spam. spamc runs as a
 // subprocess with -F /dev/null, so no spamc.conf on the machine changes its options.
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <pwd.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -20,8 +17,7 @@
 #include "spamd/spamd_response.h"
 #include "spamd/spamd_test_backend.h"
 #include "spamd/spamd_test_server.h"
-
-extern char** environ;
+#include "tests/support/program_run.h"
 
 namespace nbspamd::spamd {
 namespace {
@@ -40,12 +36,7 @@ struct SpamcRun {
   std::string out;
 };
 
-std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-class SpamcTest : public testing::Test {
+class SpamcTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(std::filesystem::exists(SPAMC_BINARY))
@@ -69,10 +60,6 @@ class SpamcTest : public testing::Test {
   // Runs spamc with `args` against `port` (the TELL-enabled server by default), `input` on its
   // standard input.
   SpamcRun Spamc(std::vector<std::string> args, std::string_view input, unsigned short port = 0) {
-    const auto in_path = dir_ / "in";
-    const auto out_path = dir_ / "out";
-    const auto err_path = dir_ / "err";
-    std::ofstream(in_path, std::ios::binary) << input;
     std::vector<std::string> argv = {SPAMC_BINARY,
                                      "-F",
                                      "/dev/null",
@@ -83,29 +70,12 @@ class SpamcTest : public testing::Test {
                                      "-t",
                                      "30"};
     argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<char*> raw;
-    for (auto& arg : argv) raw.push_back(arg.data());
-    raw.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, in_path.c_str(), O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0600);
-    posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0600);
-    pid_t pid = 0;
-    const int spawned = posix_spawn(&pid, raw[0], &actions, nullptr, raw.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
+    const nbspamd::testing::ProgramRun ran = nbspamd::testing::RunProgram(argv, input, dir_);
+    if (ran.exit_code == -1) ADD_FAILURE() << ran.err;
+    last_stderr_ = ran.err;
     SpamcRun run;
-    if (spawned != 0) {
-      ADD_FAILURE() << "cannot run " << SPAMC_BINARY;
-      return run;
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    run.out = ReadFile(out_path);
-    last_stderr_ = ReadFile(err_path);
+    run.exit_code = ran.exit_code;
+    run.out = ran.out;
     return run;
   }
 

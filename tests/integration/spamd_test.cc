@@ -6,16 +6,11 @@
 //
 // Needs Debian's spamc and, for Exim, root and exim4-daemon-heavy unpacked by
 // scripts/install-deps; without them these tests fail rather than skip.
-#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <spawn.h>
-#include <sys/wait.h>
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <optional>
 #include <string>
 #include <thread>
@@ -24,9 +19,8 @@
 #include "tests/support/daemon_process.h"
 #include "tests/support/exim_instance.h"
 #include "tests/support/http_client.h"
+#include "tests/support/program_run.h"
 #include "tests/support/temp_dir.h"
-
-extern char** environ;
 
 namespace nbspamd::testing {
 namespace {
@@ -43,23 +37,12 @@ constexpr std::string_view kHam =
     "From: bob@example.org\r\nTo: alice@example.org\r\nSubject: agenda\r\n\r\n"
     "the team lunch meeting on friday, project report\r\n";
 
-std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
 // The value of `sample` ("name{labels}") in a /metrics text, -1 when missing.
 double MetricValue(const std::string& metrics, const std::string& sample) {
   const std::size_t at = metrics.find("\n" + sample + " ");
   if (at == std::string::npos) return -1;
   return std::stod(metrics.substr(at + sample.size() + 2));
 }
-
-struct SpamcRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
 
 class SpamdDaemonTest : public ::testing::Test {
  protected:
@@ -99,38 +82,13 @@ class SpamdDaemonTest : public ::testing::Test {
 
   // Runs spamc against the daemon's spamd listener, `input` on its standard input. -F /dev/null:
   // no spamc.conf on the machine changes its options.
-  SpamcRun Spamc(std::vector<std::string> args, std::string_view input) {
-    const std::filesystem::path in_path = dir_.Join("spamc-in");
-    const std::filesystem::path out_path = dir_.Join("spamc-out");
-    const std::filesystem::path err_path = dir_.Join("spamc-err");
-    std::ofstream(in_path, std::ios::binary) << input;
+  ProgramRun Spamc(std::vector<std::string> args, std::string_view input) {
     std::vector<std::string> argv = {
         kSpamc, "-F", "/dev/null", "-d", "127.0.0.1", "-p", std::to_string(spamd_port_),
         "-t",   "30"};
     argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<char*> raw;
-    for (auto& arg : argv) raw.push_back(arg.data());
-    raw.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, in_path.c_str(), O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0600);
-    posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0600);
-    pid_t pid = 0;
-    const int spawned = posix_spawn(&pid, raw[0], &actions, nullptr, raw.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    SpamcRun run;
-    if (spawned != 0) {
-      ADD_FAILURE() << "cannot run " << kSpamc;
-      return run;
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    run.out = ReadFile(out_path);
-    run.err = ReadFile(err_path);
+    ProgramRun run = RunProgram(argv, input, dir_.path());
+    if (run.exit_code == -1) ADD_FAILURE() << run.err;
     return run;
   }
 
@@ -145,16 +103,16 @@ TEST_F(SpamdDaemonTest, SpamcCheckAndReportScoreWithTheDaemonsModel) {
   ASSERT_NO_FATAL_FAILURE(StartDaemon());
   ASSERT_NO_FATAL_FAILURE(Train());
 
-  const SpamcRun spam = Spamc({"-c"}, kSpam);
+  const ProgramRun spam = Spamc({"-c"}, kSpam);
   EXPECT_EQ(spam.exit_code, 1) << spam.out << spam.err << daemon_->Log();
   EXPECT_THAT(spam.out, ::testing::MatchesRegex("[0-9]+\\.[0-9]/5\\.0\n"));
   EXPECT_GT(std::stod(spam.out), 5.0) << spam.out;
 
-  const SpamcRun ham = Spamc({"-c"}, kHam);
+  const ProgramRun ham = Spamc({"-c"}, kHam);
   EXPECT_EQ(ham.exit_code, 0) << ham.out << ham.err;
   EXPECT_LT(std::stod(ham.out), 5.0) << ham.out;
 
-  const SpamcRun report = Spamc({"-R"}, kSpam);
+  const ProgramRun report = Spamc({"-R"}, kSpam);
   EXPECT_EQ(report.exit_code, 0) << report.out << report.err;  // Only -c and -E exit 1 for spam.
   EXPECT_THAT(report.out, HasSubstr("has identified this message as spam"));
   EXPECT_THAT(report.out, HasSubstr("NBSPAMD_SPAM"));
@@ -176,21 +134,21 @@ TEST_F(SpamdDaemonTest, SpamcLearnsAsTheGrantAllowsAndItsFeedbackIsCounted) {
   // Checked first: the ham verdict is remembered under the message's content id.
   const std::string new_spam =
       "Subject: hello\r\n\r\nthe team meeting report: free money casino prize winner\r\n";
-  const SpamcRun checked = Spamc({"-c"}, new_spam);
+  const ProgramRun checked = Spamc({"-c"}, new_spam);
   ASSERT_TRUE(checked.exit_code == 0 || checked.exit_code == 1) << checked.out << checked.err;
   const bool checked_as_spam = checked.exit_code == 1;
 
-  const SpamcRun refused = Spamc({"-L", "spam", "-u", "stranger"}, new_spam);
+  const ProgramRun refused = Spamc({"-L", "spam", "-u", "stranger"}, new_spam);
   EXPECT_NE(refused.exit_code, 0) << refused.out << refused.err;
   EXPECT_EQ(Get("/stats"), before) << "a refused TELL changed the model";
 
-  const SpamcRun learned = Spamc({"-L", "spam", "-u", "trainer"}, new_spam);
+  const ProgramRun learned = Spamc({"-L", "spam", "-u", "trainer"}, new_spam);
   EXPECT_EQ(learned.exit_code, 0) << learned.out << learned.err << daemon_->Log();
   EXPECT_THAT(learned.out, HasSubstr("Message successfully un/learned"));
   const std::string listed = Get("/admin/learned?source=mx-learning");
   EXPECT_THAT(listed, HasSubstr("\"label\":\"spam\"")) << listed;
 
-  const SpamcRun again = Spamc({"-L", "spam", "-u", "trainer"}, new_spam);
+  const ProgramRun again = Spamc({"-L", "spam", "-u", "trainer"}, new_spam);
   EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
   EXPECT_THAT(again.out, HasSubstr("Message was already un/learned"));
 
@@ -202,7 +160,7 @@ TEST_F(SpamdDaemonTest, SpamcLearnsAsTheGrantAllowsAndItsFeedbackIsCounted) {
       << metrics;
   EXPECT_EQ(MetricValue(metrics, "nbspamd_spamd_tells_refused_total"), 1) << metrics;
 
-  const SpamcRun forgot = Spamc({"-L", "forget", "-u", "trainer"}, new_spam);
+  const ProgramRun forgot = Spamc({"-L", "forget", "-u", "trainer"}, new_spam);
   EXPECT_EQ(forgot.exit_code, 0) << forgot.out << forgot.err;
   EXPECT_THAT(forgot.out, HasSubstr("Message successfully un/learned"));
   EXPECT_EQ(Get("/stats"), before) << "forgetting did not restore the counts";
@@ -213,7 +171,7 @@ TEST_F(SpamdDaemonTest, TellIsOffByDefault) {
   ASSERT_NO_FATAL_FAILURE(StartDaemon());
   ASSERT_NO_FATAL_FAILURE(Train());
   const std::string before = Get("/stats");
-  const SpamcRun refused = Spamc({"-L", "spam"}, kSpam);
+  const ProgramRun refused = Spamc({"-L", "spam"}, kSpam);
   EXPECT_NE(refused.exit_code, 0) << refused.out << refused.err;
   EXPECT_EQ(Get("/stats"), before);
 }

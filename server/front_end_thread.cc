@@ -1,0 +1,69 @@
+#include "server/front_end_thread.h"
+
+#include <boost/asio/post.hpp>
+#include <exception>
+#include <future>
+#include <memory>
+
+#include "common/log.h"
+
+namespace nbspamd::server {
+
+void FrontEndThread::Start(std::function<void()> on_exception) {
+  work_.emplace(io_.get_executor());
+  thread_ = std::thread([this, on_exception = std::move(on_exception)] {
+    for (;;) {
+      try {
+        io_.run();
+        return;
+      } catch (const std::exception& e) {
+        if (on_exception) on_exception();
+        LogError(name_ + " I/O thread: " + e.what());
+      }
+    }
+  });
+}
+
+void FrontEndThread::Drain(std::chrono::seconds grace,
+                           const std::function<std::size_t()>& open_connections) {
+  if (!thread_.joinable()) return;
+  // A handler posted now runs after those posted before (up to 10 s: a stuck thread is stopped
+  // below all the same).
+  auto reached = std::make_shared<std::promise<void>>();
+  std::future<void> done = reached->get_future();
+  boost::asio::post(io_, [reached] { reached->set_value(); });
+  done.wait_for(std::chrono::seconds(10));
+  const auto deadline = std::chrono::steady_clock::now() + grace;
+  while (open_connections() > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (open_connections() > 0) {
+    LogWarning(name_ + " connections still open after the shutdown timeout: closing them");
+  }
+  work_.reset();
+  io_.stop();
+  thread_.join();
+  // What a busy strand queued after the barrier above (the listener's Stop) runs here.
+  io_.restart();
+  io_.poll();
+}
+
+void AppendCounter(std::string& out, std::string_view name, std::string_view help,
+                   std::string_view labels, const std::atomic<std::uint64_t>& counter) {
+  if (!help.empty()) {
+    out += "# HELP ";
+    out += name;
+    out += ' ';
+    out += help;
+    out += "\n# TYPE ";
+    out += name;
+    out += " counter\n";
+  }
+  out += name;
+  out += labels;
+  out += ' ';
+  out += std::to_string(counter.load(std::memory_order_relaxed));
+  out += '\n';
+}
+
+}  // namespace nbspamd::server

@@ -1,0 +1,55 @@
+#include "tests/support/program_run.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <fstream>
+#include <iterator>
+
+extern char** environ;
+
+namespace nbspamd::testing {
+namespace {
+
+std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+ProgramRun RunProgram(const std::vector<std::string>& argv, std::string_view input,
+                      const std::filesystem::path& work_dir) {
+  const std::filesystem::path in_path = work_dir / "program-in";
+  const std::filesystem::path out_path = work_dir / "program-out";
+  const std::filesystem::path err_path = work_dir / "program-err";
+  std::ofstream(in_path, std::ios::binary | std::ios::trunc) << input;
+  std::vector<std::string> args = argv;
+  std::vector<char*> raw;
+  for (std::string& arg : args) raw.push_back(arg.data());
+  raw.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, in_path.c_str(), O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0600);
+  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0600);
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, raw[0], &actions, nullptr, raw.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ProgramRun run;
+  if (spawned != 0) {
+    run.err = "cannot run " + argv[0];
+    return run;
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  run.out = ReadFile(out_path);
+  run.err = ReadFile(err_path);
+  return run;
+}
+
+}  // namespace nbspamd::testing
