@@ -9,11 +9,14 @@
 //   - and after each input the listener still answers PING.
 // Built with libFuzzer when NBSPAMD_FUZZ is on; tokenizer/fuzz/replay_main.cc runs saved inputs
 // without it.
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/write.hpp>
 #include <cerrno>
 #include <chrono>
 #include <cstddef>
@@ -78,10 +81,18 @@ Harness& TheHarness() {
 // Writes `input` (in pieces of `piece` bytes when not 0), ends the input, and reads until the
 // listener closes. Write errors are the listener having closed first: the answer still counts.
 //
-// Thousands of connections a second leave the client's ends in TIME_WAIT, and one source address
-// has only ~28,000 ephemeral ports: each connection comes from the next of 250 loopback source
-// addresses (127.0.1.1 to 127.0.1.250), and a connect that finds no free port is tried again, as
-// that is the fuzzing machine's limit, not the listener's.
+// Thousands of connections a second are more than one machine's TCP comfortably holds; what
+// follows are that machine's limits, not the listener's:
+//   - the ends of closed connections pile up in TIME_WAIT, and one source address has only
+//     ~28,000 ephemeral ports: each connection comes from the next of 250 loopback source
+//     addresses (127.0.1.1 to 127.0.1.250), and a connect that finds no free port is tried again;
+//   - now and then a SYN gets no answer (one that meets a TIME_WAIT end of an earlier connection
+//     can be dropped), and connect would wait for the kernel's six retries, over a minute: it
+//     gives up after two (TCP_SYNCNT) and is tried again;
+//   - libFuzzer's timeout timer (SIGALRM) interrupts blocking calls now and then: an interrupted
+//     connect starts over on a new socket, an interrupted read or write is made again.
+using SynCount = net::detail::socket_option::integer<IPPROTO_TCP, TCP_SYNCNT>;
+
 std::string Exchange(unsigned short port, std::string_view input, std::size_t piece) {
   static std::atomic<unsigned> next_source{0};
   net::io_context io;
@@ -92,20 +103,28 @@ std::string Exchange(unsigned short port, std::string_view input, std::size_t pi
     socket.open(tcp::v4(), ec);
     const unsigned source = 1 + next_source.fetch_add(1, std::memory_order_relaxed) % 250;
     socket.bind({net::ip::make_address_v4(0x7f000100u + source), 0}, ec);
+    if (!ec) socket.set_option(SynCount(2), ec);
     if (!ec) socket.connect({net::ip::make_address("127.0.0.1"), port}, ec);
+    if (ec == net::error::interrupted || ec == net::error::timed_out) continue;
     if (ec.value() != EADDRNOTAVAIL && ec != net::error::address_in_use) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   if (ec) return "connect failed: " + ec.message();
   if (piece == 0) piece = input.size();
-  for (std::size_t at = 0; at < input.size() && !ec; at += piece) {
-    net::write(socket, net::buffer(input.substr(at, piece)), ec);
+  std::size_t written = 0;
+  while (written < input.size()) {
+    const std::size_t bytes = socket.write_some(
+        net::buffer(input.substr(written, std::min(piece, input.size() - written))), ec);
+    if (ec == net::error::interrupted) continue;
+    if (ec) break;
+    written += bytes;
   }
   socket.shutdown(tcp::socket::shutdown_send, ec);
   std::string answer;
   char buffer[4096];
   for (;;) {
     const std::size_t bytes = socket.read_some(net::buffer(buffer), ec);
+    if (ec == net::error::interrupted) continue;
     if (ec) break;
     answer.append(buffer, bytes);
   }
@@ -156,8 +175,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       Fail("TELL reached the backend for a user not allowed", selector, answer);
     }
   }
-  if (Exchange(harness.port, "PING SPAMC/1.5\r\n\r\n", 0) != "SPAMD/1.5 0 PONG\r\n") {
-    Fail("the listener stopped answering PING", selector, answer);
+  const std::string pong = Exchange(harness.port, "PING SPAMC/1.5\r\n\r\n", 0);
+  if (pong != "SPAMD/1.5 0 PONG\r\n") {
+    Fail(("the listener stopped answering PING (it answered \"" + pong + "\")").c_str(), selector,
+         answer);
   }
   return 0;
 }
