@@ -490,6 +490,9 @@ constexpr std::array kKeys = {
     UnsignedKey<&Settings::milter_read_timeout_seconds, 1, 86400>(
         "milter_read_timeout_seconds", "SECONDS",
         "A milter connection silent this long (the MTA's SMTP session included) is closed."),
+    BoolKey<&Settings::milter_user_layers>(
+        "milter_user_layers",
+        "Score a message with one envelope recipient with that recipient's user layer."),
     Key{.name = "spamd_listen",
         .metavar = "ADDRESS",
         .help = "spamd-protocol listener (docs/SPAMD.md): HOST:PORT, numeric host; \"\" = off.",
@@ -504,6 +507,9 @@ constexpr std::array kKeys = {
     UnsignedKey<&Settings::spamd_read_timeout_seconds, 1, 3600>(
         "spamd_read_timeout_seconds", "SECONDS",
         "A spamd client must send its whole request within this."),
+    BoolKey<&Settings::spamd_user_layers>(
+        "spamd_user_layers",
+        "spamd requests use the User header's user layer (CHECK scores with it, TELL trains it)."),
 };
 
 }  // namespace

@@ -60,9 +60,13 @@
 //   milter_flag_header        a header name
 //   milter_status_header      a header name
 //   milter_read_timeout_seconds 1..86400
+//   milter_user_layers        bool
 //   spamd_listen              "" (off) or HOST:PORT / [IPV6]:PORT with a numeric host
-//   (docs/SPAMD.md) spamd_tell                "" (TELL off) or grants: "SOURCE [from ADDR,...]
-//   [users USER,...]; ..." spamd_read_timeout_seconds 1..3600
+//                             (docs/SPAMD.md)
+//   spamd_tell                "" (TELL off) or grants: "SOURCE [from ADDR,...] [users USER,...];
+//                             ..."
+//   spamd_read_timeout_seconds 1..3600
+//   spamd_user_layers         bool
 //
 // In TOML, integers are accepted for integer keys, integers or floats for alpha,
 // spam_threshold and ham_threshold, booleans for booleans and strings for listen and data_dir.
@@ -196,6 +200,9 @@ struct Settings {
   std::string milter_flag_header = "X-Spam-Flag";  // "<name>: YES" on spam.
   std::string milter_status_header = "X-Nbspamd";  // "<name>: <verdict> <confidence> score=<s>".
   unsigned milter_read_timeout_seconds = 600;      // A silent MTA connection is closed after it.
+  // A message with exactly one envelope recipient is scored with that recipient's user layer
+  // (the address, lowercased, is the user id, as in /classify?user=); off: the global model.
+  bool milter_user_layers = false;
   // The spamd-protocol front end (docs/SPAMD.md): "HOST:PORT" it listens on, "" = off; the host
   // is split off into spamd_listen_host (numeric, checked at start-up, naming the key).
   std::string spamd_listen;
@@ -204,6 +211,9 @@ struct Settings {
   // Who may train through TELL (spamd::ParseTellPolicy, checked at start-up); "" = nobody.
   std::string spamd_tell;
   unsigned spamd_read_timeout_seconds = 30;  // A client must send its whole request in this.
+  // The request's User header names the user layer CHECK and the rest score with and TELL
+  // trains; off: the global model, and User only selects a TELL grant.
+  bool spamd_user_layers = false;
 
   friend bool operator==(const Settings&, const Settings&) = default;
 };

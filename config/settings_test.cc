@@ -368,8 +368,10 @@ TEST_F(SettingsTest, InvalidFlagValuesNameTheFlagAndKey) {
 }
 
 TEST_F(SettingsTest, SpamdKeysFromFlagsAndEnvironment) {
-  auto loaded = Load({"--spamd-listen", "[::1]:7830", "--spamd-read-timeout-seconds", "5"},
-                     {"NBSPAMD_SPAMD_TELL=mx from 127.0.0.1 users sa-learn"});
+  auto loaded = Load(
+      {"--spamd-listen", "[::1]:7830", "--spamd-read-timeout-seconds", "5", "--spamd-user-layers",
+       "true"},
+      {"NBSPAMD_SPAMD_TELL=mx from 127.0.0.1 users sa-learn", "NBSPAMD_MILTER_USER_LAYERS=true"});
   ASSERT_TRUE(loaded.has_value()) << loaded.error().message;
   const Settings& settings = loaded->settings;
   EXPECT_EQ(settings.spamd_listen, "[::1]:7830");
@@ -377,12 +379,16 @@ TEST_F(SettingsTest, SpamdKeysFromFlagsAndEnvironment) {
   EXPECT_EQ(settings.spamd_listen_port, 7830);
   EXPECT_EQ(settings.spamd_tell, "mx from 127.0.0.1 users sa-learn");
   EXPECT_EQ(settings.spamd_read_timeout_seconds, 5u);
+  EXPECT_TRUE(settings.spamd_user_layers);
+  EXPECT_TRUE(settings.milter_user_layers);
 
   auto defaults = Load({});
   ASSERT_TRUE(defaults.has_value());
   EXPECT_EQ(defaults->settings.spamd_listen, "");
   EXPECT_EQ(defaults->settings.spamd_tell, "");
   EXPECT_EQ(defaults->settings.spamd_read_timeout_seconds, 30u);
+  EXPECT_FALSE(defaults->settings.spamd_user_layers);
+  EXPECT_FALSE(defaults->settings.milter_user_layers);
   // "" turns the listener off again.
   auto off = Load({"--spamd-listen", ""}, {"NBSPAMD_SPAMD_LISTEN=127.0.0.1:783"});
   ASSERT_TRUE(off.has_value());

@@ -23,13 +23,6 @@ std::expected<void, Error> RequireMessage(std::string_view message) {
   return {};
 }
 
-// The error of a user request in cluster mode: user events have no place in the training stream
-// yet, and applying them here alone would let the daemons' models diverge.
-Error UsersNotReplicated() {
-  return Error{ErrorCode::kFailedPrecondition,
-               "user layers are not replicated yet: cluster mode takes no training with a user"};
-}
-
 }  // namespace
 
 std::int64_t SystemUnixSeconds() {
@@ -120,7 +113,6 @@ void SpamFilter::TrainAsync(std::string_view message, std::string_view label,
   if (valid && id) valid = ValidateId(*id);
   if (valid && user) valid = model::CheckUserId(*user);
   if (!valid) return done(std::unexpected(std::move(valid.error())));
-  if (user && replication_) return done(std::unexpected(UsersNotReplicated()));
 
   TrainOutcome outcome;
   outcome.id = id ? std::string(*id) : ContentId(message);
@@ -140,6 +132,10 @@ void SpamFilter::TrainAsync(std::string_view message, std::string_view label,
     event.label = outcome.label;
     event.tokens = std::move(bag.entries);
     event.origin = std::move(origin);
+    if (user) {
+      event.user = std::string(*user);
+      event.train_global = options_.train_global_from_users;
+    }
     return replication_->Submit(std::move(event),
                                 [this, outcome = std::move(outcome), done = std::move(done)](
                                     std::expected<Replicated, Error> replicated) mutable {
@@ -177,7 +173,14 @@ void SpamFilter::ForgetIdAsync(std::string_view id, std::optional<std::string_vi
     if (auto ok = model::CheckUserId(*user); !ok) {
       return done(std::unexpected(std::move(ok.error())));
     }
-    if (replication_) return done(std::unexpected(UsersNotReplicated()));
+    if (replication_) {
+      TrainingChange event;
+      event.kind = TrainingChange::Kind::kForget;
+      event.id = std::string(id);
+      event.user = std::string(*user);
+      event.train_global = options_.train_global_from_users;
+      return SubmitForget(std::move(event), std::move(done));
+    }
     return writer_.ForgetForUser(
         std::string(id), {std::string(*user), options_.train_global_from_users},
         [id = std::string(id),
@@ -190,17 +193,21 @@ void SpamFilter::ForgetIdAsync(std::string_view id, std::optional<std::string_vi
     TrainingChange event;
     event.kind = TrainingChange::Kind::kForget;
     event.id = std::string(id);
-    return replication_->Submit(
-        std::move(event), [id = std::string(id), done = std::move(done)](
-                              std::expected<Replicated, Error> replicated) mutable {
-          if (!replicated) return done(std::unexpected(std::move(replicated.error())));
-          done(ForgetOutcome{id, std::move(replicated->stream_id), !replicated->status});
-        });
+    return SubmitForget(std::move(event), std::move(done));
   }
   writer_.Forget(std::string(id), [id = std::string(id), done = std::move(done)](
                                       std::expected<void, Error> forgotten) mutable {
     if (!forgotten) return done(std::unexpected(std::move(forgotten.error())));
     done(ForgetOutcome{std::move(id), "", false});
+  });
+}
+
+void SpamFilter::SubmitForget(TrainingChange event, ForgetDone done) {
+  std::string id = event.id;
+  replication_->Submit(std::move(event), [id = std::move(id), done = std::move(done)](
+                                             std::expected<Replicated, Error> replicated) mutable {
+    if (!replicated) return done(std::unexpected(std::move(replicated.error())));
+    done(ForgetOutcome{std::move(id), std::move(replicated->stream_id), !replicated->status});
   });
 }
 
@@ -219,7 +226,17 @@ void SpamFilter::ForgetMessageAsync(std::string_view message, std::optional<std:
 
 void SpamFilter::DeleteUserAsync(std::string_view user, DeleteUserDone done) {
   if (auto ok = model::CheckUserId(user); !ok) return done(std::unexpected(std::move(ok.error())));
-  if (replication_) return done(std::unexpected(UsersNotReplicated()));
+  if (replication_) {
+    TrainingChange event;
+    event.kind = TrainingChange::Kind::kDeleteUser;
+    event.user = std::string(user);
+    return replication_->Submit(
+        std::move(event),
+        [done = std::move(done)](std::expected<Replicated, Error> replicated) mutable {
+          if (!replicated) return done(std::unexpected(std::move(replicated.error())));
+          done({});
+        });
+  }
   writer_.DeleteUser(std::string(user), std::move(done));
 }
 

@@ -163,8 +163,9 @@ class SpamFilter {
   }
   // The same in `user`'s layer when a user is given (and in the global model too when
   // options().train_global_from_users); TrainOutcome::status is then the user layer's.
-  // Errors: as above, and kInvalidArgument for a bad user; kFailedPrecondition with a user in
-  // cluster mode (user layers are not replicated yet).
+  // Errors: as above, and kInvalidArgument for a bad user. In cluster mode the change goes into
+  // the training stream with the user and this daemon's train_global_from_users, so every daemon
+  // applies it alike.
   void TrainAsync(std::string_view message, std::string_view label,
                   std::optional<std::string_view> id, std::string_view source,
                   std::optional<std::string_view> user, TrainDone done);
@@ -186,8 +187,9 @@ class SpamFilter {
 
   // Removes everything of `user` (layer, ledger, source index) through the training writer, so
   // in order with the training requests. `done` runs as TrainAsync's. Deleting a user with no
-  // layer succeeds. Errors: kInvalidArgument for a bad user, kFailedPrecondition in cluster mode,
-  // kInternal from storage, kUnavailable after StopTraining.
+  // layer succeeds (in cluster mode, through the training stream). Errors: kInvalidArgument for a
+  // bad user, kInternal from storage, kUnavailable after StopTraining or when the stream cannot be
+  // reached.
   void DeleteUserAsync(std::string_view user, DeleteUserDone done);
 
   // `user`'s layer stats (per-class documents and tokens over the global classes, and the
@@ -281,6 +283,8 @@ class SpamFilter {
   // Sets `outcome.feedback` from the verdict remembered for its id, which is then forgotten.
   // Runs where a train completes: quick, no I/O.
   void TakeFeedback(TrainOutcome& outcome) const;
+  // Submits a forget (of the global model or a user's layer) to the training stream.
+  void SubmitForget(TrainingChange event, ForgetDone done);
 
   std::unique_ptr<storage::Store> store_;
   SpamFilterOptions options_;

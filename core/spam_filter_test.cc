@@ -172,23 +172,28 @@ TEST(SpamFilterTest, BadUserIdsAreRefused) {
 // A training log that records what it is given and applies nothing.
 class RecordingLog final : public TrainingLog {
  public:
-  explicit RecordingLog(std::size_t& submitted) : submitted_(submitted) {}
-  void Submit(TrainingChange, ReplicatedDone done) override {
-    ++submitted_;
+  explicit RecordingLog(std::vector<TrainingChange>& submitted) : submitted_(submitted) {}
+  void Submit(TrainingChange change, ReplicatedDone done) override {
+    submitted_.push_back(std::move(change));
     done(Replicated{"1-0", std::nullopt});
   }
   ClusterStatus Status() const override { return {}; }
   void Stop() override {}
 
  private:
-  std::size_t& submitted_;
+  std::vector<TrainingChange>& submitted_;
 };
 
-TEST(SpamFilterTest, ClusterModeRefusesUserTrainingRatherThanDiverging) {
-  SpamFilter filter(std::make_unique<storage::MemoryStore>(), SpamFilterOptions{});
+// In cluster mode a train, forget or delete with a user goes into the training stream with the
+// user and this daemon's train_global_from_users, and is applied here only as the stream
+// delivers it (never locally first, so no daemon's layers differ from the others').
+TEST(SpamFilterTest, ClusterModeSubmitsUserChangesToTheTrainingLog) {
+  SpamFilterOptions options;
+  options.train_global_from_users = true;
+  SpamFilter filter(std::make_unique<storage::MemoryStore>(), options);
   ASSERT_TRUE(filter.Train("cheap watches pills here", "spam", std::nullopt).has_value());
   ASSERT_TRUE(filter.Train("lunch at noon with the team", "ham", std::nullopt).has_value());
-  std::size_t submitted = 0;
+  std::vector<TrainingChange> submitted;
   ASSERT_TRUE(filter
                   .EnableReplication([&submitted](storage::Store&, TrainingWriter&) {
                     return std::expected<std::unique_ptr<TrainingLog>, Error>(
@@ -196,15 +201,29 @@ TEST(SpamFilterTest, ClusterModeRefusesUserTrainingRatherThanDiverging) {
                   })
                   .has_value());
   const auto trained = filter.Train("cheap", "spam", "u1", "alice");
-  ASSERT_FALSE(trained.has_value());
-  EXPECT_EQ(trained.error().code, ErrorCode::kFailedPrecondition);
-  EXPECT_NE(trained.error().message.find("not replicated"), std::string::npos);
-  EXPECT_EQ(filter.ForgetId("u1", "alice").error().code, ErrorCode::kFailedPrecondition);
-  EXPECT_EQ(filter.DeleteUser("alice").error().code, ErrorCode::kFailedPrecondition);
-  EXPECT_EQ(submitted, 0u);
-  // Global training still goes to the log, and classifying with a user still works.
-  EXPECT_TRUE(filter.Train("cheap", "spam", "g1").has_value());
-  EXPECT_EQ(submitted, 1u);
+  ASSERT_TRUE(trained.has_value()) << trained.error().message;
+  EXPECT_TRUE(trained->queued);
+  ASSERT_TRUE(filter.ForgetId("u1", "alice").has_value());
+  ASSERT_TRUE(filter.DeleteUser("alice").has_value());
+  ASSERT_TRUE(filter.Train("cheap", "spam", "g1").has_value());
+  ASSERT_EQ(submitted.size(), 4u);
+
+  EXPECT_EQ(submitted[0].kind, TrainingChange::Kind::kLearn);
+  EXPECT_EQ(submitted[0].id, "u1");
+  EXPECT_EQ(submitted[0].label, "spam");
+  EXPECT_EQ(submitted[0].user, "alice");
+  EXPECT_TRUE(submitted[0].train_global);
+  EXPECT_FALSE(submitted[0].tokens.empty());
+  EXPECT_EQ(submitted[1].kind, TrainingChange::Kind::kForget);
+  EXPECT_EQ(submitted[1].id, "u1");
+  EXPECT_EQ(submitted[1].user, "alice");
+  EXPECT_TRUE(submitted[1].train_global);
+  EXPECT_EQ(submitted[2].kind, TrainingChange::Kind::kDeleteUser);
+  EXPECT_EQ(submitted[2].user, "alice");
+  EXPECT_EQ(submitted[2].id, "");
+  EXPECT_EQ(submitted[3].user, "");  // Global training carries no user.
+  // Nothing was applied here: the log applies what it delivers.
+  EXPECT_FALSE(filter.UserStats("alice")->has_value());
   EXPECT_TRUE(filter.Classify("cheap", 0, std::nullopt, "alice").has_value());
 }
 

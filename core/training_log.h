@@ -28,14 +28,21 @@ namespace nbspamd::core {
 
 // One change to the model as a training log carries it: the tokens, not the message, so that
 // every daemon applies identical tokens whatever its tokenizer settings.
+//
+// A change with a user is to that user's layer (issue 14), and to the global model as well when
+// train_global, as the submitting daemon's train_global_from_users decided: every daemon applies
+// it alike whatever its own setting. kDeleteUser removes everything of `user` (id is "").
 struct TrainingChange {
-  enum class Kind : std::uint8_t { kLearn = 0, kForget = 1 };
+  enum class Kind : std::uint8_t { kLearn = 0, kForget = 1, kDeleteUser = 2 };
   Kind kind = Kind::kLearn;
-  std::string id;
+  std::string id;                          // kLearn, kForget: never empty.
   std::string label;                       // kLearn.
   std::vector<BagEntry> tokens;            // kLearn: sorted by hash, each once.
   model::LearnOrigin origin;               // kLearn.
-  std::optional<std::string> only_source;  // kForget: only a record of this source (rollback).
+  std::optional<std::string> only_source;  // kForget of the global model: only a record of this
+                                           // source (rollback).
+  std::string user;                        // "" for the global model alone; else whose layer.
+  bool train_global = false;               // With a user: the global model too.
 
   friend bool operator==(const TrainingChange&, const TrainingChange&) = default;
 };

@@ -71,8 +71,10 @@ void TrainingWriter::Forget(std::string id, ForgetCompletion done,
   Submit(std::move(queued));
 }
 
-void TrainingWriter::LearnForUser(LearnRequest request, UserTarget target, LearnCompletion done) {
+void TrainingWriter::LearnForUser(LearnRequest request, UserTarget target, LearnCompletion done,
+                                  std::string stream_position) {
   Request queued;
+  queued.stream_position = std::move(stream_position);
   queued.id = std::move(request.id);
   queued.label = std::move(request.label);
   queued.bag = std::move(request.bag);
@@ -83,8 +85,10 @@ void TrainingWriter::LearnForUser(LearnRequest request, UserTarget target, Learn
   Submit(std::move(queued));
 }
 
-void TrainingWriter::ForgetForUser(std::string id, UserTarget target, ForgetCompletion done) {
+void TrainingWriter::ForgetForUser(std::string id, UserTarget target, ForgetCompletion done,
+                                   std::string stream_position) {
   Request queued;
+  queued.stream_position = std::move(stream_position);
   queued.kind = Kind::kForget;
   queued.id = std::move(id);
   queued.done = std::move(done);
@@ -93,8 +97,10 @@ void TrainingWriter::ForgetForUser(std::string id, UserTarget target, ForgetComp
   Submit(std::move(queued));
 }
 
-void TrainingWriter::DeleteUser(std::string user, ForgetCompletion done) {
+void TrainingWriter::DeleteUser(std::string user, ForgetCompletion done,
+                                std::string stream_position) {
   Request queued;
+  queued.stream_position = std::move(stream_position);
   queued.kind = Kind::kDeleteUser;
   queued.done = std::move(done);
   queued.user = std::move(user);

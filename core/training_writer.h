@@ -109,14 +109,17 @@ class TrainingWriter {
   // Learn in `target.user`'s layer (and in the global model when target.train_global). `done`
   // gets the status of the user's layer (kUnchanged when the user's record already has the
   // label), else errors as for Learn. The global part keeps its own ledger and held-out scores.
-  void LearnForUser(LearnRequest request, UserTarget target, LearnCompletion done);
+  void LearnForUser(LearnRequest request, UserTarget target, LearnCompletion done,
+                    std::string stream_position = "");
   // Forgets message `id` from `target.user`'s layer (and, when target.train_global, from the
   // global model if the global ledger holds it). `done` gets kNotFound when the user's ledger
   // does not hold `id`; else as for Forget.
-  void ForgetForUser(std::string id, UserTarget target, ForgetCompletion done);
+  void ForgetForUser(std::string id, UserTarget target, ForgetCompletion done,
+                     std::string stream_position = "");
   // Removes every record of `user` (Store::DeleteUser), serialised with the other requests.
   // Deleting a user with no layer succeeds. Errors: as Store::DeleteUser; kUnavailable after Stop.
-  void DeleteUser(std::string user, ForgetCompletion done);
+  // `stream_position` of these three as in Learn.
+  void DeleteUser(std::string user, ForgetCompletion done, std::string stream_position = "");
 
   // Finishes every request queued so far (their completions run), then stops the writer thread.
   // Later requests fail with kUnavailable. Idempotent.

@@ -267,23 +267,35 @@ bool ClusterReplicator::Apply(const std::vector<Entry>& entries) {
       std::lock_guard lock(mutex);
       ++remaining;
     }
+    const auto learned = [&complete, i](std::expected<model::LearnStatus, Error> outcome) {
+      complete(i, std::move(outcome));
+    };
+    const auto forgotten = [&complete, i](std::expected<void, Error> outcome) {
+      if (!outcome) return complete(i, std::unexpected(std::move(outcome.error())));
+      complete(i, model::LearnStatus::kLearned);
+    };
+    const bool for_user = !event->user.empty();
     if (event->kind == StreamEvent::Kind::kLearn) {
       TokenBag bag;
       bag.entries = std::move(event->tokens);
-      writer_.Learn(
-          {std::move(event->id), std::move(event->label), std::move(bag), std::move(event->origin)},
-          [&complete, i](std::expected<model::LearnStatus, Error> learned) {
-            complete(i, std::move(learned));
-          },
-          entries[i].id);
+      core::LearnRequest request{std::move(event->id), std::move(event->label), std::move(bag),
+                                 std::move(event->origin)};
+      if (for_user) {
+        writer_.LearnForUser(std::move(request), {std::move(event->user), event->train_global},
+                             learned, entries[i].id);
+      } else {
+        writer_.Learn(std::move(request), learned, entries[i].id);
+      }
+    } else if (event->kind == StreamEvent::Kind::kDeleteUser) {
+      writer_.DeleteUser(std::move(event->user), forgotten, entries[i].id);
+    } else if (for_user && event->only_source) {
+      // No daemon writes this (a rollback is of the global model); every daemon refuses it alike.
+      complete(i, MakeError(ErrorCode::kInvalidArgument, "a rollback of a user's layer"));
+    } else if (for_user) {
+      writer_.ForgetForUser(std::move(event->id), {std::move(event->user), event->train_global},
+                            forgotten, entries[i].id);
     } else {
-      writer_.Forget(
-          std::move(event->id),
-          [&complete, i](std::expected<void, Error> forgotten) {
-            if (!forgotten) return complete(i, std::unexpected(std::move(forgotten.error())));
-            complete(i, model::LearnStatus::kLearned);
-          },
-          std::move(event->only_source), entries[i].id);
+      writer_.Forget(std::move(event->id), forgotten, std::move(event->only_source), entries[i].id);
     }
   }
   {

@@ -93,14 +93,19 @@ bool DecodeLearned(std::string_view input, StreamEvent& event) {
 }  // namespace
 
 std::string EncodeStreamEvent(const StreamEvent& event) {
+  const bool for_user = !event.user.empty();
   std::string out;
-  out.push_back(static_cast<char>(kStreamEventVersion));
+  out.push_back(static_cast<char>(for_user ? kStreamEventVersion : kStreamEventVersionGlobal));
   out.push_back(static_cast<char>(event.kind));
   PutString(out, event.id);
   PutString(out, event.waiter);
+  if (for_user) {
+    PutString(out, event.user);
+    out.push_back(event.train_global ? 1 : 0);
+  }
   if (event.kind == StreamEvent::Kind::kLearn) {
     PutString(out, EncodeLearned(event));
-  } else {
+  } else if (event.kind == StreamEvent::Kind::kForget) {
     out.push_back(event.only_source ? 1 : 0);
     if (event.only_source) PutString(out, *event.only_source);
   }
@@ -112,15 +117,31 @@ std::expected<StreamEvent, Error> DecodeStreamEvent(std::string_view bytes) {
     return MakeError(ErrorCode::kDataLoss, "corrupt stream event: " + std::move(what));
   };
   if (bytes.size() < 2) return corrupt("too short");
-  if (static_cast<std::uint8_t>(bytes[0]) != kStreamEventVersion) {
-    return corrupt("unknown version " + std::to_string(static_cast<std::uint8_t>(bytes[0])));
+  const auto version = static_cast<std::uint8_t>(bytes[0]);
+  if (version != kStreamEventVersion && version != kStreamEventVersionGlobal) {
+    return corrupt("unknown version " + std::to_string(version));
   }
+  const bool for_user = version == kStreamEventVersion;
   StreamEvent event;
   const auto kind = static_cast<std::uint8_t>(bytes[1]);
-  if (kind > 1) return corrupt("unknown kind " + std::to_string(kind));
+  if (kind > (for_user ? 2 : 1)) return corrupt("unknown kind " + std::to_string(kind));
   event.kind = static_cast<StreamEvent::Kind>(kind);
   bytes.remove_prefix(2);
   if (!GetString(bytes, event.id) || !GetString(bytes, event.waiter)) return corrupt("truncated");
+  if (for_user) {
+    if (!GetString(bytes, event.user) || bytes.empty()) return corrupt("truncated");
+    if (event.user.empty()) return corrupt("a user event without a user");
+    const auto train_global = static_cast<std::uint8_t>(bytes[0]);
+    if (train_global > 1) return corrupt("train_global is " + std::to_string(train_global));
+    event.train_global = train_global == 1;
+    bytes.remove_prefix(1);
+  }
+  if (event.kind == StreamEvent::Kind::kDeleteUser) {
+    if (!event.id.empty()) return corrupt("a delete user with an id");
+    if (event.train_global) return corrupt("a delete user with train_global");
+    if (!bytes.empty()) return corrupt("trailing bytes");
+    return event;
+  }
   if (event.kind == StreamEvent::Kind::kLearn) {
     std::string learned;
     if (!GetString(bytes, learned) || !bytes.empty()) return corrupt("truncated");

@@ -48,6 +48,73 @@ TEST(StreamCodecTest, GoldenBytes) {
   EXPECT_EQ(DecodeStreamEvent(FromHex(kForgetHex)), GoldenForget());
 }
 
+// Version 2: the same learn in alice's layer and the global model, a forget from bob's layer
+// alone, and carol deleted. Written by hand from the format in stream_codec.h.
+StreamEvent GoldenUserLearn() {
+  StreamEvent event = GoldenLearn();
+  event.user = "alice";
+  event.train_global = true;
+  return event;
+}
+
+StreamEvent GoldenUserForget() {
+  StreamEvent event;
+  event.kind = StreamEvent::Kind::kForget;
+  event.id = "m2";
+  event.user = "bob";
+  return event;
+}
+
+StreamEvent GoldenDeleteUser() {
+  StreamEvent event;
+  event.kind = StreamEvent::Kind::kDeleteUser;
+  event.waiter = "w";
+  event.user = "carol";
+  return event;
+}
+
+constexpr std::string_view kUserLearnHex =
+    "0200"          // version 2, learn
+    "026d31"        // id "m1"
+    "05612f312f37"  // waiter "a/1/7"
+    "05616c696365"  // user "alice"
+    "01"            // and the global model
+    "22047370616d02010203040506070803fffffffffffffffec801036f707380e2cfaa06";  // as version 1
+constexpr std::string_view kUserForgetHex = "0201026d320003626f620000";
+constexpr std::string_view kDeleteUserHex =
+    "02020001770563"
+    "61726f6c00";
+
+TEST(StreamCodecTest, GoldenBytesOfUserEvents) {
+  EXPECT_EQ(EncodeStreamEvent(GoldenUserLearn()), FromHex(kUserLearnHex));
+  EXPECT_EQ(EncodeStreamEvent(GoldenUserForget()), FromHex(kUserForgetHex));
+  EXPECT_EQ(EncodeStreamEvent(GoldenDeleteUser()), FromHex(kDeleteUserHex));
+  EXPECT_EQ(DecodeStreamEvent(FromHex(kUserLearnHex)), GoldenUserLearn());
+  EXPECT_EQ(DecodeStreamEvent(FromHex(kUserForgetHex)), GoldenUserForget());
+  EXPECT_EQ(DecodeStreamEvent(FromHex(kDeleteUserHex)), GoldenDeleteUser());
+}
+
+TEST(StreamCodecTest, DamagedUserEventsAreDataLoss) {
+  const std::string_view damaged[] = {
+      "0201026d3200000000",        // no user
+      "0201026d320003626f620200",  // train_global 2
+      "020200000563"
+      "61726f6c01",  // delete user with train_global
+      "0202026d31000563"
+      "61726f6c00",  // delete user with an id
+      "020200000563"
+      "61726f6c0000",            // trailing byte
+      "0201026d320003626f6200",  // forget without its source byte
+      "0102000003626f6200",      // delete user as version 1
+      "0300026d3100",            // version 3
+  };
+  for (const std::string_view hex : damaged) {
+    const auto decoded = DecodeStreamEvent(FromHex(hex));
+    ASSERT_FALSE(decoded.has_value()) << hex;
+    EXPECT_EQ(decoded.error().code, ErrorCode::kDataLoss) << hex;
+  }
+}
+
 TEST(StreamCodecTest, ALearnWithoutAnOriginDecodesWithAnEmptyOne) {
   // label "ham", no tokens, nothing after them.
   const auto decoded =

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <utility>
 
+#include "model/user_layer.h"
 #include "server/front_end_thread.h"
 
 namespace nbspamd::server {
@@ -26,8 +27,19 @@ milter::MilterVerdict::Kind KindOf(model::Verdict verdict) {
 
 }  // namespace
 
-SpamFilterMilterBackend::SpamFilterMilterBackend(core::SpamFilter& filter, unsigned workers)
-    : filter_(filter), pool_(workers == 0 ? 1 : workers) {}
+std::optional<std::string> MilterUserOf(const milter::MessageContext& context) {
+  if (context.recipients.size() != 1) return std::nullopt;
+  std::string user = context.recipients.front();
+  for (char& c : user) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  if (!model::CheckUserId(user)) return std::nullopt;
+  return user;
+}
+
+SpamFilterMilterBackend::SpamFilterMilterBackend(core::SpamFilter& filter, unsigned workers,
+                                                 bool user_layers)
+    : filter_(filter), user_layers_(user_layers), pool_(workers == 0 ? 1 : workers) {}
 
 SpamFilterMilterBackend::~SpamFilterMilterBackend() { Stop(); }
 
@@ -42,9 +54,9 @@ void SpamFilterMilterBackend::ClassifyAsync(std::string message, milter::Message
       if (!context.message_id.empty() && core::SpamFilter::ValidateId(context.message_id)) {
         id = context.message_id;
       }
-      // Recipients and context.user are the user identity for per-user models once those exist;
-      // the core has one model for now.
-      auto outcome = filter_.Classify(message, /*explain=*/0, id);
+      const std::optional<std::string> user = user_layers_ ? MilterUserOf(context) : std::nullopt;
+      auto outcome = filter_.Classify(message, /*explain=*/0, id,
+                                      user ? std::optional<std::string_view>(*user) : std::nullopt);
       if (outcome) {
         answer = milter::MilterVerdict{.score = outcome->result.score,
                                        .verdict = KindOf(outcome->result.verdict),

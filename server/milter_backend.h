@@ -10,10 +10,17 @@
 //
 // Each message is classified on a worker thread of the adapter's own pool, never on the milter's
 // I/O thread, so a large message does not hold up the packets of other MTA connections.
+//
+// With `user_layers` (the milter_user_layers setting), a message with exactly one envelope
+// recipient is scored with that recipient's user layer: the address, ASCII-lowercased, is the
+// user id, as /classify?user= and /train?user= take it (docs/API.md, "Per-user layers"). A
+// message for several recipients gets one verdict for all of them, the global model's; so does a
+// recipient that is no valid user id (model::CheckUserId).
 #ifndef NBSPAMD_SERVER_MILTER_BACKEND_H_
 #define NBSPAMD_SERVER_MILTER_BACKEND_H_
 
 #include <boost/asio/thread_pool.hpp>
+#include <optional>
 #include <string>
 
 #include "core/spam_filter.h"
@@ -27,7 +34,7 @@ namespace nbspamd::server {
 class SpamFilterMilterBackend final : public milter::MilterBackend {
  public:
   // REQUIRES: `filter` outlives this; workers >= 1.
-  SpamFilterMilterBackend(core::SpamFilter& filter, unsigned workers);
+  SpamFilterMilterBackend(core::SpamFilter& filter, unsigned workers, bool user_layers = false);
   ~SpamFilterMilterBackend() override;
 
   // Classifies on a worker. The message is known as its Message-ID when SpamFilter::ValidateId
@@ -42,8 +49,13 @@ class SpamFilterMilterBackend final : public milter::MilterBackend {
 
  private:
   core::SpamFilter& filter_;
+  const bool user_layers_;
   boost::asio::thread_pool pool_;
 };
+
+// The user layer a message is scored with under milter_user_layers: its one envelope recipient,
+// ASCII-lowercased, when it has exactly one and that is a valid user id; else none.
+[[nodiscard]] std::optional<std::string> MilterUserOf(const milter::MessageContext& context);
 
 // The milter's counters in the Prometheus text format (nbspamd_milter_*), for GET /metrics.
 [[nodiscard]] std::string RenderMilterMetrics(const milter::MilterCounters& counters);

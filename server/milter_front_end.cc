@@ -105,7 +105,8 @@ std::expected<void, Error> MilterFrontEnd::Start(const config::Settings& setting
   }
   const unsigned workers =
       settings.threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : settings.threads;
-  backend_ = std::make_unique<SpamFilterMilterBackend>(filter, workers);
+  backend_ =
+      std::make_unique<SpamFilterMilterBackend>(filter, workers, settings.milter_user_layers);
   context->backend = backend_.get();
   context->counters = &counters_;
   context->on_error = [](std::string_view why) {

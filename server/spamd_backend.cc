@@ -25,48 +25,57 @@ spamd::SpamdVerdictKind KindOf(model::Verdict verdict) {
 }  // namespace
 
 SpamFilterSpamdBackend::SpamFilterSpamdBackend(core::SpamFilter& filter, unsigned workers,
-                                               FeedbackHook on_feedback)
-    : filter_(filter), on_feedback_(std::move(on_feedback)), pool_(workers == 0 ? 1 : workers) {}
+                                               FeedbackHook on_feedback, bool user_layers)
+    : filter_(filter),
+      on_feedback_(std::move(on_feedback)),
+      user_layers_(user_layers),
+      pool_(workers == 0 ? 1 : workers) {}
+
+std::optional<std::string> SpamFilterSpamdBackend::UserOf(
+    const spamd::RequestContext& context) const {
+  if (!user_layers_ || context.user.empty()) return std::nullopt;
+  return context.user;
+}
 
 SpamFilterSpamdBackend::~SpamFilterSpamdBackend() { Stop(); }
 
 void SpamFilterSpamdBackend::ClassifyAsync(std::string_view message,
-                                           const spamd::RequestContext& /*context*/,
+                                           const spamd::RequestContext& context,
                                            spamd::ClassifyDone done) {
-  boost::asio::post(
-      pool_, [this, message = std::string(message), done = std::move(done)]() mutable {
-        std::expected<spamd::SpamdVerdict, Error> answer =
-            std::unexpected(Error{ErrorCode::kInternal, "classification failed"});
-        try {
-          // context.user is the identity for per-user models; the core has one model for now.
-          auto outcome = filter_.Classify(message, /*explain=*/0);
-          if (outcome) {
-            answer = spamd::SpamdVerdict{.score = outcome->result.score,
-                                         .verdict = KindOf(outcome->result.verdict),
-                                         .spam_confidence = outcome->spam_confidence,
-                                         .spam_threshold = filter_.options().spam_threshold};
-          } else {
-            answer = std::unexpected(outcome.error());
-          }
-        } catch (const std::exception& e) {
-          answer = std::unexpected(Error{ErrorCode::kInternal, e.what()});
-        }
-        done(std::move(answer));
-      });
+  boost::asio::post(pool_, [this, message = std::string(message), user = UserOf(context),
+                            done = std::move(done)]() mutable {
+    std::expected<spamd::SpamdVerdict, Error> answer =
+        std::unexpected(Error{ErrorCode::kInternal, "classification failed"});
+    try {
+      auto outcome = filter_.Classify(message, /*explain=*/0, /*id=*/std::nullopt,
+                                      user ? std::optional<std::string_view>(*user) : std::nullopt);
+      if (outcome) {
+        answer = spamd::SpamdVerdict{.score = outcome->result.score,
+                                     .verdict = KindOf(outcome->result.verdict),
+                                     .spam_confidence = outcome->spam_confidence,
+                                     .spam_threshold = filter_.options().spam_threshold};
+      } else {
+        answer = std::unexpected(outcome.error());
+      }
+    } catch (const std::exception& e) {
+      answer = std::unexpected(Error{ErrorCode::kInternal, e.what()});
+    }
+    done(std::move(answer));
+  });
 }
 
 void SpamFilterSpamdBackend::LearnAsync(std::string_view message, spamd::SpamdLabel label,
                                         const spamd::RequestContext& context,
                                         spamd::TellDone done) {
   boost::asio::post(pool_, [this, message = std::string(message), label, source = context.source,
-                            done = std::move(done)]() mutable {
+                            user = UserOf(context), done = std::move(done)]() mutable {
     // `done` moves into the core's completion; kept shared so that an exception thrown before
     // the core took it can still answer.
     auto shared = std::make_shared<spamd::TellDone>(std::move(done));
     try {
       filter_.TrainAsync(
           message, label == spamd::SpamdLabel::kSpam ? "spam" : "ham",
-          /*id=*/std::nullopt, source,
+          /*id=*/std::nullopt, source, user ? std::optional<std::string_view>(*user) : std::nullopt,
           [this, shared](std::expected<core::TrainOutcome, Error> trained) {
             if (!trained) {
               (*shared)(std::unexpected(trained.error()));
@@ -84,19 +93,21 @@ void SpamFilterSpamdBackend::LearnAsync(std::string_view message, spamd::SpamdLa
 }
 
 void SpamFilterSpamdBackend::ForgetAsync(std::string_view message,
-                                         const spamd::RequestContext& /*context*/,
+                                         const spamd::RequestContext& context,
                                          spamd::TellDone done) {
-  boost::asio::post(pool_, [this, message = std::string(message),
+  boost::asio::post(pool_, [this, message = std::string(message), user = UserOf(context),
                             done = std::move(done)]() mutable {
     auto shared = std::make_shared<spamd::TellDone>(std::move(done));
     try {
-      filter_.ForgetMessageAsync(message, [shared](std::expected<core::ForgetOutcome, Error> gone) {
-        if (!gone) {
-          (*shared)(std::unexpected(gone.error()));
-          return;
-        }
-        (*shared)(spamd::SpamdTellOutcome{.changed = true});
-      });
+      filter_.ForgetMessageAsync(message,
+                                 user ? std::optional<std::string_view>(*user) : std::nullopt,
+                                 [shared](std::expected<core::ForgetOutcome, Error> gone) {
+                                   if (!gone) {
+                                     (*shared)(std::unexpected(gone.error()));
+                                     return;
+                                   }
+                                   (*shared)(spamd::SpamdTellOutcome{.changed = true});
+                                 });
     } catch (const std::exception& e) {
       if (*shared) (*shared)(std::unexpected(Error{ErrorCode::kInternal, e.what()}));
     }

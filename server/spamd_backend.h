@@ -12,11 +12,17 @@
 // classifying commands remember the verdict under the message's content id, so that a later
 // TELL or /train of the same message counts as feedback. TELL learns and forgets by content, as
 // spamd does, recorded under the grant's source name.
+//
+// With `user_layers` (the spamd_user_layers setting), a request's User header names a user layer
+// (docs/API.md, "Per-user layers"): the classifying commands score with it and TELL learns and
+// forgets in it (and in the global model only under train_global_from_users). A request without
+// User, or with user layers off, uses the global model alone.
 #ifndef NBSPAMD_SERVER_SPAMD_BACKEND_H_
 #define NBSPAMD_SERVER_SPAMD_BACKEND_H_
 
 #include <boost/asio/thread_pool.hpp>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -35,11 +41,12 @@ class SpamFilterSpamdBackend final : public spamd::SpamdBackend {
   using FeedbackHook = std::function<void(core::Feedback)>;
 
   // REQUIRES: `filter` outlives this; workers >= 1.
-  SpamFilterSpamdBackend(core::SpamFilter& filter, unsigned workers, FeedbackHook on_feedback = {});
+  SpamFilterSpamdBackend(core::SpamFilter& filter, unsigned workers, FeedbackHook on_feedback = {},
+                         bool user_layers = false);
   ~SpamFilterSpamdBackend() override;
 
   // Errors: the core's (kFailedPrecondition before anything was learned, kInvalidArgument for an
-  // empty message), kInternal for an exception in the core.
+  // empty message or a bad user id), kInternal for an exception in the core.
   void ClassifyAsync(std::string_view message, const spamd::RequestContext& context,
                      spamd::ClassifyDone done) override;
   // Errors: the core's TrainAsync errors; kUnavailable once training has stopped.
@@ -53,8 +60,12 @@ class SpamFilterSpamdBackend final : public spamd::SpamdBackend {
   void Stop();
 
  private:
+  // The user layer a request names: its User header with user layers on, else none.
+  [[nodiscard]] std::optional<std::string> UserOf(const spamd::RequestContext& context) const;
+
   core::SpamFilter& filter_;
   FeedbackHook on_feedback_;
+  const bool user_layers_;
   boost::asio::thread_pool pool_;
 };
 

@@ -38,7 +38,8 @@ std::expected<void, Error> SpamdFrontEnd::Start(const config::Settings& settings
   };
   const unsigned workers =
       settings.threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : settings.threads;
-  backend_ = std::make_unique<SpamFilterSpamdBackend>(filter, workers, std::move(on_feedback));
+  backend_ = std::make_unique<SpamFilterSpamdBackend>(filter, workers, std::move(on_feedback),
+                                                      settings.spamd_user_layers);
   auto listener = spamd::SpamdListener::Create(
       io_.context(), boost::asio::ip::tcp::endpoint(address, settings.spamd_listen_port), *backend_,
       std::move(options));

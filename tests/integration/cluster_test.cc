@@ -388,37 +388,72 @@ TEST(ClusterTest, ByDefaultATrainIsAnsweredQueuedOnceRedisHasIt) {
   EXPECT_EQ(daemon.Terminate(), 0) << daemon.Log();
 }
 
-// User layers are not replicated yet: training with a user is refused (409) rather than applied
-// on one daemon alone; only the global trains change the model.
-TEST(ClusterTest, TrainingWithAUserIsRefusedAsUserLayersAreNotReplicated) {
+// User layers replicate like the global model: a train, forget or delete with a user on one
+// daemon reaches every daemon, which all end with the same layer. Whether a user's train also
+// trains the global model is decided by the daemon that took it (a has train_global_from_users
+// on, b off) and carried in the event, so both apply it alike.
+TEST(ClusterTest, UserLayersReplicateAndEveryDaemonAppliesThemAlike) {
   TempDir dir;
   auto redis = RedisProcess::Start(dir.path().string(), FreeLoopbackPort());
   ASSERT_TRUE(redis.has_value()) << redis.error();
-  DaemonProcess daemon = Start({"--listen", "127.0.0.1:0", "--data-dir", dir.Join("model"),
-                                "--cluster-redis", "127.0.0.1:" + std::to_string(redis->port()),
-                                "--cluster-name", "only", "--cluster-wait-applied", "true"});
-  HttpClient client(daemon.port());
-  for (const std::string target :
-       {"/train?label=spam&id=u1&user=alice", "/forget?id=u1&user=alice"}) {
-    const auto refused = client.Send(http::verb::post, target, "cheap pills now");
-    EXPECT_EQ(refused.result(), http::status::conflict) << refused.body();
-    const json::value error = json::parse(refused.body()).at("error");
-    EXPECT_EQ(error.at("code").as_string(), "failed_precondition") << refused.body();
-    EXPECT_NE(std::string(error.at("message").as_string()).find("not replicated"),
-              std::string::npos)
-        << refused.body();
-  }
-  EXPECT_EQ(client.Send(http::verb::delete_, "/users/alice").result(), http::status::conflict);
-  // Global training still replicates, and classifying with a user scores as the global model.
-  const auto train = client.Send(http::verb::post, "/train?label=spam&id=g1", "cheap pills now");
-  ASSERT_EQ(train.result(), http::status::ok) << train.body();
-  ASSERT_EQ(client.Send(http::verb::post, "/train?label=ham&id=g2", "lunch at noon").result(),
-            http::status::ok);
-  EXPECT_EQ(client.Send(http::verb::post, "/classify?user=alice", "cheap lunch").body(),
-            client.Send(http::verb::post, "/classify", "cheap lunch").body());
-  EXPECT_EQ(json::parse(client.Send(http::verb::get, "/stats").body()).at("documents").as_int64(),
-            2);
-  EXPECT_EQ(daemon.Terminate(), 0) << daemon.Log();
+  std::vector<std::string> a_args =
+      ClusterArgs(dir.Join("a"), 0, redis->port(), "a", dir.Join("backups-a"));
+  a_args.insert(a_args.end(), {"--train-global-from-users", "on"});
+  DaemonProcess a = Start(a_args);
+  DaemonProcess b = Start(ClusterArgs(dir.Join("b"), 0, redis->port(), "b", dir.Join("backups-b")));
+  HttpClient on_a(a.port());
+  HttpClient on_b(b.port());
+  const auto post = [](HttpClient& client, const std::string& target, const std::string& body) {
+    const auto response = client.Send(http::verb::post, target, body);
+    EXPECT_EQ(response.result(), http::status::ok) << target << ": " << response.body();
+    return response;
+  };
+  post(on_a, "/train?label=spam&id=g1", "cheap pills now winner");
+  post(on_a, "/train?label=ham&id=g2", "lunch at noon with the team");
+  const auto learned = post(on_a, "/train?label=spam&id=u1&user=alice", "cheap lunch pills");
+  EXPECT_EQ(StatusField(learned), "learned") << learned.body();
+  post(on_b, "/train?label=ham&id=u2&user=alice", "team lunch at noon");
+  post(on_b, "/train?label=spam&id=u3&user=bob", "the team winner");
+
+  const auto expect_alike = [&](const std::string& what) {
+    SCOPED_TRACE(what);
+    double seconds = 0;
+    ASSERT_TRUE(WaitForConvergence(redis->port(), {a.port(), b.port()}, &seconds));
+    for (const std::string target : {"/stats", "/users/alice/stats", "/users/bob/stats"}) {
+      const auto from_a = on_a.Send(http::verb::get, target);
+      const auto from_b = on_b.Send(http::verb::get, target);
+      EXPECT_EQ(from_a.result(), from_b.result()) << target;
+      EXPECT_EQ(from_a.body(), from_b.body()) << target;
+    }
+    for (const std::string user : {"alice", "bob", "carol"}) {
+      const std::string target = "/classify?explain=5&user=" + user;
+      EXPECT_EQ(post(on_a, target, "cheap team lunch pills").body(),
+                post(on_b, target, "cheap team lunch pills").body())
+          << target;
+    }
+  };
+  ASSERT_NO_FATAL_FAILURE(expect_alike("after the trains"));
+  const auto documents = [](HttpClient& client, const std::string& target) {
+    return json::parse(client.Send(http::verb::get, target).body()).at("documents").as_int64();
+  };
+  EXPECT_EQ(documents(on_b, "/stats"), 3);  // g1, g2 and u1 (taken by a, which trains both).
+  EXPECT_EQ(documents(on_b, "/users/alice/stats"), 2);
+  EXPECT_EQ(documents(on_a, "/users/bob/stats"), 1);
+
+  // Forgetting u1 from alice's layer through b leaves the global model's u1 (b trains users
+  // only); deleting alice through a removes her layer everywhere, bob's stays.
+  post(on_b, "/forget?id=u1&user=alice", "");
+  ASSERT_NO_FATAL_FAILURE(expect_alike("after the forget"));
+  EXPECT_EQ(documents(on_a, "/users/alice/stats"), 1);
+  EXPECT_EQ(documents(on_a, "/stats"), 3);
+  const auto deleted = on_a.Send(http::verb::delete_, "/users/alice");
+  EXPECT_EQ(deleted.result(), http::status::ok) << deleted.body();
+  ASSERT_NO_FATAL_FAILURE(expect_alike("after the delete"));
+  EXPECT_EQ(on_b.Send(http::verb::get, "/users/alice/stats").result(), http::status::not_found);
+  EXPECT_EQ(documents(on_b, "/users/bob/stats"), 1);
+
+  EXPECT_EQ(a.Terminate(), 0) << a.Log();
+  EXPECT_EQ(b.Terminate(), 0) << b.Log();
 }
 
 TEST(ClusterTest, ADaemonWhoseModelEndsBeforeTheTrimmedPartRefusesToStart) {

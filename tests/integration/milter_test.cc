@@ -208,6 +208,54 @@ TEST_F(MilterDaemonTest, ServesPostfixOnAUnixSocketWithTheConfiguredMode) {
   EXPECT_FALSE(std::filesystem::exists(socket));
 }
 
+// With milter_user_layers, a message for one recipient is scored with that recipient's user
+// layer (the address lowercased): a message the global model calls ham, learned as spam in
+// alice's layer, is rejected for Alice and delivered to bob, and to both when it is for both
+// (one verdict for several recipients: the global model's). Header tokens are off and beta is 1
+// so that the layer is all alice's evidence: the message as Postfix passes it (with its Received
+// field) has exactly the body words alice's layer learned.
+TEST_F(MilterDaemonTest, OneRecipientsUserLayerDecidesItsVerdict) {
+  ASSERT_NO_FATAL_FAILURE(StartDaemon({"--milter-reject-score", "1", "--milter-reject-text",
+                                       kRejectText, "--milter-user-layers", "true",
+                                       "--header-tokens", "false", "--user-beta", "1"}));
+  ASSERT_NO_FATAL_FAILURE(Train());
+  const std::string newsletter =
+      Message("news1", "newsletter", "the team lunch meeting on friday, project report");
+  HttpClient client(daemon_->port());
+  const auto learned =
+      client.Send(http::verb::post, "/train?label=spam&user=alice%40nbspamd.test", newsletter);
+  ASSERT_EQ(learned.result(), http::status::ok) << learned.body();
+  ASSERT_NO_FATAL_FAILURE(StartPostfix("tempfail"));
+
+  const SmtpEnvelope to_alice{.sender = "sender@example.org",
+                              .recipients = {"Alice@NBSPAMD.test"},
+                              .helo = "client.example.org"};
+  auto for_alice = SendMail(postfix_->smtp_port(), to_alice, newsletter);
+  ASSERT_TRUE(for_alice.has_value()) << for_alice.error().message;
+  EXPECT_EQ(for_alice->reply.code, 550) << postfix_->LogTail() << daemon_->Log();
+
+  const SmtpEnvelope to_bob{.sender = "sender@example.org",
+                            .recipients = {"bob@nbspamd.test"},
+                            .helo = "client.example.org"};
+  auto for_bob = SendMail(postfix_->smtp_port(), to_bob, newsletter);
+  ASSERT_TRUE(for_bob.has_value()) << for_bob.error().message;
+  EXPECT_EQ(for_bob->reply.code, 250) << postfix_->LogTail();
+
+  const SmtpEnvelope to_both{.sender = "sender@example.org",
+                             .recipients = {"alice@nbspamd.test", "bob@nbspamd.test"},
+                             .helo = "client.example.org"};
+  auto for_both = SendMail(postfix_->smtp_port(), to_both, newsletter);
+  ASSERT_TRUE(for_both.has_value()) << for_both.error().message;
+  EXPECT_EQ(for_both->reply.code, 250) << postfix_->LogTail();
+
+  auto delivered = postfix_->WaitForDelivery(3);  // bob's, then one for each of both.
+  ASSERT_TRUE(delivered.has_value()) << delivered.error().message;
+  ASSERT_EQ(delivered->size(), 3u);
+  for (const std::string& message : *delivered) {
+    EXPECT_THAT(message, HasSubstr("X-Nbspamd: ham ")) << message;
+  }
+}
+
 // Bad milter settings are start-up errors naming the key (exit 1), as for every other key.
 TEST(MilterSettingsTest, BadValuesAreStartUpErrorsNamingTheKey) {
   TempDir dir;

@@ -166,6 +166,36 @@ TEST_F(SpamdDaemonTest, SpamcLearnsAsTheGrantAllowsAndItsFeedbackIsCounted) {
   EXPECT_EQ(Get("/stats"), before) << "forgetting did not restore the counts";
 }
 
+// With spamd_user_layers, the User header (spamc -u) names the user layer: TELL learns in it
+// (and not in the global model), CHECK scores with it, and other users keep the global verdict.
+// Header tokens are off and beta is 1 so that one learn decides alice's verdict.
+TEST_F(SpamdDaemonTest, UserHeaderNamesTheUserLayerTellTrainsAndCheckScoresWith) {
+  ASSERT_NO_FATAL_FAILURE(
+      StartDaemon({"--spamd-tell", "mx-learning from 127.0.0.1", "--spamd-user-layers", "true",
+                   "--header-tokens", "false", "--user-beta", "1"}));
+  ASSERT_NO_FATAL_FAILURE(Train());
+  const std::string global_stats = Get("/stats");
+  EXPECT_EQ(Spamc({"-c", "-u", "alice"}, kHam).exit_code, 0);
+
+  const ProgramRun learned = Spamc({"-L", "spam", "-u", "alice"}, kHam);
+  EXPECT_EQ(learned.exit_code, 0) << learned.out << learned.err << daemon_->Log();
+  EXPECT_THAT(learned.out, HasSubstr("Message successfully un/learned"));
+  EXPECT_EQ(Get("/stats"), global_stats) << "a user's TELL changed the global model";
+  const std::string alice = Get("/users/alice/stats");
+  EXPECT_THAT(alice, HasSubstr("{\"label\":\"spam\",\"documents\":1,")) << alice;
+
+  const ProgramRun for_alice = Spamc({"-c", "-u", "alice"}, kHam);
+  EXPECT_EQ(for_alice.exit_code, 1) << for_alice.out << for_alice.err;
+  const ProgramRun for_bob = Spamc({"-c", "-u", "bob"}, kHam);
+  EXPECT_EQ(for_bob.exit_code, 0) << for_bob.out << for_bob.err;
+
+  // Forgetting through TELL empties alice's layer again: the global verdict is back.
+  const ProgramRun forgot = Spamc({"-L", "forget", "-u", "alice"}, kHam);
+  EXPECT_EQ(forgot.exit_code, 0) << forgot.out << forgot.err;
+  EXPECT_EQ(Spamc({"-c", "-u", "alice"}, kHam).exit_code, 0);
+  EXPECT_EQ(Get("/stats"), global_stats);
+}
+
 // Without spamd_tell nobody may train through the spamd protocol.
 TEST_F(SpamdDaemonTest, TellIsOffByDefault) {
   ASSERT_NO_FATAL_FAILURE(StartDaemon());
