@@ -246,9 +246,18 @@ std::expected<std::optional<model::ModelStats>, Error> SpamFilter::UserStats(
   return store_->UserStats(user);
 }
 
+std::expected<std::vector<storage::LearnedMessage>, Error> SpamFilter::ListLearned(
+    std::string_view source, std::int64_t since, std::int64_t until, std::size_t limit,
+    std::optional<std::string_view> user) const {
+  if (!user) return store_->ListLearned(source, since, until, limit);
+  if (auto ok = model::CheckUserId(*user); !ok) return std::unexpected(std::move(ok.error()));
+  return store_->ListUserLearned(*user, source, since, until, limit);
+}
+
 void SpamFilter::RollbackAsync(std::string_view source, std::int64_t since, std::int64_t until,
-                               std::size_t limit, RollbackDone done) {
-  auto listed = store_->ListLearned(source, since, until, limit);
+                               std::size_t limit, RollbackDone done,
+                               std::optional<std::string_view> user) {
+  auto listed = ListLearned(source, since, until, limit, user);
   if (!listed) return done(std::unexpected(std::move(listed.error())));
   if (listed->empty()) return done(std::uint64_t{0});
   // The last forget to complete reports; one that finds the message gone or relearned through
@@ -281,6 +290,10 @@ void SpamFilter::RollbackAsync(std::string_view source, std::int64_t since, std:
       event.kind = TrainingChange::Kind::kForget;
       event.id = std::move(message.id);
       event.only_source = std::string(source);
+      if (user) {
+        event.user = std::string(*user);
+        event.train_global = options_.train_global_from_users;
+      }
       replication_->Submit(std::move(event),
                            [forgotten_one = std::move(forgotten_one)](
                                std::expected<Replicated, Error> replicated) mutable {
@@ -288,6 +301,12 @@ void SpamFilter::RollbackAsync(std::string_view source, std::int64_t since, std:
                                return forgotten_one(std::unexpected(std::move(replicated.error())));
                              forgotten_one({});
                            });
+      continue;
+    }
+    if (user) {
+      writer_.ForgetForUser(std::move(message.id),
+                            {std::string(*user), options_.train_global_from_users},
+                            std::move(forgotten_one), std::string(source));
       continue;
     }
     writer_.Forget(std::move(message.id), std::move(forgotten_one), std::string(source));

@@ -208,17 +208,20 @@ class SpamFilter {
   [[nodiscard]] std::expected<void, Error> DeleteUser(std::string_view user);
 
   // The messages learned through `source` at a Unix time in [since, until), oldest first, at
-  // most `limit` (Store::ListLearned).
+  // most `limit` (Store::ListLearned); with `user`, those of the user's own ledger
+  // (Store::ListUserLearned). Errors: kInvalidArgument for a bad user; storage's.
   [[nodiscard]] std::expected<std::vector<storage::LearnedMessage>, Error> ListLearned(
-      std::string_view source, std::int64_t since, std::int64_t until, std::size_t limit) const {
-    return store_->ListLearned(source, since, until, limit);
-  }
+      std::string_view source, std::int64_t since, std::int64_t until, std::size_t limit,
+      std::optional<std::string_view> user = std::nullopt) const;
 
   // Forgets the messages ListLearned names (at most `limit`), each only if it is still learned
   // through `source` when the writer reaches it. `done` gets how many were forgotten, once all
-  // are durable: on the calling thread when there are none, else on the writer thread.
+  // are durable: on the calling thread when there are none, else on the writer thread. With
+  // `user`: from that user's layer (and from the global model, under train_global_from_users,
+  // where the global record came from `source` too).
   void RollbackAsync(std::string_view source, std::int64_t since, std::int64_t until,
-                     std::size_t limit, RollbackDone done);
+                     std::size_t limit, RollbackDone done,
+                     std::optional<std::string_view> user = std::nullopt);
 
   // Replication (training_log.h; cluster mode: replication/cluster.h): from now on a train,
   // forget or rollback is submitted to the log that `start` returns and applied, here as on every

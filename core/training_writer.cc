@@ -86,9 +86,11 @@ void TrainingWriter::LearnForUser(LearnRequest request, UserTarget target, Learn
 }
 
 void TrainingWriter::ForgetForUser(std::string id, UserTarget target, ForgetCompletion done,
+                                   std::optional<std::string> only_source,
                                    std::string stream_position) {
   Request queued;
   queued.stream_position = std::move(stream_position);
+  queued.only_source = std::move(only_source);
   queued.kind = Kind::kForget;
   queued.id = std::move(id);
   queued.done = std::move(done);
@@ -257,10 +259,18 @@ std::vector<TrainingWriter::Result> TrainingWriter::Commit(const std::vector<Req
         results.push_back(MakeError(
             ErrorCode::kNotFound,
             "user '" + request.user + "' learned no message with id '" + request.id + "'"));
+      } else if (request.only_source && user_learned->origin.source != *request.only_source) {
+        results.push_back(MakeError(ErrorCode::kNotFound, "user '" + request.user +
+                                                              "' learned message '" + request.id +
+                                                              "' through another source"));
       } else {
         results.push_back(model::LearnStatus::kLearned);
-        delta = learned ? model::PlanForget(request.id, *learned, pending.stats()) : model::Delta{};
-        global_changed = learned.has_value();
+        // A rollback forgets the global record only if it too came from that source.
+        const bool forget_global =
+            learned && (!request.only_source || learned->origin.source == *request.only_source);
+        delta = forget_global ? model::PlanForget(request.id, *learned, pending.stats())
+                              : model::Delta{};
+        global_changed = forget_global;
         model::AddUserForget(*delta, request.user, request.id, *user_learned, pending.stats());
       }
     } else if (!learned) {

@@ -113,8 +113,11 @@ class TrainingWriter {
                     std::string stream_position = "");
   // Forgets message `id` from `target.user`'s layer (and, when target.train_global, from the
   // global model if the global ledger holds it). `done` gets kNotFound when the user's ledger
-  // does not hold `id`; else as for Forget.
+  // does not hold `id`, or when `only_source` is given and the user's record was learned
+  // through another source (the global record is then forgotten only if it too was learned
+  // through `only_source`); else as for Forget.
   void ForgetForUser(std::string id, UserTarget target, ForgetCompletion done,
+                     std::optional<std::string> only_source = std::nullopt,
                      std::string stream_position = "");
   // Removes every record of `user` (Store::DeleteUser), serialised with the other requests.
   // Deleting a user with no layer succeeds. Errors: as Store::DeleteUser; kUnavailable after Stop.

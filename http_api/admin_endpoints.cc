@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "common/log.h"
+#include "common/utf8.h"
 #include "http_api/endpoint_call.h"
 #include "http_api/json_views.h"
 
@@ -38,6 +39,7 @@ std::string BackupPath(const std::string& backup_dir, int attempt) {
 // time), ?limit= (1 to kMaxAdminLimit, default `default_limit`).
 struct Selection {
   std::string source;
+  std::optional<std::string> user;  // ?user=: that user's own ledger.
   std::int64_t since = 0;
   std::int64_t until = std::numeric_limits<std::int64_t>::max();
   std::size_t limit = 0;
@@ -51,6 +53,9 @@ std::expected<Selection, nbspamd::Error> Select(const Input& input, std::size_t 
                      "give ?source=NAME (the token name; empty for training without a token)");
   }
   selection.source = source->second;
+  if (const auto user = input.query.find("user"); user != input.query.end()) {
+    selection.user = user->second;
+  }
   for (auto [name, value] : {std::pair{"since", &selection.since}, {"until", &selection.until}}) {
     const auto it = input.query.find(name);
     if (it == input.query.end()) continue;
@@ -97,32 +102,37 @@ std::optional<Response> HandleBackup(Call& call, const Input& input) {
 }
 
 std::optional<Response> HandleLearned(Call& call, const Input& input) {
-  if (auto rejected = call.RejectUnknown(input, {"source", "since", "until", "limit"}, {}))
+  if (auto rejected = call.RejectUnknown(input, {"source", "since", "until", "limit", "user"}, {}))
     return *rejected;
   auto selection = Select(input, /*default_limit=*/1000);
   if (!selection) return call.Error(selection.error());
   auto listed = call.filter.ListLearned(selection->source, selection->since, selection->until,
-                                        selection->limit);
+                                        selection->limit, selection->user);
   if (!listed) return call.Error(listed.error());
   return JsonResponse(LearnedJson(*listed), call.request.version());
 }
 
 std::optional<Response> HandleRollback(Call& call, const Input& input) {
-  if (auto rejected = call.RejectUnknown(input, {"source", "since", "until", "limit"}, {}))
+  if (auto rejected = call.RejectUnknown(input, {"source", "since", "until", "limit", "user"}, {}))
     return *rejected;
   auto selection = Select(input, /*default_limit=*/10000);
   if (!selection) return call.Error(selection.error());
   LogInfo("rolling back what source '" + selection->source + "' trained from " +
-          std::to_string(selection->since) + " to " + std::to_string(selection->until));
+          std::to_string(selection->since) + " to " + std::to_string(selection->until) +
+          (selection->user ? " in a user's layer" : ""));
   call.filter.RollbackAsync(
       selection->source, selection->since, selection->until, selection->limit,
-      [version = call.request.version(), source = selection->source, respond = call.TakeRespond()](
-          std::expected<std::uint64_t, nbspamd::Error> forgotten) mutable {
+      [version = call.request.version(), source = selection->source, user = selection->user,
+       respond =
+           call.TakeRespond()](std::expected<std::uint64_t, nbspamd::Error> forgotten) mutable {
         Deliver(respond, version, [&] {
           if (!forgotten) return ErrorResponse(forgotten.error(), version);
-          return JsonResponse(json::object{{"source", source}, {"forgotten", *forgotten}}, version);
+          json::object answer{{"source", source}, {"forgotten", *forgotten}};
+          if (user) answer["user"] = ReplaceInvalidUtf8(*user);
+          return JsonResponse(std::move(answer), version);
         });
-      });
+      },
+      selection->user);
   return std::nullopt;
 }
 

@@ -288,12 +288,9 @@ bool ClusterReplicator::Apply(const std::vector<Entry>& entries) {
       }
     } else if (event->kind == StreamEvent::Kind::kDeleteUser) {
       writer_.DeleteUser(std::move(event->user), forgotten, entries[i].id);
-    } else if (for_user && event->only_source) {
-      // No daemon writes this (a rollback is of the global model); every daemon refuses it alike.
-      complete(i, MakeError(ErrorCode::kInvalidArgument, "a rollback of a user's layer"));
     } else if (for_user) {
       writer_.ForgetForUser(std::move(event->id), {std::move(event->user), event->train_global},
-                            forgotten, entries[i].id);
+                            forgotten, std::move(event->only_source), entries[i].id);
     } else {
       writer_.Forget(std::move(event->id), forgotten, std::move(event->only_source), entries[i].id);
     }

@@ -452,6 +452,13 @@ TEST(ClusterTest, UserLayersReplicateAndEveryDaemonAppliesThemAlike) {
   EXPECT_EQ(on_b.Send(http::verb::get, "/users/alice/stats").result(), http::status::not_found);
   EXPECT_EQ(documents(on_b, "/users/bob/stats"), 1);
 
+  // A rollback in bob's layer (of what was trained without a token) replicates too.
+  const auto rolled = post(on_a, "/admin/rollback?source=&user=bob", "");
+  EXPECT_NE(rolled.body().find("\"forgotten\":1"), std::string::npos) << rolled.body();
+  ASSERT_NO_FATAL_FAILURE(expect_alike("after the rollback"));
+  EXPECT_EQ(on_b.Send(http::verb::get, "/users/bob/stats").result(), http::status::not_found);
+  EXPECT_EQ(documents(on_b, "/stats"), 3);
+
   EXPECT_EQ(a.Terminate(), 0) << a.Log();
   EXPECT_EQ(b.Terminate(), 0) << b.Log();
 }

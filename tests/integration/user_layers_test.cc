@@ -135,5 +135,65 @@ TEST_F(UserLayersTest, TrainGlobalFromUsersOnAlsoTrainsTheGlobalModel) {
   EXPECT_EQ(Classify(client, "?user=alice"), global);
 }
 
+// /admin/learned and /admin/rollback with ?user= work on the user's own ledger: a rollback of
+// mx1 in alice's layer forgets what mx1 trained there, keeps what mx2 trained, and a message mx2
+// relearned meanwhile is mx2's now; bob's layer and the global model are untouched.
+TEST_F(UserLayersTest, RollbackWithAUserUndoesOnlyWhatThatSourceTrainedInTheUsersLayer) {
+  DaemonProcess daemon = Start({"--auth-tokens", "mx1:0123456789abcdef,mx2:fedcba9876543210abcd"});
+  HttpClient client(daemon.port());
+  const std::vector<std::pair<std::string, std::string>> mx1 = {
+      {"Authorization", "Bearer 0123456789abcdef"}};
+  const std::vector<std::pair<std::string, std::string>> mx2 = {
+      {"Authorization", "Bearer fedcba9876543210abcd"}};
+  const auto send = [&](http::verb verb, const std::string& target, const std::string& body,
+                        const std::vector<std::pair<std::string, std::string>>& auth) {
+    const auto response = client.Send(verb, target, body, "text/plain", auth);
+    EXPECT_EQ(response.result(), http::status::ok) << target << ": " << response.body();
+    return response.body();
+  };
+  const std::pair<const char*, const char*> seed[] = {{"spam", "send us your password"},
+                                                      {"spam", "review us"},
+                                                      {"ham", "password review"},
+                                                      {"ham", "send us your review"}};
+  int n = 0;
+  for (const auto& [label, text] : seed) {
+    send(http::verb::post, std::string("/train?label=") + label + "&id=seed-" + std::to_string(++n),
+         text, mx1);
+  }
+  const std::string global_stats = send(http::verb::get, "/stats", "", mx1);
+  const std::string global = Classify(client);
+
+  send(http::verb::post, "/train?label=spam&id=a1&user=alice", "review account details", mx1);
+  send(http::verb::post, "/train?label=spam&id=a2&user=alice", "account review", mx1);
+  send(http::verb::post, "/train?label=ham&id=a3&user=alice", "password account", mx2);
+  send(http::verb::post, "/train?label=ham&id=a2&user=alice", "account review", mx2);
+  send(http::verb::post, "/train?label=spam&id=b1&user=bob", "review account details", mx1);
+  const std::string bob = Classify(client, "?user=bob");
+
+  const json::value listed =
+      json::parse(send(http::verb::get, "/admin/learned?source=mx1&user=alice", "", mx1));
+  EXPECT_EQ(listed.at("count").as_int64(), 1) << listed;  // a1; a2 is mx2's since its relearn.
+  EXPECT_EQ(listed.at("messages").at(0).at("id").as_string(), "a1") << listed;
+
+  const json::value rolled =
+      json::parse(send(http::verb::post, "/admin/rollback?source=mx1&user=alice", "", mx1));
+  EXPECT_EQ(rolled.at("forgotten").as_int64(), 1) << rolled;
+  EXPECT_EQ(rolled.at("user").as_string(), "alice") << rolled;
+  const json::value alice = client.GetJson("/users/alice/stats");
+  EXPECT_EQ(alice.at("documents").as_int64(), 2) << alice;  // a2 and a3, both ham, of mx2.
+  EXPECT_EQ(alice.at("classes").at(0).at("documents").as_int64(), 0) << alice;
+  EXPECT_EQ(send(http::verb::get, "/stats", "", mx1), global_stats);
+  EXPECT_EQ(Classify(client, "?user=bob"), bob);
+  EXPECT_EQ(Classify(client), global);
+
+  // Rolling back mx2 too leaves alice no layer: she scores as the global model again.
+  send(http::verb::post, "/admin/rollback?source=mx2&user=alice", "", mx1);
+  EXPECT_EQ(client.Send(http::verb::get, "/users/alice/stats").result(), http::status::not_found);
+  EXPECT_EQ(Classify(client, "?user=alice"), global);
+  const auto bad =
+      client.Send(http::verb::post, "/admin/rollback?source=mx1&user=", "", "text/plain", mx1);
+  EXPECT_EQ(bad.result(), http::status::bad_request) << bad.body();
+}
+
 }  // namespace
 }  // namespace nbspamd::testing
