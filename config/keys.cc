@@ -334,7 +334,6 @@ constexpr Key ChoiceKey(std::string_view name, std::string_view metavar, std::st
 constexpr std::string_view kLogLevels[] = {"debug", "info", "warning", "error"};
 constexpr std::string_view kLogFormats[] = {"logfmt", "json"};
 constexpr std::string_view kFailModes[] = {"accept", "tempfail"};
-constexpr std::string_view kOffOn[] = {"off", "on"};
 
 constexpr std::uint64_t kSizeMax = std::numeric_limits<std::size_t>::max();
 
@@ -385,9 +384,20 @@ constexpr std::array kKeys = {
         "User layers: documents of a user's own evidence that weigh as much as the global class "
         "prior (γ).",
         "a finite number greater than 0"),
-    ChoiceKey<&Settings::train_global_from_users, kOffOn>(
-        "train_global_from_users", "off|on", "off or on",
-        "on: training with a user also trains the global model; off: only the user's layer."),
+    Key{.name = "train_global_from_users",
+        .metavar = "off|on|sources:NAME,...",
+        .help = "on: training with a user also trains the global model; off: only the user's "
+                "layer; sources:NAME,...: only what comes through these sources.",
+        .kind = Kind::kString,
+        .valid = "off, on or sources: and token names separated by commas",
+        .set =
+            [](Settings& s, const Value& v) {
+              const std::string& text = std::get<std::string>(v);
+              if (!ParseTrainGlobalFromUsers(text)) return false;
+              s.train_global_from_users = text;
+              return true;
+            },
+        .format = [](const Settings& s) { return QuoteToml(s.train_global_from_users); }},
     UnsignedKey<&Settings::user_token_limit, 0, std::numeric_limits<std::uint64_t>::max()>(
         "user_token_limit", "N",
         "Most distinct tokens a user's layer may have; a learn past it is refused. 0 = no limit."),

@@ -96,6 +96,32 @@ std::expected<LoadResult, Error> LoadSettings(std::span<const char* const> argv,
   }
 }
 
+std::expected<TrainGlobalFromUsers, std::string> ParseTrainGlobalFromUsers(std::string_view value) {
+  if (value == "off") return TrainGlobalFromUsers{};
+  if (value == "on") return TrainGlobalFromUsers{.on = true, .sources = {}};
+  constexpr std::string_view kPrefix = "sources:";
+  if (!value.starts_with(kPrefix)) return std::unexpected("off, on or sources:NAME,NAME...");
+  TrainGlobalFromUsers policy{.on = true, .sources = {}};
+  std::string_view rest = value.substr(kPrefix.size());
+  while (true) {
+    const std::size_t comma = rest.find(',');
+    const std::string_view name = rest.substr(0, comma);
+    // As a token name (http_api/auth.h) or a spamd TELL grant's source.
+    const bool valid = !name.empty() && name.size() <= 64 && std::ranges::all_of(name, [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+             c == '_' || c == '.' || c == '-';
+    });
+    if (!valid) {
+      return std::unexpected(
+          "sources: needs token names (1-64 of A-Z a-z 0-9 _ . -) between commas");
+    }
+    policy.sources.emplace_back(name);
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  return policy;
+}
+
 std::string HelpText() {
   const Settings defaults;
   std::string text =

@@ -24,7 +24,7 @@
 //   score_min_weight          finite, >= 0
 //   user_beta                 finite, > 0
 //   user_gamma                finite, > 0
-//   train_global_from_users   off or on
+//   train_global_from_users   off, on or sources:NAME,NAME...
 //   user_token_limit          >= 0 (0 = no limit)
 //   user_cache_bytes          >= 0
 //   max_body_bytes            1..1 GiB
@@ -91,6 +91,8 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "common/error.h"
 
@@ -130,7 +132,9 @@ struct Settings {
   double user_beta = 1000;
   double user_gamma = 1;
   // "on": a train or forget with a user also trains the global model; "off": only the user's
-  // layer (core::SpamFilterOptions::train_global_from_users says what is measured of each).
+  // layer; "sources:NAME,NAME...": only when it comes through one of these sources (token names,
+  // spamd TELL grants), e.g. a trusted feedback loop (core::SpamFilterOptions says what is
+  // measured of each). ParseTrainGlobalFromUsers reads it.
   std::string train_global_from_users = "off";
   // The most distinct tokens a user's layer may have (0 = no limit); a learn past it gets 413.
   std::uint64_t user_token_limit = 100'000;
@@ -256,6 +260,15 @@ struct LoadResult {
 // The --help text: usage, the precedence of the sources, and for every key its TOML name, flag,
 // environment variable, default and meaning. Ends with a newline.
 [[nodiscard]] std::string HelpText();
+
+// train_global_from_users read: whether a user's feedback trains the global model too, and, when
+// only some sources' does, which (empty: every source's). Errors: a message saying what is valid.
+struct TrainGlobalFromUsers {
+  bool on = false;
+  std::vector<std::string> sources;
+};
+[[nodiscard]] std::expected<TrainGlobalFromUsers, std::string> ParseTrainGlobalFromUsers(
+    std::string_view value);
 
 // Renders `settings` as a flat TOML document that LoadSettings reads back to the same settings
 // (one `key = value` line per key, in the order of the key table). Useful to log the effective

@@ -717,7 +717,24 @@ TEST_F(SettingsTest, UserLayerKeysFromEveryPlaceAndTheirRanges) {
             "than 0");
   EXPECT_EQ(LoadError({"--train-global-from-users", "yes"}),
             "--train-global-from-users: invalid value 'yes' for 'train_global_from_users': "
-            "expected off or on");
+            "expected off, on or sources: and token names separated by commas");
+  for (const char* bad : {"sources:", "sources:a,,b", "sources:a b", "sources:a,", "Sources:a"}) {
+    EXPECT_FALSE(Load({"--train-global-from-users", bad}).has_value()) << bad;
+  }
+  const Settings listed = LoadOk({"--train-global-from-users", "sources:mx1,feedback-loop"});
+  EXPECT_EQ(listed.train_global_from_users, "sources:mx1,feedback-loop");
+
+  const auto off = ParseTrainGlobalFromUsers("off");
+  ASSERT_TRUE(off.has_value());
+  EXPECT_FALSE(off->on);
+  const auto on = ParseTrainGlobalFromUsers("on");
+  ASSERT_TRUE(on.has_value());
+  EXPECT_TRUE(on->on);
+  EXPECT_TRUE(on->sources.empty());
+  const auto sources = ParseTrainGlobalFromUsers("sources:mx1,feedback-loop");
+  ASSERT_TRUE(sources.has_value());
+  EXPECT_TRUE(sources->on);
+  EXPECT_EQ(sources->sources, (std::vector<std::string>{"mx1", "feedback-loop"}));
 }
 
 TEST_F(SettingsTest, FormatSettingsAsTomlRoundTrips) {

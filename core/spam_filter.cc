@@ -134,7 +134,7 @@ void SpamFilter::TrainAsync(std::string_view message, std::string_view label,
     event.origin = std::move(origin);
     if (user) {
       event.user = std::string(*user);
-      event.train_global = options_.train_global_from_users;
+      event.train_global = options_.TrainsGlobal(source);
     }
     return replication_->Submit(std::move(event),
                                 [this, outcome = std::move(outcome), done = std::move(done)](
@@ -160,14 +160,14 @@ void SpamFilter::TrainAsync(std::string_view message, std::string_view label,
   };
   if (user) {
     return writer_.LearnForUser(std::move(request),
-                                {std::string(*user), options_.train_global_from_users},
+                                {std::string(*user), options_.TrainsGlobal(source)},
                                 std::move(learned_done));
   }
   writer_.Learn(std::move(request), std::move(learned_done));
 }
 
 void SpamFilter::ForgetIdAsync(std::string_view id, std::optional<std::string_view> user,
-                               ForgetDone done) {
+                               std::string_view source, ForgetDone done) {
   if (auto ok = ValidateId(id); !ok) return done(std::unexpected(std::move(ok.error())));
   if (user) {
     if (auto ok = model::CheckUserId(*user); !ok) {
@@ -178,11 +178,11 @@ void SpamFilter::ForgetIdAsync(std::string_view id, std::optional<std::string_vi
       event.kind = TrainingChange::Kind::kForget;
       event.id = std::string(id);
       event.user = std::string(*user);
-      event.train_global = options_.train_global_from_users;
+      event.train_global = options_.TrainsGlobal(source);
       return SubmitForget(std::move(event), std::move(done));
     }
     return writer_.ForgetForUser(
-        std::string(id), {std::string(*user), options_.train_global_from_users},
+        std::string(id), {std::string(*user), options_.TrainsGlobal(source)},
         [id = std::string(id),
          done = std::move(done)](std::expected<void, Error> forgotten) mutable {
           if (!forgotten) return done(std::unexpected(std::move(forgotten.error())));
@@ -219,9 +219,9 @@ std::expected<void, Error> SpamFilter::EnableReplication(TrainingLogStart start)
 }
 
 void SpamFilter::ForgetMessageAsync(std::string_view message, std::optional<std::string_view> user,
-                                    ForgetDone done) {
+                                    std::string_view source, ForgetDone done) {
   if (auto ok = RequireMessage(message); !ok) return done(std::unexpected(std::move(ok.error())));
-  ForgetIdAsync(ContentId(message), user, std::move(done));
+  ForgetIdAsync(ContentId(message), user, source, std::move(done));
 }
 
 void SpamFilter::DeleteUserAsync(std::string_view user, DeleteUserDone done) {
@@ -292,7 +292,7 @@ void SpamFilter::RollbackAsync(std::string_view source, std::int64_t since, std:
       event.only_source = std::string(source);
       if (user) {
         event.user = std::string(*user);
-        event.train_global = options_.train_global_from_users;
+        event.train_global = options_.TrainsGlobal(source);
       }
       replication_->Submit(std::move(event),
                            [forgotten_one = std::move(forgotten_one)](
@@ -305,7 +305,7 @@ void SpamFilter::RollbackAsync(std::string_view source, std::int64_t since, std:
     }
     if (user) {
       writer_.ForgetForUser(std::move(message.id),
-                            {std::string(*user), options_.train_global_from_users},
+                            {std::string(*user), options_.TrainsGlobal(source)},
                             std::move(forgotten_one), std::string(source));
       continue;
     }

@@ -24,6 +24,7 @@
 #ifndef NBSPAMD_CORE_SPAM_FILTER_H_
 #define NBSPAMD_CORE_SPAM_FILTER_H_
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <expected>
@@ -32,6 +33,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/error.h"
 #include "core/readiness.h"
@@ -77,6 +79,17 @@ struct SpamFilterOptions {
   // what it does to the other users, whose global prior then moves with this user's feedback, is
   // not measured. Off (the default), a user's feedback changes only that user's layer.
   bool train_global_from_users = false;
+  // With train_global_from_users: only the feedback that comes through one of these sources
+  // (token names, spamd TELL grants; "" is training without a token) trains the global model.
+  // Empty: every source's.
+  std::vector<std::string> train_global_sources;
+
+  // Whether a train, forget or rollback with a user, through `source`, changes the global model.
+  [[nodiscard]] bool TrainsGlobal(std::string_view source) const {
+    return train_global_from_users &&
+           (train_global_sources.empty() ||
+            std::ranges::find(train_global_sources, source) != train_global_sources.end());
+  }
 };
 
 struct ClassifyOutcome {
@@ -177,13 +190,22 @@ class SpamFilter {
   void ForgetIdAsync(std::string_view id, ForgetDone done) {
     ForgetIdAsync(id, std::nullopt, std::move(done));
   }
-  void ForgetIdAsync(std::string_view id, std::optional<std::string_view> user, ForgetDone done);
+  void ForgetIdAsync(std::string_view id, std::optional<std::string_view> user, ForgetDone done) {
+    ForgetIdAsync(id, user, /*source=*/"", std::move(done));
+  }
+  // The same, the forget coming through `source` (SpamFilterOptions::TrainsGlobal).
+  void ForgetIdAsync(std::string_view id, std::optional<std::string_view> user,
+                     std::string_view source, ForgetDone done);
   // Forgets a message given by its content (its id is its content hash).
   void ForgetMessageAsync(std::string_view message, ForgetDone done) {
     ForgetMessageAsync(message, std::nullopt, std::move(done));
   }
   void ForgetMessageAsync(std::string_view message, std::optional<std::string_view> user,
-                          ForgetDone done);
+                          ForgetDone done) {
+    ForgetMessageAsync(message, user, /*source=*/"", std::move(done));
+  }
+  void ForgetMessageAsync(std::string_view message, std::optional<std::string_view> user,
+                          std::string_view source, ForgetDone done);
 
   // Removes everything of `user` (layer, ledger, source index) through the training writer, so
   // in order with the training requests. `done` runs as TrainAsync's. Deleting a user with no

@@ -169,6 +169,38 @@ TEST(SpamFilterTest, BadUserIdsAreRefused) {
   }
 }
 
+// train_global_from_users with sources: a user's train, forget or rollback changes the global
+// model only when it comes through a listed source.
+TEST(SpamFilterTest, OnlyListedSourcesTrainTheGlobalModelFromUsers) {
+  SpamFilterOptions options;
+  options.train_global_from_users = true;
+  options.train_global_sources = {"feedback"};
+  EXPECT_TRUE(options.TrainsGlobal("feedback"));
+  EXPECT_FALSE(options.TrainsGlobal("mx1"));
+  EXPECT_FALSE(options.TrainsGlobal(""));
+  SpamFilter filter(std::make_unique<storage::MemoryStore>(), options);
+  ASSERT_TRUE(filter.Train("cheap watches pills here", "spam", std::nullopt).has_value());
+  ASSERT_TRUE(filter.Train("lunch at noon with the team", "ham", std::nullopt).has_value());
+  const auto train = [&filter](std::string_view id, std::string_view source) {
+    std::promise<std::expected<TrainOutcome, Error>> promise;
+    filter.TrainAsync("cheap lunch offer", "spam", id, source, "alice",
+                      [&promise](auto outcome) { promise.set_value(std::move(outcome)); });
+    return promise.get_future().get();
+  };
+  ASSERT_TRUE(train("m1", "mx1").has_value());
+  EXPECT_EQ(filter.Stats()->classes[0].documents, 1u);  // Alice's layer only.
+  ASSERT_TRUE(train("m2", "feedback").has_value());
+  EXPECT_EQ(filter.Stats()->classes[0].documents, 2u);  // And the global model.
+  EXPECT_EQ((*filter.UserStats("alice"))->classes[0].documents, 2u);
+
+  std::promise<std::expected<ForgetOutcome, Error>> forgotten;
+  filter.ForgetIdAsync("m2", "alice", "feedback",
+                       [&forgotten](auto outcome) { forgotten.set_value(std::move(outcome)); });
+  ASSERT_TRUE(forgotten.get_future().get().has_value());
+  EXPECT_EQ(filter.Stats()->classes[0].documents, 1u);
+  EXPECT_EQ((*filter.UserStats("alice"))->classes[0].documents, 1u);
+}
+
 // A training log that records what it is given and applies nothing.
 class RecordingLog final : public TrainingLog {
  public:

@@ -131,9 +131,9 @@ std::optional<Response> HandleForget(Call& call, const Input& input) {
         });
       };
   if (message) {
-    call.filter.ForgetMessageAsync(*message, *user, std::move(done));
+    call.filter.ForgetMessageAsync(*message, *user, call.source, std::move(done));
   } else {
-    call.filter.ForgetIdAsync(**id, *user, std::move(done));
+    call.filter.ForgetIdAsync(**id, *user, call.source, std::move(done));
   }
   return std::nullopt;
 }

@@ -166,7 +166,10 @@ int Run(int argc, char** argv) {
   filter_options.score_min_weight = settings.score_min_weight;
   filter_options.user_beta = settings.user_beta;
   filter_options.user_gamma = settings.user_gamma;
-  filter_options.train_global_from_users = settings.train_global_from_users == "on";
+  // Checked when the settings were read.
+  const auto train_global = config::ParseTrainGlobalFromUsers(settings.train_global_from_users);
+  filter_options.train_global_from_users = train_global && train_global->on;
+  if (train_global) filter_options.train_global_sources = train_global->sources;
   filter_options.tokenizer.max_message_bytes = settings.max_message_bytes;
   filter_options.tokenizer.max_tokens = settings.max_tokens;
   filter_options.tokenizer.max_token_chars = settings.max_token_chars;

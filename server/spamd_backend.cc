@@ -96,12 +96,12 @@ void SpamFilterSpamdBackend::ForgetAsync(std::string_view message,
                                          const spamd::RequestContext& context,
                                          spamd::TellDone done) {
   boost::asio::post(pool_, [this, message = std::string(message), user = UserOf(context),
-                            done = std::move(done)]() mutable {
+                            source = context.source, done = std::move(done)]() mutable {
     auto shared = std::make_shared<spamd::TellDone>(std::move(done));
     try {
       filter_.ForgetMessageAsync(message,
                                  user ? std::optional<std::string_view>(*user) : std::nullopt,
-                                 [shared](std::expected<core::ForgetOutcome, Error> gone) {
+                                 source, [shared](std::expected<core::ForgetOutcome, Error> gone) {
                                    if (!gone) {
                                      (*shared)(std::unexpected(gone.error()));
                                      return;
