@@ -8,9 +8,10 @@
 
 namespace nbspamd::bench {
 
-// Every *.txt file below the folder named by the environment variable NBSPAMD_BENCH_CORPUS
-// (default bench/accuracy/corpus), in sorted path order. Exits with a message when there are
-// none.
+// Every message file below the folders named by the environment variable NBSPAMD_BENCH_CORPUS
+// (one folder, or several separated by ':'; default bench/accuracy/corpus), in sorted path
+// order: *.txt (the SpamAssassin corpus as npm ships it), *.eml (csdmc2010) and inmail.N
+// (trec07p). Exits with a message when there are none.
 [[nodiscard]] const std::vector<std::string>& CorpusMessages();
 
 // The total size of CorpusMessages() in bytes.

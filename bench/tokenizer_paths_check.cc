@@ -1,9 +1,13 @@
-// Checks on every corpus message that the ASCII fast word path gives exactly the tokens of the
-// ICU-only path (hashes, counts and texts), under the default options and with counts and
-// bigrams. Prints the number of messages that match and exits non-zero on any difference.
+// Checks on every corpus message that the tokenizer's fast paths give exactly the tokens of their
+// references (hashes, counts and texts), under the default options and with counts and bigrams:
+// the ASCII fast word path against the ICU-only path, and HTML read from libxml2's SAX events
+// against the walk of its tree. Prints the number of messages that match and exits non-zero on
+// any difference.
 //   NBSPAMD_BENCH_CORPUS=bench/accuracy/corpus build/release/bench/tokenizer_paths_check
+//   NBSPAMD_BENCH_CORPUS=bench/accuracy/corpus:bench/accuracy/corpora build/release/bench/...
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/corpus_files.h"
@@ -26,17 +30,25 @@ int Run() {
   for (const tokenizer::TokenizerOptions& base : {tokenizer::TokenizerOptions{}, counting}) {
     tokenizer::TokenizerOptions fast_options = base;
     fast_options.word_path = tokenizer::WordPath::kAsciiFast;
-    tokenizer::TokenizerOptions icu_options = base;
-    icu_options.word_path = tokenizer::WordPath::kIcuOnly;
+    fast_options.html_path = tokenizer::HtmlPath::kEvents;
+    tokenizer::TokenizerOptions icu_words = fast_options;
+    icu_words.word_path = tokenizer::WordPath::kIcuOnly;
+    tokenizer::TokenizerOptions html_tree = fast_options;
+    html_tree.html_path = tokenizer::HtmlPath::kTree;
     const tokenizer::Tokenizer fast(fast_options);
-    const tokenizer::Tokenizer icu(icu_options);
+    const tokenizer::Tokenizer icu(icu_words);
+    const tokenizer::Tokenizer tree(html_tree);
     for (std::size_t i = 0; i < messages.size(); ++i) {
-      if (SameBags(fast.Tokenize(messages[i], true), icu.Tokenize(messages[i], true))) {
-        ++matching;
-      } else {
-        ++differing;
-        std::fprintf(stderr, "message %zu (bigrams %d): the word paths differ\n", i,
-                     base.word_bigrams ? 1 : 0);
+      const TokenBag fast_bag = fast.Tokenize(messages[i], true);
+      for (const auto& [reference, what] :
+           {std::pair{&icu, "the word paths"}, std::pair{&tree, "the HTML paths"}}) {
+        if (SameBags(fast_bag, reference->Tokenize(messages[i], true))) {
+          ++matching;
+        } else {
+          ++differing;
+          std::fprintf(stderr, "message %zu (bigrams %d): %s differ\n", i,
+                       base.word_bigrams ? 1 : 0, what);
+        }
       }
     }
   }

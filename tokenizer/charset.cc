@@ -1,24 +1,21 @@
 #include "tokenizer/charset.h"
 
+#include <uchardet/uchardet.h>
 #include <unicode/ucnv.h>
-#include <unicode/ucsdet.h>
 #include <unicode/unistr.h>
 #include <unicode/utf8.h>
 
 #include <algorithm>
 #include <memory>
+#include <type_traits>
 
 #include "common/utf8.h"
+#include "tokenizer/ascii.h"
 
 namespace nbspamd::tokenizer {
 namespace {
 
-std::string Lower(std::string_view text) {
-  std::string lower(text);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return lower;
-}
+std::string Lower(std::string_view text) { return AsciiLowered(text); }
 
 bool IsAscii(std::string_view bytes) {
   return std::all_of(bytes.begin(), bytes.end(),
@@ -39,25 +36,25 @@ bool IsKnown(const std::string& charset) {
   return U_SUCCESS(status) && converter != nullptr;
 }
 
-// The charset ICU's detector finds most likely for `bytes`, or "" when it finds none.
+// The charset uchardet finds most likely for `bytes`, or "" when it finds none. One detector per
+// thread, reset for each text (uchardet_new builds all its probers: costly per part).
 std::string Detect(std::string_view bytes) {
-  UErrorCode status = U_ZERO_ERROR;
-  std::unique_ptr<UCharsetDetector, decltype(&ucsdet_close)> detector(ucsdet_open(&status),
-                                                                      ucsdet_close);
-  if (U_FAILURE(status)) return "";
-  // The detector looks at the start of the text; 64 KiB is plenty and bounds its work.
-  const auto length = static_cast<int32_t>(std::min<std::size_t>(bytes.size(), 64 * 1024));
-  ucsdet_setText(detector.get(), bytes.data(), length, &status);
-  const UCharsetMatch* match = ucsdet_detect(detector.get(), &status);
-  if (U_FAILURE(status) || match == nullptr) return "";
-  const char* name = ucsdet_getName(match, &status);
-  if (U_FAILURE(status) || name == nullptr) return "";
+  thread_local const std::unique_ptr<std::remove_pointer_t<uchardet_t>, decltype(&uchardet_delete)>
+      detector(uchardet_new(), uchardet_delete);
+  if (detector == nullptr) return "";
+  uchardet_reset(detector.get());
+  // The start of the text is plenty and bounds the work.
+  const std::size_t length = std::min<std::size_t>(bytes.size(), 64 * 1024);
+  if (uchardet_handle_data(detector.get(), bytes.data(), length) != 0) return "";
+  uchardet_data_end(detector.get());
+  const char* name = uchardet_get_charset(detector.get());
+  if (name == nullptr) return "";
   std::string charset = Lower(name);
-  // UTF-16 and UTF-32 text holds NUL bytes unless it is all outside Latin scripts; the detector
-  // still guesses them for short 8-bit texts without any (an ISO-8859-1 "Grüße"), which would
-  // turn their ASCII words into CJK-looking garbage.
+  if (charset == "ascii") return "us-ascii";
+  // UTF-16 and UTF-32 text holds NUL bytes unless it is all outside Latin scripts; never take
+  // 8-bit text without any for them, which would turn its ASCII words into CJK-looking garbage.
   if ((charset.starts_with("utf-16") || charset.starts_with("utf-32")) &&
-      bytes.substr(0, static_cast<std::size_t>(length)).find('\0') == std::string_view::npos) {
+      bytes.substr(0, length).find('\0') == std::string_view::npos) {
     return "";
   }
   return charset;

@@ -1,4 +1,5 @@
-// ToUtf8: text of a declared (or undeclared) charset to UTF-8, with ICU.
+// ToUtf8: text of a declared (or undeclared) charset to UTF-8: uchardet guesses a charset that is
+// missing or wrong, ICU converts.
 #ifndef NBSPAMD_TOKENIZER_CHARSET_H_
 #define NBSPAMD_TOKENIZER_CHARSET_H_
 
@@ -10,7 +11,7 @@ namespace nbspamd::tokenizer {
 // How a conversion went, for meta tokens.
 enum class CharsetOutcome {
   kAsDeclared,  // Converted from the declared charset (or it was valid UTF-8/ASCII already).
-  kDetected,    // No usable declaration, or the bytes contradicted it: ICU's detector chose.
+  kDetected,    // No usable declaration, or the bytes contradicted it: the detector chose.
   kUnknown,     // The declared charset is unknown to ICU (the detector chose instead).
 };
 
@@ -22,7 +23,8 @@ struct Utf8Text {
 
 // Converts `bytes` from `declared` ("" when none was declared) to UTF-8. Bytes that are valid
 // UTF-8 and declared as UTF-8, ASCII or nothing are taken as they are; an ASCII declaration with
-// 8-bit bytes, an unknown charset, or none for 8-bit text goes through ICU's charset detector.
+// 8-bit bytes, an unknown charset, or none for 8-bit text goes through uchardet's charset
+// detector (windows-1252 when it finds none ICU can convert). Thread-safe: one detector per thread.
 [[nodiscard]] Utf8Text ToUtf8(std::string_view bytes, std::string_view declared);
 
 }  // namespace nbspamd::tokenizer

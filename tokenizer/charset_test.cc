@@ -95,6 +95,30 @@ TEST(CharsetTest, EightBitTextDeclaredAsciiIsDetected) {
   EXPECT_EQ(utf8.text, kGermanUtf8);
 }
 
+// The detector is kept per thread and reset for each text: answers in a row are each the
+// text's own, whatever came before. Undeclared Japanese and Russian are read in their charsets.
+TEST(CharsetTest, UndeclaredTextsInARowAreEachDetectedOnTheirOwn) {
+  // Long enough for the detector to be sure.
+  std::string japanese;  // 東京ラーメン in Shift_JIS, and again with a space between.
+  std::string russian;   // Привет мир in KOI8-R.
+  for (int i = 0; i < 20; ++i) {
+    japanese += kShiftJis.bytes + std::string(" ");
+    russian += kKoi8r.bytes + std::string(" ");
+  }
+  for (int round = 0; round < 2; ++round) {
+    const Utf8Text from_japanese = ToUtf8(japanese, "");
+    EXPECT_EQ(from_japanese.outcome, CharsetOutcome::kDetected);
+    EXPECT_EQ(from_japanese.charset, "shift_jis");
+    EXPECT_TRUE(from_japanese.text.starts_with(kShiftJis.utf8 + " " + kShiftJis.utf8));
+    const Utf8Text from_german = ToUtf8(kGermanLatin1, "");
+    EXPECT_EQ(from_german.text, kGermanUtf8);
+    const Utf8Text from_russian = ToUtf8(russian, "us-ascii");
+    EXPECT_EQ(from_russian.outcome, CharsetOutcome::kDetected);
+    EXPECT_EQ(from_russian.charset, "koi8-r");
+    EXPECT_TRUE(from_russian.text.starts_with(kKoi8r.utf8 + " " + kKoi8r.utf8));
+  }
+}
+
 // Short texts are where the detector is least sure; its guess must not turn ASCII-compatible
 // text into UTF-16 (which would lose every ASCII word).
 TEST(CharsetTest, ShortEightBitTextKeepsItsAsciiWords) {

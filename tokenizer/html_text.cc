@@ -2,12 +2,17 @@
 
 #include <libxml/HTMLparser.h>
 #include <libxml/parser.h>
+#include <libxml/parserInternals.h>
 #include <libxml/tree.h>
 
 #include <algorithm>
 #include <climits>
 #include <cstring>
 #include <mutex>
+#include <optional>
+#include <string_view>
+
+#include "tokenizer/ascii.h"
 
 namespace nbspamd::tokenizer {
 namespace {
@@ -16,21 +21,39 @@ namespace {
 // sure nothing reaches standard error.
 void IgnoreError(void*, const char*, ...) {}
 
-bool NameIs(const xmlNode* node, const char* name) {
-  return node->name != nullptr && xmlStrcasecmp(node->name, BAD_CAST name) == 0;
-}
+// What the walk does with an element, by its name (ASCII case ignored).
+enum ElementFlags : unsigned {
+  kSkipped = 1,   // script, style, noscript: nothing inside is seen.
+  kBlock = 2,     // A reader sees a break before and after it, so words stay apart.
+  kHrefLink = 4,  // a, area, link: the href is a link.
+  kImage = 8,     // img: counted, its src is a link.
+  kAltText = 16,  // img, area: the alt text is seen.
+};
 
-// Elements after which a reader sees a break, so words on either side stay apart.
-bool IsBlock(const xmlNode* node) {
-  static constexpr const char* kBlocks[] = {
+unsigned FlagsOf(const xmlChar* raw_name) {
+  static constexpr std::string_view kBlocks[] = {
       "p",      "div",   "br",         "td",   "th",      "tr",      "li",     "ul",
       "ol",     "table", "h1",         "h2",   "h3",      "h4",      "h5",     "h6",
       "pre",    "title", "blockquote", "hr",   "dd",      "dt",      "center", "form",
       "option", "body",  "head",       "html", "section", "article", "header", "footer"};
-  for (const char* name : kBlocks) {
-    if (NameIs(node, name)) return true;
+  constexpr std::size_t kLongest = 10;  // "blockquote"; longer names have no flags.
+  if (raw_name == nullptr) return 0;
+  const auto* raw = reinterpret_cast<const char*>(raw_name);
+  char lower[kLongest];
+  std::size_t length = 0;
+  for (; raw[length] != '\0'; ++length) {
+    if (length == kLongest) return 0;
+    lower[length] = AsciiLower(raw[length]);
   }
-  return false;
+  const std::string_view name(lower, length);
+  if (name == "script" || name == "style" || name == "noscript") return kSkipped;
+  if (name == "a" || name == "link") return kHrefLink;
+  if (name == "area") return kHrefLink | kAltText;
+  if (name == "img") return kImage | kAltText;
+  for (std::string_view block : kBlocks) {
+    if (block == name) return kBlock;
+  }
+  return 0;
 }
 
 void AddAttribute(const xmlNode* node, const char* name, std::vector<std::string>& links) {
@@ -48,17 +71,16 @@ void Walk(xmlNode* root, HtmlContent& content) {
     if (node->type == XML_TEXT_NODE || node->type == XML_CDATA_SECTION_NODE) {
       if (node->content != nullptr) content.text += reinterpret_cast<const char*>(node->content);
     } else if (node->type == XML_ELEMENT_NODE) {
-      if (NameIs(node, "script") || NameIs(node, "style") || NameIs(node, "noscript")) {
+      const unsigned flags = FlagsOf(node->name);
+      if ((flags & kSkipped) != 0) {
         descend = false;
       } else {
-        if (NameIs(node, "a") || NameIs(node, "area") || NameIs(node, "link")) {
-          AddAttribute(node, "href", content.links);
-        }
-        if (NameIs(node, "img")) {
+        if ((flags & kHrefLink) != 0) AddAttribute(node, "href", content.links);
+        if ((flags & kImage) != 0) {
           ++content.images;
           AddAttribute(node, "src", content.links);
         }
-        if (NameIs(node, "img") || NameIs(node, "area")) {
+        if ((flags & kAltText) != 0) {
           xmlChar* alt = xmlGetProp(node, BAD_CAST "alt");
           if (alt != nullptr) {
             content.text += ' ';
@@ -67,7 +89,7 @@ void Walk(xmlNode* root, HtmlContent& content) {
             xmlFree(alt);
           }
         }
-        if (IsBlock(node)) content.text += ' ';
+        if ((flags & kBlock) != 0) content.text += ' ';
       }
     }
     // Next node in document order: first child, else next sibling, else an ancestor's sibling.
@@ -77,7 +99,10 @@ void Walk(xmlNode* root, HtmlContent& content) {
     }
     while (node != nullptr && node != root && node->next == nullptr) {
       node = node->parent;
-      if (node != nullptr && node->type == XML_ELEMENT_NODE && IsBlock(node)) content.text += ' ';
+      if (node != nullptr && node->type == XML_ELEMENT_NODE &&
+          (FlagsOf(node->name) & kBlock) != 0) {
+        content.text += ' ';
+      }
     }
     if (node == nullptr || node == root) break;
     node = node->next;
@@ -163,25 +188,240 @@ std::size_t BudgetCut(std::string_view html, const HtmlLimits& limits) {
   return std::string_view::npos;
 }
 
-// Parses `html` within `limits`; null for empty input. Sets `truncated` when it was cut.
-htmlDocPtr Parse(std::string_view html, const HtmlLimits& limits, bool& truncated) {
+// `html` cut to stay within `limits`; sets `truncated` when it was cut.
+std::string_view WithinBudget(std::string_view html, const HtmlLimits& limits, bool& truncated) {
   if (const std::size_t cut = BudgetCut(html, limits); cut != std::string_view::npos) {
     html = html.substr(0, cut);
     truncated = true;
   }
-  if (html.empty()) return nullptr;
+  return html;
+}
+
+void SilenceErrors() {
   thread_local const bool silenced = [] {  // libxml2's error handler is per thread.
     xmlSetGenericErrorFunc(nullptr, IgnoreError);
     return true;
   }();
   (void)silenced;
-  const int size = static_cast<int>(std::min<std::size_t>(html.size(), INT_MAX));
-  // Not HTML_PARSE_NOIMPLIED: without the implied <html><body>, libxml2 drops whitespace-only
-  // text outside any element, gluing the words of "<a>BUY</a> <a>NOW</a>" into "BUYNOW".
-  const int options = HTML_PARSE_RECOVER | HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING |
-                      HTML_PARSE_NONET | HTML_PARSE_COMPACT;
-  return htmlReadMemory(html.data(), size, nullptr, "UTF-8", options);
 }
+
+// Not HTML_PARSE_NOIMPLIED: without the implied <html><body>, libxml2 drops whitespace-only text
+// outside any element, gluing the words of "<a>BUY</a> <a>NOW</a>" into "BUYNOW".
+constexpr int kParseOptions = HTML_PARSE_RECOVER | HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING |
+                              HTML_PARSE_NONET | HTML_PARSE_COMPACT;
+
+int ClampedSize(std::string_view html) {
+  return static_cast<int>(std::min<std::size_t>(html.size(), INT_MAX));
+}
+
+// The tree libxml2 builds from `html`, already within budget; null for empty input.
+htmlDocPtr ParseTree(std::string_view html) {
+  if (html.empty()) return nullptr;
+  SilenceErrors();
+  return htmlReadMemory(html.data(), ClampedSize(html), nullptr, "UTF-8", kParseOptions);
+}
+
+// The SAX events of the same parse, read into `content` as the walk of the tree reads it
+// (VisibleTextFromTree): the tree is built from exactly these events by libxml2's SAX2
+// handlers, one node per start tag, text, CDATA block, comment or processing instruction.
+class EventReader {
+ public:
+  explicit EventReader(HtmlContent& content) : content_(content) {}
+
+  // Parses `html` (within budget) as htmlReadMemory does, with this reader's handlers.
+  void Parse(std::string_view html) {
+    if (html.empty()) return;
+    SilenceErrors();
+    xmlParserCtxtPtr context = xmlCreateMemoryParserCtxt(html.data(), ClampedSize(html));
+    if (context == nullptr) return;
+    htmlSAXHandler handler{};
+    handler.startElement = OnStartElement;
+    handler.endElement = OnEndElement;
+    handler.characters = OnText;
+    handler.cdataBlock = OnText;
+    handler.comment = OnComment;
+    handler.processingInstruction = OnProcessingInstruction;
+    handler.internalSubset = OnDoctype;
+    handler.initialized = 1;  // A SAX1 handler, as htmlReadMemory installs.
+    std::memcpy(context->sax, &handler, sizeof(xmlSAXHandlerV1));
+    // The rest of htmlReadMemory (its htmlDoRead), with the same options and encoding.
+    htmlCtxtUseOptions(context, kParseOptions);
+    context->html = 1;
+    if (xmlCharEncodingHandlerPtr utf8 = xmlFindCharEncodingHandler("UTF-8")) {
+      xmlSwitchToEncoding(context, utf8);
+      if (context->input->encoding != nullptr)
+        xmlFree(const_cast<xmlChar*>(context->input->encoding));
+      context->input->encoding = xmlStrdup(BAD_CAST "UTF-8");
+    }
+    current_ = this;
+    htmlParseDocument(context);
+    current_ = nullptr;
+    Finish();
+    if (context->myDoc != nullptr) xmlFreeDoc(context->myDoc);  // None: no startDocument.
+    context->myDoc = nullptr;
+    xmlFreeParserCtxt(context);
+  }
+
+ private:
+  // An open element, as libxml2's tree builder holds it on its node stack.
+  struct Open {
+    unsigned flags = 0;
+    bool unseen = false;        // It or an ancestor is skipped: the walk never enters it.
+    bool has_children = false;  // The walk adds a block's closing space only after children.
+    bool is_root = false;       // The document's first child.
+  };
+  // The tree builder's node stack refuses a node deeper than this and stops the parser
+  // (nodePush and xmlParserMaxDepth, without XML_PARSE_HUGE): the tree ends there.
+  static constexpr std::size_t kMaxDepth = 256;
+
+  static void OnStartElement(void* context, const xmlChar* name, const xmlChar** attributes) {
+    EventReader& self = *current_;
+    if (self.stopped_) return;
+    if (self.open_.size() > kMaxDepth) {
+      self.stopped_ = true;
+      xmlStopParser(static_cast<xmlParserCtxtPtr>(context));
+      return;
+    }
+    bool is_root = false;
+    if (!self.open_.empty()) {
+      self.open_.back().has_children = true;
+    } else if (!self.document_has_child_) {
+      self.document_has_child_ = true;
+      is_root = true;  // The document's first child, and an element.
+    } else if (self.closed_root_.has_value()) {
+      if (self.root_adopts_) {
+        self.closed_root_->has_children = true;  // Adopted: the tree builder appends it there.
+      } else {
+        self.Close(*self.closed_root_);  // A sibling after the root: the walk left the root.
+        self.closed_root_.reset();
+      }
+    }
+    const bool parent_unseen = !self.open_.empty() && self.open_.back().unseen;
+    const unsigned flags = FlagsOf(TreeNameOf(name));
+    const bool unseen = parent_unseen || (flags & kSkipped) != 0;
+    self.open_.push_back({flags, unseen, false, is_root});
+    if (unseen) return;
+    HtmlContent& content = self.content_;
+    if ((flags & kHrefLink) != 0) {
+      if (const xmlChar* const* href = Find(attributes, "href"))
+        content.links.emplace_back(Text(*href));
+    }
+    if ((flags & kImage) != 0) {
+      ++content.images;
+      if (const xmlChar* const* src = Find(attributes, "src"))
+        content.links.emplace_back(Text(*src));
+    }
+    if ((flags & kAltText) != 0) {
+      if (const xmlChar* const* alt = Find(attributes, "alt")) {
+        content.text += ' ';
+        content.text += Text(*alt);
+        content.text += ' ';
+      }
+    }
+    if ((flags & kBlock) != 0) content.text += ' ';
+  }
+
+  // The name the tree builder gives an element (xmlSAX2StartElement splits it as a qualified
+  // name, xmlSplitQName): what follows the first ':' ("x:style" is a style element), unless the
+  // name starts or ends with it.
+  static const xmlChar* TreeNameOf(const xmlChar* name) {
+    if (name == nullptr || name[0] == ':') return name;
+    const xmlChar* colon = xmlStrchr(name, ':');
+    return colon == nullptr || colon[1] == '\0' ? name : colon + 1;
+  }
+
+  static void OnEndElement(void*, const xmlChar*) {
+    EventReader& self = *current_;
+    if (self.stopped_ || self.open_.empty()) return;
+    const Open closed = self.open_.back();
+    self.open_.pop_back();
+    if (closed.is_root) {
+      self.closed_root_ = closed;  // Closed in the tree only after what it may still adopt.
+    } else {
+      self.Close(closed);
+    }
+  }
+
+  // A block's closing space, where the walk adds it on leaving the element.
+  void Close(const Open& element) {
+    if (!element.unseen && element.has_children && (element.flags & kBlock) != 0) {
+      content_.text += ' ';
+    }
+  }
+
+  // The end of the tree: the walk leaves whatever the parse left open (it stopped early), then
+  // the root element.
+  void Finish() {
+    while (!open_.empty()) {
+      const Open element = open_.back();
+      open_.pop_back();
+      if (element.is_root)
+        closed_root_ = element;
+      else
+        Close(element);
+    }
+    if (closed_root_.has_value()) Close(*closed_root_);
+  }
+
+  static void OnText(void*, const xmlChar* text, int length) {
+    EventReader& self = *current_;
+    // Text with no open element makes no node (xmlSAX2Characters).
+    if (self.stopped_ || self.open_.empty()) return;
+    Open& parent = self.open_.back();
+    parent.has_children = true;
+    if (!parent.unseen && length > 0) {
+      self.content_.text.append(reinterpret_cast<const char*>(text),
+                                static_cast<std::size_t>(length));
+    }
+  }
+
+  static void OnComment(void*, const xmlChar*) { MarkChild(); }
+  static void OnProcessingInstruction(void*, const xmlChar*, const xmlChar*) { MarkChild(); }
+
+  // The tree's DTD node, made the document's first child wherever the doctype comes: elements
+  // started with nothing open are from then on appended to the document, not to the root.
+  static void OnDoctype(void*, const xmlChar*, const xmlChar*, const xmlChar*) {
+    current_->document_has_child_ = true;
+    current_->root_adopts_ = false;
+  }
+
+  // A comment or processing instruction: a child of the open element, else of the document.
+  static void MarkChild() {
+    EventReader& self = *current_;
+    if (self.stopped_) return;
+    if (self.open_.empty()) {
+      self.document_has_child_ = true;
+    } else {
+      self.open_.back().has_children = true;
+    }
+  }
+
+  // The value slot of attribute `name` in libxml2's name/value list, or null. A value-less
+  // attribute reads as "" (as xmlGetProp gives it).
+  static const xmlChar* const* Find(const xmlChar** attributes, const char* name) {
+    if (attributes == nullptr) return nullptr;
+    for (const xmlChar** pair = attributes; pair[0] != nullptr; pair += 2) {
+      if (xmlStrEqual(pair[0], BAD_CAST name) != 0) return &pair[1];
+    }
+    return nullptr;
+  }
+  static const char* Text(const xmlChar* value) {
+    return value != nullptr ? reinterpret_cast<const char*>(value) : "";
+  }
+
+  static thread_local EventReader* current_;  // The reader of this thread's parse.
+  HtmlContent& content_;
+  std::vector<Open> open_;
+  bool stopped_ = false;
+  // The tree builder makes the first element the document's first child unless a doctype,
+  // comment or processing instruction came first; an element started after that root closed is
+  // then appended to the root (xmlSAX2StartElement), so the walk leaves the root last.
+  bool document_has_child_ = false;
+  bool root_adopts_ = true;
+  std::optional<Open> closed_root_;
+};
+
+thread_local EventReader* EventReader::current_ = nullptr;
 
 }  // namespace
 
@@ -192,7 +432,13 @@ void InitializeHtmlParser() {
 
 HtmlContent VisibleText(std::string_view html, const HtmlLimits& limits) {
   HtmlContent content;
-  htmlDocPtr document = Parse(html, limits, content.truncated);
+  EventReader(content).Parse(WithinBudget(html, limits, content.truncated));
+  return content;
+}
+
+HtmlContent VisibleTextFromTree(std::string_view html, const HtmlLimits& limits) {
+  HtmlContent content;
+  htmlDocPtr document = ParseTree(WithinBudget(html, limits, content.truncated));
   if (document == nullptr) return content;
   for (xmlNode* node = document->children; node != nullptr; node = node->next) {
     Walk(node, content);
@@ -203,7 +449,7 @@ HtmlContent VisibleText(std::string_view html, const HtmlLimits& limits) {
 
 std::size_t CountParsedAttributes(std::string_view html, const HtmlLimits& limits) {
   bool truncated = false;
-  htmlDocPtr document = Parse(html, limits, truncated);
+  htmlDocPtr document = ParseTree(WithinBudget(html, limits, truncated));
   if (document == nullptr) return 0;
   std::size_t count = 0;
   // Every node, without recursion: children first, then siblings, then an ancestor's sibling.

@@ -12,6 +12,8 @@
 namespace nbspamd::tokenizer {
 
 struct HtmlContent {
+  friend bool operator==(const HtmlContent&, const HtmlContent&) = default;
+
   std::string text;                // Visible text, UTF-8; block elements separated by spaces.
   std::vector<std::string> links;  // href and src values, as written.
   std::size_t images = 0;          // <img> elements.
@@ -35,8 +37,13 @@ struct HtmlLimits {
 };
 
 // Parses `html` (UTF-8) within `limits`. Never fails: markup it cannot make sense of gives less
-// text.
+// text. Reads libxml2's parse as SAX events, without building its tree.
 [[nodiscard]] HtmlContent VisibleText(std::string_view html, const HtmlLimits& limits = {});
+
+// The reference VisibleText must equal, field for field: the same parse built into libxml2's tree
+// and walked in document order. Slower (a node for every tag, text and attribute, then freed);
+// kept for the differential test, the message fuzz target and bench/tokenizer_paths_check.
+[[nodiscard]] HtmlContent VisibleTextFromTree(std::string_view html, const HtmlLimits& limits = {});
 
 // For tests: the attributes of all elements of the tree libxml2 builds from `html` within
 // `limits`, the number the budgets bound.

@@ -264,6 +264,158 @@ TEST(HtmlTextTest, DeepNestingIsHandled) {
   EXPECT_TRUE(IsValidUtf8(content.text));
 }
 
+// VisibleText reads libxml2's SAX events; VisibleTextFromTree walks the tree the same parse
+// builds. They must agree exactly, on the cases where the tree and the events could part:
+// elements nested past the tree builder's depth limit, text after the root closed, comments and
+// processing instructions as the only children of a block, skipped elements, value-less and
+// repeated attributes, misplaced html/body/head tags, a strict DTD, CDATA and broken markup.
+TEST(HtmlTextTest, EventsGiveExactlyWhatTheTreeGives) {
+  const std::vector<std::string> kCases = {
+      "",
+      "plain text, no markup",
+      "<p>one</p><p>two</p>",
+      "foo<img src=x> <img src=y>bar",
+      "<table> <tr> <td>a</td> <td>b</td> </tr> </table>",
+      "<div><!-- only a comment --></div>after",
+      "<div><?php echo 1 ?></div>after",
+      "<p></p>x<p> </p>y<br>z",
+      "<script>var a = '<p>no</p>';</script>visible<style>p{}</style><noscript>hidden</noscript>",
+      "<div><noscript><p>hidden <img alt=alt-hidden src=s></p></noscript>shown</div>",
+      "<a href>empty href</a><a href=''>quoted empty</a><area href=h alt><img alt src>",
+      "<a href=1 href=2>repeated</a><img src=a src=b alt=c alt=d>",
+      "<A HREF=Upper>Upper</A><IMG SRC=UP ALT=Alt>",
+      "<html><body>one</body></html>two<p>three</p>",
+      "<html><body>in</body></html><html><body>again</body></html>",
+      "</html>tail",
+      "<body><body>twice</body><head>late head</head><html lang=x>misplaced</html></body>",
+      "<!DOCTYPE HTML PUBLIC \"-//W3C//DTD HTML 4.01//EN\"><body> <b>x</b> <i>y</i> </body>",
+      "<!DOCTYPE html><title>Title</title><h1>Head</h1>text",
+      "<![CDATA[cdata words]]> after <p>p</p>",
+      "<p>unclosed <b>bold <i>italic <div>block</p> tail",
+      "<ul><li>one<li>two</ul><ol><li>three</ol><dl><dt>t<dd>d</dl>",
+      "<select><option>o1<option>o2</select><textarea>t <b>area</b></textarea>",
+      "<p>a&amp;b &lt;c&gt; &nbsp; &eacute; &#233; &#x41; &unknown; &</p>",
+      "<p \"weird\" =x !y>attrs</p><p/>self<br/>closed",
+      "<frameset><frame src=f></frameset>text<iframe src=i>if</iframe>",
+      "<head><meta charset=latin1><title>t</title></head><body>\xc3\xa9t\xc3\xa9</body>",
+      "<pre>  keep \n spaces  </pre>text\n<p>\n</p>",
+      std::string("<p>nul\0byte</p>", 14),
+      "\xff\xfe<p>x\xc3</p>",
+      // Qualified names: the tree names the element by what follows the first ':'.
+      "<a:style>hidden</a:style>shown<x:p>a</x:p>b<a:b:script>c</a:b:script>d<:p>e<x:>f",
+      "<ul><!DOCTYPE html><frame></html>after a late doctype",
+  };
+  std::vector<std::string> cases = kCases;
+  // Nesting around the tree builder's limit of 256 open nodes, with text inside and after.
+  for (int depth : {250, 254, 255, 256, 257, 300, 2000}) {
+    std::string html;
+    for (int i = 0; i < depth; ++i) html += i % 3 == 0 ? "<div>" : "<span>";
+    html += "deep words";
+    for (int i = depth - 1; i >= 0; --i) html += i % 3 == 0 ? "</div>" : "</span>";
+    html += "<p>after <a href=after>link</a></p>";
+    cases.push_back(html);
+  }
+  for (const std::string& html : cases) {
+    for (const HtmlLimits limits : {HtmlLimits{}, HtmlLimits{.max_tags = 3}}) {
+      const HtmlContent events = VisibleText(html, limits);
+      const HtmlContent tree = VisibleTextFromTree(html, limits);
+      EXPECT_EQ(events.text, tree.text) << html;
+      EXPECT_EQ(events.links, tree.links) << html;
+      EXPECT_EQ(events.images, tree.images) << html;
+      EXPECT_EQ(events.truncated, tree.truncated) << html;
+    }
+  }
+  // The reference is not trivially equal: the tree builder's depth limit ends the text.
+  std::string too_deep;
+  for (int i = 0; i < 300; ++i) too_deep += "<div>";
+  too_deep += "unreached";
+  EXPECT_EQ(VisibleTextFromTree(too_deep).text.find("unreached"), std::string::npos);
+  EXPECT_EQ(VisibleText(too_deep).text.find("unreached"), std::string::npos);
+}
+
+TEST(HtmlTextTest, EventsGiveExactlyWhatTheTreeGivesOnRandomMarkup) {
+  static constexpr const char* kPieces[] = {"word ",
+                                            "more",
+                                            " ",
+                                            "\n",
+                                            "<p>",
+                                            "</p>",
+                                            "<div>",
+                                            "</div>",
+                                            "<b>",
+                                            "</b>",
+                                            "<span>",
+                                            "</span>",
+                                            "<a href=x>",
+                                            "<a href>",
+                                            "</a>",
+                                            "<img src=i alt='alt text'>",
+                                            "<img alt>",
+                                            "<area href=h alt=ar>",
+                                            "<br>",
+                                            "<table>",
+                                            "<tr>",
+                                            "<td>",
+                                            "</td>",
+                                            "</table>",
+                                            "<script>",
+                                            "</script>",
+                                            "<style>",
+                                            "</style>",
+                                            "<noscript>",
+                                            "</noscript>",
+                                            "<!--",
+                                            "-->",
+                                            "<?pi x?>",
+                                            "<html>",
+                                            "</html>",
+                                            "<body>",
+                                            "</body>",
+                                            "<head>",
+                                            "</head>",
+                                            "<title>",
+                                            "</title>",
+                                            "<li>",
+                                            "<ul>",
+                                            "</ul>",
+                                            "&amp;",
+                                            "&#x263a;",
+                                            "<![CDATA[",
+                                            "]]>",
+                                            "<",
+                                            ">",
+                                            "'",
+                                            "\"",
+                                            "=",
+                                            "</",
+                                            "<!DOCTYPE html>",
+                                            "\xc3\xa9",
+                                            "<textarea>",
+                                            "</textarea>",
+                                            "<option>",
+                                            "<select>",
+                                            "</select>",
+                                            "<frameset>",
+                                            "<frame>",
+                                            "<iframe>",
+                                            "</iframe>"};
+  std::mt19937 random(20261125);
+  std::uniform_int_distribution<std::size_t> piece(0, std::size(kPieces) - 1);
+  std::uniform_int_distribution<int> length(1, 200);
+  for (int round = 0; round < 3000; ++round) {
+    std::string html;
+    for (int n = length(random); n > 0; --n) html += kPieces[piece(random)];
+    const HtmlLimits limits =
+        round % 5 == 0 ? HtmlLimits{.max_tags = 20, .max_attributes = 5} : HtmlLimits{};
+    const HtmlContent events = VisibleText(html, limits);
+    const HtmlContent tree = VisibleTextFromTree(html, limits);
+    ASSERT_EQ(events.text, tree.text) << html;
+    ASSERT_EQ(events.links, tree.links) << html;
+    ASSERT_EQ(events.images, tree.images) << html;
+    ASSERT_EQ(events.truncated, tree.truncated) << html;
+  }
+}
+
 TEST(HtmlTextTest, HtmlPartThroughTheTokenizer) {
   const Tokens tokens = TokensOf(
       "Subject: html\nContent-Type: text/html; charset=utf-8\n\n"

@@ -3,10 +3,10 @@
 #include <gmime/gmime.h>
 
 #include <algorithm>
-#include <cctype>
 #include <memory>
 #include <mutex>
 
+#include "tokenizer/ascii.h"
 #include "tokenizer/charset.h"
 #include "tokenizer/header_words.h"
 #include "tokenizer/html_text.h"
@@ -24,12 +24,7 @@ struct Unref {
 template <typename T>
 using GObjectPtr = std::unique_ptr<T, Unref>;
 
-std::string Lower(std::string_view text) {
-  std::string lower(text);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return lower;
-}
+std::string Lower(std::string_view text) { return AsciiLowered(text); }
 
 // "1", "2", "3-5", "6-10", "11+": counts where the exact number matters little.
 std::string Bucket(std::size_t n) {
@@ -48,7 +43,7 @@ std::size_t MultipartCut(std::string_view message, std::size_t limit) {
     if ((message[i] | 0x20) != 'm') continue;
     bool match = true;
     for (std::size_t j = 1; j < kNeedle.size() && match; ++j) {
-      match = std::tolower(static_cast<unsigned char>(message[i + j])) == kNeedle[j];
+      match = AsciiLower(message[i + j]) == kNeedle[j];
     }
     if (match && ++seen > limit) {
       const std::size_t line = message.rfind('\n', i);
@@ -68,9 +63,8 @@ bool IsFieldLine(std::string_view line) {
 
 // Whether `text` contains `lower` (lower-case) ignoring ASCII case.
 bool ContainsNoCase(std::string_view text, std::string_view lower) {
-  return std::search(text.begin(), text.end(), lower.begin(), lower.end(), [](char a, char b) {
-           return std::tolower(static_cast<unsigned char>(a)) == b;
-         }) != text.end();
+  return std::search(text.begin(), text.end(), lower.begin(), lower.end(),
+                     [](char a, char b) { return AsciiLower(a) == b; }) != text.end();
 }
 
 // Whether the field `line` starts is Content-Type.
@@ -353,10 +347,10 @@ class Reader {
   void ReadReceived(std::string_view value) {
     std::size_t i = 0;
     while (i < value.size()) {
-      while (i < value.size() && !(std::isalnum(static_cast<unsigned char>(value[i])))) ++i;
+      while (i < value.size() && !IsAsciiAlnum(value[i])) ++i;
       std::size_t end = i;
-      while (end < value.size() && (std::isalnum(static_cast<unsigned char>(value[end])) ||
-                                    value[end] == '.' || value[end] == '-')) {
+      while (end < value.size() &&
+             (IsAsciiAlnum(value[end]) || value[end] == '.' || value[end] == '-')) {
         ++end;
       }
       std::string word = Lower(value.substr(i, end - i));
@@ -438,10 +432,11 @@ class Reader {
     Meta("charset:" + text.charset);
     if (subtype == "html") {
       has_html_ = true;
-      HtmlContent html =
-          VisibleText(text.text, {.max_tags = options_.max_html_tags,
-                                  .max_attributes = options_.max_html_attributes,
-                                  .max_tag_attributes = options_.max_html_tag_attributes});
+      const HtmlLimits limits{.max_tags = options_.max_html_tags,
+                              .max_attributes = options_.max_html_attributes,
+                              .max_tag_attributes = options_.max_html_tag_attributes};
+      HtmlContent html = options_.html_from_tree ? VisibleTextFromTree(text.text, limits)
+                                                 : VisibleText(text.text, limits);
       if (html.truncated) Meta("html-truncated");
       for (const std::string& link : html.links) {
         if (hosts_.size() >= options_.max_urls) break;

@@ -33,6 +33,9 @@ struct MailReaderOptions {
   // meta:reply-to-differs. At most 200 fields are read. Body words, URLs and the body's meta tokens
   // come either way.
   bool header_tokens = true;
+  // Read HTML parts from libxml2's tree (VisibleTextFromTree, the reference) rather than from its
+  // SAX events: the same tokens, slower; for the differential checks.
+  bool html_from_tree = false;
   std::size_t max_text_parts = 1000;  // Leaf parts read; the rest give meta:mime-too-many-parts.
   std::size_t max_mime_parts = 100;   // multipart/ declarations parsed; the rest is cut.
   std::size_t max_mime_depth = 32;    // Nesting of multiparts and attached messages.

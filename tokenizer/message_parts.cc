@@ -2,6 +2,8 @@
 
 #include <cstddef>
 
+#include "tokenizer/ascii.h"
+
 namespace nbspamd::tokenizer {
 namespace {
 
@@ -45,8 +47,6 @@ void TrimWsp(std::string& value) {
   value.erase(0, begin);
 }
 
-char AsciiLower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
 }  // namespace
 
 MessageParts SplitMessage(std::string_view message) {
@@ -79,11 +79,7 @@ MessageParts SplitMessage(std::string_view message) {
 }
 
 bool HeaderNameEquals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (AsciiLower(a[i]) != AsciiLower(b[i])) return false;
-  }
-  return true;
+  return EqualsIgnoringAsciiCase(a, b);
 }
 
 }  // namespace nbspamd::tokenizer

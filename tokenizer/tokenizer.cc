@@ -54,7 +54,9 @@ TokenBag Tokenizer::Tokenize(std::string_view message, bool keep_text) const {
   MailContent content;
   if (is_mail) {
     const std::string fixed = WithEndOfHeaders(message, parts);
-    content = ReadMail(fixed.empty() ? message : fixed, {.header_tokens = options_.header_tokens});
+    content = ReadMail(fixed.empty() ? message : fixed,
+                       {.header_tokens = options_.header_tokens,
+                        .html_from_tree = options_.html_path == HtmlPath::kTree});
   } else {
     std::vector<std::string> hosts;
     FindUrlHosts(message, hosts, kMaxPlainTextUrls);

@@ -49,6 +49,13 @@ enum class WordPath {
   kIcuOnly,    // Everything with ICU.
 };
 
+// How HTML parts are read. Both give the same tokens; kTree is the reference the differential
+// tests compare kEvents with (tokenizer/html_text.h).
+enum class HtmlPath {
+  kEvents,  // libxml2's SAX events, no tree.
+  kTree,    // libxml2's tree, walked.
+};
+
 struct TokenizerOptions {
   std::size_t max_message_bytes = 4 << 20;  // Bytes of input looked at; the rest is ignored.
   std::size_t max_tokens = 20000;    // Tokens produced per message (before bagging); rest ignored.
@@ -58,6 +65,7 @@ struct TokenizerOptions {
   bool header_tokens = true;         // Emit header-derived tokens for mail.
   bool word_bigrams = false;         // Also emit pairs of consecutive words.
   WordPath word_path = WordPath::kAsciiFast;  // Same tokens either way; for tests and benchmarks.
+  HtmlPath html_path = HtmlPath::kEvents;     // Likewise.
 };
 
 // Thread-safe: Tokenize may be called from many threads at once on one Tokenizer (each thread

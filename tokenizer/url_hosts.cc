@@ -4,16 +4,18 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
+#include <functional>
+#include <unordered_map>
 
 #include "common/utf8.h"
+#include "tokenizer/ascii.h"
 
 namespace nbspamd::tokenizer {
 namespace {
 
 constexpr std::array<std::string_view, 3> kSchemes = {"http://", "https://", "ftp://"};
 
-char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+char Lower(char c) { return AsciiLower(c); }
 
 bool StartsWithNoCase(std::string_view text, std::string_view prefix) {
   if (text.size() < prefix.size()) return false;
@@ -72,7 +74,7 @@ std::string HostOfAuthority(std::string_view authority) {
   host.reserve(authority.size());
   for (char c : authority) {
     const auto u = static_cast<unsigned char>(c);
-    const bool allowed = std::isalnum(u) || c == '-' || c == '.' || u >= 0x80;
+    const bool allowed = IsAsciiAlnum(c) || c == '-' || c == '.' || u >= 0x80;
     if (!allowed) return "";
     host.push_back(Lower(c));
   }
@@ -121,7 +123,7 @@ void FindUrlHosts(std::string_view text, std::vector<std::string>& hosts, std::s
   for (std::size_t i = 0; i < text.size() && found < limit; ++i) {
     const char c = Lower(text[i]);
     if (c != 'h' && c != 'f' && c != 'w') continue;
-    const bool at_word_start = i == 0 || !std::isalnum(static_cast<unsigned char>(text[i - 1]));
+    const bool at_word_start = i == 0 || !IsAsciiAlnum(text[i - 1]);
     if (!at_word_start) continue;
     const std::string_view rest = text.substr(i);
     std::size_t skip = 0;
@@ -141,9 +143,22 @@ void FindUrlHosts(std::string_view text, std::vector<std::string>& hosts, std::s
 
 std::string RegistrableDomain(std::string_view host) {
   if (host.empty() || IsIpv4Address(host)) return "";
+  // Transparent hashing: a lookup by string_view allocates nothing.
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view text) const noexcept {
+      return std::hash<std::string_view>{}(text);
+    }
+  };
+  constexpr std::size_t kCacheEntries = 4096;
+  thread_local std::unordered_map<std::string, std::string, Hash, std::equal_to<>> cache;
+  if (const auto it = cache.find(host); it != cache.end()) return it->second;
   const std::string name(host);
   const char* domain = psl_registrable_domain(psl_builtin(), name.c_str());
-  return domain != nullptr ? std::string(domain) : "";
+  std::string answer = domain != nullptr ? std::string(domain) : "";
+  if (cache.size() >= kCacheEntries) cache.clear();
+  cache.emplace(name, answer);
+  return answer;
 }
 
 }  // namespace nbspamd::tokenizer

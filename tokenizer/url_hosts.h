@@ -19,7 +19,9 @@ void FindUrlHosts(std::string_view text, std::vector<std::string>& hosts, std::s
 [[nodiscard]] std::string UrlHost(std::string_view url);
 
 // The registrable domain of `host` ("example.co.uk" for "a.b.example.co.uk"), or "" when there
-// is none (an IP address, a bare public suffix).
+// is none (an IP address, a bare public suffix). Answers for recent hosts are kept per thread
+// (a bounded cache: the hosts of a site's own Received chain recur in every message), so
+// libpsl's lookup runs once per host and thread until the cache is full and starts over.
 [[nodiscard]] std::string RegistrableDomain(std::string_view host);
 
 // Whether `host` is a dotted-quad IPv4 address.

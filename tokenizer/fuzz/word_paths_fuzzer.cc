@@ -1,6 +1,10 @@
-// Fuzz target: the ASCII fast word path and the ICU-only path must give identical token bags
-// (hashes, counts and texts) for any input. The first byte picks the options and whether the
-// rest is tokenized as it is (plain text or mail) or as the body of a minimal mail message.
+// Fuzz target: each fast path of the tokenizer against its reference, for any input.
+//   - Words: the ASCII fast word path and the ICU-only path must give identical token bags
+//     (hashes, counts and texts). The first byte picks the options and whether the rest is
+//     tokenized as it is (plain text or mail) or as the body of a minimal mail message.
+//   - HTML: the rest read as HTML from libxml2's SAX events (VisibleText) must give exactly what
+//     the walk of libxml2's tree gives (VisibleTextFromTree): text, links, images, truncation;
+//     bit 0x20 of the first byte adds small budgets (tokenizer/html_text.h).
 // Built with libFuzzer when NBSPAMD_FUZZ is on; replay_main.cc runs saved inputs without it.
 #include <cstddef>
 #include <cstdint>
@@ -9,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "tokenizer/html_text.h"
 #include "tokenizer/tokenizer.h"
 
 namespace {
@@ -51,6 +56,26 @@ void CheckSame(std::string_view message, std::uint8_t selector) {
   std::abort();
 }
 
+void CheckSameHtml(std::string_view html, std::uint8_t selector) {
+  nbspamd::tokenizer::HtmlLimits limits;
+  if ((selector & 0x20) != 0) {
+    limits.max_tags = 1 + (selector >> 6) * 5;
+    limits.max_attributes = 2 + (selector >> 6) * 3;
+    limits.max_tag_attributes = 1 + (selector >> 6);
+  }
+  const nbspamd::tokenizer::HtmlContent events = nbspamd::tokenizer::VisibleText(html, limits);
+  const nbspamd::tokenizer::HtmlContent tree =
+      nbspamd::tokenizer::VisibleTextFromTree(html, limits);
+  if (events == tree) return;
+  std::fprintf(stderr,
+               "HTML paths differ (selector %u): events [%s] %zu links %zu images %d, tree [%s] "
+               "%zu links %zu images %d\n",
+               static_cast<unsigned>(selector), events.text.c_str(), events.links.size(),
+               events.images, events.truncated ? 1 : 0, tree.text.c_str(), tree.links.size(),
+               tree.images, tree.truncated ? 1 : 0);
+  std::abort();
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -63,5 +88,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } else {
     CheckSame(rest, selector);
   }
+  CheckSameHtml(rest, selector);
   return 0;
 }
