@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <exception>
 #include <mutex>
 #include <optional>
 #include <string_view>
@@ -254,12 +255,15 @@ class EventReader {
       context->input->encoding = xmlStrdup(BAD_CAST "UTF-8");
     }
     current_ = this;
+    context_ = context;
     htmlParseDocument(context);
     current_ = nullptr;
-    Finish();
+    context_ = nullptr;
     if (context->myDoc != nullptr) xmlFreeDoc(context->myDoc);  // None: no startDocument.
     context->myDoc = nullptr;
     xmlFreeParserCtxt(context);
+    if (failure_) std::rethrow_exception(failure_);
+    Finish();
   }
 
  private:
@@ -274,34 +278,54 @@ class EventReader {
   // (nodePush and xmlParserMaxDepth, without XML_PARSE_HUGE): the tree ends there.
   static constexpr std::size_t kMaxDepth = 256;
 
-  static void OnStartElement(void* context, const xmlChar* name, const xmlChar** attributes) {
+  // Runs a handler's work; an exception (std::bad_alloc) must not unwind through libxml2's C
+  // frames: it stops the parser and is thrown again once the parse has returned.
+  template <typename Work>
+  static void Guarded(Work&& work) {
     EventReader& self = *current_;
     if (self.stopped_) return;
-    if (self.open_.size() > kMaxDepth) {
-      self.stopped_ = true;
-      xmlStopParser(static_cast<xmlParserCtxtPtr>(context));
+    try {
+      work(self);
+    } catch (...) {
+      self.failure_ = std::current_exception();
+      self.Stop();
+    }
+  }
+
+  void Stop() {
+    stopped_ = true;
+    xmlStopParser(context_);
+  }
+
+  static void OnStartElement(void*, const xmlChar* name, const xmlChar** attributes) {
+    Guarded([&](EventReader& self) { self.Start(name, attributes); });
+  }
+
+  void Start(const xmlChar* name, const xmlChar** attributes) {
+    if (open_.size() > kMaxDepth) {
+      Stop();
       return;
     }
     bool is_root = false;
-    if (!self.open_.empty()) {
-      self.open_.back().has_children = true;
-    } else if (!self.document_has_child_) {
-      self.document_has_child_ = true;
+    if (!open_.empty()) {
+      open_.back().has_children = true;
+    } else if (!document_has_child_) {
+      document_has_child_ = true;
       is_root = true;  // The document's first child, and an element.
-    } else if (self.closed_root_.has_value()) {
-      if (self.root_adopts_) {
-        self.closed_root_->has_children = true;  // Adopted: the tree builder appends it there.
+    } else if (closed_root_.has_value()) {
+      if (root_adopts_) {
+        closed_root_->has_children = true;  // Adopted: the tree builder appends it there.
       } else {
-        self.Close(*self.closed_root_);  // A sibling after the root: the walk left the root.
-        self.closed_root_.reset();
+        Close(*closed_root_);  // A sibling after the root: the walk left the root.
+        closed_root_.reset();
       }
     }
-    const bool parent_unseen = !self.open_.empty() && self.open_.back().unseen;
+    const bool parent_unseen = !open_.empty() && open_.back().unseen;
     const unsigned flags = FlagsOf(TreeNameOf(name));
     const bool unseen = parent_unseen || (flags & kSkipped) != 0;
-    self.open_.push_back({flags, unseen, false, is_root});
+    open_.push_back({flags, unseen, false, is_root});
     if (unseen) return;
-    HtmlContent& content = self.content_;
+    HtmlContent& content = content_;
     if ((flags & kHrefLink) != 0) {
       if (const xmlChar* const* href = Find(attributes, "href"))
         content.links.emplace_back(Text(*href));
@@ -331,15 +355,16 @@ class EventReader {
   }
 
   static void OnEndElement(void*, const xmlChar*) {
-    EventReader& self = *current_;
-    if (self.stopped_ || self.open_.empty()) return;
-    const Open closed = self.open_.back();
-    self.open_.pop_back();
-    if (closed.is_root) {
-      self.closed_root_ = closed;  // Closed in the tree only after what it may still adopt.
-    } else {
-      self.Close(closed);
-    }
+    Guarded([](EventReader& self) {
+      if (self.open_.empty()) return;
+      const Open closed = self.open_.back();
+      self.open_.pop_back();
+      if (closed.is_root) {
+        self.closed_root_ = closed;  // Closed in the tree only after what it may still adopt.
+      } else {
+        self.Close(closed);
+      }
+    });
   }
 
   // A block's closing space, where the walk adds it on leaving the element.
@@ -364,15 +389,16 @@ class EventReader {
   }
 
   static void OnText(void*, const xmlChar* text, int length) {
-    EventReader& self = *current_;
-    // Text with no open element makes no node (xmlSAX2Characters).
-    if (self.stopped_ || self.open_.empty()) return;
-    Open& parent = self.open_.back();
-    parent.has_children = true;
-    if (!parent.unseen && length > 0) {
-      self.content_.text.append(reinterpret_cast<const char*>(text),
-                                static_cast<std::size_t>(length));
-    }
+    Guarded([&](EventReader& self) {
+      // Text with no open element makes no node (xmlSAX2Characters).
+      if (self.open_.empty()) return;
+      Open& parent = self.open_.back();
+      parent.has_children = true;
+      if (!parent.unseen && length > 0) {
+        self.content_.text.append(reinterpret_cast<const char*>(text),
+                                  static_cast<std::size_t>(length));
+      }
+    });
   }
 
   static void OnComment(void*, const xmlChar*) { MarkChild(); }
@@ -411,6 +437,8 @@ class EventReader {
 
   static thread_local EventReader* current_;  // The reader of this thread's parse.
   HtmlContent& content_;
+  xmlParserCtxtPtr context_ = nullptr;
+  std::exception_ptr failure_;
   std::vector<Open> open_;
   bool stopped_ = false;
   // The tree builder makes the first element the document's first child unless a doctype,

@@ -92,6 +92,8 @@ def main():
     if args.baseline:
         names.append('nbspamd-baseline')
 
+    for name in names:  # the peers' Debian packages, as bench/accuracy/run installs them
+        harness.ensure_packages(harness.APT_PACKAGES.get(name, []))
     corpus = load_corpus(args.corpus)
     train = [m for m in corpus if in_train_split(m)]
     test = [m for m in corpus if not in_train_split(m)]
