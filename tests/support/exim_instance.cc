@@ -1,12 +1,8 @@
 #include "tests/support/exim_instance.h"
 
-#include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdlib.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -14,10 +10,9 @@
 #include <fstream>
 #include <iterator>
 #include <sstream>
-#include <thread>
 #include <utility>
 
-extern char** environ;
+#include "tests/support/program_run.h"
 
 namespace nbspamd::testing {
 namespace {
@@ -142,52 +137,23 @@ EximInstance::~EximInstance() {
 
 std::expected<std::string, std::string> EximInstance::Run(const std::vector<std::string>& args,
                                                           std::string_view input) {
-  const auto in_path = dir_ / "stdin";
-  const auto out_path = dir_ / "stdout";
-  {
-    std::ofstream in(in_path, std::ios::binary | std::ios::trunc);
-    in << input;
-    if (!in) return std::unexpected("cannot write " + in_path.string());
-  }
   std::vector<std::string> argv = {options_.binary, "-C", (dir_ / "exim.conf").string()};
   argv.insert(argv.end(), args.begin(), args.end());
-  std::vector<char*> raw;
-  for (auto& arg : argv) raw.push_back(arg.data());
-  raw.push_back(nullptr);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, in_path.c_str(), O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0600);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, raw[0], &actions, nullptr, raw.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) {
-    return std::unexpected("cannot run " + options_.binary + ": " + std::strerror(spawned));
+  const ProgramRun run = RunProgram(
+      argv, input, dir_,
+      {.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(options_.timeout),
+       .merge_error_into_output = true});
+  if (run.timed_out) {
+    return std::unexpected("exim did not finish within " +
+                           std::to_string(options_.timeout.count()) + " s; output:\n" + run.out +
+                           "\nmain log:\n" + MainLog());
   }
-  const auto deadline = std::chrono::steady_clock::now() + options_.timeout;
-  int status = 0;
-  for (;;) {
-    const pid_t done = waitpid(pid, &status, WNOHANG);
-    if (done == pid) break;
-    if (done < 0) return std::unexpected("waitpid failed");
-    if (std::chrono::steady_clock::now() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      return std::unexpected("exim did not finish within " +
-                             std::to_string(options_.timeout.count()) + " s; output:\n" +
-                             ReadFile(out_path) + "\nmain log:\n" + MainLog());
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  if (!run.err.empty()) return std::unexpected(run.err);  // It could not run.
+  if (run.exit_code != 0) {
+    return std::unexpected("exim exited with status " + std::to_string(run.wait_status) +
+                           "; output:\n" + run.out + "\nmain log:\n" + MainLog());
   }
-  std::string output = ReadFile(out_path);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    return std::unexpected("exim exited with status " + std::to_string(status) + "; output:\n" +
-                           output + "\nmain log:\n" + MainLog());
-  }
-  return output;
+  return run.out;
 }
 
 std::expected<EximSubmission, std::string> EximInstance::Submit(std::string_view message,

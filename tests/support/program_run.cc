@@ -4,8 +4,11 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <csignal>
+#include <cstring>
 #include <fstream>
 #include <iterator>
+#include <thread>
 
 extern char** environ;
 
@@ -20,7 +23,7 @@ std::string ReadFile(const std::filesystem::path& path) {
 }  // namespace
 
 ProgramRun RunProgram(const std::vector<std::string>& argv, std::string_view input,
-                      const std::filesystem::path& work_dir) {
+                      const std::filesystem::path& work_dir, const RunOptions& options) {
   const std::filesystem::path in_path = work_dir / "program-in";
   const std::filesystem::path out_path = work_dir / "program-out";
   const std::filesystem::path err_path = work_dir / "program-err";
@@ -34,21 +37,39 @@ ProgramRun RunProgram(const std::vector<std::string>& argv, std::string_view inp
   posix_spawn_file_actions_addopen(&actions, 0, in_path.c_str(), O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
                                    0600);
-  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0600);
+  if (options.merge_error_into_output) {
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  } else {
+    posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0600);
+  }
   pid_t pid = 0;
   const int spawned = posix_spawn(&pid, raw[0], &actions, nullptr, raw.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   ProgramRun run;
   if (spawned != 0) {
-    run.err = "cannot run " + argv[0];
+    run.err = "cannot run " + argv[0] + ": " + std::strerror(spawned);
     return run;
   }
   int status = 0;
-  waitpid(pid, &status, 0);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (options.timeout.count() == 0) {
+    waitpid(pid, &status, 0);
+  } else {
+    const auto deadline = std::chrono::steady_clock::now() + options.timeout;
+    while (waitpid(pid, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        run.timed_out = true;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+  run.wait_status = status;
+  run.exit_code = !run.timed_out && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   run.out = ReadFile(out_path);
-  run.err = ReadFile(err_path);
+  if (!options.merge_error_into_output) run.err = ReadFile(err_path);
   return run;
 }
 
