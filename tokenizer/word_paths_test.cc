@@ -347,5 +347,34 @@ TEST(WordPathsTest, MailFixtures) {
   EXPECT_GE(fixtures, 6u);
 }
 
+// The HTML paths through the whole tokenizer: HTML parts read from libxml2's SAX events give the
+// bag the walk of its tree gives (tokenizer/html_text_test.cc holds the cases of HTML itself).
+TEST(HtmlPathsTest, DefaultIsTheEventPathAndItGivesTheTreesBags) {
+  EXPECT_EQ(TokenizerOptions{}.html_path, HtmlPath::kEvents);
+  std::vector<std::string> messages;
+  for (const auto& entry : std::filesystem::directory_iterator(NBSPAMD_TOKENIZER_TESTDATA)) {
+    if (entry.path().extension() != ".eml") continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    messages.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  messages.push_back(
+      "Subject: offer\nContent-Type: text/html\n\n<html><a:style>hidden</a:style><p>Buy "
+      "<b>now</b></p><img src=\"http://img.example.com/x.png\" alt=\"big sale\"><a "
+      "href=\"http://shop.example.net/\">shop</a></html>after<p>more</p>");
+  std::size_t with_html = 0;
+  for (const std::string& message : messages) {
+    if (message.find("text/html") != std::string::npos) ++with_html;
+    for (TokenizerOptions options : OptionVariants()) {
+      options.html_path = HtmlPath::kEvents;
+      const TokenBag events = Tokenizer(options).Tokenize(message, true);
+      options.html_path = HtmlPath::kTree;
+      const TokenBag tree = Tokenizer(options).Tokenize(message, true);
+      ASSERT_EQ(events.entries, tree.entries) << message.substr(0, 200);
+      ASSERT_EQ(events.texts, tree.texts) << message.substr(0, 200);
+    }
+  }
+  EXPECT_GE(with_html, 2u);
+}
+
 }  // namespace
 }  // namespace nbspamd::tokenizer
