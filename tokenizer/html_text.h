@@ -20,10 +20,11 @@ struct HtmlContent {
   bool truncated = false;          // Whether the input was cut by an HtmlLimits budget.
 };
 
-// Budgets on what libxml2 builds, which costs it tens to hundreds of bytes for each tag and each
-// attribute, and time quadratic in the attributes of one tag. Before parsing, a scan finds the
-// start tags and their attributes as libxml2 reads them (erring towards more), and the input is
-// cut at the first '<' where one budget is exceeded:
+// Budgets on libxml2's work: time quadratic in the attributes of one tag, and memory for what it
+// builds (the reference's tree costs tens to hundreds of bytes for each tag and attribute; the
+// event reader's only an attribute list per tag and a stack entry per open element). Before
+// parsing, a scan finds the start tags and their attributes as libxml2 reads them (erring towards
+// more), and the input is cut at the first '<' where one budget is exceeded:
 //   - max_tags: each '<' counts, whatever follows it;
 //   - max_attributes: the attributes of all start tags together;
 //   - max_tag_attributes: the attributes of one start tag.
@@ -37,12 +38,13 @@ struct HtmlLimits {
 };
 
 // Parses `html` (UTF-8) within `limits`. Never fails: markup it cannot make sense of gives less
-// text. Reads libxml2's parse as SAX events, without building its tree.
+// text. Reads libxml2's parse as SAX events, without building its tree. Thread-safe: each call
+// has its own parser; throws nothing but std::bad_alloc.
 [[nodiscard]] HtmlContent VisibleText(std::string_view html, const HtmlLimits& limits = {});
 
 // The reference VisibleText must equal, field for field: the same parse built into libxml2's tree
 // and walked in document order. Slower (a node for every tag, text and attribute, then freed);
-// kept for the differential test, the message fuzz target and bench/tokenizer_paths_check.
+// kept for the differential tests, the word_paths fuzz target and bench/tokenizer_paths_check.
 [[nodiscard]] HtmlContent VisibleTextFromTree(std::string_view html, const HtmlLimits& limits = {});
 
 // For tests: the attributes of all elements of the tree libxml2 builds from `html` within
