@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <iterator>
 #include <random>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -25,6 +26,16 @@ using ::testing::IsEmpty;
 using ::testing::IsSupersetOf;
 using ::testing::Pair;
 using ::testing::UnorderedElementsAre;
+
+// 1 to `max_pieces` of `pieces`, drawn at random.
+std::string RandomMarkup(std::span<const char* const> pieces, int max_pieces,
+                         std::mt19937& random) {
+  std::uniform_int_distribution<std::size_t> piece(0, pieces.size() - 1);
+  std::uniform_int_distribution<int> length(1, max_pieces);
+  std::string html;
+  for (int n = length(random); n > 0; --n) html += pieces[piece(random)];
+  return html;
+}
 
 // The whitespace-separated words of the visible text of `html`.
 std::vector<std::string> VisibleWords(std::string_view html) {
@@ -150,11 +161,8 @@ TEST(HtmlTextTest, TheBudgetsHoldOnRandomMarkup) {
                                             "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
                                             "aaaaaaaaaaaaa=\""};
   std::mt19937 random(12345);
-  std::uniform_int_distribution<std::size_t> piece(0, std::size(kPieces) - 1);
-  std::uniform_int_distribution<int> length(1, 300);
   for (int round = 0; round < 4000; ++round) {
-    std::string html;
-    for (int n = length(random); n > 0; --n) html += kPieces[piece(random)];
+    std::string html = RandomMarkup(kPieces, 300, random);
     if (round % 7 == 0) html.insert(html.size() / 2, 1, '\0');
     for (const HtmlLimits limits :
          {HtmlLimits{.max_attributes = 3}, HtmlLimits{.max_attributes = 20},
@@ -400,11 +408,8 @@ TEST(HtmlTextTest, EventsGiveExactlyWhatTheTreeGivesOnRandomMarkup) {
                                             "<iframe>",
                                             "</iframe>"};
   std::mt19937 random(20261125);
-  std::uniform_int_distribution<std::size_t> piece(0, std::size(kPieces) - 1);
-  std::uniform_int_distribution<int> length(1, 200);
   for (int round = 0; round < 3000; ++round) {
-    std::string html;
-    for (int n = length(random); n > 0; --n) html += kPieces[piece(random)];
+    const std::string html = RandomMarkup(kPieces, 200, random);
     const HtmlLimits limits =
         round % 5 == 0 ? HtmlLimits{.max_tags = 20, .max_attributes = 5} : HtmlLimits{};
     const HtmlContent events = VisibleText(html, limits);
