@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 
+#include "common/utf8.h"
 #include "tokenizer/ascii.h"
 #include "tokenizer/charset.h"
 #include "tokenizer/header_words.h"
@@ -241,7 +242,10 @@ class Reader {
   void Meta(std::string_view fact) {
     content_.tokens.push_back({"meta:" + std::string(fact), TokenSource::kMeta});
   }
+  // Token texts must be UTF-8 (tokenizer/tokenizer.h), but GMime hands back some header bytes
+  // undecoded (a content type, a header name, an address): ill-formed bytes become U+FFFD.
   void Whole(std::string text, TokenSource source) {
+    if (!IsValidUtf8(text)) text = ReplaceInvalidUtf8(text);
     content_.tokens.push_back({std::move(text), source});
   }
   void AddText(std::string prefix, TokenSource source, std::string text) {

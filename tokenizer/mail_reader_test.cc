@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/utf8.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/tokenizer_test_util.h"
 
@@ -190,6 +191,18 @@ TEST(MailReaderTest, ContentTypeOfTheTopLevelEntity) {
   EXPECT_THAT(multipart.WithPrefix("content-type:"),
               ElementsAre(Pair("content-type:multipart/mixed", 1)));
   EXPECT_EQ(multipart.sources.at("content-type:multipart/mixed"), TokenSource::kHeader);
+}
+
+// Found by message_fuzzer (tokenizer/fuzz/message_regressions/content_type_not_utf8): GMime
+// keeps the bytes of a malformed content type as they are.
+TEST(MailReaderTest, WholeTokensAreUtf8WhenTheHeaderIsNot) {
+  const Tokens tokens =
+      TokensOf("Subject: a\nContent-Type: text/html\xf6\xbc\x90\x96tent\n\nbody\n");
+  EXPECT_THAT(tokens.counts,
+              Contains(Pair("content-type:text/html\uFFFD\uFFFD\uFFFD\uFFFDtent", 1)));
+  for (const auto& [text, count] : tokens.counts) {
+    EXPECT_TRUE(nbspamd::IsValidUtf8(text)) << text;
+  }
 }
 
 TEST(MailReaderTest, HeaderTokensOff) {
