@@ -76,8 +76,56 @@ bool IsContentType(std::string_view line) {
          name.find_first_not_of(" \t", kName.size()) == std::string_view::npos;
 }
 
+// Whether the field `line` starts is one GMime parses as addresses when it builds a message:
+// From, Sender, Reply-To, To, Cc, Bcc.
+bool IsAddressField(std::string_view line) {
+  const std::string_view name = line.substr(0, line.find_first_of(": \t"));
+  for (std::string_view field : {"from", "sender", "reply-to", "to", "cc", "bcc"}) {
+    if (name.size() == field.size() && ContainsNoCase(name, field)) return true;
+  }
+  return false;
+}
+
+// The comments (RFC 5322 3.2.2) left open in an address field's value, read line by line.
+class OpenComments {
+ public:
+  void Read(std::string_view text) {
+    ends_in_backslash_ = false;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+      const char c = text[i];
+      if (c == '\\') {
+        ends_in_backslash_ = ++i == text.size();  // A quoted pair, in a comment or a string.
+      } else if (in_quote_) {
+        in_quote_ = c != '"';
+      } else if (c == '(') {
+        ++depth_;
+      } else if (c == ')') {
+        depth_ -= depth_ > 0 ? 1 : 0;
+      } else if (c == '"' && depth_ == 0) {
+        in_quote_ = true;
+      }
+    }
+  }
+  // What closes them: a ')' for each, after a space if a backslash would quote the first.
+  std::string Closing() const {
+    if (depth_ == 0) return {};
+    std::string closing(ends_in_backslash_ ? 1 : 0, ' ');
+    closing.append(depth_, ')');
+    return closing;
+  }
+  void Reset() { *this = OpenComments(); }
+
+ private:
+  std::size_t depth_ = 0;
+  bool in_quote_ = false;
+  bool ends_in_backslash_ = false;
+};
+
 // The message GMime is given: `message` within the header and boundary-line budgets of
-// MailReaderOptions (mail_reader.h says what they are).
+// MailReaderOptions (mail_reader.h says what they are), with the comments left open in
+// address fields closed at the field's end. GMime 3.2.13 leaks two strings for each address
+// whose domain literal is followed by an unterminated comment (`From: a@[x](`); a closed
+// comment reads the same.
 struct Budgeted {
   std::string_view text;     // Into `message` or into `storage`.
   bool headers_cut = false;  // Header lines were dropped.
@@ -87,7 +135,8 @@ struct Budgeted {
 Budgeted ApplyBudgets(std::string_view message, const MailReaderOptions& options,
                       std::string& storage) {
   // kBlockStart: the line after a boundary line or after the header block of an attached
-  // message; it starts a header block if it is a field.
+  // message (or of a digest's part: its parts are messages unless they say otherwise); it
+  // starts a header block if it is a field.
   enum class State { kHeader, kBlockStart, kBody };
   State state = State::kHeader;
   Budgeted result;
@@ -96,10 +145,27 @@ Budgeted ApplyBudgets(std::string_view message, const MailReaderOptions& options
   bool in_content_type = false;    // The current header field is Content-Type.
   bool block_has_message = false;  // The current header block declares a message/ type.
   bool multipart_seen = false;     // A header block declared a multipart/ type.
+  bool digest_seen = false;        // A header block declared multipart/digest.
+  bool part_block = false;         // The current header block follows a boundary line.
+  bool block_has_type = false;     // The current header block has a Content-Type field.
   std::size_t fields = 0;
   std::size_t header_bytes = 0;
   std::size_t boundaries = 0;
   std::size_t pos = 0;
+  bool in_address = false;     // The current header field is an address field.
+  OpenComments open_comments;  // Of the current address field.
+  // Ends the current field: closes its open comments before the last line break kept.
+  auto end_field = [&] {
+    if (const std::string closing = open_comments.Closing(); !closing.empty()) {
+      if (!copying) storage.assign(message.substr(0, pos));
+      copying = true;
+      std::size_t end = storage.size();
+      while (end > 0 && (storage[end - 1] == '\n' || storage[end - 1] == '\r')) --end;
+      storage.insert(end, closing);
+    }
+    open_comments.Reset();
+    in_address = false;
+  };
   while (pos < message.size()) {
     const std::size_t newline = message.find('\n', pos);
     const std::size_t next = newline == std::string_view::npos ? message.size() : newline + 1;
@@ -108,16 +174,29 @@ Budgeted ApplyBudgets(std::string_view message, const MailReaderOptions& options
     while (!content.empty() && (content.back() == '\n' || content.back() == '\r')) {
       content.remove_suffix(1);
     }
-    if (state == State::kBlockStart) state = IsFieldLine(content) ? State::kHeader : State::kBody;
+    if (state == State::kBlockStart) {
+      if (IsFieldLine(content)) {
+        state = State::kHeader;
+      } else if (content.empty() && part_block && digest_seen) {
+        part_block = false;  // A digest's part without fields: its message follows.
+      } else {
+        state = State::kBody;
+      }
+    }
     bool keep = true;
     std::string_view head;  // When !keep, the start of the line kept (then a line break).
     if (state == State::kHeader) {
       if (content.empty()) {
-        state = block_has_message ? State::kBlockStart : State::kBody;
+        end_field();
+        const bool digest_message = part_block && digest_seen && !block_has_type;
+        state = block_has_message || digest_message ? State::kBlockStart : State::kBody;
         block_has_message = false;
+        block_has_type = false;
+        part_block = false;
         dropping = false;
       } else {
         const bool new_field = content.front() != ' ' && content.front() != '\t';
+        if (new_field) end_field();
         const bool too_many = new_field && fields >= options.max_header_fields;
         if (dropping || too_many || header_bytes + line.size() > options.max_header_bytes) {
           if (!dropping && !too_many) {
@@ -125,6 +204,8 @@ Budgeted ApplyBudgets(std::string_view message, const MailReaderOptions& options
             head = content.substr(0, options.max_header_bytes - header_bytes);
             header_bytes = options.max_header_bytes;
             fields += new_field ? 1 : 0;
+            if (new_field) in_address = IsAddressField(head);
+            if (in_address) open_comments.Read(head.substr(new_field ? head.find(':') + 1 : 0));
           }
           dropping = true;
           keep = false;
@@ -132,8 +213,12 @@ Budgeted ApplyBudgets(std::string_view message, const MailReaderOptions& options
           fields += new_field ? 1 : 0;
           header_bytes += line.size();
           if (new_field) in_content_type = IsContentType(content);
+          if (new_field) in_address = IsAddressField(content);
+          if (in_address) open_comments.Read(content.substr(new_field ? content.find(':') + 1 : 0));
           // Loosely: GMime also reads "multipart (comment) / mixed" and folded types.
           if (in_content_type && ContainsNoCase(content, "multipart")) multipart_seen = true;
+          if (in_content_type && ContainsNoCase(content, "digest")) digest_seen = true;
+          if (in_content_type) block_has_type = true;
           if (in_content_type && ContainsNoCase(content, "message")) block_has_message = true;
         }
       }
@@ -143,16 +228,21 @@ Budgeted ApplyBudgets(std::string_view message, const MailReaderOptions& options
         break;
       }
       state = State::kBlockStart;
+      part_block = true;
     }
-    if (!keep && !copying) {
-      storage.assign(message.substr(0, pos));
+    if (!keep) {
+      if (!copying) storage.assign(message.substr(0, pos));
       copying = true;
       result.headers_cut = true;
     }
     if (keep && copying) storage.append(line);
-    if (!head.empty()) storage.append(head).append("\n");
+    if (!head.empty()) {
+      storage.append(head).append("\n");
+      end_field();
+    }
     pos = next;
   }
+  if (state == State::kHeader) end_field();
   result.text = copying ? std::string_view(storage) : message.substr(0, pos);
   return result;
 }

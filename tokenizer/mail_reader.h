@@ -45,12 +45,14 @@ struct MailReaderOptions {
   // max_message_bytes cannot take more than a few times its size in memory
   // (docs/PERFORMANCE.md, "Memory of one hostile request"). Before parsing, a scan of the lines
   // finds the header blocks (the message's own, that of each part after a boundary line, and that
-  // of an attached message) and:
+  // of an attached message or of a digest's part) and:
   //   - keeps the first max_header_fields fields of all header blocks together and drops the
   //     rest, and likewise stops at max_header_bytes bytes of header lines (the line that
   //     crosses it is cut there): meta:headers-truncated;
   //   - cuts the message before the (max_boundary_lines + 1)-th line starting with "--" after a
-  //     multipart/ declaration (each may open a part): meta:mime-truncated.
+  //     multipart/ declaration (each may open a part): meta:mime-truncated;
+  //   - closes the comments left open at the end of From, Sender, Reply-To, To, Cc and Bcc
+  //     fields (GMime 3.2.13 leaks memory on some); they read as if closed.
   // Each HTML part is read within max_html_tags '<', max_html_attributes attributes and
   // max_html_tag_attributes attributes in one tag (HtmlLimits in html_text.h):
   // meta:html-truncated.
