@@ -230,16 +230,23 @@ Budgeted ApplyBudgets(std::string_view message, const MailReaderOptions& options
       state = State::kBlockStart;
       part_block = true;
     }
-    if (!keep) {
+    // GMime reads an address field as a C string: a NUL would hide the rest of the field from
+    // it, and the comments closed there, so NULs in address fields become spaces.
+    const bool nul_in_address =
+        in_address && (keep ? content : head).find('\0') != std::string_view::npos;
+    if (!keep || nul_in_address) {
       if (!copying) storage.assign(message.substr(0, pos));
       copying = true;
-      result.headers_cut = true;
+      if (!keep) result.headers_cut = true;
     }
+    const std::size_t appended = storage.size();
     if (keep && copying) storage.append(line);
-    if (!head.empty()) {
-      storage.append(head).append("\n");
-      end_field();
+    if (!head.empty()) storage.append(head).append("\n");
+    if (nul_in_address) {
+      std::replace(storage.begin() + static_cast<std::ptrdiff_t>(appended), storage.end(), '\0',
+                   ' ');
     }
+    if (!head.empty()) end_field();
     pos = next;
   }
   if (state == State::kHeader) end_field();
