@@ -86,7 +86,9 @@ bool IsAddressField(std::string_view line) {
   return false;
 }
 
-// The comments (RFC 5322 3.2.2) left open in an address field's value, read line by line.
+// At least as many comments (RFC 5322 3.2.2) as GMime leaves open at the end of an address
+// field, read line by line, however it reads the quoted strings and domain literals around them:
+// every '(' may open one, and only a ')' that no backslash quotes may close one.
 class OpenComments {
  public:
   void Read(std::string_view text) {
@@ -94,15 +96,15 @@ class OpenComments {
     for (std::size_t i = 0; i < text.size(); ++i) {
       const char c = text[i];
       if (c == '\\') {
-        ends_in_backslash_ = ++i == text.size();  // A quoted pair, in a comment or a string.
-      } else if (in_quote_) {
-        in_quote_ = c != '"';
+        if (++i == text.size()) {
+          ends_in_backslash_ = true;
+        } else if (text[i] == '(') {
+          ++depth_;  // Quoted in a comment or a string, but not in a domain literal.
+        }
       } else if (c == '(') {
         ++depth_;
-      } else if (c == ')') {
-        depth_ -= depth_ > 0 ? 1 : 0;
-      } else if (c == '"' && depth_ == 0) {
-        in_quote_ = true;
+      } else if (c == ')' && depth_ > 0) {
+        --depth_;
       }
     }
   }
@@ -117,7 +119,6 @@ class OpenComments {
 
  private:
   std::size_t depth_ = 0;
-  bool in_quote_ = false;
   bool ends_in_backslash_ = false;
 };
 

@@ -212,10 +212,12 @@ TEST(MailReaderTest, WholeTokensAreUtf8WhenTheHeaderIsNot) {
 TEST(MailReaderTest, CommentsLeftOpenInAddressFieldsReadAsClosed) {
   const std::string open =
       "From: bob@[192.0.2.1] (Sales dept\nTo: ann@[192.0.2.2] ((x\n \\(y)\n"
-      "Cc: cy@[192.0.2.3] (z\\\nBcc: dee@[192.0.2.4] (w\0v\nSubject: hi\n\nbody\n"s;
+      "Cc: cy@[192.0.2.3] (z\\\nBcc: dee@[192.0.2.4] (w\0v\n"
+      "Reply-To: eve@[\"192.0.2.5](q\nSubject: hi\n\nbody\n"s;
   const std::string closed =
       "From: bob@[192.0.2.1] (Sales dept)\nTo: ann@[192.0.2.2] ((x\n \\(y)))\n"
-      "Cc: cy@[192.0.2.3] (z\\ )\nBcc: dee@[192.0.2.4] (w v)\nSubject: hi\n\nbody\n";
+      "Cc: cy@[192.0.2.3] (z\\ )\nBcc: dee@[192.0.2.4] (w v)\n"
+      "Reply-To: eve@[\"192.0.2.5](q)\nSubject: hi\n\nbody\n";
   const Tokens tokens = TokensOf(open);
   EXPECT_THAT(tokens.counts, IsSupersetOf({Pair("from:bob@[192.0.2.1]", 1),
                                            Pair("from-name:dept", 1), Pair("to:ann", 1)}));
