@@ -153,7 +153,7 @@ Budgeted ApplyBudgets(std::string_view message, const MailReaderOptions& options
   std::size_t header_bytes = 0;
   std::size_t boundaries = 0;
   std::size_t pos = 0;
-  bool in_address = false;     // The current header field is an address field.
+  bool in_address = false;     // The current field (or body line) reads as an address field.
   OpenComments open_comments;  // Of the current address field.
   // Ends the current field: closes its open comments before the last line break kept.
   auto end_field = [&] {
@@ -188,7 +188,6 @@ Budgeted ApplyBudgets(std::string_view message, const MailReaderOptions& options
     std::string_view head;  // When !keep, the start of the line kept (then a line break).
     if (state == State::kHeader) {
       if (content.empty()) {
-        end_field();
         const bool digest_message = part_block && digest_seen && !block_has_type;
         state = block_has_message || digest_message ? State::kBlockStart : State::kBody;
         block_has_message = false;
@@ -197,7 +196,6 @@ Budgeted ApplyBudgets(std::string_view message, const MailReaderOptions& options
         dropping = false;
       } else {
         const bool new_field = content.front() != ' ' && content.front() != '\t';
-        if (new_field) end_field();
         const bool too_many = new_field && fields >= options.max_header_fields;
         if (dropping || too_many || header_bytes + line.size() > options.max_header_bytes) {
           if (!dropping && !too_many) {
@@ -205,8 +203,6 @@ Budgeted ApplyBudgets(std::string_view message, const MailReaderOptions& options
             head = content.substr(0, options.max_header_bytes - header_bytes);
             header_bytes = options.max_header_bytes;
             fields += new_field ? 1 : 0;
-            if (new_field) in_address = IsAddressField(head);
-            if (in_address) open_comments.Read(head.substr(new_field ? head.find(':') + 1 : 0));
           }
           dropping = true;
           keep = false;
@@ -214,8 +210,6 @@ Budgeted ApplyBudgets(std::string_view message, const MailReaderOptions& options
           fields += new_field ? 1 : 0;
           header_bytes += line.size();
           if (new_field) in_content_type = IsContentType(content);
-          if (new_field) in_address = IsAddressField(content);
-          if (in_address) open_comments.Read(content.substr(new_field ? content.find(':') + 1 : 0));
           // Loosely: GMime also reads "multipart (comment) / mixed" and folded types.
           if (in_content_type && ContainsNoCase(content, "multipart")) multipart_seen = true;
           if (in_content_type && ContainsNoCase(content, "digest")) digest_seen = true;
@@ -231,10 +225,20 @@ Budgeted ApplyBudgets(std::string_view message, const MailReaderOptions& options
       state = State::kBlockStart;
       part_block = true;
     }
-    // GMime reads an address field as a C string: a NUL would hide the rest of the field from
-    // it, and the comments closed there, so NULs in address fields become spaces.
-    const bool nul_in_address =
-        in_address && (keep ? content : head).find('\0') != std::string_view::npos;
+    // Address fields wherever GMime may find one: the scan's idea of where a header block ends
+    // is looser than GMime's, and a line that reads as an address field in a body changes no
+    // word. GMime reads a field as a C string: a NUL would hide the rest of it and the comments
+    // closed there, so NULs in address fields become spaces.
+    const std::string_view kept = keep ? content : head;
+    if (keep || !head.empty()) {
+      const bool continuation = !kept.empty() && (kept.front() == ' ' || kept.front() == '\t');
+      if (!continuation) {
+        end_field();
+        in_address = IsFieldLine(kept) && IsAddressField(kept);
+      }
+      if (in_address) open_comments.Read(kept.substr(continuation ? 0 : kept.find(':') + 1));
+    }
+    const bool nul_in_address = in_address && kept.find('\0') != std::string_view::npos;
     if (!keep || nul_in_address) {
       if (!copying) storage.assign(message.substr(0, pos));
       copying = true;
@@ -247,10 +251,9 @@ Budgeted ApplyBudgets(std::string_view message, const MailReaderOptions& options
       std::replace(storage.begin() + static_cast<std::ptrdiff_t>(appended), storage.end(), '\0',
                    ' ');
     }
-    if (!head.empty()) end_field();
     pos = next;
   }
-  if (state == State::kHeader) end_field();
+  end_field();
   result.text = copying ? std::string_view(storage) : message.substr(0, pos);
   return result;
 }

@@ -52,7 +52,8 @@ struct MailReaderOptions {
   //   - cuts the message before the (max_boundary_lines + 1)-th line starting with "--" after a
   //     multipart/ declaration (each may open a part): meta:mime-truncated;
   //   - closes the comments left open at the end of From, Sender, Reply-To, To, Cc and Bcc
-  //     fields (GMime 3.2.13 leaks memory on some); they read as if closed.
+  //     fields, and of lines anywhere that read as such fields (GMime 3.2.13 leaks memory on
+  //     some); they read as if closed.
   // Each HTML part is read within max_html_tags '<', max_html_attributes attributes and
   // max_html_tag_attributes attributes in one tag (HtmlLimits in html_text.h):
   // meta:html-truncated.
