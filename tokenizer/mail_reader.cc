@@ -124,9 +124,9 @@ class OpenComments {
 
 // The message GMime is given: `message` within the header and boundary-line budgets of
 // MailReaderOptions (mail_reader.h says what they are), with the comments left open in
-// address fields closed at the field's end. GMime 3.2.13 leaks two strings for each address
-// whose domain literal is followed by an unterminated comment (`From: a@[x](`); a closed
-// comment reads the same.
+// address fields, and in any line that reads as one, closed at the field's end. GMime 3.2.13
+// leaks two strings for each address whose domain literal is followed by an unterminated
+// comment (`From: a@[x](`); a closed comment reads the same.
 struct Budgeted {
   std::string_view text;     // Into `message` or into `storage`.
   bool headers_cut = false;  // Header lines were dropped.
