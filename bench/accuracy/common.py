@@ -19,7 +19,7 @@ SHUFFLE_RULE = f'sort by sha256("{SHUFFLE_SEED}:" + id).hexdigest(), id = "<grou
 class Message:
     id: str        # unique in its corpus: "<group>/<file name>" for SpamAssassin, e.g.
     #                "spam-2/00001.317e78fa8ee2f54cd4890fdc09ba8176.txt"; "trec/inmail.17";
-    #                "csdmc/ham/TRAIN_00001.eml"
+    #                "csdmc/ham/TRAIN_00001.eml"; "ling/part3/spmsga36.txt"
     path: str
     is_spam: bool
 

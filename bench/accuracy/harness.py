@@ -1,9 +1,10 @@
-# The accuracy harness: runs the protocols of protocols.py on the corpora of datasets.py for
-# nbspamd and its peers, writes one JSON file of results per run, prints a table of the runs and
-# then the summary (summary.py). Run it through bench/accuracy/run, which installs Python and
-# fetches the SpamAssassin corpus first.
+# The accuracy harness: runs the protocols of protocols.py on the corpora of datasets.py
+# (spamassassin, trec07p-early, csdmc2010, lingspam-bare) for nbspamd and its peers, writes one
+# JSON file of results per run, prints a table of the runs and then the summary (summary.py). Run
+# it through bench/accuracy/run, which installs Python and fetches the SpamAssassin corpus first.
 #
-# A run is one peer on one corpus/protocol (and split salt); its file is
+# A run is one peer on one corpus/protocol (and split salt); a cross-validation run (tenfold) is
+# one peer per fold, in a temp folder each, with the folds' scores pooled. Its file is
 #   RESULTS/<corpus>-<protocol>[-salt_<s>][-first_<N>]/<peer>.json  (bogofilter, spamassassin, rspamd)
 #   RESULTS/<corpus>-<protocol>[-salt_<s>][-first_<N>]/nbspamd-<tag>.json
 # A peer's file is reused instead of running it again when its cache_key matches (corpus,
@@ -120,7 +121,7 @@ class Job:
         online = 'online' in self.protocol
         if online and self.limit:
             n = min(n, self.limit + (sizes['spamassassin'] if self.corpus == 'csdmc2010' else 0))
-        return n * COST[self.peer] * (3 if online else 1)
+        return n * COST[self.peer] * (3 if online else 1) * protocols.FOLDS.get(self.protocol, 1)
 
 
 def plan(args):
@@ -142,25 +143,40 @@ def plan(args):
 
 
 def run_one(job, messages, args):
-    """Runs the job in a fresh temp folder and returns its record (the JSON of the result file)."""
+    """Runs the job in a fresh temp folder (a cross-validation: one per fold) and returns its
+    record (the JSON of the result file)."""
     args.split_salt = job.salt
-    workdir = tempfile.mkdtemp(prefix=f'nbspamd-accuracy-{job.peer}-', dir=args.state_dir)
-    peer = make_peer(job.peer, workdir, args)
-    print(f'{job.row} / {job.filter}: running (state in {workdir})', file=sys.stderr)
+    workdirs = []
+
+    def new_peer(fold=None):
+        """A peer with its state in a new temp folder, removed at the end unless --keep."""
+        label = f'fold{fold}-' if fold else ''
+        workdirs.append(tempfile.mkdtemp(prefix=f'nbspamd-accuracy-{job.peer}-{label}', dir=args.state_dir))
+        if fold:
+            print(f'{job.row} / {job.filter}: fold {fold} (state in {workdirs[-1]})', file=sys.stderr)
+        return make_peer(job.peer, workdirs[-1], args)
+
+    folded = job.protocol in protocols.FOLDS  # run_folds starts and stops a peer per fold itself
+    peer = None if folded else new_peer()
+    print(f'{job.row} / {job.filter}: running' + ('' if folded else f' (state in {workdirs[0]})'), file=sys.stderr)
     started = time.monotonic()
     try:
-        peer.start()
+        if peer:
+            peer.start()
         startup_s = time.monotonic() - started
-        run = protocols.run(peer, job.corpus, job.protocol, messages, args)
-        info = peer.info()
+        run = protocols.run(peer, job.corpus, job.protocol, messages, args, new_peer)
+        info = run['info'] if folded else peer.info()
+        startup_s = run.get('startup_s', startup_s)
         if run.get('stopped'):  # kept as a run of the first N messages, in the row of that limit
             job.set_limit(run['tested'], args)
             if job.cache_key:
                 job.cache_key['online_limit'] = job.limit
     finally:
-        peer.stop()
+        if peer:
+            peer.stop()
         if not args.keep:
-            shutil.rmtree(workdir, ignore_errors=True)
+            for workdir in workdirs:
+                shutil.rmtree(workdir, ignore_errors=True)
     rows = [[m.id, m.is_spam, v.score, v.verdict, v.scored, v.confidence]
             for m, v in zip(run['messages'], run['verdicts'])]
     results = [(r[1], r[2], r[3], r[5]) for r in rows]
@@ -174,6 +190,7 @@ def run_one(job, messages, args):
         'order_rule': run['rule'], 'trained': run['trained'], 'learned': run['learned'], 'tested': run['tested'],
         'unscored': sum(1 for v in run['verdicts'] if not v.scored),
         'metrics': metrics.evaluate(results), 'passes': run.get('passes'),
+        'folds': run.get('folds'),  # cross-validation: each fold's counts and (1-AUC)% (the metrics pool them)
         # online: the same without the first 1000 messages, once every peer has learned enough to score
         'metrics_after_1000': metrics.evaluate(results[1000:]) if online and len(results) > 1000 else None,
         'timing': {'startup_s': startup_s, 'train_s': run['train_s'], 'classify_s': run['classify_s'],
@@ -295,15 +312,16 @@ def parse_args():
                                                       'or all (default)')
     parser.add_argument('--corpus', choices=datasets.CORPORA + ['all'], default='spamassassin')
     parser.add_argument('--protocol', help='split, splits (the four salts), online, chrono, drift, drift-online, '
-                                           'or all (default: the first of each corpus: split, chrono, drift)')
+                                           'tenfold, or all (default: the first of each corpus: split, chrono, '
+                                           'drift, tenfold)')
     parser.add_argument('--results', default=os.path.join(HERE, 'results'))
     parser.add_argument('--spamassassin-corpus', default=os.path.join(HERE, 'corpus'),
                         help='where fetch-corpus put the SpamAssassin corpus')
     parser.add_argument('--corpora', default=os.path.join(HERE, 'corpora'), help='where the extra corpora are '
                                                                                  'unpacked')
     parser.add_argument('--shared-corpora', default=datasets.default_shared_corpora(),
-                        help='the folder of trec07p-early.tar.xz and csdmc2010.tar.xz (default ../shared/corpora '
-                             'beside the repository)')
+                        help='the folder of trec07p-early.tar.xz, csdmc2010.tar.xz and lingspam-bare.tar.xz '
+                             '(default ../shared/corpora beside the repository)')
     parser.add_argument('--nbspamd', help='the daemon binary (default build/release/server/nbspamd)')
     parser.add_argument('--passes', type=int, default=1, help='batch protocols: classify the test set N times')
     parser.add_argument('--split-salt', default='', help='split: another 80/20 split, to see its variance')

@@ -1,7 +1,8 @@
 # PNG plots of the result files of bench/accuracy/run, drawn with Debian's python3-matplotlib
 # (run it with /usr/bin/python3, as bench/accuracy/plot does):
 # - RESULTS/plots/roc-<row>.png per corpus/protocol: every filter's ROC curve, spam missed (FNR)
-#   against ham called spam (FPR), both on log axes, with its (1-AUC)% in the legend;
+#   against ham called spam (FPR), both on log axes, with its (1-AUC)% in the legend (tenfold: one
+#   curve of the ten test parts' pooled scores, as the paper draws it);
 # - RESULTS/plots/calibration-nbspamd-<tag>.png per nbspamd variant that gives spam_confidence:
 #   observed spam share against mean predicted P(spam) in ten bins, one line per corpus/protocol,
 #   the Brier score of each in the legend.

@@ -41,15 +41,24 @@ def corpus_lists():
         if corpus == 'trec07p-early':
             items.sort(key=lambda m: int(m[3].split('.')[1]))
         out[corpus] = items
+    ling = os.path.join(ACCURACY, 'corpora', 'lingspam-bare')
+    if os.path.isdir(ling):  # the ten parts, in part order (the paper's folds)
+        items = []
+        for part in range(1, 11):
+            pdir = os.path.join(ling, f'part{part}')
+            for name in sorted(os.listdir(pdir)):
+                items.append((f'ling/part{part}/{name}', os.path.join(pdir, name), name.startswith('spmsg'), part))
+        out['lingspam-bare'] = items
     return out
 
 
 def load_tokens(corpora, flags, binary):
     """{path: [token, ...]} from a cached dump of token_dump with `flags`."""
-    tag = hashlib.sha256(f'{flags} {os.path.getmtime(binary)}'.encode()).hexdigest()[:10]
+    paths = [m[1] for items in corpora.values() for m in items]
+    key = f'{flags} {os.path.getmtime(binary)} {len(paths)} ' + hashlib.sha256('\n'.join(paths).encode()).hexdigest()
+    tag = hashlib.sha256(key.encode()).hexdigest()[:10]
     cache = os.path.join(ACCURACY, 'results', 'explore', f'tokens-{tag}.tsv')
     os.makedirs(os.path.dirname(cache), exist_ok=True)
-    paths = [m[1] for items in corpora.values() for m in items]
     if not os.path.exists(cache):
         print(f'dumping tokens ({flags or "defaults"}) to {cache}', file=sys.stderr)
         with open(cache + '.tmp', 'wb') as out:
@@ -95,10 +104,33 @@ def raw_headers(path):
     return fields
 
 
+# The mailing-list fields the daemon leaves out (tokenizer/mail_reader.cc, IsIgnoredHeader).
+LIST_FIELDS = {'list-id', 'list-unsubscribe', 'list-subscribe', 'list-help', 'list-post', 'list-archive',
+               'list-owner', 'x-mailman-version', 'x-beenthere', 'precedence', 'errors-to', 'x-loop',
+               'sender', 'x-list', 'mailing-list', 'x-mailing-list'}
+
+
 def extra_tokens(path, families, skip):
     out = set()
-    for name, value in raw_headers(path):
+    fields = raw_headers(path)
+    names = {name.lower() for name, _ in fields}
+    if 'listone' in families and names & LIST_FIELDS:  # one fact: it came through a list
+        out.add('meta:list')
+        for name, value in fields:
+            if name.lower() == 'list-id':  # and which list, once
+                ids = re.findall(r'<([^>]+)>', value)
+                out.add('list-id:' + (ids[0] if ids else value.strip()).lower())
+                break
+    for name, value in fields:
         lname = name.lower()
+        if lname in LIST_FIELDS and families & {'listhname', 'listhead'}:
+            if 'listhname' in families:
+                out.add('hname:' + lname)
+            if 'listhead' in families:
+                for w in HEADER_WORD.findall(value):
+                    if len(w) >= 3 and not w.isdigit():
+                        out.add('head:' + w.lower())
+            continue
         if 'hname' in families:
             out.add('hname:' + lname)
         skipped = lname in skip or any(p.endswith('*') and lname.startswith(p[:-1]) for p in skip)
@@ -130,17 +162,43 @@ def in_train_split(mid, salt):
     return int(hashlib.sha256(name.encode()).hexdigest()[:8], 16) % 100 < 80
 
 
+def online_key(corpus, m):
+    """The harness's id of a message (common.py, datasets.py), for its online order."""
+    if corpus == 'csdmc2010':
+        return 'csdmc/' + m[0].split('/', 1)[1]
+    return m[0]
+
+
+def shuffled(corpus, items):
+    """Indices of items in the harness's online order: sha256("nbspamd-online-1:" + id)."""
+    return sorted(range(len(items)),
+                  key=lambda i: hashlib.sha256(f'nbspamd-online-1:{online_key(corpus, items[i])}'.encode()).hexdigest())
+
+
+# Protocol kinds: 'batch' learns train (in its order) then scores test; 'online' learns train
+# unscored, then classifies each test message before learning it; 'folds' is a list of batch
+# protocols whose test scores are pooled (lingspam-bare's 10-fold cross-validation).
 def protocols(corpora):
-    """[(name, train [(ids, spam)], test [(ids, spam)])] index lists into corpora."""
+    """{name: (kind, train [(corpus, i)], test [(corpus, i)])}, in the harness's orders."""
     sa, trec, cs = corpora['spamassassin'], corpora['trec07p-early'], corpora['csdmc2010']
-    out = []
+    sa_shuffled = [('spamassassin', i) for i in shuffled('spamassassin', sa)]
+    out = {}
     for salt in ('', 'a', 'b', 'c'):
-        out.append((f'sa-split{salt or "0"}', [('spamassassin', i) for i, m in enumerate(sa) if in_train_split(m[0], salt)],
-                    [('spamassassin', i) for i, m in enumerate(sa) if not in_train_split(m[0], salt)]))
-    out.append(('trec-chrono', [('trec07p-early', i) for i in range(24000)],
-                [('trec07p-early', i) for i in range(24000, len(trec))]))
-    out.append(('csdmc-drift', [('spamassassin', i) for i in range(len(sa))],
-                [('csdmc2010', i) for i in range(len(cs))]))
+        out[f'sa-split{salt or "0"}'] = (
+            'batch', [(c, i) for c, i in sa_shuffled if in_train_split(sa[i][0], salt)],
+            [('spamassassin', i) for i, m in enumerate(sa) if not in_train_split(m[0], salt)])
+    out['sa-online'] = ('online', [], sa_shuffled)
+    out['trec-chrono'] = ('batch', [('trec07p-early', i) for i in range(24000)],
+                          [('trec07p-early', i) for i in range(24000, len(trec))])
+    out['trec-online'] = ('online', [], [('trec07p-early', i) for i in range(len(trec))])
+    out['csdmc-drift'] = ('batch', sa_shuffled, [('csdmc2010', i) for i in range(len(cs))])
+    out['csdmc-online'] = ('online', sa_shuffled, [('csdmc2010', i) for i in shuffled('csdmc2010', cs)])
+    if 'lingspam-bare' in corpora:
+        ling = corpora['lingspam-bare']
+        order = shuffled('lingspam-bare', ling)
+        out['ling-10fold'] = ('folds', [
+            ('batch', [('lingspam-bare', i) for i in order if ling[i][3] != k],
+             [('lingspam-bare', i) for i in range(len(ling)) if ling[i][3] == k]) for k in range(1, 11)], [])
     return out
 
 
@@ -180,6 +238,19 @@ def chi2q(x2, v):
     return min(total, 1.0)
 
 
+def verdict_figures(params, variant, is_spam, score):
+    """At the thresholds st (spam above) and ht (ham at or below; the daemon's 1 and -0.6 by
+    default): ham called spam %, spam called ham %, unsure %."""
+    fisherlike = variant in NEUTRAL
+    st = params.get('st', 0.99 if fisherlike else 1.0)
+    ht = params.get('ht', 0.45 if fisherlike else -0.6)
+    spam_v, ham_v = score > st, score <= ht
+    ham, spam = ~is_spam, is_spam
+    return {'ham_called_spam_pct': 100.0 * float((spam_v & ham).sum()) / max(int(ham.sum()), 1),
+            'spam_called_ham_pct': 100.0 * float((ham_v & spam).sum()) / max(int(spam.sum()), 1),
+            'unsure_pct': 100.0 * float((~spam_v & ~ham_v).sum()) / max(len(score), 1)}
+
+
 def parse_variant(text):
     name, _, rest = text.partition(':')
     params = {}
@@ -189,80 +260,125 @@ def parse_variant(text):
     return name, params
 
 
-def score_messages(variant, params, train_ids, train_spam, test_ids, vocab_size):
-    alpha = params.get('alpha', 1.0)
-    ns = np.zeros(vocab_size)
-    nh = np.zeros(vocab_size)
-    docs_s = docs_h = 0
-    for ids, spam in zip(train_ids, train_spam):
-        if spam:
-            ns[ids] += 1
-            docs_s += 1
+class Counts:
+    """Per-class document counts of each token (boolean counts: token_dump prints distinct tokens)
+    and what the daemon's estimate needs: n_c, |V|, N_c."""
+
+    def __init__(self, vocab_size):
+        self.n = [np.zeros(vocab_size), np.zeros(vocab_size)]  # ham, spam
+        self.total = [0.0, 0.0]
+        self.docs = [0, 0]
+        self.seen = np.zeros(vocab_size, dtype=bool)
+        self.V = 0
+
+    def add(self, ids, spam):
+        self.n[spam][ids] += 1
+        self.total[spam] += len(ids)
+        self.docs[spam] += 1
+        new = ids[~self.seen[ids]]
+        self.seen[new] = True
+        self.V += len(new)
+
+    def ready(self):
+        return self.docs[0] > 0 and self.docs[1] > 0
+
+    def weights(self, ids, alpha):
+        """(w, n) for the known tokens of ids: w = log P(t|spam) - log P(t|ham), n = documents with t."""
+        ids = ids[self.seen[ids]]
+        ns, nh = self.n[1][ids], self.n[0][ids]
+        w = (np.log(ns + alpha) - math.log(self.total[1] + alpha * self.V)
+             - np.log(nh + alpha) + math.log(self.total[0] + alpha * self.V))
+        return w, ns + nh, ns, nh
+
+
+NEUTRAL = {'fisher': 0.5, 'fisherdf': 0.5}
+
+
+def fisher(f):
+    f = np.clip(f, 1e-15, 1 - 1e-15)
+    H = chi2q(-2 * np.log(f).sum(), 2 * len(f))
+    S = chi2q(-2 * np.log(1 - f).sum(), 2 * len(f))
+    return (1 + H - S) / 2
+
+
+def combine(variant, params, counts, ids):
+    """The ranking value of one message under `variant`, from the model `counts`."""
+    alpha = params.get('alpha', 0.1)
+    w, n, ns, nh = counts.weights(ids, alpha)
+    if variant == 'mean':  # the old score: log-odds / known tokens
+        prior = math.log(counts.docs[1]) - math.log(counts.docs[0])
+        return (prior + w.sum()) / max(len(w), 1)
+    if variant == 'mindev':  # the daemon's score: mean of the weights with |w| > d
+        k = w[np.abs(w) > params.get('d', 1.0)]
+        return k.sum() / len(k) if len(k) else 0.0
+    if variant == 'mindevn':  # sum of |w| > d over (their count) ^ p
+        k = w[np.abs(w) > params.get('d', 1.0)]
+        return k.sum() / max(len(k), 1) ** params.get('p', 1.0)
+    if variant == 'robw':  # mindev on weights shrunk by the documents n that have the token: w * n / (n + s)
+        w = w * n / (n + params.get('s', 1.0))
+        k = w[np.abs(w) > params.get('d', 1.0)]
+        return k.sum() / len(k) if len(k) else 0.0
+    if variant == 'shrink':  # sum of the weights with |w| > d over (their count + c): few strong tokens say less
+        k = w[np.abs(w) > params.get('d', 1.0)]
+        return k.sum() / (len(k) + params.get('c', 0.0))
+    if variant == 'balance':  # mean of the strong weights, shrunk by how far the evidence disagrees
+        k = w[np.abs(w) > params.get('d', 1.0)]
+        if not len(k):
+            return 0.0
+        pos, neg = k[k > 0].sum(), -k[k < 0].sum()
+        return (pos - neg) / len(k) * (abs(pos - neg) / (pos + neg)) ** params.get('p', 1.0)
+    if variant in ('fisher', 'fisherdf'):
+        # Robinson: f(w) from the NB weight (fisher: sigmoid(w)) or bogofilter's class-normalised
+        # document frequencies (fisherdf), shrunk to x with strength s by the documents with the
+        # token; tokens with |f - 0.5| <= md left out; Fisher's chi-square combination.
+        s = params.get('s', 0.0178 if variant == 'fisherdf' else 1.0)
+        x = params.get('x', 0.52 if variant == 'fisherdf' else 0.5)
+        md = params.get('md', 0.375 if variant == 'fisherdf' else 0.1)
+        if variant == 'fisher':
+            p = 1.0 / (1.0 + np.exp(-w))
         else:
-            nh[ids] += 1
-            docs_h += 1
-    seen = (ns + nh) > 0
-    V = float(seen.sum())
-    log_ps = np.log(ns + alpha) - math.log(ns.sum() + alpha * V)
-    log_ph = np.log(nh + alpha) - math.log(nh.sum() + alpha * V)
-    weight = log_ps - log_ph
-    prior = math.log(docs_s) - math.log(docs_h)
-    # Document-frequency estimates, for bogofilter-like variants.
-    fs = ns / docs_s
-    fh = nh / docs_h
+            a, b = ns / counts.docs[1], nh / counts.docs[0]
+            p = np.where(a + b > 0, a / np.maximum(a + b, 1e-300), 0.5)
+        f = (s * x + n * p) / (s + n) if s > 0 else p
+        f = f[np.abs(f - 0.5) > md]
+        return fisher(f) if len(f) else 0.5
+    if variant == 'topk':  # mean of the k weights of largest |w|
+        k = int(params.get('k', 15))
+        if len(w) > k:
+            w = w[np.argpartition(-np.abs(w), k)[:k]]
+        return w.sum() / max(len(w), 1)
+    if variant == 'clip':  # mean of weights clipped to ±c
+        return np.clip(w, -params.get('c', 3.0), params.get('c', 3.0)).sum() / max(len(w), 1)
+    raise SystemExit(f'unknown variant {variant}')
+
+
+def learns(params, score, spam):
+    """Train-on-error with a thick threshold (`toe=m` around `tt`): learn a message only when its
+    score was on the wrong side of tt or within m of it. Without toe, learn everything."""
+    if 'toe' not in params or score is None:
+        return True
+    t, m = params.get('tt', 0.0), params['toe']
+    return score <= t + m if spam else score >= t - m
+
+
+def run_protocol(kind, train, test, variant, params, encoded, labels, vocab_size):
+    """(is_spam, score, scored) of the test messages; train then test in their orders."""
+    counts = Counts(vocab_size)
+    neutral = NEUTRAL.get(variant, 0.0)
+    for c, i in train:
+        ids, spam = encoded[c][i], labels[c][i]
+        score = combine(variant, params, counts, ids) if 'toe' in params and counts.ready() else None
+        if learns(params, score, spam):
+            counts.add(ids, spam)
     out = []
-    for ids in test_ids:
-        ids = ids[seen[ids]] if len(ids) else ids
-        w = weight[ids]
-        if variant == 'mean':  # the daemon's score: log-odds / known tokens
-            out.append((prior + w.sum()) / max(len(ids), 1))
-        elif variant == 'mindev':  # mean of the weights with |w| > d (prior ignored)
-            d = params.get('d', 1.0)
-            k = w[np.abs(w) > d]
-            out.append(k.sum() / max(len(k), 1) if len(k) else 0.0)
-        elif variant == 'mindevsum':  # (prior + sum of weights with |w| > d) / known
-            d = params.get('d', 1.0)
-            k = w[np.abs(w) > d]
-            out.append((prior + k.sum()) / max(len(ids), 1))
-        elif variant == 'mindevn':  # sum of |w|>d over count of those ^ p
-            d = params.get('d', 1.0)
-            p = params.get('p', 1.0)
-            k = w[np.abs(w) > d]
-            out.append(k.sum() / max(len(k), 1) ** p)
-        elif variant in ('fisher', 'fisherdf'):
-            # Robinson: p(w) from NB likelihoods (fisher) or class-normalised document frequencies
-            # (fisherdf, bogofilter's), shrunk to x=0.5 with strength s; tokens with
-            # |p - 0.5| <= min_dev left out; Fisher's chi-square combination.
-            s = params.get('s', 0.0178 if variant == 'fisherdf' else 1.0)
-            x = params.get('x', 0.52 if variant == 'fisherdf' else 0.5)
-            md = params.get('md', 0.375 if variant == 'fisherdf' else 0.1)
-            if variant == 'fisher':
-                p = 1.0 / (1.0 + np.exp(-w))
-                n = ns[ids] + nh[ids]
-            else:
-                a, b = fs[ids], fh[ids]
-                p = np.where(a + b > 0, a / np.maximum(a + b, 1e-300), 0.5)
-                n = ns[ids] + nh[ids]
-            f = (s * x + n * p) / (s + n)
-            f = f[np.abs(f - 0.5) > md]
-            if len(f) == 0:
-                out.append(0.5)
-                continue
-            f = np.clip(f, 1e-15, 1 - 1e-15)
-            H = chi2q(-2 * np.log(f).sum(), 2 * len(f))
-            S = chi2q(-2 * np.log(1 - f).sum(), 2 * len(f))
-            out.append((1 + H - S) / 2)
-        elif variant == 'topk':  # mean of the k weights of largest |w|
-            k = int(params.get('k', 15))
-            if len(w) > k:
-                w = w[np.argpartition(-np.abs(w), k)[:k]]
-            out.append(w.sum() / max(len(w), 1))
-        elif variant == 'clip':  # mean of weights clipped to ±c
-            c = params.get('c', 3.0)
-            out.append((prior + np.clip(w, -c, c).sum()) / max(len(ids), 1))
-        else:
-            raise SystemExit(f'unknown variant {variant}')
-    return np.array(out, dtype=float)
+    for c, i in test:
+        ids, spam = encoded[c][i], labels[c][i]
+        scored = counts.ready()
+        score = combine(variant, params, counts, ids) if scored else neutral
+        out.append((spam, score, scored))
+        if kind == 'online' and learns(params, score if scored else None, spam):
+            counts.add(ids, spam)
+    return out
 
 
 def main():
@@ -270,10 +386,12 @@ def main():
     parser.add_argument('--dump-flags', default='')
     parser.add_argument('--binary', default=os.path.join(REPO, 'build/release/bench/token_dump'))
     parser.add_argument('--variant', action='append', default=[])
-    parser.add_argument('--only', help='comma-separated protocol names')
-    parser.add_argument('--extra', default='', help='header families added in Python: head,hname,rcvd,to,hnamed')
+    parser.add_argument('--only', help='comma-separated protocol names (default: the batch ones)')
+    parser.add_argument('--extra', default='', help='header families added in Python: head,hname,rcvd,to,hnamed,'
+                        'listhead,listhname,listone')
     parser.add_argument('--skip', default='', help='header names the extra families leave out')
     parser.add_argument('--drop', help='a regular expression: tokens it matches fully are left out')
+    parser.add_argument('--json', help='append {variant: {protocol: figures}} to this JSON file (for loo.py)')
     parser.add_argument('--save-scores', help='write {protocol: [[is_spam, score], ...]} of the last variant')
     args = parser.parse_args()
     corpora = corpus_lists()
@@ -293,34 +411,50 @@ def main():
     labels = {c: [m[2] for m in items] for c, items in corpora.items()}
     total = sum(len(v) for v in encoded.values())
     mean_tokens = sum(len(x) for v in encoded.values() for x in v) / total
-    print(f'# dump flags: {args.dump_flags!r}; {total} messages, {mean_tokens:.0f} distinct tokens/message, '
-          f'vocabulary {len(vocab.ids)}')
+    print(f'# dump flags: {args.dump_flags!r}; extra {args.extra!r}; {total} messages, '
+          f'{mean_tokens:.0f} distinct tokens/message, vocabulary {len(vocab.ids)}')
     protos = protocols(corpora)
-    if args.only:
-        keep = args.only.split(',')
-        protos = [p for p in protos if p[0] in keep]
-    print('variant'.ljust(36) + ''.join(p[0].rjust(22) for p in protos) + '   sa-mean(auc)')
-    for text in args.variant or ['mean']:
+    keep = args.only.split(',') if args.only else [n for n, p in protos.items() if p[0] != 'online']
+    protos = {n: protos[n] for n in keep}
+    print('variant'.ljust(36) + ''.join(n.rjust(17) for n in protos) + '   sa-mean(auc)')
+    saved_all = {}
+    figures = {}
+    if args.json and os.path.exists(args.json):
+        import json
+        with open(args.json) as f:
+            figures = json.load(f)
+    for text in args.variant or ['mindev:d=1']:
         variant, params = parse_variant(text)
+        key = ' '.join(filter(None, [text, f'extra={args.extra}' if args.extra else '',
+                                     f'dump={args.dump_flags}' if args.dump_flags else '',
+                                     f'drop={args.drop}' if args.drop else '']))
         cells, sa, saved = [], [], {}
-        for name, train, test in protos:
-            tr_ids = [encoded[c][i] for c, i in train]
-            tr_sp = [labels[c][i] for c, i in train]
-            te_ids = [encoded[c][i] for c, i in test]
-            te_sp = np.array([labels[c][i] for c, i in test])
-            sc = score_messages(variant, params, tr_ids, tr_sp, te_ids, len(vocab.ids))
-            saved[name] = [[bool(a), float(b)] for a, b in zip(te_sp, sc)]
+        for name, (kind, train, test) in protos.items():
+            folds = train if kind == 'folds' else [(kind, train, test)]
+            scored = [r for k, tr, te in folds
+                      for r in run_protocol(k, tr, te, variant, params, encoded, labels, len(vocab.ids))]
+            te_sp = np.array([r[0] for r in scored])
+            sc = np.array([r[1] for r in scored], dtype=float)
+            saved[name] = [[bool(r[0]), float(r[1]), bool(r[2])] for r in scored]
             auc = roc_one_minus_auc_pct(sc[te_sp], sc[~te_sp])
             fnr = fnr_at_fpr(sc[te_sp], sc[~te_sp])
             if name.startswith('sa-split'):
                 sa.append(auc)
-            cells.append(f'{auc:.4f}/{fnr:5.2f}%')
-        if args.save_scores:
-            import json
-            with open(args.save_scores, 'w') as f:
-                json.dump(saved, f)
-        print(text.ljust(36) + ''.join(c.rjust(22) for c in cells) + (f'   {np.mean(sa):.4f}' if sa else ''),
+            cells.append(f'{auc:.4f}/{fnr:5.2f}')
+            figures.setdefault(key, {})[name] = verdict_figures(params, variant, te_sp, sc)
+            figures[key][name].update(one_minus_auc_pct=auc, fnr_at_fpr_0_1=fnr)
+        saved_all[text] = saved
+        print(text.ljust(36) + ''.join(c.rjust(17) for c in cells) + (f'   {np.mean(sa):.4f}' if sa else ''),
               flush=True)
+    if args.json:
+        import json
+        with open(args.json + '.tmp', 'w') as f:
+            json.dump(figures, f, indent=1, sort_keys=True)
+        os.replace(args.json + '.tmp', args.json)
+    if args.save_scores:
+        import json
+        with open(args.save_scores, 'w') as f:
+            json.dump(saved_all, f)
 
 
 if __name__ == '__main__':

@@ -1,0 +1,213 @@
+# spam_confidence offline: the daemon's calibration (model/calibration.h) fitted the way the daemon
+# fits it, from held-out scores (each learned message scored by the model just before it learned
+# it), and measured on the protocols' test scores: expected calibration error (ten bins), the worst
+# bin with at least 50 messages, and the Brier score. Compares fits of the same histogram.
+#
+#   python3 calib.py [--variant 'mindev:d=1'] [--only trec-online,...] [--refit 50]
+import argparse
+import math
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import explore  # noqa: E402
+
+LOW, HIGH, BINS = -2.0, 2.0, 100  # kCalibrationLow, kCalibrationHigh, kCalibrationBins
+MIN_PER_CLASS = 20                 # kMinFeedbackPerClass
+WIDTH = (HIGH - LOW) / BINS
+
+
+def bin_of(score):
+    if not score > LOW:
+        return 0
+    if score >= HIGH:
+        return BINS - 1
+    return min(int((score - LOW) / WIDTH), BINS - 1)
+
+
+def pav(spam, ham, k):
+    """Steps 1-3 of calibration.h: the non-empty bins, their PAV pools [(first, end, mean, weight)]."""
+    filled = [b for b in range(BINS) if spam[b] + ham[b] > 0]
+    base = (spam.sum() + 1) / (spam.sum() + ham.sum() + 2)
+    pools = []
+    for i, b in enumerate(filled):
+        pool = [spam[b] + k * base, spam[b] + ham[b] + k, i]
+        while pools and pools[-1][0] / pools[-1][1] > pool[0] / pool[1]:
+            last = pools.pop()
+            pool = [pool[0] + last[0], pool[1] + last[1], last[2]]
+        pools.append(pool)
+    return filled, pools
+
+
+def fit_flat(spam, ham, k=1.0):
+    """The daemon's fit: each bin its pool's mean, empty bins the line between neighbours."""
+    filled, pools = pav(spam, ham, k)
+    if not filled:
+        return np.full(BINS, 0.5)
+    value = np.empty(len(filled))
+    for p, pool in enumerate(pools):
+        end = pools[p + 1][2] if p + 1 < len(pools) else len(filled)
+        value[pool[2]:end] = pool[0] / pool[1]
+    return np.interp(np.arange(BINS), filled, value)
+
+
+def fit_centred(spam, ham, k=1.0):
+    """Centred isotonic regression (Oron & Flournoy 2017): each pool is one point, at the
+    count-weighted mean of its bins' centres, and bins between points take the straight line."""
+    filled, pools = pav(spam, ham, k)
+    if not filled:
+        return np.full(BINS, 0.5)
+    xs, ys = [], []
+    for p, pool in enumerate(pools):
+        end = pools[p + 1][2] if p + 1 < len(pools) else len(filled)
+        bins = filled[pool[2]:end]
+        n = np.array([spam[b] + ham[b] for b in bins], dtype=float)
+        xs.append(float((np.array(bins) * n).sum() / n.sum()))
+        ys.append(pool[0] / pool[1])
+    return np.interp(np.arange(BINS), xs, ys)
+
+
+def fit_platt(spam, ham, k=1.0):
+    """Platt scaling: P(spam | score) = sigmoid(a * score + b), by maximum likelihood over the bin
+    centres weighted by their counts (Newton's method), with Platt's targets (N+ + 1)/(N+ + 2) and
+    1/(N- + 2) instead of 1 and 0."""
+    x = LOW + (np.arange(BINS) + 0.5) * WIDTH
+    s, h = np.asarray(spam, float), np.asarray(ham, float)
+    t1, t0 = (s.sum() + 1) / (s.sum() + 2), 1 / (h.sum() + 2)
+    xs = np.concatenate([x, x])
+    n = np.concatenate([s, h])
+    t = np.concatenate([np.full(BINS, t1), np.full(BINS, t0)])
+    a, b = 1.0, 0.0
+    for _ in range(50):
+        p = 1 / (1 + np.exp(-(a * xs + b)))
+        g = np.array([(n * (p - t) * xs).sum(), (n * (p - t)).sum()])
+        w = n * p * (1 - p) + 1e-12
+        H = np.array([[(w * xs * xs).sum(), (w * xs).sum()], [(w * xs).sum(), w.sum()]])
+        step = np.linalg.solve(H + 1e-9 * np.eye(2), g)
+        a, b = a - step[0], b - step[1]
+        if abs(step).max() < 1e-9:
+            break
+    return 1 / (1 + np.exp(-(a * x + b)))
+
+
+FITS = {'flat': fit_flat, 'centred': fit_centred, 'platt': fit_platt}
+RECENT = 0  # --recent W: also 'recent', the daemon's fit of the last W held-out scores only
+
+
+def confidence(fitted, score):
+    x = (score - LOW) / WIDTH - 0.5
+    return float(np.interp(x, np.arange(BINS), fitted))
+
+
+def figures(conf, spam):
+    conf, spam = np.array(conf), np.array(spam, dtype=float)
+    edges = np.minimum((conf * 10).astype(int), 9)
+    ece, worst = 0.0, 0.0
+    for b in range(10):
+        sel = edges == b
+        if not sel.any():
+            continue
+        gap = abs(conf[sel].mean() - spam[sel].mean())
+        ece += sel.sum() / len(conf) * gap
+        if sel.sum() >= 50:
+            worst = max(worst, gap)
+    return ece, worst, float(((conf - spam) ** 2).mean()), len(conf)
+
+
+def run(kind, train, test, variant, params, encoded, labels, vocab, refit):
+    """Per fit: (confidences, is_spam) of the test messages that got one."""
+    counts = explore.Counts(vocab)
+    hist = {'spam': np.zeros(BINS), 'ham': np.zeros(BINS)}
+    window = {'spam': np.zeros(BINS), 'ham': np.zeros(BINS)}
+    recent = []
+    fitted = {}
+    since = [refit]
+
+    def learn(ids, spam, score):
+        if score is not None:
+            cell = ('spam' if spam else 'ham', bin_of(score))
+            hist[cell[0]][cell[1]] += 1
+            since[0] += 1
+            if RECENT:
+                recent.append(cell)
+                window[cell[0]][cell[1]] += 1
+                if len(recent) > RECENT:
+                    old = recent.pop(0)
+                    window[old[0]][old[1]] -= 1
+        counts.add(ids, spam)
+
+    def current():
+        ready = hist['spam'].sum() >= MIN_PER_CLASS and hist['ham'].sum() >= MIN_PER_CLASS
+        if ready and since[0] >= refit:
+            for name, fit in FITS.items():
+                fitted[name] = fit(hist['spam'], hist['ham']) if name != 'recent' else \
+                    fit_flat(window['spam'], window['ham'])
+            since[0] = 0
+        return ready
+
+    for c, i in train:
+        ids, spam = encoded[c][i], labels[c][i]
+        learn(ids, spam, explore.combine(variant, params, counts, ids) if counts.ready() else None)
+    since[0] = refit
+    out = {name: ([], []) for name in FITS}
+    for c, i in test:
+        ids, spam = encoded[c][i], labels[c][i]
+        score = explore.combine(variant, params, counts, ids) if counts.ready() else None
+        if score is not None and current():
+            for name in FITS:
+                out[name][0].append(confidence(fitted[name], score))
+                out[name][1].append(spam)
+        if kind == 'online':
+            learn(ids, spam, score)
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--variant', default='mindev:d=1')
+    parser.add_argument('--only', default='sa-split0,sa-splita,sa-splitb,sa-splitc,trec-chrono,csdmc-drift,'
+                        'ling-10fold,sa-online,trec-online,csdmc-online')
+    parser.add_argument('--refit', type=int, default=1, help='online: refit after this many new held-out scores')
+    parser.add_argument('--binary', default=os.path.join(explore.REPO, 'build/release/bench/token_dump'))
+    parser.add_argument('--bins', action='store_true', help='also print each tenth: count, mean confidence, spam share')
+    parser.add_argument('--recent', type=int, default=0)
+    args = parser.parse_args()
+    if args.recent:
+        global RECENT
+        RECENT = args.recent
+        FITS['recent'] = fit_flat
+    corpora = explore.corpus_lists()
+    tokens = explore.load_tokens(corpora, '', args.binary)
+    vocab = explore.Vocabulary()
+    encoded = {c: [vocab.encode(tokens[m[1]]) for m in items] for c, items in corpora.items()}
+    labels = {c: [m[2] for m in items] for c, items in corpora.items()}
+    variant, params = explore.parse_variant(args.variant)
+    protos = explore.protocols(corpora)
+    print('| protocol | messages | ' + ' | '.join(f'{n}: ECE / worst bin / Brier' for n in FITS) + ' |')
+    print('| --- ' * (2 + len(FITS)) + '|')
+    for name in args.only.split(','):
+        kind, train, test = protos[name]
+        folds = train if kind == 'folds' else [(kind, train, test)]
+        pooled = {n: ([], []) for n in FITS}
+        for k, tr, te in folds:
+            for n, (conf, spam) in run(k, tr, te, variant, params, encoded, labels, len(vocab.ids), args.refit).items():
+                pooled[n][0].extend(conf)
+                pooled[n][1].extend(spam)
+        cells = []
+        for n in FITS:
+            ece, worst, brier, count = figures(*pooled[n])
+            cells.append(f'{ece:.4f} / {worst:.3f} / {brier:.4f}')
+        print(f'| {name} | {count} | ' + ' | '.join(cells) + ' |', flush=True)
+        if args.bins:
+            for n in FITS:
+                conf, spam = np.array(pooled[n][0]), np.array(pooled[n][1], dtype=float)
+                edges = np.minimum((conf * 10).astype(int), 9)
+                print(f'    {n}: ' + '  '.join(f'{b / 10:.1f}: n={int((edges == b).sum())} '
+                                            f'{conf[edges == b].mean():.3f}->{spam[edges == b].mean():.3f}'
+                                            for b in range(10) if (edges == b).any()))
+
+
+if __name__ == '__main__':
+    main()
