@@ -34,7 +34,9 @@ SpamFilter::SpamFilter(std::unique_ptr<storage::Store> store, SpamFilterOptions 
     : store_(std::move(store)),
       options_(options),
       tokenizer_(options.tokenizer),
-      writer_(*store_, GroupLimits{}, options.alpha) {
+      writer_(
+          *store_, GroupLimits{},
+          HeldOutScoring{.alpha = options.alpha, .score_min_weight = options.score_min_weight}) {
   assert(options_.alpha > 0);
   assert(options_.ham_threshold <= options_.spam_threshold);
   if (options_.store_recovery_interval.count() > 0) {

@@ -2,12 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <future>
 #include <mutex>
 #include <random>
 #include <thread>
 #include <vector>
 
+#include "model/calibration.h"
 #include "storage/memory_store.h"
 
 namespace nbspamd::core {
@@ -283,6 +285,42 @@ TEST(SpamFilterTest, SpamConfidenceComesWithEnoughFeedbackAndFollowsTheScore) {
   EXPECT_GT(*spam->spam_confidence, 0.8);
   EXPECT_LT(*ham->spam_confidence, 0.2);
   EXPECT_EQ(*spam->spam_confidence, *filter.Calibration()->SpamConfidence(*spam->result.score));
+}
+
+// spam_confidence is fitted on held-out scores and applied to /classify's score: both must be the
+// same score, score_min_weight included (with the default 1, a held-out score computed over every
+// weight is another, flatter scale, and the confidence comes out too low in the middle).
+TEST(SpamFilterTest, AHeldOutScoreIsTheScoreClassifyGaveJustBefore) {
+  auto store = std::make_unique<storage::MemoryStore>();
+  const storage::Store& ledger = *store;
+  SpamFilter filter(std::move(store), SpamFilterOptions{});
+  ASSERT_EQ(SpamFilterOptions{}.score_min_weight, 1.0);
+  std::mt19937 random(11);
+  const std::vector<std::string> spammy = {"cheap", "pills", "winner", "prize", "casino", "free"};
+  const std::vector<std::string> hammy = {"lunch", "meeting", "report", "agenda", "team", "notes"};
+  const std::vector<std::string> both = {"today", "please", "your", "offer", "next", "week"};
+  const auto text = [&](const std::vector<std::string>& words) {
+    std::string t;
+    for (int i = 0; i < 3; ++i) t += words[random() % words.size()] + " ";
+    for (int i = 0; i < 3; ++i) t += both[random() % both.size()] + " ";
+    return t;
+  };
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(filter.Train(text(spammy), "spam", "s" + std::to_string(i)).has_value());
+    ASSERT_TRUE(filter.Train(text(hammy), "ham", "h" + std::to_string(i)).has_value());
+  }
+  const std::string probe = "cheap pills lunch today please offer next";
+  const auto before = filter.Classify(probe, 1000);
+  ASSERT_TRUE(before.has_value() && before->result.score.has_value());
+  std::size_t weak = 0;  // The probe has tokens on both sides of score_min_weight.
+  for (const auto& token : before->result.explanations) weak += std::fabs(token.weight) <= 1.0;
+  ASSERT_GT(weak, 0u);
+  ASSERT_LT(weak, before->result.explanations.size());
+  ASSERT_TRUE(filter.Train(probe, "spam", "probe").has_value());
+  const auto learned = ledger.FindLearned("probe");
+  ASSERT_TRUE(learned.has_value() && learned->has_value() && (*learned)->held_out.has_value());
+  EXPECT_EQ((*learned)->held_out->scale, model::kScoreScale);
+  EXPECT_DOUBLE_EQ((*learned)->held_out->score, *before->result.score);
 }
 
 TEST(SpamFilterTest, TheLedgerRecordsWhoTrainedAMessageAndTheClocksTime) {

@@ -34,17 +34,18 @@ std::string UserRecordName(std::string_view user, std::string_view id) {
 // The score the model in `pending` gives `bag`: the held-out score of a message about to be
 // learned; nullopt when the model gives none (spam or ham has no documents).
 std::optional<model::HeldOutScore> HeldOutScoreOf(const TokenBag& bag, const PendingModel& pending,
-                                                  double alpha) {
+                                                  const HeldOutScoring& scoring) {
   const model::Snapshot snapshot = pending.Read(bag.entries);
-  const auto result = model::Classify(bag, snapshot, {.alpha = alpha});
+  const auto result = model::Classify(
+      bag, snapshot, {.alpha = scoring.alpha, .score_min_weight = scoring.score_min_weight});
   if (!result || !result->score || !std::isfinite(*result->score)) return std::nullopt;
   return model::HeldOutScore{model::kScoreScale, *result->score};
 }
 
 }  // namespace
 
-TrainingWriter::TrainingWriter(storage::Store& store, GroupLimits limits, double alpha)
-    : store_(store), limits_(limits), alpha_(alpha), thread_([this] { Run(); }) {}
+TrainingWriter::TrainingWriter(storage::Store& store, GroupLimits limits, HeldOutScoring scoring)
+    : store_(store), limits_(limits), scoring_(scoring), thread_([this] { Run(); }) {}
 
 TrainingWriter::~TrainingWriter() { Stop(); }
 
@@ -240,7 +241,7 @@ std::vector<TrainingWriter::Result> TrainingWriter::Commit(const std::vector<Req
       model::LearnPlan learn;  // kUnchanged, an empty delta: the global part when it plays none.
       if (global) {
         std::optional<model::HeldOutScore> held_out;
-        if (!learned) held_out = HeldOutScoreOf(request.bag, pending, alpha_);
+        if (!learned) held_out = HeldOutScoreOf(request.bag, pending, scoring_);
         learn = model::PlanLearn(request.id, request.label, request.bag, learned, pending.stats(),
                                  request.origin, held_out);
         global_changed = learn.status != model::LearnStatus::kUnchanged;

@@ -82,13 +82,21 @@ struct GroupLimits {
   std::size_t max_tokens = std::size_t{1} << 20;  // Distinct tokens summed over the bags.
 };
 
+// How held-out scores are computed: with the alpha and score_min_weight of the score /classify
+// gives (model::ClassifyOptions), so that spam_confidence is fitted on the scale it is applied to.
+struct HeldOutScoring {
+  double alpha = 1.0;
+  double score_min_weight = 0.0;
+};
+
 // Thread safety: Learn, Forget and Stop from any thread. The writer thread is the only caller
 // of the store's FindLearned-then-ApplyBatch sequence, so nothing else may apply to the store
 // while the writer lives.
 class TrainingWriter {
  public:
-  // `alpha`: the Laplace smoothing the held-out scores are computed with (the daemon's).
-  explicit TrainingWriter(storage::Store& store, GroupLimits limits = {}, double alpha = 1.0);
+  // `scoring`: how held-out scores are computed (the daemon's alpha and score_min_weight).
+  explicit TrainingWriter(storage::Store& store, GroupLimits limits = {},
+                          HeldOutScoring scoring = {});
   TrainingWriter(const TrainingWriter&) = delete;
   TrainingWriter& operator=(const TrainingWriter&) = delete;
   ~TrainingWriter();  // Stop().
@@ -164,7 +172,7 @@ class TrainingWriter {
 
   storage::Store& store_;
   const GroupLimits limits_;
-  const double alpha_;
+  const HeldOutScoring scoring_;
   // The group being written. Only the writer thread (Run) touches it. A member rather than a
   // local of Run, so that its buffer is reachable from this object while the thread waits: leak
   // checkers scanning a waiting thread's (ASan fake) stack frames need not find it there.

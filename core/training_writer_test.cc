@@ -320,7 +320,7 @@ TEST(TrainingWriterTest, HeldOutScoresDoNotDependOnTheGrouping) {
 
 TEST(TrainingWriterTest, TheHeldOutScoreIsTheScoreOfTheModelBeforeTheLearn) {
   storage::MemoryStore store;
-  TrainingWriter writer(store, {}, /*alpha=*/0.5);
+  TrainingWriter writer(store, {}, {.alpha = 0.5, .score_min_weight = 0.3});
   const auto learn = [&](const std::string& id, const std::string& label,
                          std::vector<BagEntry> tokens) {
     std::promise<void> done;
@@ -331,7 +331,8 @@ TEST(TrainingWriterTest, TheHeldOutScoreIsTheScoreOfTheModelBeforeTheLearn) {
   learn("a", "spam", {{1, 2}, {2, 1}});
   learn("b", "ham", {{2, 1}, {3, 1}});
   const TokenBag next = Bag({{1, 1}, {3, 1}, {4, 1}});
-  const auto before = model::Classify(next, store.Read(next.entries), {.alpha = 0.5});
+  const auto before =
+      model::Classify(next, store.Read(next.entries), {.alpha = 0.5, .score_min_weight = 0.3});
   ASSERT_TRUE(before.has_value() && before->score.has_value());
   learn("c", "spam", next.entries);
   EXPECT_EQ((**store.FindLearned("c")).held_out,

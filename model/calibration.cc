@@ -10,14 +10,25 @@ namespace {
 
 constexpr double kBinWidth = (kCalibrationHigh - kCalibrationLow) / kCalibrationBins;
 
-// A pool of adjacent bins in PAV: the sums of its weighted estimates and of its weights.
-struct Pool {
-  double weighted = 0;
-  double weight = 0;
-  std::size_t first = 0;  // Index into the non-empty bins.
+// The logistic function, kept strictly between 0 and 1 in double precision.
+double Logistic(double z) { return 1.0 / (1.0 + std::exp(-std::clamp(z, -30.0, 30.0))); }
 
-  [[nodiscard]] double Mean() const { return weighted / weight; }
-};
+// The negative log-likelihood of P(spam | x) = Logistic(a·x + b) against the targets, each point
+// x = b (the bin index) with n_spam at target t1 and n_ham at target t0.
+double Loss(std::span<const std::uint64_t> spam, std::span<const std::uint64_t> ham, double t1,
+            double t0, double a, double b) {
+  double loss = 0;
+  for (std::size_t x = 0; x < spam.size(); ++x) {
+    const double n = static_cast<double>(spam[x] + ham[x]);
+    if (n == 0) continue;
+    const double t = (static_cast<double>(spam[x]) * t1 + static_cast<double>(ham[x]) * t0) / n;
+    const double z = a * static_cast<double>(x) + b;
+    // -[t log p + (1 - t) log(1 - p)] for p = Logistic(z), without cancellation.
+    loss +=
+        n * (z >= 0 ? (1 - t) * z + std::log1p(std::exp(-z)) : -t * z + std::log1p(std::exp(z)));
+  }
+  return loss;
+}
 
 }  // namespace
 
@@ -45,65 +56,80 @@ std::uint64_t FeedbackHistogram::HamTotal() const {
 }
 
 std::vector<double> FitCalibration(std::span<const std::uint64_t> spam,
-                                   std::span<const std::uint64_t> ham, double prior_strength) {
+                                   std::span<const std::uint64_t> ham) {
   assert(spam.size() == ham.size());
   const std::size_t bins = spam.size();
-  std::vector<double> fitted(bins, 0.5);
-  // 1. The base rate.
-  double spam_total = 0, total = 0;
-  std::vector<std::size_t> filled;  // The non-empty bins, in score order.
-  for (std::size_t b = 0; b < bins; ++b) {
-    spam_total += static_cast<double>(spam[b]);
-    total += static_cast<double>(spam[b] + ham[b]);
-    if (spam[b] + ham[b] > 0) filled.push_back(b);
+  double spam_total = 0, ham_total = 0;
+  std::size_t filled = 0;
+  for (std::size_t x = 0; x < bins; ++x) {
+    spam_total += static_cast<double>(spam[x]);
+    ham_total += static_cast<double>(ham[x]);
+    if (spam[x] + ham[x] > 0) ++filled;
   }
-  if (filled.empty()) return fitted;
-  const double base_rate = (spam_total + 1) / (total + 2);
-
-  // 2 and 3. Each non-empty bin with its prior, pooled while a pool's mean exceeds the next one's.
-  std::vector<Pool> pools;
-  for (std::size_t i = 0; i < filled.size(); ++i) {
-    const std::size_t b = filled[i];
-    Pool pool{static_cast<double>(spam[b]) + prior_strength * base_rate,
-              static_cast<double>(spam[b] + ham[b]) + prior_strength, i};
-    while (!pools.empty() && pools.back().Mean() > pool.Mean()) {
-      pool.weighted += pools.back().weighted;
-      pool.weight += pools.back().weight;
-      pool.first = pools.back().first;
-      pools.pop_back();
+  if (filled == 0) return std::vector<double>(bins, 0.5);
+  // 1. Platt's targets.
+  const double t1 = (spam_total + 1) / (spam_total + 2);
+  const double t0 = 1 / (ham_total + 2);
+  // The log-odds of the mean target: the best b when a = 0.
+  const double flat =
+      std::log((spam_total * t1 + ham_total * t0) / (spam_total * (1 - t1) + ham_total * (1 - t0)));
+  double a = 0;
+  double b = flat;
+  // 2. Newton's method with a backtracking line search (Lin, Lin and Weng's version of Platt's
+  //    fit). With one non-empty bin the slope is not identified: it stays 0, the start above
+  //    (the mean target) is the answer.
+  if (filled >= 2) {
+    double loss = Loss(spam, ham, t1, t0, a, b);
+    for (int iteration = 0; iteration < 100; ++iteration) {
+      double g_a = 0, g_b = 0, h_aa = 1e-12, h_ab = 0, h_bb = 1e-12;
+      for (std::size_t x = 0; x < bins; ++x) {
+        const double n = static_cast<double>(spam[x] + ham[x]);
+        if (n == 0) continue;
+        const double xd = static_cast<double>(x);
+        const double t = (static_cast<double>(spam[x]) * t1 + static_cast<double>(ham[x]) * t0) / n;
+        const double p = Logistic(a * xd + b);
+        const double d = n * (p - t), w = n * p * (1 - p);
+        g_a += d * xd;
+        g_b += d;
+        h_aa += w * xd * xd;
+        h_ab += w * xd;
+        h_bb += w;
+      }
+      // Converged: the gradient is at the rounding level of sums over `total` scores.
+      const double tolerance = 1e-12 * (spam_total + ham_total) * static_cast<double>(bins);
+      if (std::fabs(g_a) <= tolerance && std::fabs(g_b) <= tolerance) break;
+      const double det = h_aa * h_bb - h_ab * h_ab;
+      const double step_a = -(h_bb * g_a - h_ab * g_b) / det;
+      const double step_b = -(h_aa * g_b - h_ab * g_a) / det;
+      const double descent = g_a * step_a + g_b * step_b;
+      double size = 1;
+      for (; size >= 1e-10; size /= 2) {
+        const double next = Loss(spam, ham, t1, t0, a + size * step_a, b + size * step_b);
+        if (next < loss + 1e-4 * size * descent) {
+          a += size * step_a;
+          b += size * step_b;
+          loss = next;
+          break;
+        }
+      }
+      if (size < 1e-10) break;  // No step improves: at the minimum to double precision.
     }
-    pools.push_back(pool);
   }
-  std::vector<double> value(filled.size());
-  for (std::size_t p = 0; p < pools.size(); ++p) {
-    const std::size_t end = p + 1 < pools.size() ? pools[p + 1].first : filled.size();
-    std::fill(value.begin() + static_cast<std::ptrdiff_t>(pools[p].first),
-              value.begin() + static_cast<std::ptrdiff_t>(end), pools[p].Mean());
+  // 3. Never decreasing in the score: where the best slope is negative (spam scored lower than
+  //    ham), the best non-negative one is 0 (the loss is convex), with the mean target.
+  if (a < 0) {
+    a = 0;
+    b = flat;
   }
-
-  // 4. Every bin: its own value, or the line between its non-empty neighbours.
-  for (std::size_t b = 0; b < bins; ++b) {
-    const auto next = std::lower_bound(filled.begin(), filled.end(), b);
-    if (next == filled.begin()) {
-      fitted[b] = value.front();
-    } else if (next == filled.end()) {
-      fitted[b] = value.back();
-    } else if (*next == b) {
-      fitted[b] = value[static_cast<std::size_t>(next - filled.begin())];
-    } else {
-      const std::size_t right = static_cast<std::size_t>(next - filled.begin());
-      const std::size_t left = right - 1;
-      const double t =
-          static_cast<double>(b - filled[left]) / static_cast<double>(filled[right] - filled[left]);
-      fitted[b] = value[left] + t * (value[right] - value[left]);
-    }
-  }
+  // 4. Each bin's value at its index.
+  std::vector<double> fitted(bins);
+  for (std::size_t x = 0; x < bins; ++x) fitted[x] = Logistic(a * static_cast<double>(x) + b);
   return fitted;
 }
 
 Calibration::Calibration(FeedbackHistogram histogram) : histogram_(std::move(histogram)) {
   assert(histogram_.layout == CalibrationLayout{});
-  fitted_ = FitCalibration(histogram_.spam, histogram_.ham, kCalibrationPriorStrength);
+  fitted_ = FitCalibration(histogram_.spam, histogram_.ham);
   ready_ = histogram_.SpamTotal() >= kMinFeedbackPerClass &&
            histogram_.HamTotal() >= kMinFeedbackPerClass;
 }

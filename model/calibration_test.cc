@@ -1,4 +1,4 @@
-// Golden tests of the calibration fit, each computed by hand in its comment.
+// Golden tests of the calibration fit (Platt scaling), each computed by hand in its comment.
 #include "model/calibration.h"
 
 #include <gtest/gtest.h>
@@ -12,47 +12,57 @@ namespace {
 void ExpectFitted(const std::vector<double>& fitted, const std::vector<double>& expected) {
   ASSERT_EQ(fitted.size(), expected.size());
   for (std::size_t b = 0; b < expected.size(); ++b) {
-    EXPECT_NEAR(fitted[b], expected[b], 1e-15) << "bin " << b;
+    EXPECT_NEAR(fitted[b], expected[b], 1e-9) << "bin " << b;
   }
 }
 
-// Four bins, prior strength 1.
-//   spam = {0, 1, 0, 3}, ham = {2, 0, 1, 0}: S = 4, N = 7, base rate p0 = (4+1)/(7+2) = 5/9.
-//   Each bin (s + p0) / (n + 1), weight n + 1:
-//     b0 = (0 + 5/9) / 3 = 5/27   (w 3)     b1 = (1 + 5/9) / 2 = 7/9   (w 2)
-//     b2 = (0 + 5/9) / 2 = 5/18   (w 2)     b3 = (3 + 5/9) / 4 = 8/9   (w 4)
-//   PAV: b1 = 7/9 > b2 = 5/18 violates; pooled: (14/9 + 5/9) / (2 + 2) = 19/36, and
-//   5/27 <= 19/36 <= 8/9 holds. Fitted: 5/27, 19/36, 19/36, 8/9.
-TEST(CalibrationGoldenTest, PoolsAdjacentViolators) {
-  const std::vector<std::uint64_t> spam{0, 1, 0, 3}, ham{2, 0, 1, 0};
-  ExpectFitted(FitCalibration(spam, ham, 1.0), {5.0 / 27, 19.0 / 36, 19.0 / 36, 8.0 / 9});
+// Two non-empty bins: the maximum-likelihood curve passes through both bins' mean targets.
+//   spam = {1, 0, 0, 3}, ham = {3, 0, 0, 1}: S = H = 4, t1 = 5/6, t0 = 1/6.
+//   Bin 0: (1 · 5/6 + 3 · 1/6) / 4 = 1/3, log-odds -ln 2 = b.
+//   Bin 3: (3 · 5/6 + 1 · 1/6) / 4 = 2/3, log-odds ln 2 = 3a + b, so a = 2 ln 2 / 3.
+//   Bin 1: a + b = -ln 2 / 3, P = 1 / (1 + 2^(1/3)).
+//   Bin 2: 2a + b = ln 2 / 3, P = 1 / (1 + 2^(-1/3)).
+TEST(CalibrationGoldenTest, TwoBinsTheCurvePassesThroughBoth) {
+  const std::vector<std::uint64_t> spam{1, 0, 0, 3}, ham{3, 0, 0, 1};
+  ExpectFitted(FitCalibration(spam, ham),
+               {1.0 / 3, 1 / (1 + std::cbrt(2.0)), 1 / (1 + 1 / std::cbrt(2.0)), 2.0 / 3});
 }
 
-// Three bins: spam = {2, 0, 0}, ham = {0, 1, 2}: S = 2, N = 5, p0 = 3/7.
-//   b0 = (2 + 3/7) / 3 = 17/21 (w 3), b1 = (3/7) / 2 = 3/14 (w 2), b2 = (3/7) / 3 = 1/7 (w 3).
-//   b0 > b1: pooled (17/7 + 3/7) / 5 = 4/7 (w 5); 4/7 > b2 = 1/7: pooled again,
-//   (20/7 + 3/7) / 8 = 23/56 for all three.
-TEST(CalibrationGoldenTest, PoolingCascadesBackwards) {
-  const std::vector<std::uint64_t> spam{2, 0, 0}, ham{0, 1, 2};
-  ExpectFitted(FitCalibration(spam, ham, 1.0), {23.0 / 56, 23.0 / 56, 23.0 / 56});
-}
-
-// Five bins with two empty ones: spam = {0, 0, 2, 0, 1}, ham = {3, 0, 1, 0, 0}: S = 3, N = 7,
-// p0 = 4/9. b0 = (4/9) / 4 = 1/9, b2 = (2 + 4/9) / 4 = 11/18, b4 = (1 + 4/9) / 2 = 13/18: no
-// violation. The empty bins take the line between their neighbours: b1 = (1/9 + 11/18) / 2 =
-// 13/36, b3 = (11/18 + 13/18) / 2 = 2/3.
-TEST(CalibrationGoldenTest, EmptyBinsLieOnTheLineBetweenTheirNeighbours) {
-  const std::vector<std::uint64_t> spam{0, 0, 2, 0, 1}, ham{3, 0, 1, 0, 0};
-  ExpectFitted(FitCalibration(spam, ham, 1.0), {1.0 / 9, 13.0 / 36, 11.0 / 18, 2.0 / 3, 13.0 / 18});
-}
-
-// Empty bins beyond the first and last non-empty ones take their value; no counts at all: 1/2.
-TEST(CalibrationGoldenTest, EndsAreFlatAndNothingIsAHalf) {
-  // spam = {0, 1, 0}, ham = {0, 0, 0}: p0 = 2/3, b1 = (1 + 2/3) / 2 = 5/6.
-  const std::vector<std::uint64_t> spam{0, 1, 0}, ham{0, 0, 0};
-  ExpectFitted(FitCalibration(spam, ham, 1.0), {5.0 / 6, 5.0 / 6, 5.0 / 6});
+// One non-empty bin: no slope, every bin the mean target. spam = {0, 2, 0}, ham = {0, 1, 0}:
+// t1 = 3/4, t0 = 1/3, (2 · 3/4 + 1/3) / 3 = 11/18. No counts at all: 1/2.
+TEST(CalibrationGoldenTest, OneBinGivesTheMeanTargetAndNothingAHalf) {
+  const std::vector<std::uint64_t> spam{0, 2, 0}, ham{0, 1, 0};
+  ExpectFitted(FitCalibration(spam, ham), {11.0 / 18, 11.0 / 18, 11.0 / 18});
   const std::vector<std::uint64_t> none{0, 0};
-  ExpectFitted(FitCalibration(none, none, 1.0), {0.5, 0.5});
+  ExpectFitted(FitCalibration(none, none), {0.5, 0.5});
+}
+
+// Spam scored below ham: the best slope is negative, so the best never-decreasing curve is flat
+// at the mean target. spam = {3, 0}, ham = {0, 1}: t1 = 4/5, t0 = 1/3, (3 · 4/5 + 1/3) / 4 = 41/60.
+TEST(CalibrationGoldenTest, SpamBelowHamGivesAFlatCurve) {
+  const std::vector<std::uint64_t> spam{3, 0}, ham{0, 1};
+  ExpectFitted(FitCalibration(spam, ham), {41.0 / 60, 41.0 / 60});
+}
+
+// More bins than parameters: the fit solves the two likelihood equations
+//   sum_x n_x (P_x - t_x) = 0 and sum_x n_x x (P_x - t_x) = 0,
+// t_x the bin's mean target, which have one solution (the log-likelihood is strictly concave).
+TEST(CalibrationGoldenTest, SolvesTheLikelihoodEquations) {
+  const std::vector<std::uint64_t> spam{0, 1, 3, 5}, ham{4, 2, 1, 0};
+  const std::vector<double> fitted = FitCalibration(spam, ham);
+  const double t1 = 10.0 / 11, t0 = 1.0 / 9;  // S = 9, H = 7
+  double level = 0, slope = 0;
+  for (std::size_t x = 0; x < 4; ++x) {
+    const double n = static_cast<double>(spam[x] + ham[x]);
+    const double t = (static_cast<double>(spam[x]) * t1 + static_cast<double>(ham[x]) * t0) / n;
+    level += n * (fitted[x] - t);
+    slope += n * static_cast<double>(x) * (fitted[x] - t);
+    if (x > 0) {
+      EXPECT_GT(fitted[x], fitted[x - 1]);
+    }
+  }
+  EXPECT_NEAR(level, 0, 1e-9);
+  EXPECT_NEAR(slope, 0, 1e-9);
 }
 
 // The daemon's layout: 100 bins of 0.04 over [-2, 2); bin b's centre is -2 + (b + 0.5) · 0.04.
@@ -68,23 +78,24 @@ TEST(CalibrationTest, BinsOfTheCurrentLayout) {
   EXPECT_EQ(CalibrationBin(40.0), 99u);
 }
 
-// 30 ham scores in bin 20 (centre -1.18), 30 spam in bin 80 (centre 1.22): S = 30, N = 60,
-// p0 = 31/62 = 1/2. b20 = (0 + 1/2) / 31 = 1/62, b80 = (30 + 1/2) / 31 = 61/62. Between the two
-// centres the confidence is the line from 1/62 to 61/62: at 0.02, halfway, it is 1/2; outside
-// them it is flat.
+// 30 ham scores in bin 20 (centre -1.18), 30 spam in bin 80 (centre 1.22): t1 = 31/32,
+// t0 = 1/32, so the curve passes through 1/32 at bin 20 and 31/32 at bin 80: log-odds
+// a·x + b with a = ln 31 / 30, b = -(5/3) ln 31, 0 at bin 50. Between bin centres the confidence
+// is the line between the two bins' values; beyond the first and last centre, their value.
 TEST(CalibrationTest, SpamConfidenceInterpolatesBetweenBinCentres) {
   FeedbackHistogram histogram;
   histogram.ham[20] = 30;
   histogram.spam[80] = 30;
   const Calibration calibration(histogram);
   ASSERT_TRUE(calibration.ready());
-  EXPECT_NEAR(*calibration.SpamConfidence(-1.18), 1.0 / 62, 1e-12);
-  EXPECT_NEAR(*calibration.SpamConfidence(1.22), 61.0 / 62, 1e-12);
-  EXPECT_NEAR(*calibration.SpamConfidence(0.02), 0.5, 1e-12);
-  EXPECT_NEAR(*calibration.SpamConfidence(-0.58), 1.0 / 62 + 0.25 * (60.0 / 62), 1e-12);
-  EXPECT_NEAR(*calibration.SpamConfidence(-5.0), 1.0 / 62, 1e-12);
-  EXPECT_NEAR(*calibration.SpamConfidence(-1.2), 1.0 / 62, 1e-12);
-  EXPECT_NEAR(*calibration.SpamConfidence(3.0), 61.0 / 62, 1e-12);
+  const auto at = [](double exponent) { return 1 / (1 + std::pow(31.0, exponent)); };
+  EXPECT_NEAR(*calibration.SpamConfidence(-1.18), 1.0 / 32, 1e-9);
+  EXPECT_NEAR(*calibration.SpamConfidence(1.22), 31.0 / 32, 1e-9);
+  EXPECT_NEAR(*calibration.SpamConfidence(0.02), 0.5, 1e-9);          // bin 50
+  EXPECT_NEAR(*calibration.SpamConfidence(-0.58), at(0.5), 1e-9);     // bin 35
+  EXPECT_NEAR(*calibration.SpamConfidence(-5.0), at(5.0 / 3), 1e-9);  // bin 0
+  EXPECT_NEAR(*calibration.SpamConfidence(-1.2), (at(31.0 / 30) + 1.0 / 32) / 2, 1e-9);
+  EXPECT_NEAR(*calibration.SpamConfidence(3.0), at(-49.0 / 30), 1e-9);  // bin 99
   EXPECT_FALSE(calibration.SpamConfidence(std::nan("")).has_value());
   EXPECT_FALSE(calibration.SpamConfidence(INFINITY).has_value());
 }
