@@ -29,17 +29,25 @@ def fnr_at_fpr(spam_scores, ham_scores, max_fpr):
     return sum(1 for s in spam_scores if s <= threshold) / len(spam_scores)
 
 
+WORST_BIN_MIN = 50  # the worst bin of the reliability table counts only bins of this many messages
+
+
 def calibration(pairs, bins=10):
     """pairs: [(is_spam, P(spam))]. The Brier score (mean squared error of P against 1 for spam, 0
-    for ham) and a reliability table: per tenth of [0, 1] (1.0 in the last), the mean predicted P,
-    the observed spam share and the count."""
+    for ham), a reliability table: per tenth of [0, 1] (1.0 in the last), the mean predicted P,
+    the observed spam share and the count; the expected calibration error (ECE: the mean over
+    messages of |mean predicted - observed| of their bin) and the worst such gap of a bin with at
+    least WORST_BIN_MIN messages."""
     table = [[0.0, 0, 0] for _ in range(bins)]  # sum of P, spams, count
     for is_spam, p in pairs:
         row = table[min(int(p * bins), bins - 1)]
         row[0] += p
         row[1] += is_spam
         row[2] += 1
+    gaps = [(n, abs(s / n - k / n)) for s, k, n in table if n]
     return {'brier': sum((p - is_spam) ** 2 for is_spam, p in pairs) / len(pairs), 'messages': len(pairs),
+            'ece': sum(n * gap for n, gap in gaps) / len(pairs),
+            'worst_bin': max((gap for n, gap in gaps if n >= WORST_BIN_MIN), default=None),
             'reliability': [{'bin': [i / bins, (i + 1) / bins], 'mean_predicted': s / n if n else None,
                              'observed_spam': k / n if n else None, 'count': n}
                             for i, (s, k, n) in enumerate(table)]}

@@ -18,7 +18,9 @@ SPLIT_SALTS = ['', 'a', 'b', 'c']
 ROW_ORDER = ['spamassassin-split', 'spamassassin-online', 'trec07p-early-chrono', 'trec07p-early-online',
              'csdmc2010-drift', 'csdmc2010-drift-online', 'lingspam-bare-tenfold']
 SPLIT_MEAN = 'spamassassin-split-mean'
-AVERAGED = ['one_minus_auc_pct', 'fnr_at_fpr_0_1_pct', 'fpr_pct', 'spam_called_ham_pct', 'unsure_pct', 'brier']
+AVERAGED = ['one_minus_auc_pct', 'fnr_at_fpr_0_1_pct', 'fpr_pct', 'spam_called_ham_pct', 'unsure_pct', 'brier',
+            'ece', 'worst_bin']
+CALIBRATION = ['brier', 'ece', 'worst_bin']  # of spam_confidence, from metrics.calibration
 
 
 def row_name(corpus, protocol, salt='', limit=None):
@@ -74,8 +76,9 @@ def load(results_dir):
     for row, records in load_records(results_dir).items():
         for name, record in records.items():
             m = metrics.evaluate([(r[1], r[2], r[3], r[5]) for r in record['scores']])
-            figures = {k: m.get(k) for k in AVERAGED if k != 'brier'}
-            figures['brier'] = m['calibration']['brier'] if m['calibration'] else None
+            figures = {k: m.get(k) for k in AVERAGED if k not in CALIBRATION}
+            for k in CALIBRATION:
+                figures[k] = m['calibration'][k] if m['calibration'] else None
             figures['total_s'] = record['timing']['total_s'] if record['timing'] else None
             figures['version'] = record['peer_info'].get('version')
             rows.setdefault(row, {})[name] = figures
@@ -155,6 +158,13 @@ def render(rows, tags=None):
         head = ['corpus/protocol', 'best peer 1-AUC%', 'best peer FNR@.1%'] + \
             [h for v in variants for h in (f'{v[8:]} 1-AUC ×', f'{v[8:]} FNR@.1 ×')]
         out.append(table(head, body))
+    if variants:
+        out += ['', f'spam_confidence of the nbspamd variants: Brier score, expected calibration error (ten bins) '
+                f'and the worst bin of at least {metrics.WORST_BIN_MIN} messages (|mean confidence - spam share|).', '']
+        body = [[row_label(row)] + [fmt(rows[row][v][k], 4 if k != 'worst_bin' else 3) if v in rows[row] else ''
+                                    for v in variants for k in CALIBRATION] for row in order]
+        out.append(table(['corpus/protocol'] + [f'{v[8:]} {h}' for v in variants
+                                                for h in ('Brier', 'ECE', 'worst bin')], body))
     out += ['', 'Run time, s (the split mean: the sum of four runs; a cached peer keeps the time of its run; '
             '"-" in a first-N row: taken from the full run).', '']
     body = [[row_label(row)] + [fmt(rows[row][n]['total_s'], 0) if n in rows[row] else '' for n in filters]

@@ -101,7 +101,7 @@ def main():
     list_file = tempfile.NamedTemporaryFile('w', prefix='nbspamd-perf-', suffix='.list', delete=False)
     list_file.writelines(m.path + '\n' for m in test)
     list_file.close()
-    accuracy_args = argparse.Namespace(nbspamd=args.nbspamd,
+    accuracy_args = argparse.Namespace(nbspamd=harness.ensure_nbspamd(args.nbspamd),
                                        nbspamd_flags=['--threads', str(args.nbspamd_threads)])
     import peer_spamassassin
     peer_spamassassin.SPAMC_IN_FLIGHT = args.spamd_children

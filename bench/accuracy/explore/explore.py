@@ -121,6 +121,8 @@ def extra_tokens(path, families, skip):
                 ids = re.findall(r'<([^>]+)>', value)
                 out.add('list-id:' + (ids[0] if ids else value.strip()).lower())
                 break
+    if 'listshape' in families and names & LIST_FIELDS:  # one token: which list fields, together
+        out.add('list-fields:' + ','.join(sorted(names & LIST_FIELDS)))
     for name, value in fields:
         lname = name.lower()
         if lname in LIST_FIELDS and families & {'listhname', 'listhead'}:
@@ -314,6 +316,15 @@ def combine(variant, params, counts, ids):
     if variant == 'mindevn':  # sum of |w| > d over (their count) ^ p
         k = w[np.abs(w) > params.get('d', 1.0)]
         return k.sum() / max(len(k), 1) ** params.get('p', 1.0)
+    if variant == 'mindocs':  # mindev, but neutral (0) until each class has m documents (SpamAssassin: 200)
+        if min(counts.docs) < params.get('m', 200):
+            return 0.0
+        k = w[np.abs(w) > params.get('d', 1.0)]
+        return k.sum() / len(k) if len(k) else 0.0
+    if variant == 'young':  # mindev shrunk while the model is young: times m / (m + n0), m = min docs of a class
+        k = w[np.abs(w) > params.get('d', 1.0)]
+        m = min(counts.docs)
+        return (k.sum() / len(k) if len(k) else 0.0) * m / (m + params.get('n0', 10.0))
     if variant == 'robw':  # mindev on weights shrunk by the documents n that have the token: w * n / (n + s)
         w = w * n / (n + params.get('s', 1.0))
         k = w[np.abs(w) > params.get('d', 1.0)]
