@@ -316,6 +316,11 @@ def combine(variant, params, counts, ids):
     if variant == 'mindevn':  # sum of |w| > d over (their count) ^ p
         k = w[np.abs(w) > params.get('d', 1.0)]
         return k.sum() / max(len(k), 1) ** params.get('p', 1.0)
+    if variant == 'tstat':  # mean of the strong weights over (their spread + s0) · k^-q: mixed evidence → 0
+        k = w[np.abs(w) > params.get('d', 1.0)]
+        if len(k) == 0:
+            return 0.0
+        return k.mean() / (k.std() + params.get('s0', 1.0)) * len(k) ** params.get('q', 0.0)
     if variant == 'mindocs':  # mindev, but neutral (0) until each class has m documents (SpamAssassin: 200)
         if min(counts.docs) < params.get('m', 200):
             return 0.0
