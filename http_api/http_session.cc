@@ -10,8 +10,8 @@
 #include <cstdio>
 #include <random>
 
+#include "common/handler_guard.h"
 #include "common/log.h"
-#include "http_api/handler_guard.h"
 
 namespace nbspamd::http_api {
 

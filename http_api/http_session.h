@@ -1,7 +1,7 @@
 // HttpSession: one HTTP/1.1 connection, in the manner of Boost.Beast's advanced server: paired
 // Do/On handlers on the connection's strand, a fresh parser per request with header and body
 // limits, a deadline on every read, and keep-alive. Every handler runs its step guarded
-// (handler_guard.h): an exception ends this connection only, logged and counted in
+// (common/handler_guard.h): an exception ends this connection only, logged and counted in
 // nbspamd_internal_errors_total{where="http_session"}, and never reaches the I/O thread.
 #ifndef NBSPAMD_HTTP_API_HTTP_SESSION_H_
 #define NBSPAMD_HTTP_API_HTTP_SESSION_H_

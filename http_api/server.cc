@@ -7,8 +7,8 @@
 #include <thread>
 #include <vector>
 
+#include "common/handler_guard.h"
 #include "common/log.h"
-#include "http_api/handler_guard.h"
 
 namespace nbspamd::http_api {
 

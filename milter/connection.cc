@@ -6,6 +6,8 @@
 #include <boost/asio/write.hpp>
 #include <exception>
 
+#include "common/log.h"
+
 namespace nbspamd::milter {
 
 namespace net = boost::asio;
@@ -34,14 +36,15 @@ void MilterConnection::Guarded(Step&& step) noexcept {
   try {
     step();
     return;
-  } catch (const std::exception& e) {
+  } catch (...) {  // Of any type, a std::exception or not: counted and reported alike.
     MilterCounters::Add(context_->counters->internal_errors);
     try {
-      if (context_->on_error) context_->on_error(std::string("milter connection: ") + e.what());
+      if (context_->on_error) {
+        context_->on_error("milter connection: " + DescribeCurrentException());
+      }
     } catch (...) {
+      // The hook is the log: there is nowhere left to report its failure.
     }
-  } catch (...) {
-    MilterCounters::Add(context_->counters->internal_errors);
   }
   // Whatever the step left half done, this connection cannot go on. Its pending operations then
   // complete with errors and release it.

@@ -14,7 +14,11 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <mutex>
+#include <string>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 #include "milter/testing/fake_backend.h"
 #include "milter/testing/mta_client.h"
@@ -62,6 +66,10 @@ class ListenerTest : public ::testing::Test {
     context.connection = connection_options_;
     context.backend = &backend_;
     context.counters = &counters_;
+    context.on_error = [this](std::string_view line) {
+      std::lock_guard lock(errors_mutex_);
+      errors_.emplace_back(line);
+    };
     auto parsed = ParseMilterAddress(address);
     ASSERT_TRUE(parsed.has_value()) << parsed.error().message;
     auto created = MilterListener::Create(io_, *parsed, std::move(context));
@@ -103,6 +111,8 @@ class ListenerTest : public ::testing::Test {
   ConnectionOptions connection_options_;
   FakeBackend backend_;
   MilterCounters counters_;
+  std::mutex errors_mutex_;
+  std::vector<std::string> errors_;  // What the connections reported through on_error.
   std::shared_ptr<MilterListener> listener_;
 };
 
@@ -447,6 +457,22 @@ TEST_F(ListenerTest, IdleConnectionIsClosedAfterTheReadTimeout) {
   EXPECT_TRUE(client.WaitClosed(10s));
   EXPECT_TRUE(WaitFor([&] { return counters_.timeouts.load() == 1u; }));
   EXPECT_EQ(counters_.protocol_errors.load(), 0u);
+}
+
+TEST_F(ListenerTest, ANonStandardExceptionClosesItsConnectionIsReportedAndTheListenerServesOn) {
+  Listen();
+  backend_.Throw(true);
+  MtaClient client = ConnectAndNegotiate();
+  (void)client.SendMessage(TestMessage{});
+  EXPECT_TRUE(client.WaitClosed(std::chrono::seconds(10)));
+  EXPECT_TRUE(WaitFor([&] { return counters_.internal_errors.load() == 1u; }));
+  {
+    std::lock_guard lock(errors_mutex_);
+    ASSERT_EQ(errors_.size(), 1u);
+    EXPECT_EQ(errors_.front(), "milter connection: unknown exception");
+  }
+  backend_.Throw(false);
+  ExpectServing();
 }
 
 TEST_F(ListenerTest, BackendErrorTempfailsWhenSoConfigured) {

@@ -508,12 +508,18 @@ void ClusterReplicator::Run() {
       std::lock_guard lock(status_mutex_);
       status_.applied = last;
       status_.applied_events += entries.size();
-      if (StreamId::Parse(status_.last).value_or(StreamId{}) < *StreamId::Parse(last)) {
+      // Entry ids come from Redis; one that does not parse leaves the high-water mark alone.
+      const std::optional<StreamId> applied = StreamId::Parse(last);
+      if (applied && StreamId::Parse(status_.last).value_or(StreamId{}) < *applied) {
         status_.last = last;
       }
-    } catch (const std::exception& e) {
-      // An allocation failure or a bug: keep following the stream rather than stop.
-      LogError(std::string("cluster: ") + e.what());
+    } catch (...) {
+      // An allocation failure or a bug, of whatever type: keep following the stream rather
+      // than stop.
+      try {
+        LogError("cluster: " + DescribeCurrentException());
+      } catch (...) {
+      }
       Pause(std::chrono::seconds(1));
     }
   }

@@ -5,23 +5,31 @@
 #include <future>
 #include <memory>
 
+#include "common/handler_guard.h"
 #include "common/log.h"
 
 namespace nbspamd::server {
 
 void FrontEndThread::Start(std::function<void()> on_exception) {
   work_.emplace(io_.get_executor());
-  thread_ = std::thread([this, on_exception = std::move(on_exception)] {
-    for (;;) {
-      try {
-        io_.run();
-        return;
-      } catch (const std::exception& e) {
-        if (on_exception) on_exception();
-        LogError(name_ + " I/O thread: " + e.what());
-      }
-    }
-  });
+  thread_ =
+      std::thread([this, on_exception = std::move(on_exception), where = name_ + " I/O thread"] {
+        for (;;) {
+          try {
+            io_.run();
+            return;
+          } catch (...) {  // Whatever it is: noted, and the thread goes on serving.
+            NoteHandlerException(where, "", escaped_);
+            if (on_exception) {
+              try {
+                on_exception();
+              } catch (...) {
+                NoteHandlerException(where, "", escaped_);
+              }
+            }
+          }
+        }
+      });
 }
 
 void FrontEndThread::Drain(std::chrono::seconds grace,

@@ -37,9 +37,13 @@ class FrontEndThread {
 
   [[nodiscard]] boost::asio::io_context& context() { return io_; }
 
-  // Runs the context on a new thread until Drain. An exception escaping a handler (a bug: the
-  // connections catch their own) is logged, passed to `on_exception` and the thread runs on.
+  // Runs the context on a new thread until Drain. An exception escaping a handler, of whatever
+  // type (a bug: the connections catch their own), is noted (common/handler_guard.h), passed to
+  // `on_exception` and the thread runs on.
   void Start(std::function<void()> on_exception = {});
+
+  // Exceptions that escaped a handler onto the thread.
+  [[nodiscard]] std::uint64_t Escaped() const { return escaped_.load(); }
 
   // Call after the listener's Stop was dispatched: waits for the handlers already posted (that
   // Stop among them), then up to `grace` while `open_connections()` is not 0, then stops and
@@ -51,6 +55,7 @@ class FrontEndThread {
   std::string name_;
   boost::asio::io_context io_;
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
+  std::atomic<std::uint64_t> escaped_ = 0;
   std::thread thread_;
 };
 

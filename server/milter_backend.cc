@@ -7,6 +7,7 @@
 #include <string_view>
 #include <utility>
 
+#include "common/handler_guard.h"
 #include "model/user_layer.h"
 #include "server/front_end_thread.h"
 
@@ -47,33 +48,30 @@ void SpamFilterMilterBackend::ClassifyAsync(std::string message, milter::Message
                                             milter::ClassifyDone done) {
   boost::asio::post(pool_, [this, message = std::move(message), context = std::move(context),
                             done = std::move(done)]() mutable {
-    std::expected<milter::MilterVerdict, Error> answer =
-        std::unexpected(Error{ErrorCode::kInternal, "classification failed"});
-    try {
-      std::optional<std::string_view> id;
-      if (!context.message_id.empty() && core::SpamFilter::ValidateId(context.message_id)) {
-        id = context.message_id;
-      }
-      const std::optional<std::string> user = user_layers_ ? MilterUserOf(context) : std::nullopt;
-      auto outcome = filter_.Classify(message, /*explain=*/0, id,
-                                      user ? std::optional<std::string_view>(*user) : std::nullopt);
-      if (outcome) {
-        answer = milter::MilterVerdict{.score = outcome->result.score,
+    RunAndAnswer(
+        "milter classification", exceptions_,
+        [&]() -> std::expected<milter::MilterVerdict, Error> {
+          std::optional<std::string_view> id;
+          if (!context.message_id.empty() && core::SpamFilter::ValidateId(context.message_id)) {
+            id = context.message_id;
+          }
+          const std::optional<std::string> user =
+              user_layers_ ? MilterUserOf(context) : std::nullopt;
+          auto outcome =
+              filter_.Classify(message, /*explain=*/0, id,
+                               user ? std::optional<std::string_view>(*user) : std::nullopt);
+          if (!outcome) return std::unexpected(outcome.error());
+          return milter::MilterVerdict{.score = outcome->result.score,
                                        .verdict = KindOf(outcome->result.verdict),
                                        .spam_confidence = outcome->spam_confidence};
-      } else {
-        answer = std::unexpected(outcome.error());
-      }
-    } catch (const std::exception& e) {
-      answer = std::unexpected(Error{ErrorCode::kInternal, e.what()});
-    }
-    done(std::move(answer));
+        },
+        done);
   });
 }
 
 void SpamFilterMilterBackend::Stop() { pool_.join(); }
 
-std::string RenderMilterMetrics(const milter::MilterCounters& c) {
+std::string RenderMilterMetrics(const milter::MilterCounters& c, std::uint64_t adapter_exceptions) {
   std::string out;
   AppendCounter(out, "nbspamd_milter_connections_total", "MTA connections accepted.", "",
                 c.connections);
@@ -99,8 +97,12 @@ std::string RenderMilterMetrics(const milter::MilterCounters& c) {
                 "Connections closed for a protocol error.", "", c.protocol_errors);
   AppendCounter(out, "nbspamd_milter_timeouts_total",
                 "Connections closed after milter_read_timeout_seconds.", "", c.timeouts);
+  const std::atomic<std::uint64_t> internal_errors =
+      c.internal_errors.load(std::memory_order_relaxed) + adapter_exceptions;
   AppendCounter(out, "nbspamd_milter_internal_errors_total",
-                "Connections closed for an internal error (a bug).", "", c.internal_errors);
+                "Internal errors (a bug): connections closed for one, and exceptions in the work "
+                "for a message (answered as errors).",
+                "", internal_errors);
   return out;
 }
 

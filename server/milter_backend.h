@@ -19,7 +19,9 @@
 #ifndef NBSPAMD_SERVER_MILTER_BACKEND_H_
 #define NBSPAMD_SERVER_MILTER_BACKEND_H_
 
+#include <atomic>
 #include <boost/asio/thread_pool.hpp>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -47,18 +49,25 @@ class SpamFilterMilterBackend final : public milter::MilterBackend {
   // Finishes the classifications queued so far and joins the workers. Idempotent.
   void Stop();
 
+  // Exceptions caught in the work for a message or in its answer (common/handler_guard.h): each
+  // is a bug, answered as kInternal, noted in the log.
+  [[nodiscard]] std::uint64_t Exceptions() const { return exceptions_.load(); }
+
  private:
   core::SpamFilter& filter_;
   const bool user_layers_;
-  boost::asio::thread_pool pool_;
+  std::atomic<std::uint64_t> exceptions_ = 0;
+  boost::asio::thread_pool pool_;  // Last: joined (by Stop) before the members above go.
 };
 
 // The user layer a message is scored with under milter_user_layers: its one envelope recipient,
 // ASCII-lowercased, when it has exactly one and that is a valid user id; else none.
 [[nodiscard]] std::optional<std::string> MilterUserOf(const milter::MessageContext& context);
 
-// The milter's counters in the Prometheus text format (nbspamd_milter_*), for GET /metrics.
-[[nodiscard]] std::string RenderMilterMetrics(const milter::MilterCounters& counters);
+// The milter's counters in the Prometheus text format (nbspamd_milter_*), for GET /metrics;
+// `adapter_exceptions` (SpamFilterMilterBackend::Exceptions) count as internal errors.
+[[nodiscard]] std::string RenderMilterMetrics(const milter::MilterCounters& counters,
+                                              std::uint64_t adapter_exceptions = 0);
 
 }  // namespace nbspamd::server
 

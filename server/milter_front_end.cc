@@ -146,7 +146,7 @@ void MilterFrontEnd::Stop(std::chrono::seconds grace) {
 }
 
 std::string MilterFrontEnd::Metrics() const {
-  return listener_ ? RenderMilterMetrics(counters_) : std::string();
+  return listener_ ? RenderMilterMetrics(counters_, backend_->Exceptions()) : std::string();
 }
 
 }  // namespace nbspamd::server

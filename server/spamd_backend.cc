@@ -5,6 +5,7 @@
 #include <memory>
 #include <utility>
 
+#include "common/handler_guard.h"
 #include "server/front_end_thread.h"
 
 namespace nbspamd::server {
@@ -44,23 +45,19 @@ void SpamFilterSpamdBackend::ClassifyAsync(std::string_view message,
                                            spamd::ClassifyDone done) {
   boost::asio::post(pool_, [this, message = std::string(message), user = UserOf(context),
                             done = std::move(done)]() mutable {
-    std::expected<spamd::SpamdVerdict, Error> answer =
-        std::unexpected(Error{ErrorCode::kInternal, "classification failed"});
-    try {
-      auto outcome = filter_.Classify(message, /*explain=*/0, /*id=*/std::nullopt,
-                                      user ? std::optional<std::string_view>(*user) : std::nullopt);
-      if (outcome) {
-        answer = spamd::SpamdVerdict{.score = outcome->result.score,
+    RunAndAnswer(
+        "spamd classification", exceptions_,
+        [&]() -> std::expected<spamd::SpamdVerdict, Error> {
+          auto outcome =
+              filter_.Classify(message, /*explain=*/0, /*id=*/std::nullopt,
+                               user ? std::optional<std::string_view>(*user) : std::nullopt);
+          if (!outcome) return std::unexpected(outcome.error());
+          return spamd::SpamdVerdict{.score = outcome->result.score,
                                      .verdict = KindOf(outcome->result.verdict),
                                      .spam_confidence = outcome->spam_confidence,
                                      .spam_threshold = filter_.options().spam_threshold};
-      } else {
-        answer = std::unexpected(outcome.error());
-      }
-    } catch (const std::exception& e) {
-      answer = std::unexpected(Error{ErrorCode::kInternal, e.what()});
-    }
-    done(std::move(answer));
+        },
+        done);
   });
 }
 
@@ -69,26 +66,39 @@ void SpamFilterSpamdBackend::LearnAsync(std::string_view message, spamd::SpamdLa
                                         spamd::TellDone done) {
   boost::asio::post(pool_, [this, message = std::string(message), label, source = context.source,
                             user = UserOf(context), done = std::move(done)]() mutable {
-    // `done` moves into the core's completion; kept shared so that an exception thrown before
-    // the core took it can still answer.
-    auto shared = std::make_shared<spamd::TellDone>(std::move(done));
-    try {
-      filter_.TrainAsync(
-          message, label == spamd::SpamdLabel::kSpam ? "spam" : "ham",
-          /*id=*/std::nullopt, source, user ? std::optional<std::string_view>(*user) : std::nullopt,
-          [this, shared](std::expected<core::TrainOutcome, Error> trained) {
-            if (!trained) {
-              (*shared)(std::unexpected(trained.error()));
-              return;
-            }
-            if (trained->feedback && on_feedback_) on_feedback_(*trained->feedback);
-            // Queued in cluster mode: applied later, so taken as a change.
-            (*shared)(spamd::SpamdTellOutcome{
-                .changed = trained->queued || trained->status != model::LearnStatus::kUnchanged});
-          });
-    } catch (const std::exception& e) {
-      if (*shared) (*shared)(std::unexpected(Error{ErrorCode::kInternal, e.what()}));
-    }
+    // Answered once: by the core's completion, or here when the core throws before taking it.
+    auto answer =
+        std::make_shared<AnswerOnce<spamd::TellDone>>("spamd tell", exceptions_, std::move(done));
+    RunAndAnswer(
+        "spamd tell", exceptions_,
+        [&]() -> std::expected<void, Error> {
+          filter_.TrainAsync(message, label == spamd::SpamdLabel::kSpam ? "spam" : "ham",
+                             /*id=*/std::nullopt, source,
+                             user ? std::optional<std::string_view>(*user) : std::nullopt,
+                             [this, answer](std::expected<core::TrainOutcome, Error> trained) {
+                               if (!trained) {
+                                 (*answer)(std::unexpected(trained.error()));
+                                 return;
+                               }
+                               if (trained->feedback && on_feedback_) {
+                                 // The hook is the metrics' and the log's: its failure must not
+                                 // cost the answer.
+                                 try {
+                                   on_feedback_(*trained->feedback);
+                                 } catch (...) {
+                                   NoteHandlerException("spamd feedback hook", "", exceptions_);
+                                 }
+                               }
+                               // Queued in cluster mode: applied later, so taken as a change.
+                               (*answer)(spamd::SpamdTellOutcome{
+                                   .changed = trained->queued ||
+                                              trained->status != model::LearnStatus::kUnchanged});
+                             });
+          return {};
+        },
+        [&](std::expected<void, Error> taken) {
+          if (!taken) (*answer)(std::unexpected(std::move(taken.error())));
+        });
   });
 }
 
@@ -97,26 +107,31 @@ void SpamFilterSpamdBackend::ForgetAsync(std::string_view message,
                                          spamd::TellDone done) {
   boost::asio::post(pool_, [this, message = std::string(message), user = UserOf(context),
                             source = context.source, done = std::move(done)]() mutable {
-    auto shared = std::make_shared<spamd::TellDone>(std::move(done));
-    try {
-      filter_.ForgetMessageAsync(message,
-                                 user ? std::optional<std::string_view>(*user) : std::nullopt,
-                                 source, [shared](std::expected<core::ForgetOutcome, Error> gone) {
-                                   if (!gone) {
-                                     (*shared)(std::unexpected(gone.error()));
-                                     return;
-                                   }
-                                   (*shared)(spamd::SpamdTellOutcome{.changed = true});
-                                 });
-    } catch (const std::exception& e) {
-      if (*shared) (*shared)(std::unexpected(Error{ErrorCode::kInternal, e.what()}));
-    }
+    auto answer =
+        std::make_shared<AnswerOnce<spamd::TellDone>>("spamd tell", exceptions_, std::move(done));
+    RunAndAnswer(
+        "spamd tell", exceptions_,
+        [&]() -> std::expected<void, Error> {
+          filter_.ForgetMessageAsync(
+              message, user ? std::optional<std::string_view>(*user) : std::nullopt, source,
+              [answer](std::expected<core::ForgetOutcome, Error> gone) {
+                if (!gone) {
+                  (*answer)(std::unexpected(gone.error()));
+                  return;
+                }
+                (*answer)(spamd::SpamdTellOutcome{.changed = true});
+              });
+          return {};
+        },
+        [&](std::expected<void, Error> taken) {
+          if (!taken) (*answer)(std::unexpected(std::move(taken.error())));
+        });
   });
 }
 
 void SpamFilterSpamdBackend::Stop() { pool_.join(); }
 
-std::string RenderSpamdMetrics(const spamd::SpamdCounters& c) {
+std::string RenderSpamdMetrics(const spamd::SpamdCounters& c, std::uint64_t adapter_exceptions) {
   std::string out;
   AppendCounter(out, "nbspamd_spamd_connections_total", "spamd-protocol connections accepted.", "",
                 c.connections);
@@ -129,9 +144,12 @@ std::string RenderSpamdMetrics(const spamd::SpamdCounters& c) {
                 "TELL requests refused EX_NOPERM by the spamd_tell policy.", "", c.tells_refused);
   AppendCounter(out, "nbspamd_spamd_timeouts_total",
                 "spamd requests not read within spamd_read_timeout_seconds.", "", c.timeouts);
+  const std::atomic<std::uint64_t> internal_errors =
+      c.handler_exceptions.load(std::memory_order_relaxed) + adapter_exceptions;
   AppendCounter(out, "nbspamd_spamd_internal_errors_total",
-                "spamd connections closed for an internal error (a bug).", "",
-                c.handler_exceptions);
+                "Internal errors (a bug): spamd connections closed for one, and exceptions in the "
+                "work for a request (answered as errors).",
+                "", internal_errors);
   return out;
 }
 

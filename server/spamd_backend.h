@@ -20,7 +20,9 @@
 #ifndef NBSPAMD_SERVER_SPAMD_BACKEND_H_
 #define NBSPAMD_SERVER_SPAMD_BACKEND_H_
 
+#include <atomic>
 #include <boost/asio/thread_pool.hpp>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -59,6 +61,10 @@ class SpamFilterSpamdBackend final : public spamd::SpamdBackend {
   // Finishes the requests queued so far and joins the workers. Idempotent.
   void Stop();
 
+  // Exceptions caught in the work for a request, in its answer or in the feedback hook
+  // (common/handler_guard.h): each is a bug; the request is answered all the same.
+  [[nodiscard]] std::uint64_t Exceptions() const { return exceptions_.load(); }
+
  private:
   // The user layer a request names: its User header with user layers on, else none.
   [[nodiscard]] std::optional<std::string> UserOf(const spamd::RequestContext& context) const;
@@ -66,12 +72,15 @@ class SpamFilterSpamdBackend final : public spamd::SpamdBackend {
   core::SpamFilter& filter_;
   FeedbackHook on_feedback_;
   const bool user_layers_;
-  boost::asio::thread_pool pool_;
+  std::atomic<std::uint64_t> exceptions_ = 0;
+  boost::asio::thread_pool pool_;  // Last: joined (by Stop) before the members above go.
 };
 
 // The spamd listener's counters in the Prometheus text format (nbspamd_spamd_*), for GET
 // /metrics.
-[[nodiscard]] std::string RenderSpamdMetrics(const spamd::SpamdCounters& counters);
+// `adapter_exceptions` (SpamFilterSpamdBackend::Exceptions) count as internal errors.
+[[nodiscard]] std::string RenderSpamdMetrics(const spamd::SpamdCounters& counters,
+                                             std::uint64_t adapter_exceptions = 0);
 
 }  // namespace nbspamd::server
 

@@ -74,7 +74,8 @@ void SpamdFrontEnd::Stop(std::chrono::seconds grace) {
 }
 
 std::string SpamdFrontEnd::Metrics() const {
-  return listener_ ? RenderSpamdMetrics(listener_->counters()) : std::string();
+  return listener_ ? RenderSpamdMetrics(listener_->counters(), backend_->Exceptions())
+                   : std::string();
 }
 
 }  // namespace nbspamd::server

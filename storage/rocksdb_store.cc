@@ -225,7 +225,13 @@ std::expected<std::unique_ptr<RocksdbStore>, Error> RocksdbStore::Open(
   if (!stats) return std::unexpected(stats.error());
   std::unique_ptr<RocksdbStore> store(new RocksdbStore(
       path, std::move(env), std::move(logger), std::move(*database), std::move(*stats), options));
-  if (write_fault) (void)store->StopWrites("opening the data folder", *write_fault);
+  if (write_fault) {
+    const Error stopped = store->StopWrites("opening the data folder", *write_fault);
+    // Said once where the operator looks at start-up; /readyz and /metrics go on saying it.
+    rocksdb::Log(rocksdb::InfoLogLevel::WARN_LEVEL, store->logger_,
+                 "the model opened read-only, training is refused until it can write: %s",
+                 stopped.message.c_str());
+  }
   auto position =
       GetMeta(store->database_->db(), store->database_->family(kMeta), kStreamPositionKey);
   if (!position) return std::unexpected(position.error());

@@ -3,6 +3,11 @@
 // is half-applied, reads go on, and Recover brings writes back once the fault clears.
 #include <gtest/gtest.h>
 
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
 #include "model/learning.h"
 #include "model/user_layer.h"
 #include "storage/model_check.h"
@@ -48,6 +53,10 @@ class WriteFaultTest : public ::testing::Test {
     RocksdbStoreOptions options;
     options.file_system = fs_;
     options.resume_free_bytes = 0;
+    options.log = [this](std::string_view line) {
+      std::lock_guard lock(log_mutex_);
+      log_.emplace_back(line);
+    };
     auto store = RocksdbStore::Open(path_, options);
     ASSERT_TRUE(store.has_value()) << store.error().message;
     store_ = std::move(*store);
@@ -79,7 +88,18 @@ class WriteFaultTest : public ::testing::Test {
     EXPECT_FALSE(found->has_value()) << IdOf(absent) << " failed and is in the ledger";
   }
 
+  // Whether a line the store logged contains `text`.
+  bool Logged(std::string_view text) {
+    std::lock_guard lock(log_mutex_);
+    for (const std::string& line : log_) {
+      if (line.find(text) != std::string::npos) return true;
+    }
+    return false;
+  }
+
   std::shared_ptr<FaultInjectingFileSystem> fs_ = std::make_shared<FaultInjectingFileSystem>();
+  std::mutex log_mutex_;
+  std::vector<std::string> log_;
   TempDir dir_;
   const std::string path_ = dir_.Join("model");
   std::unique_ptr<RocksdbStore> store_;
@@ -184,6 +204,7 @@ TEST_F(WriteFaultTest, OpensReadOnlyOnAFullDisk) {
   Open();
   EXPECT_FALSE(store_->Health().writable);
   EXPECT_EQ(store_->Health().fault, WriteFault::kDiskFull);
+  EXPECT_TRUE(Logged("the model opened read-only")) << "the operator is told at start-up";
   EXPECT_EQ(*store_->Stats(), before);
   auto failed = Learn(*store_, 6);
   ASSERT_FALSE(failed.has_value());

@@ -1,6 +1,7 @@
 // FakeBackend: a deterministic MilterBackend for tests (the seam the daemon's core plugs into). A
 // message containing "viagra" is spam with score 10; anything else is ham with score -5. It can
-// be told to fail, or to hold its answers until released.
+// be told to fail, to throw a non-standard exception from ClassifyAsync, or to hold its answers
+// until released.
 #ifndef NBSPAMD_MILTER_TESTING_FAKE_BACKEND_H_
 #define NBSPAMD_MILTER_TESTING_FAKE_BACKEND_H_
 
@@ -25,6 +26,7 @@ class FakeBackend : public MilterBackend {
   void ClassifyAsync(std::string message, MessageContext context, ClassifyDone done) override {
     std::expected<MilterVerdict, Error> verdict = Verdict(message);
     std::unique_lock lock(mutex_);
+    if (throw_) throw 17;  // No std::exception: a bug of any type.
     calls_.push_back(Call{std::move(message), std::move(context)});
     if (fail_) verdict = std::unexpected(*fail_);
     if (hold_) {
@@ -41,6 +43,11 @@ class FakeBackend : public MilterBackend {
   void FailWith(std::optional<Error> error) {
     std::lock_guard lock(mutex_);
     fail_ = std::move(error);
+  }
+  // From now on ClassifyAsync throws an int (or, with false, answers again).
+  void Throw(bool on) {
+    std::lock_guard lock(mutex_);
+    throw_ = on;
   }
   // From now on answers wait for Release.
   void Hold() {
@@ -86,6 +93,7 @@ class FakeBackend : public MilterBackend {
   std::vector<Call> calls_;
   std::vector<Held> held_;
   std::optional<Error> fail_;
+  bool throw_ = false;
   bool hold_ = false;
 };
 

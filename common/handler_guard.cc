@@ -1,11 +1,11 @@
-#include "http_api/handler_guard.h"
+#include "common/handler_guard.h"
 
 #include <string>
 
 #include "common/log.h"
 #include "common/log_throttle.h"
 
-namespace nbspamd::http_api {
+namespace nbspamd {
 
 void NoteHandlerException(std::string_view where, std::string_view request_id,
                           std::atomic<std::uint64_t>& count) noexcept {
@@ -42,4 +42,4 @@ void RunIoContext(boost::asio::io_context& context, std::atomic<std::uint64_t>& 
   }
 }
 
-}  // namespace nbspamd::http_api
+}  // namespace nbspamd

@@ -1,4 +1,4 @@
-#include "http_api/handler_guard.h"
+#include "common/handler_guard.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 
 #include "common/log.h"
 
-namespace nbspamd::http_api {
+namespace nbspamd {
 namespace {
 
 namespace net = boost::asio;
@@ -61,4 +61,4 @@ TEST(HandlerGuardTest, DescribesTheExceptionInFlight) {
 }
 
 }  // namespace
-}  // namespace nbspamd::http_api
+}  // namespace nbspamd

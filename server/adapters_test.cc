@@ -1,0 +1,235 @@
+// Faults in the adapters between the milter and spamd front ends and the core, and on a front
+// end's I/O thread: an exception of any type in the work for a request, in its answer or in the
+// feedback hook is answered or noted, never the end of the process, and the adapter serves on.
+// The faults come from a store that throws a non-standard exception (a seam: storage::Store)
+// and from answers and hooks that throw.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <boost/asio/post.hpp>
+#include <chrono>
+#include <future>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "core/spam_filter.h"
+#include "server/front_end_thread.h"
+#include "server/milter_backend.h"
+#include "server/spamd_backend.h"
+#include "storage/memory_store.h"
+
+namespace nbspamd::server {
+namespace {
+
+// A MemoryStore whose Read throws an int (no std::exception) while armed.
+class ThrowingStore final : public storage::Store {
+ public:
+  model::Snapshot Read(std::span<const BagEntry> entries) const override {
+    if (armed_) throw 42;
+    return inner_.Read(entries);
+  }
+  std::shared_ptr<const model::ModelStats> Stats() const override { return inner_.Stats(); }
+  std::shared_ptr<const model::Calibration> Calibration() const override {
+    return inner_.Calibration();
+  }
+  std::expected<std::optional<model::LedgerEntry>, Error> FindLearned(
+      std::string_view id) const override {
+    return inner_.FindLearned(id);
+  }
+  std::expected<std::vector<storage::LearnedMessage>, Error> ListLearned(
+      std::string_view source, std::int64_t since, std::int64_t until,
+      std::size_t limit) const override {
+    return inner_.ListLearned(source, since, until, limit);
+  }
+  std::expected<storage::BatchResults, Error> ApplyBatch(
+      std::span<const model::Delta> deltas) override {
+    return inner_.ApplyBatch(deltas);
+  }
+  std::string StreamPosition() const override { return inner_.StreamPosition(); }
+  std::vector<storage::StorageProperty> Properties() const override { return inner_.Properties(); }
+  std::expected<void, Error> Checkpoint(const std::string& path) override {
+    return inner_.Checkpoint(path);
+  }
+  std::expected<std::optional<model::Snapshot>, Error> ReadUser(
+      std::string_view user, const model::ModelStats& global,
+      std::span<const BagEntry> entries) const override {
+    return inner_.ReadUser(user, global, entries);
+  }
+  std::expected<std::optional<model::ModelStats>, Error> UserStats(
+      std::string_view user) const override {
+    return inner_.UserStats(user);
+  }
+  std::expected<std::optional<model::LedgerEntry>, Error> FindUserLearned(
+      std::string_view user, std::string_view id) const override {
+    return inner_.FindUserLearned(user, id);
+  }
+  std::expected<void, Error> DeleteUser(std::string_view user,
+                                        std::string_view stream_position) override {
+    return inner_.DeleteUser(user, stream_position);
+  }
+
+  void Arm(bool armed) { armed_ = armed; }
+
+ private:
+  storage::MemoryStore inner_;
+  std::atomic<bool> armed_ = false;
+};
+
+constexpr std::string_view kSpam = "Subject: cheap pills\n\ncheap pills winner prize casino\n";
+constexpr std::string_view kHam = "Subject: lunch\n\nlunch meeting agenda team notes\n";
+
+// A core over a ThrowingStore that has learned one spam and one ham, so that it classifies.
+class AdapterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto store = std::make_unique<ThrowingStore>();
+    store_ = store.get();
+    filter_ = std::make_unique<core::SpamFilter>(std::move(store), core::SpamFilterOptions{});
+    ASSERT_TRUE(filter_->Train(kSpam, "spam", "s1").has_value());
+    ASSERT_TRUE(filter_->Train(kHam, "ham", "h1").has_value());
+  }
+
+  ThrowingStore* store_ = nullptr;
+  std::unique_ptr<core::SpamFilter> filter_;
+};
+
+// The answer, or nothing when none came within 10 s.
+template <class T>
+std::optional<T> Wait(std::future<T>& future) {
+  if (future.wait_for(std::chrono::seconds(10)) != std::future_status::ready) return std::nullopt;
+  return future.get();
+}
+
+TEST_F(AdapterTest, MilterAnswersANonStandardExceptionAsAnInternalError) {
+  SpamFilterMilterBackend backend(*filter_, 1);
+  store_->Arm(true);
+  std::promise<std::expected<milter::MilterVerdict, Error>> answered;
+  backend.ClassifyAsync(std::string(kSpam), {},
+                        [&](auto verdict) { answered.set_value(std::move(verdict)); });
+  auto future = answered.get_future();
+  const auto verdict = Wait(future);
+  ASSERT_TRUE(verdict.has_value()) << "never answered";
+  ASSERT_FALSE(verdict->has_value());
+  EXPECT_EQ(verdict->error().code, ErrorCode::kInternal);
+  EXPECT_EQ(backend.Exceptions(), 1u);
+
+  store_->Arm(false);  // And it serves on.
+  std::promise<std::expected<milter::MilterVerdict, Error>> again;
+  backend.ClassifyAsync(std::string(kSpam), {},
+                        [&](auto verdict) { again.set_value(std::move(verdict)); });
+  auto next = again.get_future();
+  const auto served = Wait(next);
+  ASSERT_TRUE(served.has_value()) << "never answered";
+  ASSERT_TRUE(served->has_value()) << served->error().message;
+  EXPECT_EQ((*served)->verdict, milter::MilterVerdict::Kind::kSpam);
+}
+
+TEST_F(AdapterTest, MilterNotesAThrowingAnswerAndServesOn) {
+  SpamFilterMilterBackend backend(*filter_, 1);
+  std::promise<void> threw;
+  backend.ClassifyAsync(std::string(kHam), {}, [&](auto) {
+    threw.set_value();
+    throw "an answer that throws a string literal";
+  });
+  threw.get_future().wait();
+  std::promise<std::expected<milter::MilterVerdict, Error>> again;
+  backend.ClassifyAsync(std::string(kHam), {},
+                        [&](auto verdict) { again.set_value(std::move(verdict)); });
+  auto next = again.get_future();
+  const auto served = Wait(next);
+  ASSERT_TRUE(served.has_value()) << "never answered";
+  EXPECT_TRUE(served->has_value());
+  backend.Stop();
+  EXPECT_EQ(backend.Exceptions(), 1u);
+}
+
+TEST_F(AdapterTest, SpamdAnswersANonStandardExceptionAndAThrowingAnswerIsNoted) {
+  SpamFilterSpamdBackend backend(*filter_, 1);
+  store_->Arm(true);
+  std::promise<std::expected<spamd::SpamdVerdict, Error>> answered;
+  backend.ClassifyAsync(kSpam, {}, [&](auto verdict) { answered.set_value(std::move(verdict)); });
+  auto future = answered.get_future();
+  const auto verdict = Wait(future);
+  ASSERT_TRUE(verdict.has_value()) << "never answered";
+  ASSERT_FALSE(verdict->has_value());
+  EXPECT_EQ(verdict->error().code, ErrorCode::kInternal);
+
+  store_->Arm(false);
+  std::promise<void> threw;
+  backend.ClassifyAsync(kSpam, {}, [&](auto) {
+    threw.set_value();
+    throw std::runtime_error("an answer that throws");
+  });
+  threw.get_future().wait();
+  std::promise<std::expected<spamd::SpamdVerdict, Error>> again;
+  backend.ClassifyAsync(kSpam, {}, [&](auto verdict) { again.set_value(std::move(verdict)); });
+  auto next = again.get_future();
+  const auto served = Wait(next);
+  ASSERT_TRUE(served.has_value()) << "never answered";
+  EXPECT_TRUE(served->has_value());
+  backend.Stop();
+  EXPECT_EQ(backend.Exceptions(), 2u);
+}
+
+TEST_F(AdapterTest, SpamdAnswersATellWhoseFeedbackHookThrows) {
+  int hook_calls = 0;
+  SpamFilterSpamdBackend backend(*filter_, 1, [&](core::Feedback) {
+    ++hook_calls;
+    throw 7;
+  });
+  constexpr std::string_view kNew = "Subject: winner\n\nwinner prize pills casino cheap free\n";
+  std::promise<std::expected<spamd::SpamdVerdict, Error>> checked;
+  backend.ClassifyAsync(kNew, {}, [&](auto verdict) { checked.set_value(std::move(verdict)); });
+  auto check = checked.get_future();
+  const auto verdict = Wait(check);  // Remembered: the TELL below is feedback on it.
+  ASSERT_TRUE(verdict.has_value() && verdict->has_value());
+
+  std::promise<std::expected<spamd::SpamdTellOutcome, Error>> told;
+  backend.LearnAsync(kNew, spamd::SpamdLabel::kSpam, {},
+                     [&](auto outcome) { told.set_value(std::move(outcome)); });
+  auto tell = told.get_future();
+  const auto outcome = Wait(tell);
+  ASSERT_TRUE(outcome.has_value()) << "the TELL was never answered";
+  ASSERT_TRUE(outcome->has_value()) << outcome->error().message;
+  EXPECT_TRUE((*outcome)->changed);
+  EXPECT_EQ(hook_calls, 1);
+  backend.Stop();
+  EXPECT_EQ(backend.Exceptions(), 1u);
+}
+
+TEST_F(AdapterTest, SpamdNotesAThrowingTellAnswer) {
+  SpamFilterSpamdBackend backend(*filter_, 1);
+  std::promise<void> threw;
+  backend.LearnAsync(kHam, spamd::SpamdLabel::kHam, {}, [&](auto) {
+    threw.set_value();
+    throw 3.5;
+  });
+  ASSERT_EQ(threw.get_future().wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  std::promise<std::expected<spamd::SpamdTellOutcome, Error>> told;
+  backend.ForgetAsync(kHam, {}, [&](auto outcome) { told.set_value(std::move(outcome)); });
+  auto tell = told.get_future();
+  const auto outcome = Wait(tell);
+  ASSERT_TRUE(outcome.has_value()) << "never answered";
+  EXPECT_TRUE(outcome->has_value());
+  backend.Stop();
+  EXPECT_EQ(backend.Exceptions(), 1u);
+}
+
+TEST(FrontEndThreadTest, ANonStandardExceptionEscapingAHandlerIsNotedAndTheThreadServesOn) {
+  FrontEndThread io("test");
+  int on_exception = 0;
+  io.Start([&] { ++on_exception; });
+  boost::asio::post(io.context(), [] { throw 11; });
+  std::promise<void> served;
+  boost::asio::post(io.context(), [&] { served.set_value(); });
+  auto future = served.get_future();
+  ASSERT_EQ(future.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  io.Drain(std::chrono::seconds(0), [] { return std::size_t{0}; });
+  EXPECT_EQ(io.Escaped(), 1u);
+  EXPECT_EQ(on_exception, 1);
+}
+
+}  // namespace
+}  // namespace nbspamd::server
