@@ -4,6 +4,8 @@
 #include <charconv>
 #include <cstdio>
 
+#include "common/prometheus_text.h"
+
 namespace nbspamd::http_api {
 namespace {
 
@@ -12,45 +14,11 @@ constexpr std::string_view kTrainingEventNames[] = {"learned", "relearned", "unc
 constexpr std::string_view kFeedbackNames[] = {"agreed", "false_positive", "false_negative"};
 constexpr std::string_view kOtherStatuses[] = {"2xx", "4xx", "5xx"};
 
-// A label value in the exposition's quoting: backslash, double quote and newline escaped.
-std::string Quoted(std::string_view value) {
-  std::string quoted = "\"";
-  for (const char c : value) {
-    if (c == '\\' || c == '"') {
-      quoted += '\\';
-      quoted += c;
-    } else if (c == '\n') {
-      quoted += "\\n";
-    } else {
-      quoted += c;
-    }
-  }
-  quoted += '"';
-  return quoted;
-}
-
 // A bucket bound as people write it ("0.0005", not "5e-04").
 std::string Bound(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%g", value);
   return text;
-}
-
-std::string Number(double value) {
-  char text[64];
-  const auto [end, ec] = std::to_chars(text, text + sizeof text, value);
-  return ec == std::errc() ? std::string(text, end) : "NaN";
-}
-
-void Header(std::string& out, std::string_view name, std::string_view type, std::string_view help) {
-  out.append("# HELP ").append(name).append(" ").append(help).append("\n");
-  out.append("# TYPE ").append(name).append(" ").append(type).append("\n");
-}
-
-void Sample(std::string& out, std::string_view name, std::string_view labels, double value) {
-  out.append(name);
-  if (!labels.empty()) out.append("{").append(labels).append("}");
-  out.append(" ").append(Number(value)).append("\n");
 }
 
 }  // namespace
@@ -118,96 +86,110 @@ std::string Metrics::RenderCounters(const model::ModelStats& stats,
     return static_cast<double>(counter.load(std::memory_order_relaxed));
   };
 
-  Header(out, "nbspamd_build_info", "gauge", "The daemon's version.");
-  Sample(out, "nbspamd_build_info", "version=" + Quoted(version), 1);
-  Header(out, "nbspamd_uptime_seconds", "gauge", "Seconds since the daemon started.");
-  Sample(out, "nbspamd_uptime_seconds", "",
-         std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count());
+  AppendMetricHeader(out, "nbspamd_build_info", "gauge", "The daemon's version.");
+  AppendSample(out, "nbspamd_build_info", "version=" + PrometheusLabelValue(version), 1);
+  AppendMetricHeader(out, "nbspamd_uptime_seconds", "gauge", "Seconds since the daemon started.");
+  AppendSample(out, "nbspamd_uptime_seconds", "",
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count());
 
-  Header(out, "nbspamd_http_requests_total", "counter", "HTTP responses by endpoint and status.");
+  AppendMetricHeader(out, "nbspamd_http_requests_total", "counter",
+                     "HTTP responses by endpoint and status.");
   for (std::size_t e = 0; e < kEndpointCount; ++e) {
     const EndpointCounters& counters = endpoints_[e];
-    const std::string endpoint = "endpoint=" + Quoted(EndpointName(static_cast<Endpoint>(e)));
+    const std::string endpoint =
+        "endpoint=" + PrometheusLabelValue(EndpointName(static_cast<Endpoint>(e)));
     for (std::size_t s = 0; s < counters.by_status.size(); ++s) {
       const double count = load(counters.by_status[s]);
       if (count == 0) continue;
       const std::string status = s < kStatuses.size()
                                      ? std::to_string(kStatuses[s])
                                      : std::string(kOtherStatuses[s - kStatuses.size()]);
-      Sample(out, "nbspamd_http_requests_total", endpoint + ",status=" + Quoted(status), count);
+      AppendSample(out, "nbspamd_http_requests_total",
+                   endpoint + ",status=" + PrometheusLabelValue(status), count);
     }
   }
-  Header(out, "nbspamd_http_request_duration_seconds", "histogram",
-         "Time from a request's header to its response, by endpoint.");
+  AppendMetricHeader(out, "nbspamd_http_request_duration_seconds", "histogram",
+                     "Time from a request's header to its response, by endpoint.");
   for (std::size_t e = 0; e < kEndpointCount; ++e) {
     const EndpointCounters& counters = endpoints_[e];
     const double count = load(counters.latency_count);
     if (count == 0) continue;
-    const std::string endpoint = "endpoint=" + Quoted(EndpointName(static_cast<Endpoint>(e)));
+    const std::string endpoint =
+        "endpoint=" + PrometheusLabelValue(EndpointName(static_cast<Endpoint>(e)));
     double cumulative = 0;
     for (std::size_t b = 0; b < kLatencyBuckets.size(); ++b) {
       cumulative += load(counters.latency_buckets[b]);
-      Sample(out, "nbspamd_http_request_duration_seconds_bucket",
-             endpoint + ",le=" + Quoted(Bound(kLatencyBuckets[b])), cumulative);
+      AppendSample(out, "nbspamd_http_request_duration_seconds_bucket",
+                   endpoint + ",le=" + PrometheusLabelValue(Bound(kLatencyBuckets[b])), cumulative);
     }
-    Sample(out, "nbspamd_http_request_duration_seconds_bucket", endpoint + ",le=\"+Inf\"", count);
-    Sample(out, "nbspamd_http_request_duration_seconds_sum", endpoint,
-           load(counters.latency_sum_microseconds) / 1e6);
-    Sample(out, "nbspamd_http_request_duration_seconds_count", endpoint, count);
+    AppendSample(out, "nbspamd_http_request_duration_seconds_bucket", endpoint + ",le=\"+Inf\"",
+                 count);
+    AppendSample(out, "nbspamd_http_request_duration_seconds_sum", endpoint,
+                 load(counters.latency_sum_microseconds) / 1e6);
+    AppendSample(out, "nbspamd_http_request_duration_seconds_count", endpoint, count);
   }
 
-  Header(out, "nbspamd_verdicts_total", "counter", "/classify verdicts by class.");
+  AppendMetricHeader(out, "nbspamd_verdicts_total", "counter", "/classify verdicts by class.");
   for (std::size_t c = 0; c < kClassSlots; ++c) {
     const double count = load(verdicts_[c]);
     if (count == 0 && c >= stats.classes.size()) continue;
     const std::string label = c + 1 == kClassSlots       ? std::string("other")
                               : c < stats.classes.size() ? stats.classes[c].label
                                                          : "class-" + std::to_string(c);
-    Sample(out, "nbspamd_verdicts_total", "class=" + Quoted(label), count);
+    AppendSample(out, "nbspamd_verdicts_total", "class=" + PrometheusLabelValue(label), count);
   }
 
-  Header(out, "nbspamd_spam_verdicts_total", "counter",
-         "/classify three-way verdicts: spam (score above spam_threshold), unsure (between the "
-         "thresholds, or no score yet), ham (score at most ham_threshold).");
+  AppendMetricHeader(
+      out, "nbspamd_spam_verdicts_total", "counter",
+      "/classify three-way verdicts: spam (score above spam_threshold), unsure (between the "
+      "thresholds, or no score yet), ham (score at most ham_threshold).");
   for (const model::Verdict verdict :
        {model::Verdict::kSpam, model::Verdict::kUnsure, model::Verdict::kHam}) {
-    Sample(out, "nbspamd_spam_verdicts_total", "verdict=" + Quoted(model::VerdictName(verdict)),
-           load(spam_verdicts_[static_cast<std::size_t>(verdict)]));
+    AppendSample(out, "nbspamd_spam_verdicts_total",
+                 "verdict=" + PrometheusLabelValue(model::VerdictName(verdict)),
+                 load(spam_verdicts_[static_cast<std::size_t>(verdict)]));
   }
 
-  Header(out, "nbspamd_training_total", "counter",
-         "Training requests by source (bearer token name; \"\" without tokens) and outcome.");
+  AppendMetricHeader(
+      out, "nbspamd_training_total", "counter",
+      "Training requests by source (bearer token name; \"\" without tokens) and outcome.");
   for (std::size_t row = 0; row < sources_.size(); ++row) {
     for (std::size_t event = 0; event < kTrainingEvents; ++event) {
       const double count = load(training_[row][event]);
       if (count == 0) continue;
-      Sample(out, "nbspamd_training_total",
-             "source=" + Quoted(sources_[row]) + ",outcome=" + Quoted(kTrainingEventNames[event]),
-             count);
+      AppendSample(out, "nbspamd_training_total",
+                   "source=" + PrometheusLabelValue(sources_[row]) +
+                       ",outcome=" + PrometheusLabelValue(kTrainingEventNames[event]),
+                   count);
     }
   }
-  Header(out, "nbspamd_feedback_total", "counter",
-         "Trains of messages classified before: whether the label agreed with the verdict, or "
-         "the verdict was a false positive (spam for ham) or a false negative (ham for spam).");
+  AppendMetricHeader(
+      out, "nbspamd_feedback_total", "counter",
+      "Trains of messages classified before: whether the label agreed with the verdict, or "
+      "the verdict was a false positive (spam for ham) or a false negative (ham for spam).");
   for (std::size_t f = 0; f < feedback_.size(); ++f) {
-    Sample(out, "nbspamd_feedback_total", "kind=" + Quoted(kFeedbackNames[f]), load(feedback_[f]));
+    AppendSample(out, "nbspamd_feedback_total", "kind=" + PrometheusLabelValue(kFeedbackNames[f]),
+                 load(feedback_[f]));
   }
 
-  Header(out, "nbspamd_model_documents", "gauge", "Documents learned, by class (N_c).");
+  AppendMetricHeader(out, "nbspamd_model_documents", "gauge", "Documents learned, by class (N_c).");
   for (const model::ClassStats& c : stats.classes) {
-    Sample(out, "nbspamd_model_documents", "class=" + Quoted(c.label),
-           static_cast<double>(c.documents));
+    AppendSample(out, "nbspamd_model_documents", "class=" + PrometheusLabelValue(c.label),
+                 static_cast<double>(c.documents));
   }
-  Header(out, "nbspamd_model_tokens", "gauge", "Token occurrences learned, by class (n_c).");
+  AppendMetricHeader(out, "nbspamd_model_tokens", "gauge",
+                     "Token occurrences learned, by class (n_c).");
   for (const model::ClassStats& c : stats.classes) {
-    Sample(out, "nbspamd_model_tokens", "class=" + Quoted(c.label), static_cast<double>(c.tokens));
+    AppendSample(out, "nbspamd_model_tokens", "class=" + PrometheusLabelValue(c.label),
+                 static_cast<double>(c.tokens));
   }
-  Header(out, "nbspamd_model_vocabulary", "gauge", "Distinct tokens in the model (|V|).");
-  Sample(out, "nbspamd_model_vocabulary", "", static_cast<double>(stats.vocabulary_size));
+  AppendMetricHeader(out, "nbspamd_model_vocabulary", "gauge",
+                     "Distinct tokens in the model (|V|).");
+  AppendSample(out, "nbspamd_model_vocabulary", "", static_cast<double>(stats.vocabulary_size));
 
   for (const storage::StorageProperty& property : storage) {
-    Header(out, property.name, "gauge", property.help);
-    Sample(out, property.name, "", property.value);
+    AppendMetricHeader(out, property.name, "gauge", property.help);
+    AppendSample(out, property.name, "", property.value);
   }
   return out;
 }
@@ -237,88 +219,100 @@ namespace {
 std::string RenderCalibrationMetrics(const model::Calibration& calibration) {
   std::string out;
   const model::FeedbackHistogram& histogram = calibration.histogram();
-  Header(out, "nbspamd_calibration_feedback", "gauge",
-         "Held-out scores (each learned message's score just before it was learned) that "
-         "calibrate spam_confidence, by the message's class.");
-  Sample(out, "nbspamd_calibration_feedback", "class=\"spam\"",
-         static_cast<double>(histogram.SpamTotal()));
-  Sample(out, "nbspamd_calibration_feedback", "class=\"ham\"",
-         static_cast<double>(histogram.HamTotal()));
-  Header(out, "nbspamd_calibration_ready", "gauge",
-         "1 once there is enough feedback of both classes for spam_confidence.");
-  Sample(out, "nbspamd_calibration_ready", "", calibration.ready() ? 1 : 0);
+  AppendMetricHeader(
+      out, "nbspamd_calibration_feedback", "gauge",
+      "Held-out scores (each learned message's score just before it was learned) that "
+      "calibrate spam_confidence, by the message's class.");
+  AppendSample(out, "nbspamd_calibration_feedback", "class=\"spam\"",
+               static_cast<double>(histogram.SpamTotal()));
+  AppendSample(out, "nbspamd_calibration_feedback", "class=\"ham\"",
+               static_cast<double>(histogram.HamTotal()));
+  AppendMetricHeader(out, "nbspamd_calibration_ready", "gauge",
+                     "1 once there is enough feedback of both classes for spam_confidence.");
+  AppendSample(out, "nbspamd_calibration_ready", "", calibration.ready() ? 1 : 0);
   return out;
 }
 
 std::string RenderStoreHealthMetrics(const storage::WriteHealth& health) {
   std::string out;
-  Header(out, "nbspamd_store_writable", "gauge",
-         "1 while the model store takes writes; 0 after a fault of the machine stopped them "
-         "(training answers 507 or 503, classify goes on).");
-  Sample(out, "nbspamd_store_writable", "", health.writable ? 1 : 0);
-  Header(out, "nbspamd_store_write_errors_total", "counter",
-         "Writes that failed with a fault of the machine, by kind; each stopped writes.");
+  AppendMetricHeader(
+      out, "nbspamd_store_writable", "gauge",
+      "1 while the model store takes writes; 0 after a fault of the machine stopped them "
+      "(training answers 507 or 503, classify goes on).");
+  AppendSample(out, "nbspamd_store_writable", "", health.writable ? 1 : 0);
+  AppendMetricHeader(
+      out, "nbspamd_store_write_errors_total", "counter",
+      "Writes that failed with a fault of the machine, by kind; each stopped writes.");
   for (std::size_t i = 0; i < storage::kWriteFaultCount; ++i) {
-    Sample(out, "nbspamd_store_write_errors_total",
-           "kind=" + Quoted(storage::WriteFaultName(static_cast<storage::WriteFault>(i))),
-           static_cast<double>(health.errors[i]));
+    AppendSample(out, "nbspamd_store_write_errors_total",
+                 "kind=" + PrometheusLabelValue(
+                               storage::WriteFaultName(static_cast<storage::WriteFault>(i))),
+                 static_cast<double>(health.errors[i]));
   }
-  Header(out, "nbspamd_store_recoveries_total", "counter",
-         "Times writes resumed by themselves after a fault.");
-  Sample(out, "nbspamd_store_recoveries_total", "", static_cast<double>(health.recoveries));
+  AppendMetricHeader(out, "nbspamd_store_recoveries_total", "counter",
+                     "Times writes resumed by themselves after a fault.");
+  AppendSample(out, "nbspamd_store_recoveries_total", "", static_cast<double>(health.recoveries));
   return out;
 }
 
 std::string RenderInternalErrorMetrics(
     const std::array<std::uint64_t, kInternalErrorCount>& counts) {
   std::string out;
-  Header(out, "nbspamd_internal_errors_total", "counter",
-         "Failures no client was told of (a handler or completion that threw, a cluster report "
-         "or trim read that failed), by where; each is logged, at most a line a minute.");
+  AppendMetricHeader(
+      out, "nbspamd_internal_errors_total", "counter",
+      "Failures no client was told of (a handler or completion that threw, a cluster report "
+      "or trim read that failed), by where; each is logged, at most a line a minute.");
   for (std::size_t i = 0; i < kInternalErrorCount; ++i) {
-    Sample(out, "nbspamd_internal_errors_total",
-           "where=" + Quoted(InternalErrorName(static_cast<InternalError>(i))),
-           static_cast<double>(counts[i]));
+    AppendSample(out, "nbspamd_internal_errors_total",
+                 "where=" + PrometheusLabelValue(InternalErrorName(static_cast<InternalError>(i))),
+                 static_cast<double>(counts[i]));
   }
   return out;
 }
 
 std::string RenderClusterMetrics(const core::ClusterStatus& status) {
   std::string out;
-  Header(out, "nbspamd_cluster_connected", "gauge", "1 while the training stream is being read.");
-  Sample(out, "nbspamd_cluster_connected", "", status.connected ? 1 : 0);
-  Header(out, "nbspamd_cluster_stopped_by_gap", "gauge",
-         "1 when the stream was trimmed past this daemon's model and it stopped following it.");
-  Sample(out, "nbspamd_cluster_stopped_by_gap", "", status.gap ? 1 : 0);
-  Header(out, "nbspamd_cluster_applied_position_info", "gauge",
-         "The training stream entry applied last here, and the stream's last entry seen.");
-  Sample(out, "nbspamd_cluster_applied_position_info",
-         "applied=" + Quoted(status.applied) + ",last=" + Quoted(status.last), 1);
-  Header(out, "nbspamd_cluster_applied_position_milliseconds", "gauge",
-         "The time part of the stream entry id applied last here (Unix milliseconds).");
-  Sample(out, "nbspamd_cluster_applied_position_milliseconds", "",
-         static_cast<double>(status.applied_ms));
-  Header(out, "nbspamd_cluster_applied_events_total", "counter",
-         "Training stream entries applied since the daemon started.");
-  Sample(out, "nbspamd_cluster_applied_events_total", "",
-         static_cast<double>(status.applied_events));
-  Header(out, "nbspamd_cluster_lag_seconds", "gauge",
-         "How far the entry applied here is behind the stream's last entry, by their timestamps.");
-  Sample(out, "nbspamd_cluster_lag_seconds", "", status.lag_seconds);
-  Header(out, "nbspamd_cluster_waiting_requests", "gauge",
-         "Training requests waiting for their stream entry to be applied here.");
-  Sample(out, "nbspamd_cluster_waiting_requests", "", static_cast<double>(status.waiting));
-  Header(out, "nbspamd_cluster_daemon_lag_seconds", "gauge",
-         "Each daemon's lag behind the stream's last entry, as it last reported its position.");
+  AppendMetricHeader(out, "nbspamd_cluster_connected", "gauge",
+                     "1 while the training stream is being read.");
+  AppendSample(out, "nbspamd_cluster_connected", "", status.connected ? 1 : 0);
+  AppendMetricHeader(
+      out, "nbspamd_cluster_stopped_by_gap", "gauge",
+      "1 when the stream was trimmed past this daemon's model and it stopped following it.");
+  AppendSample(out, "nbspamd_cluster_stopped_by_gap", "", status.gap ? 1 : 0);
+  AppendMetricHeader(
+      out, "nbspamd_cluster_applied_position_info", "gauge",
+      "The training stream entry applied last here, and the stream's last entry seen.");
+  AppendSample(out, "nbspamd_cluster_applied_position_info",
+               "applied=" + PrometheusLabelValue(status.applied) +
+                   ",last=" + PrometheusLabelValue(status.last),
+               1);
+  AppendMetricHeader(out, "nbspamd_cluster_applied_position_milliseconds", "gauge",
+                     "The time part of the stream entry id applied last here (Unix milliseconds).");
+  AppendSample(out, "nbspamd_cluster_applied_position_milliseconds", "",
+               static_cast<double>(status.applied_ms));
+  AppendMetricHeader(out, "nbspamd_cluster_applied_events_total", "counter",
+                     "Training stream entries applied since the daemon started.");
+  AppendSample(out, "nbspamd_cluster_applied_events_total", "",
+               static_cast<double>(status.applied_events));
+  AppendMetricHeader(
+      out, "nbspamd_cluster_lag_seconds", "gauge",
+      "How far the entry applied here is behind the stream's last entry, by their timestamps.");
+  AppendSample(out, "nbspamd_cluster_lag_seconds", "", status.lag_seconds);
+  AppendMetricHeader(out, "nbspamd_cluster_waiting_requests", "gauge",
+                     "Training requests waiting for their stream entry to be applied here.");
+  AppendSample(out, "nbspamd_cluster_waiting_requests", "", static_cast<double>(status.waiting));
+  AppendMetricHeader(
+      out, "nbspamd_cluster_daemon_lag_seconds", "gauge",
+      "Each daemon's lag behind the stream's last entry, as it last reported its position.");
   for (const core::ClusterPeer& peer : status.peers) {
-    Sample(out, "nbspamd_cluster_daemon_lag_seconds", "daemon=" + Quoted(peer.name),
-           peer.lag_seconds);
+    AppendSample(out, "nbspamd_cluster_daemon_lag_seconds",
+                 "daemon=" + PrometheusLabelValue(peer.name), peer.lag_seconds);
   }
-  Header(out, "nbspamd_cluster_daemon_seen_seconds", "gauge",
-         "Seconds since each daemon last reported its position.");
+  AppendMetricHeader(out, "nbspamd_cluster_daemon_seen_seconds", "gauge",
+                     "Seconds since each daemon last reported its position.");
   for (const core::ClusterPeer& peer : status.peers) {
-    Sample(out, "nbspamd_cluster_daemon_seen_seconds", "daemon=" + Quoted(peer.name),
-           peer.seen_seconds_ago);
+    AppendSample(out, "nbspamd_cluster_daemon_seen_seconds",
+                 "daemon=" + PrometheusLabelValue(peer.name), peer.seen_seconds_ago);
   }
   return out;
 }

@@ -56,22 +56,4 @@ void FrontEndThread::Drain(std::chrono::seconds grace,
   io_.poll();
 }
 
-void AppendCounter(std::string& out, std::string_view name, std::string_view help,
-                   std::string_view labels, const std::atomic<std::uint64_t>& counter) {
-  if (!help.empty()) {
-    out += "# HELP ";
-    out += name;
-    out += ' ';
-    out += help;
-    out += "\n# TYPE ";
-    out += name;
-    out += " counter\n";
-  }
-  out += name;
-  out += labels;
-  out += ' ';
-  out += std::to_string(counter.load(std::memory_order_relaxed));
-  out += '\n';
-}
-
 }  // namespace nbspamd::server

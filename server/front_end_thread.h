@@ -59,12 +59,6 @@ class FrontEndThread {
   std::thread thread_;
 };
 
-// Appends one Prometheus counter sample to `out`: "# HELP" and "# TYPE" lines first when `help`
-// is not empty (the first sample of a family), then `name` `labels` (e.g. {verdict="spam"}, or
-// "") and the value.
-void AppendCounter(std::string& out, std::string_view name, std::string_view help,
-                   std::string_view labels, const std::atomic<std::uint64_t>& counter);
-
 }  // namespace nbspamd::server
 
 #endif  // NBSPAMD_SERVER_FRONT_END_THREAD_H_

@@ -8,8 +8,8 @@
 #include <utility>
 
 #include "common/handler_guard.h"
+#include "common/prometheus_text.h"
 #include "model/user_layer.h"
-#include "server/front_end_thread.h"
 
 namespace nbspamd::server {
 namespace {
@@ -76,18 +76,18 @@ std::string RenderMilterMetrics(const milter::MilterCounters& c, std::uint64_t a
   AppendCounter(out, "nbspamd_milter_connections_total", "MTA connections accepted.", "",
                 c.connections);
   AppendCounter(out, "nbspamd_milter_messages_total",
-                "Messages that reached end of body, by what the milter did.", "{verdict=\"spam\"}",
+                "Messages that reached end of body, by what the milter did.", "verdict=\"spam\"",
                 c.spam);
-  AppendCounter(out, "nbspamd_milter_messages_total", "", "{verdict=\"unsure\"}", c.unsure);
-  AppendCounter(out, "nbspamd_milter_messages_total", "", "{verdict=\"ham\"}", c.ham);
-  AppendCounter(out, "nbspamd_milter_messages_total", "", "{verdict=\"oversized\"}", c.oversized);
-  AppendCounter(out, "nbspamd_milter_messages_total", "", "{verdict=\"unclassified\"}",
+  AppendCounter(out, "nbspamd_milter_messages_total", "", "verdict=\"unsure\"", c.unsure);
+  AppendCounter(out, "nbspamd_milter_messages_total", "", "verdict=\"ham\"", c.ham);
+  AppendCounter(out, "nbspamd_milter_messages_total", "", "verdict=\"oversized\"", c.oversized);
+  AppendCounter(out, "nbspamd_milter_messages_total", "", "verdict=\"unclassified\"",
                 c.backend_errors);
   AppendCounter(out, "nbspamd_milter_actions_total",
                 "Spam rejected at SMTP time or quarantined, and messages tempfailed.",
-                "{action=\"reject\"}", c.rejected);
-  AppendCounter(out, "nbspamd_milter_actions_total", "", "{action=\"quarantine\"}", c.quarantined);
-  AppendCounter(out, "nbspamd_milter_actions_total", "", "{action=\"tempfail\"}", c.tempfailed);
+                "action=\"reject\"", c.rejected);
+  AppendCounter(out, "nbspamd_milter_actions_total", "", "action=\"quarantine\"", c.quarantined);
+  AppendCounter(out, "nbspamd_milter_actions_total", "", "action=\"tempfail\"", c.tempfailed);
   AppendCounter(out, "nbspamd_milter_oversized_total",
                 "Messages larger than max_body_bytes, accepted unchecked.", "", c.oversized);
   AppendCounter(out, "nbspamd_milter_fail_mode_total",
@@ -97,8 +97,7 @@ std::string RenderMilterMetrics(const milter::MilterCounters& c, std::uint64_t a
                 "Connections closed for a protocol error.", "", c.protocol_errors);
   AppendCounter(out, "nbspamd_milter_timeouts_total",
                 "Connections closed after milter_read_timeout_seconds.", "", c.timeouts);
-  const std::atomic<std::uint64_t> internal_errors =
-      c.internal_errors.load(std::memory_order_relaxed) + adapter_exceptions;
+  const std::uint64_t internal_errors = c.internal_errors.load() + adapter_exceptions;
   AppendCounter(out, "nbspamd_milter_internal_errors_total",
                 "Internal errors (a bug): connections closed for one, and exceptions in the work "
                 "for a message (answered as errors).",

@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "common/handler_guard.h"
-#include "server/front_end_thread.h"
+#include "common/prometheus_text.h"
 
 namespace nbspamd::server {
 namespace {
@@ -144,8 +144,7 @@ std::string RenderSpamdMetrics(const spamd::SpamdCounters& c, std::uint64_t adap
                 "TELL requests refused EX_NOPERM by the spamd_tell policy.", "", c.tells_refused);
   AppendCounter(out, "nbspamd_spamd_timeouts_total",
                 "spamd requests not read within spamd_read_timeout_seconds.", "", c.timeouts);
-  const std::atomic<std::uint64_t> internal_errors =
-      c.handler_exceptions.load(std::memory_order_relaxed) + adapter_exceptions;
+  const std::uint64_t internal_errors = c.handler_exceptions.load() + adapter_exceptions;
   AppendCounter(out, "nbspamd_spamd_internal_errors_total",
                 "Internal errors (a bug): spamd connections closed for one, and exceptions in the "
                 "work for a request (answered as errors).",
