@@ -6,26 +6,23 @@
 
 #include "model/learning.h"
 #include "storage/memory_store.h"
+#include "tests/support/token_bags.h"
 
 namespace nbspamd::core {
 namespace {
 
-TokenBag Bag(std::vector<BagEntry> entries) {
-  TokenBag bag;
-  bag.entries = std::move(entries);
-  return bag;
-}
+using test_support::BagOf;
 
 // Folding planned deltas gives what applying them gives: stats (|V| included) and counts.
 TEST(PendingModelTest, ReadsWhatApplyingTheFoldedDeltasWouldGive) {
   storage::MemoryStore applied, base;
   for (storage::Store* store : std::initializer_list<storage::Store*>{&applied, &base}) {
     const auto plan =
-        model::PlanLearn("a", "spam", Bag({{1, 2}, {2, 1}}), std::nullopt, *store->Stats());
+        model::PlanLearn("a", "spam", BagOf({{1, 2}, {2, 1}}), std::nullopt, *store->Stats());
     ASSERT_TRUE(store->Apply(plan.delta).has_value());
   }
   PendingModel pending(base);
-  const TokenBag probe = Bag({{1, 1}, {2, 1}, {3, 1}, {4, 1}, {9, 1}});
+  const TokenBag probe = BagOf({{1, 1}, {2, 1}, {3, 1}, {4, 1}, {9, 1}});
   EXPECT_EQ(pending.Read(probe.entries).counts, base.Read(probe.entries).counts);
 
   // A learn, a new class, a relearn that moves "a", and a forget; planned on the pending state,
@@ -39,9 +36,9 @@ TEST(PendingModelTest, ReadsWhatApplyingTheFoldedDeltasWouldGive) {
     EXPECT_EQ(pending.stats(), *want.stats);
     EXPECT_EQ(got.counts, want.counts);
   };
-  step(model::PlanLearn("b", "ham", Bag({{2, 1}, {3, 4}}), std::nullopt, pending.stats()).delta);
-  step(model::PlanLearn("c", "phishing", Bag({{4, 1}}), std::nullopt, pending.stats()).delta);
-  step(model::PlanLearn("a", "ham", Bag({{1, 2}, {2, 1}}), **applied.FindLearned("a"),
+  step(model::PlanLearn("b", "ham", BagOf({{2, 1}, {3, 4}}), std::nullopt, pending.stats()).delta);
+  step(model::PlanLearn("c", "phishing", BagOf({{4, 1}}), std::nullopt, pending.stats()).delta);
+  step(model::PlanLearn("a", "ham", BagOf({{1, 2}, {2, 1}}), **applied.FindLearned("a"),
                         pending.stats())
            .delta);
   step(model::PlanForget("b", **applied.FindLearned("b"), pending.stats()));

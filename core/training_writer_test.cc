@@ -11,9 +11,12 @@
 #include "model/calibration.h"
 #include "model/classifier.h"
 #include "storage/memory_store.h"
+#include "tests/support/token_bags.h"
 
 namespace nbspamd::core {
 namespace {
+
+using test_support::BagOf;
 
 // A MemoryStore whose first ApplyBatch waits until the test opens the gate, so that the test
 // can queue a whole group behind it; and whose ApplyBatch can be told to fail with an I/O error.
@@ -103,12 +106,6 @@ class GatedStore final : public storage::Store {
   std::vector<std::string> deleted_users_;
 };
 
-TokenBag Bag(std::vector<BagEntry> entries) {
-  TokenBag bag;
-  bag.entries = std::move(entries);
-  return bag;
-}
-
 // Collects each completion's outcome, in the order the writer completes them.
 struct Outcomes {
   std::mutex mutex;
@@ -134,16 +131,16 @@ TEST(TrainingWriterTest, ACompletionThatThrowsIsCountedAndTheOthersStillRun) {
   store.OpenGate();
   Outcomes outcomes;
   TrainingWriter writer(store);
-  writer.Learn({"a", "spam", Bag({{1, 1}}), {}},
+  writer.Learn({"a", "spam", BagOf({{1, 1}}), {}},
                [](std::expected<model::LearnStatus, Error>) { throw std::runtime_error("bug"); });
   writer.Forget("nothing", [](std::expected<void, Error>) { throw 42; });
-  writer.Learn({"b", "ham", Bag({{2, 1}}), {}}, outcomes.OnLearn("b"));
+  writer.Learn({"b", "ham", BagOf({{2, 1}}), {}}, outcomes.OnLearn("b"));
   writer.Stop();
   EXPECT_EQ(writer.CompletionExceptions(), 2u);
   ASSERT_EQ(outcomes.learned.size(), 1u);
   EXPECT_EQ(outcomes.learned[0].second, model::LearnStatus::kLearned);
   // After Stop the completion runs on the caller's thread, guarded alike.
-  writer.Learn({"c", "ham", Bag({{3, 1}}), {}},
+  writer.Learn({"c", "ham", BagOf({{3, 1}}), {}},
                [](std::expected<model::LearnStatus, Error>) { throw std::runtime_error("late"); });
   EXPECT_EQ(writer.CompletionExceptions(), 3u);
 }
@@ -153,16 +150,16 @@ TEST(TrainingWriterTest, AGroupSeesItsOwnLearnsRelearnsAndForgets) {
   Outcomes outcomes;
   {
     TrainingWriter writer(store);
-    writer.Learn({"first", "ham", Bag({{9, 1}}), {}}, outcomes.OnLearn("first"));
+    writer.Learn({"first", "ham", BagOf({{9, 1}}), {}}, outcomes.OnLearn("first"));
     store.WaitUntilAWriteIsHeld();
     // Everything below is queued behind the held write, so it forms the second group.
-    writer.Learn({"m", "spam", Bag({{1, 2}, {2, 1}}), {}}, outcomes.OnLearn("m learned"));
-    writer.Learn({"m", "spam", Bag({{1, 2}, {2, 1}}), {}}, outcomes.OnLearn("m unchanged"));
-    writer.Learn({"m", "ham", Bag({{1, 2}, {2, 1}}), {}}, outcomes.OnLearn("m relearned"));
+    writer.Learn({"m", "spam", BagOf({{1, 2}, {2, 1}}), {}}, outcomes.OnLearn("m learned"));
+    writer.Learn({"m", "spam", BagOf({{1, 2}, {2, 1}}), {}}, outcomes.OnLearn("m unchanged"));
+    writer.Learn({"m", "ham", BagOf({{1, 2}, {2, 1}}), {}}, outcomes.OnLearn("m relearned"));
     writer.Forget("m", outcomes.OnForget("m forgotten"));
     writer.Forget("m", outcomes.OnForget("m not found"));
-    writer.Learn({"m", "phishing", Bag({{3, 1}}), {}}, outcomes.OnLearn("m new class"));
-    writer.Learn({"p", "phishing", Bag({{3, 2}}), {}}, outcomes.OnLearn("p same new class"));
+    writer.Learn({"m", "phishing", BagOf({{3, 1}}), {}}, outcomes.OnLearn("m new class"));
+    writer.Learn({"p", "phishing", BagOf({{3, 2}}), {}}, outcomes.OnLearn("p same new class"));
     writer.Forget("first", outcomes.OnForget("first forgotten"));
     store.OpenGate();
     writer.Stop();
@@ -206,23 +203,23 @@ TEST(TrainingWriterTest, AGroupSeesItsOwnUserRecordsAndKeepsLayersApart) {
   Outcomes outcomes;
   {
     TrainingWriter writer(store);
-    writer.Learn({"first", "ham", Bag({{9, 1}}), {}}, outcomes.OnLearn("first"));
+    writer.Learn({"first", "ham", BagOf({{9, 1}}), {}}, outcomes.OnLearn("first"));
     store.WaitUntilAWriteIsHeld();
     // Queued behind the held write: the second group.
     const UserTarget alice{"alice", false};
-    writer.LearnForUser({"m", "spam", Bag({{1, 2}}), {}}, alice, outcomes.OnLearn("a learned"));
-    writer.LearnForUser({"m", "spam", Bag({{1, 2}}), {}}, alice, outcomes.OnLearn("a unchanged"));
-    writer.LearnForUser({"m", "ham", Bag({{1, 2}}), {}}, alice, outcomes.OnLearn("a relearned"));
+    writer.LearnForUser({"m", "spam", BagOf({{1, 2}}), {}}, alice, outcomes.OnLearn("a learned"));
+    writer.LearnForUser({"m", "spam", BagOf({{1, 2}}), {}}, alice, outcomes.OnLearn("a unchanged"));
+    writer.LearnForUser({"m", "ham", BagOf({{1, 2}}), {}}, alice, outcomes.OnLearn("a relearned"));
     writer.ForgetForUser("m", alice, outcomes.OnForget("a forgotten"));
     writer.ForgetForUser("m", alice, outcomes.OnForget("a not found"));
-    writer.LearnForUser({"m", "spam", Bag({{1, 2}}), {}}, {"bob", false},
+    writer.LearnForUser({"m", "spam", BagOf({{1, 2}}), {}}, {"bob", false},
                         outcomes.OnLearn("b learned"));
-    writer.LearnForUser({"n", "spam", Bag({{2, 1}}), {}}, {"carol", true},
+    writer.LearnForUser({"n", "spam", BagOf({{2, 1}}), {}}, {"carol", true},
                         outcomes.OnLearn("c learned, global too"));
     // A delete is written alone, in order: after alice's x, before alice's y.
-    writer.LearnForUser({"x", "spam", Bag({{3, 1}}), {}}, alice, outcomes.OnLearn("a x"));
+    writer.LearnForUser({"x", "spam", BagOf({{3, 1}}), {}}, alice, outcomes.OnLearn("a x"));
     writer.DeleteUser("alice", outcomes.OnForget("a deleted"));
-    writer.LearnForUser({"y", "ham", Bag({{4, 1}}), {}}, alice, outcomes.OnLearn("a y"));
+    writer.LearnForUser({"y", "ham", BagOf({{4, 1}}), {}}, alice, outcomes.OnLearn("a y"));
     store.OpenGate();
     writer.Stop();
     EXPECT_EQ(writer.RequestCount(), 11u);
@@ -284,10 +281,10 @@ TEST(TrainingWriterTest, HeldOutScoresDoNotDependOnTheGrouping) {
   {
     TrainingWriter writer(grouped);
     Outcomes outcomes;
-    writer.Learn({"first", "ham", Bag({{9, 1}}), {}}, outcomes.OnLearn("first"));
+    writer.Learn({"first", "ham", BagOf({{9, 1}}), {}}, outcomes.OnLearn("first"));
     grouped.WaitUntilAWriteIsHeld();
     for (const auto& [id, label, tokens] : requests) {
-      writer.Learn({id, label, Bag(tokens), {}}, outcomes.OnLearn(id));
+      writer.Learn({id, label, BagOf(tokens), {}}, outcomes.OnLearn(id));
     }
     grouped.OpenGate();
     writer.Stop();
@@ -298,7 +295,7 @@ TEST(TrainingWriterTest, HeldOutScoresDoNotDependOnTheGrouping) {
     const auto learn = [&](const std::string& id, const std::string& label,
                            const std::vector<BagEntry>& tokens) {
       std::promise<void> done;
-      writer.Learn({id, label, Bag(tokens), {}},
+      writer.Learn({id, label, BagOf(tokens), {}},
                    [&](std::expected<model::LearnStatus, Error>) { done.set_value(); });
       done.get_future().wait();
     };
@@ -324,13 +321,13 @@ TEST(TrainingWriterTest, TheHeldOutScoreIsTheScoreOfTheModelBeforeTheLearn) {
   const auto learn = [&](const std::string& id, const std::string& label,
                          std::vector<BagEntry> tokens) {
     std::promise<void> done;
-    writer.Learn({id, label, Bag(std::move(tokens)), {}},
+    writer.Learn({id, label, BagOf(std::move(tokens)), {}},
                  [&](std::expected<model::LearnStatus, Error>) { done.set_value(); });
     done.get_future().wait();
   };
   learn("a", "spam", {{1, 2}, {2, 1}});
   learn("b", "ham", {{2, 1}, {3, 1}});
-  const TokenBag next = Bag({{1, 1}, {3, 1}, {4, 1}});
+  const TokenBag next = BagOf({{1, 1}, {3, 1}, {4, 1}});
   const auto before =
       model::Classify(next, store.Read(next.entries), {.alpha = 0.5, .score_min_weight = 0.3});
   ASSERT_TRUE(before.has_value() && before->score.has_value());
@@ -345,11 +342,11 @@ TEST(TrainingWriterTest, AFailedWriteFailsEveryAnswerThatRestsOnIt) {
   Outcomes outcomes;
   {
     TrainingWriter writer(store);
-    writer.Learn({"a", "spam", Bag({{1, 1}}), {}}, outcomes.OnLearn("a"));
+    writer.Learn({"a", "spam", BagOf({{1, 1}}), {}}, outcomes.OnLearn("a"));
     store.WaitUntilAWriteIsHeld();
     store.FailWrites();
-    writer.Learn({"b", "spam", Bag({{2, 1}}), {}}, outcomes.OnLearn("b"));
-    writer.Learn({"b", "spam", Bag({{2, 1}}), {}}, outcomes.OnLearn("b again"));
+    writer.Learn({"b", "spam", BagOf({{2, 1}}), {}}, outcomes.OnLearn("b"));
+    writer.Learn({"b", "spam", BagOf({{2, 1}}), {}}, outcomes.OnLearn("b again"));
     writer.Forget("never", outcomes.OnForget("never"));
     store.OpenGate();
   }
@@ -369,10 +366,10 @@ TEST(TrainingWriterTest, GroupsRespectTheRequestCap) {
   Outcomes outcomes;
   {
     TrainingWriter writer(store, {.max_requests = 3, .max_tokens = 1000});
-    writer.Learn({"x", "spam", Bag({{1, 1}}), {}}, outcomes.OnLearn("x"));
+    writer.Learn({"x", "spam", BagOf({{1, 1}}), {}}, outcomes.OnLearn("x"));
     store.WaitUntilAWriteIsHeld();
     for (int i = 0; i < 7; ++i) {
-      writer.Learn({"id" + std::to_string(i), "ham", Bag({{2, 1}}), {}}, outcomes.OnLearn("i"));
+      writer.Learn({"id" + std::to_string(i), "ham", BagOf({{2, 1}}), {}}, outcomes.OnLearn("i"));
     }
     store.OpenGate();
   }
@@ -386,7 +383,7 @@ TEST(TrainingWriterTest, RequestsAfterStopAreRefusedAtOnce) {
   writer.Stop();
   writer.Stop();
   std::promise<std::expected<model::LearnStatus, Error>> result;
-  writer.Learn({"a", "spam", Bag({{1, 1}}), {}},
+  writer.Learn({"a", "spam", BagOf({{1, 1}}), {}},
                [&](std::expected<model::LearnStatus, Error> r) { result.set_value(std::move(r)); });
   const auto learned = result.get_future().get();
   ASSERT_FALSE(learned.has_value());

@@ -11,30 +11,17 @@
 #include <string>
 #include <utility>
 
+#include "tests/support/token_bags.h"
+
 namespace nbspamd::model {
 namespace {
+
+using test_support::BagOfWords;
 
 using Counts = std::map<std::string, std::pair<std::uint64_t, std::uint64_t>>;  // spam, ham.
 
 void ExpectRelative(double actual, double exact) {
   EXPECT_NEAR(actual, exact, 1e-9 * std::fabs(exact));
-}
-
-// A bag of the distinct space-separated words of `text`, each counted once.
-TokenBag Bag(const std::string& text) {
-  std::map<std::string, std::uint32_t> words;
-  for (std::size_t start = 0; start < text.size();) {
-    std::size_t end = text.find(' ', start);
-    if (end == std::string::npos) end = text.size();
-    ++words[text.substr(start, end - start)];
-    start = end + 1;
-  }
-  TokenBag bag;
-  for (const auto& [word, count] : words) {
-    bag.entries.push_back({std::hash<std::string>{}(word), count});
-    bag.texts.push_back({word, TokenSource::kBody});
-  }
-  return bag;
 }
 
 Snapshot Read(const TokenBag& bag, const Counts& counts, ModelStats stats) {
@@ -86,7 +73,7 @@ ClassifyResult Layered(const TokenBag& bag, const Snapshot& user, LayerOptions l
 //   score (every token) = -0.3723556358.
 // The global model alone calls the message spam (P 0.5154362416); this user's one ham turns it.
 TEST(LayeredGoldenTest, OneHamOfTheUserTurnsTheVerdict) {
-  const TokenBag bag = Bag("review account");
+  const TokenBag bag = BagOfWords("review account");
   const ClassifyResult result = Layered(bag, OneHamUser(bag), {.beta = 2, .gamma = 1});
   ExpectRelative(std::exp(result.classes[0].log_joint), 4.0 / 1083);
   ExpectRelative(std::exp(result.classes[1].log_joint), 7.0 / 450);
@@ -111,7 +98,7 @@ TEST(LayeredGoldenTest, OneHamOfTheUserTurnsTheVerdict) {
 //   P(now|spam,u) = (0 + 2·1/19) / (0 + 2) = 1/19,  P(now|ham,u) = (1 + 2·1/12) / (1 + 2) = 7/18,
 //   P(spam|u) = 1/3, P(ham|u) = 2/3: joint spam 1/57, joint ham 7/27.
 TEST(LayeredGoldenTest, ATokenOnlyTheUserSawCounts) {
-  const TokenBag bag = Bag("now");
+  const TokenBag bag = BagOfWords("now");
   ModelStats stats;
   stats.classes = {{"spam", 0, 0}, {"ham", 1, 1}};
   const Snapshot user = Read(bag, {{"now", {0, 1}}}, stats);
@@ -123,7 +110,7 @@ TEST(LayeredGoldenTest, ATokenOnlyTheUserSawCounts) {
 
 TEST(LayeredTest, AUserWithoutFeedbackScoresExactlyAsTheGlobalModel) {
   for (const char* text : {"review account", "review us now", "send us your password"}) {
-    const TokenBag bag = Bag(text);
+    const TokenBag bag = BagOfWords(text);
     ModelStats empty;
     empty.classes = {{"spam", 0, 0}, {"ham", 0, 0}};
     const ClassifyOptions options{.alpha = 1.0, .score_min_weight = 0.1, .explain = 3};
@@ -145,7 +132,7 @@ TEST(LayeredTest, AUserWithoutFeedbackScoresExactlyAsTheGlobalModel) {
 }
 
 TEST(LayeredTest, LargeBetaAndGammaTendToTheGlobalModel) {
-  const TokenBag bag = Bag("review account send");
+  const TokenBag bag = BagOfWords("review account send");
   const ClassifyResult global = *Classify(bag, Global(bag), {.alpha = 1.0});
   const ClassifyResult layered = Layered(bag, OneHamUser(bag), {.beta = 1e12, .gamma = 1e12});
   for (std::size_t c = 0; c < 2; ++c) {
@@ -158,7 +145,7 @@ TEST(LayeredTest, LargeBetaAndGammaTendToTheGlobalModel) {
 // learned 2 spam (review 1, account 2; 5 tokens) and 3 ham (review 3, account 1; 6 tokens):
 //   joint spam = 2/5 · 1/5 · 2/5 = 0.032, joint ham = 3/5 · 3/6 · 1/6 = 0.05.
 TEST(LayeredTest, SmallBetaAndGammaTendToTheUsersOwnModel) {
-  const TokenBag bag = Bag("review account");
+  const TokenBag bag = BagOfWords("review account");
   ModelStats stats;
   stats.classes = {{"spam", 2, 5}, {"ham", 3, 6}};
   const Snapshot user = Read(bag, {{"review", {1, 3}}, {"account", {2, 1}}}, stats);
@@ -168,7 +155,7 @@ TEST(LayeredTest, SmallBetaAndGammaTendToTheUsersOwnModel) {
 }
 
 TEST(LayeredTest, ErrorsOfTheInputs) {
-  const TokenBag bag = Bag("review");
+  const TokenBag bag = BagOfWords("review");
   ModelStats other;
   other.classes = {{"ham", 1, 1}, {"spam", 0, 0}};
   const auto mismatched =

@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "model/calibration.h"
+#include "tests/support/token_bags.h"
 
 namespace nbspamd::model {
 namespace {
+
+using test_support::BagOf;
 
 ModelStats TwoClasses() {
   ModelStats stats;
@@ -13,14 +16,9 @@ ModelStats TwoClasses() {
   return stats;
 }
 
-TokenBag Bag(std::vector<BagEntry> entries) {
-  TokenBag bag;
-  bag.entries = std::move(entries);
-  return bag;
-}
-
 TEST(LearningTest, NewIdIsLearned) {
-  const LearnPlan plan = PlanLearn("m1", "ham", Bag({{1, 2}, {5, 1}}), std::nullopt, TwoClasses());
+  const LearnPlan plan =
+      PlanLearn("m1", "ham", BagOf({{1, 2}, {5, 1}}), std::nullopt, TwoClasses());
   EXPECT_EQ(plan.status, LearnStatus::kLearned);
   EXPECT_EQ(LearnStatusName(plan.status), "learned");
   const std::vector<TokenCountChange> expected{{1, 1, 2}, {5, 1, 1}};
@@ -35,7 +33,7 @@ TEST(LearningTest, NewIdIsLearned) {
 
 TEST(LearningTest, SameIdSameLabelIsUnchanged) {
   const LedgerEntry learned{"spam", {{1, 1}}, {}, std::nullopt};
-  const LearnPlan plan = PlanLearn("m1", "spam", Bag({{2, 1}}), learned, TwoClasses());
+  const LearnPlan plan = PlanLearn("m1", "spam", BagOf({{2, 1}}), learned, TwoClasses());
   EXPECT_EQ(plan.status, LearnStatus::kUnchanged);
   EXPECT_EQ(plan.delta, Delta{});
 }
@@ -43,7 +41,7 @@ TEST(LearningTest, SameIdSameLabelIsUnchanged) {
 TEST(LearningTest, OtherLabelMovesTheLearnedCounts) {
   const LedgerEntry learned{"spam", {{1, 3}}, {"mx1", 100}, std::nullopt};
   const LearnPlan plan =
-      PlanLearn("m1", "ham", Bag({{1, 3}}), learned, TwoClasses(), {"feedback", 200});
+      PlanLearn("m1", "ham", BagOf({{1, 3}}), learned, TwoClasses(), {"feedback", 200});
   EXPECT_EQ(plan.status, LearnStatus::kRelearned);
   EXPECT_EQ(plan.delta.replaced_origin, (LearnOrigin{"mx1", 100}));
   EXPECT_EQ(plan.delta.ledger_entry->origin, (LearnOrigin{"feedback", 200}));
@@ -54,7 +52,7 @@ TEST(LearningTest, OtherLabelMovesTheLearnedCounts) {
 }
 
 TEST(LearningTest, NewLabelCreatesAClass) {
-  const LearnPlan plan = PlanLearn("m1", "phishing", Bag({{4, 1}}), std::nullopt, TwoClasses());
+  const LearnPlan plan = PlanLearn("m1", "phishing", BagOf({{4, 1}}), std::nullopt, TwoClasses());
   EXPECT_EQ(plan.delta.new_classes, (std::vector<std::string>{"phishing"}));
   EXPECT_EQ(plan.delta.token_changes, (std::vector<TokenCountChange>{{4, 2, 1}}));
   EXPECT_EQ(plan.delta.document_changes, (std::vector<DocumentCountChange>{{2, 1}}));
@@ -76,21 +74,21 @@ TEST(LearningTest, ANewRecordKeepsItsHeldOutScoreAndCountsInItsCell) {
   ASSERT_EQ(CalibrationBin(0.6), 65u);
   const HeldOutScore held_out{kScoreScale, 0.6};
   const LearnPlan plan =
-      PlanLearn("m1", "spam", Bag({{1, 1}}), std::nullopt, TwoClasses(), {"mx1", 7}, held_out);
+      PlanLearn("m1", "spam", BagOf({{1, 1}}), std::nullopt, TwoClasses(), {"mx1", 7}, held_out);
   ASSERT_TRUE(plan.delta.ledger_entry.has_value());
   EXPECT_EQ(plan.delta.ledger_entry->held_out, held_out);
   EXPECT_EQ(plan.delta.feedback_changes, (std::vector<FeedbackChange>{{65, true, 1}}));
   // Without a score, or as a third class, it counts nowhere.
-  EXPECT_TRUE(PlanLearn("m2", "ham", Bag({{1, 1}}), std::nullopt, TwoClasses())
+  EXPECT_TRUE(PlanLearn("m2", "ham", BagOf({{1, 1}}), std::nullopt, TwoClasses())
                   .delta.feedback_changes.empty());
-  EXPECT_TRUE(PlanLearn("m3", "phishing", Bag({{1, 1}}), std::nullopt, TwoClasses(), {}, held_out)
+  EXPECT_TRUE(PlanLearn("m3", "phishing", BagOf({{1, 1}}), std::nullopt, TwoClasses(), {}, held_out)
                   .delta.feedback_changes.empty());
 }
 
 TEST(LearningTest, ARelearnKeepsTheFirstHeldOutScoreAndMovesItsCell) {
   const LedgerEntry learned{"spam", {{1, 3}}, {"mx1", 100}, HeldOutScore{kScoreScale, -1.0}};
   ASSERT_EQ(CalibrationBin(-1.0), 25u);
-  const LearnPlan plan = PlanLearn("m1", "ham", Bag({{1, 3}}), learned, TwoClasses(),
+  const LearnPlan plan = PlanLearn("m1", "ham", BagOf({{1, 3}}), learned, TwoClasses(),
                                    {"feedback", 200}, HeldOutScore{kScoreScale, 1.8});
   EXPECT_EQ(plan.status, LearnStatus::kRelearned);
   EXPECT_EQ(plan.delta.ledger_entry->held_out, (HeldOutScore{kScoreScale, -1.0}))

@@ -9,21 +9,18 @@
 
 #include "model/classifier.h"
 #include "model/layered.h"
+#include "tests/support/token_bags.h"
 
 namespace nbspamd::model {
 namespace {
+
+using test_support::BagOf;
 
 ModelStats TwoClasses() {
   ModelStats stats;
   stats.classes = {{"spam", 4, 13}, {"ham", 2, 6}};
   stats.vocabulary_size = 6;
   return stats;
-}
-
-TokenBag Bag(std::vector<BagEntry> entries) {
-  TokenBag bag;
-  bag.entries = std::move(entries);
-  return bag;
 }
 
 // The net count change per (token, class) and per class of a user change.
@@ -53,7 +50,7 @@ TEST(UserLayerTest, UserIdsAreCheckedForStorageKeys) {
 
 TEST(UserLayerTest, AUserLearnAloneLeavesTheGlobalPartEmpty) {
   Delta delta;
-  const LearnStatus status = AddUserLearn(delta, "alice", "m1", "ham", Bag({{1, 2}, {5, 1}}),
+  const LearnStatus status = AddUserLearn(delta, "alice", "m1", "ham", BagOf({{1, 2}, {5, 1}}),
                                           std::nullopt, TwoClasses(), {"feedback", 100});
   EXPECT_EQ(status, LearnStatus::kLearned);
   ASSERT_TRUE(delta.user.has_value());
@@ -73,7 +70,7 @@ TEST(UserLayerTest, AUserLearnAloneLeavesTheGlobalPartEmpty) {
 TEST(UserLayerTest, TheSameLabelAgainIsUnchangedAndAddsNothing) {
   Delta delta;
   const LedgerEntry learned{"spam", {{1, 1}}, {}, std::nullopt};
-  EXPECT_EQ(AddUserLearn(delta, "alice", "m1", "spam", Bag({{1, 1}}), learned, TwoClasses()),
+  EXPECT_EQ(AddUserLearn(delta, "alice", "m1", "spam", BagOf({{1, 1}}), learned, TwoClasses()),
             LearnStatus::kUnchanged);
   EXPECT_EQ(delta, Delta{});
 }
@@ -81,7 +78,7 @@ TEST(UserLayerTest, TheSameLabelAgainIsUnchangedAndAddsNothing) {
 TEST(UserLayerTest, ARelearnMovesTheUsersCountsOnly) {
   Delta delta;
   const LedgerEntry learned{"spam", {{1, 3}}, {"mx1", 100}, std::nullopt};
-  EXPECT_EQ(AddUserLearn(delta, "alice", "m1", "ham", Bag({{1, 3}}), learned, TwoClasses(),
+  EXPECT_EQ(AddUserLearn(delta, "alice", "m1", "ham", BagOf({{1, 3}}), learned, TwoClasses(),
                          {"feedback", 200}),
             LearnStatus::kRelearned);
   const UserLayerChange& user = *delta.user;
@@ -93,8 +90,8 @@ TEST(UserLayerTest, ARelearnMovesTheUsersCountsOnly) {
 }
 
 TEST(UserLayerTest, BesideTheGlobalPartANewClassIsCreatedOnce) {
-  LearnPlan plan = PlanLearn("m1", "phishing", Bag({{4, 1}}), std::nullopt, TwoClasses());
-  EXPECT_EQ(AddUserLearn(plan.delta, "alice", "m1", "phishing", Bag({{4, 1}}), std::nullopt,
+  LearnPlan plan = PlanLearn("m1", "phishing", BagOf({{4, 1}}), std::nullopt, TwoClasses());
+  EXPECT_EQ(AddUserLearn(plan.delta, "alice", "m1", "phishing", BagOf({{4, 1}}), std::nullopt,
                          TwoClasses()),
             LearnStatus::kLearned);
   EXPECT_EQ(plan.delta.new_classes, (std::vector<std::string>{"phishing"}));
@@ -104,15 +101,16 @@ TEST(UserLayerTest, BesideTheGlobalPartANewClassIsCreatedOnce) {
 
   // Alone, the user part creates the class itself.
   Delta alone;
-  ASSERT_EQ(AddUserLearn(alone, "bob", "m1", "phishing", Bag({{4, 1}}), std::nullopt, TwoClasses()),
-            LearnStatus::kLearned);
+  ASSERT_EQ(
+      AddUserLearn(alone, "bob", "m1", "phishing", BagOf({{4, 1}}), std::nullopt, TwoClasses()),
+      LearnStatus::kLearned);
   EXPECT_EQ(alone.new_classes, (std::vector<std::string>{"phishing"}));
   EXPECT_EQ(alone.user->document_changes, (std::vector<DocumentCountChange>{{2, 1}}));
 }
 
 TEST(UserLayerTest, ForgetUndoesLearnAndRelearnExactly) {
   const ModelStats stats = TwoClasses();
-  const TokenBag bag = Bag({{1, 2}, {7, 1}, {9, 4}});
+  const TokenBag bag = BagOf({{1, 2}, {7, 1}, {9, 4}});
   Delta learn;
   ASSERT_EQ(AddUserLearn(learn, "alice", "m1", "spam", bag, std::nullopt, stats),
             LearnStatus::kLearned);
@@ -154,7 +152,7 @@ TEST(UserLayerTest, LayerStatsTakeTheGlobalClasses) {
 }
 
 TEST(UserLayerTest, AUserWithoutALayerScoresExactlyAsTheGlobalModel) {
-  const TokenBag bag = Bag({{1, 1}, {2, 3}, {3, 1}});
+  const TokenBag bag = BagOf({{1, 1}, {2, 3}, {3, 1}});
   Snapshot global{std::make_shared<const ModelStats>(TwoClasses()), {3, 1, 0, 2, 0, 0}};
   const Snapshot empty = EmptyLayerSnapshot(*global.stats, bag.entries.size());
   EXPECT_EQ(empty.counts.size(), 6u);

@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "spamd/spamd_test_backend.h"
-#include "spamd/spamd_test_server.h"
+#include "spamd/testing/fake_backend.h"
+#include "spamd/testing/test_server.h"
 #include "tests/support/exim_instance.h"
 
 namespace nbspamd::spamd {

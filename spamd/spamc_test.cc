@@ -15,8 +15,8 @@
 
 #include "spamd/spamd_listener.h"
 #include "spamd/spamd_response.h"
-#include "spamd/spamd_test_backend.h"
-#include "spamd/spamd_test_server.h"
+#include "spamd/testing/fake_backend.h"
+#include "spamd/testing/test_server.h"
 #include "tests/support/program_run.h"
 
 namespace nbspamd::spamd {

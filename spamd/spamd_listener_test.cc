@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "spamd/spamd_test_backend.h"
+#include "spamd/testing/fake_backend.h"
 
 namespace nbspamd::spamd {
 namespace {

@@ -14,29 +14,20 @@
 #include "storage/rocksdb_layout.h"
 #include "storage/rocksdb_store.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/token_bags.h"
 
 namespace nbspamd::storage {
 namespace {
 
-using ::testing::HasSubstr;
+using test_support::BagOfWords;
 
-TokenBag Bag(const std::string& text) {
-  std::map<TokenHash, std::uint32_t> counts;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    const std::size_t end = std::min(text.find(' ', start), text.size());
-    ++counts[std::hash<std::string>{}(text.substr(start, end - start))];
-    start = end + 1;
-  }
-  TokenBag bag;
-  for (const auto& [hash, count] : counts) bag.entries.push_back({hash, count});
-  return bag;
-}
+using ::testing::HasSubstr;
 
 void Learn(Store& store, const std::string& id, const std::string& label, const std::string& text) {
   auto learned = store.FindLearned(id);
   ASSERT_TRUE(learned.has_value());
-  const model::LearnPlan plan = model::PlanLearn(id, label, Bag(text), *learned, *store.Stats());
+  const model::LearnPlan plan =
+      model::PlanLearn(id, label, BagOfWords(text), *learned, *store.Stats());
   ASSERT_TRUE(store.Apply(plan.delta).has_value());
 }
 
@@ -80,7 +71,7 @@ class ModelCheckTest : public ::testing::Test {
     Learn(**store, "d6", "ham", "send us your review");
     Learn(**store, "d6", "spam", "send us your review");  // Relearned: counts moved.
     stats_ = *(*store)->Stats();
-    snapshot_ = (*store)->Read(Bag(kAllWords).entries);
+    snapshot_ = (*store)->Read(BagOfWords(kAllWords).entries);
   }
 
   // The model reopened gives exactly the counts and stats of SetUp.
@@ -88,7 +79,7 @@ class ModelCheckTest : public ::testing::Test {
     auto store = RocksdbStore::Open(path_);
     ASSERT_TRUE(store.has_value()) << store.error().message;
     EXPECT_EQ(*(*store)->Stats(), stats_);
-    const model::Snapshot snapshot = (*store)->Read(Bag(kAllWords).entries);
+    const model::Snapshot snapshot = (*store)->Read(BagOfWords(kAllWords).entries);
     EXPECT_EQ(snapshot.counts, snapshot_.counts);
   }
 
@@ -197,7 +188,7 @@ TEST_F(ModelCheckTest, ACalibrationRecordTheLedgerDoesNotExplainIsFoundAndRepair
     ASSERT_TRUE(store.has_value()) << store.error().message;
     for (const auto& [id, label, score] : {std::tuple{"f1", "spam", 0.25}, {"f2", "ham", -0.75}}) {
       const model::LearnPlan plan =
-          model::PlanLearn(id, label, Bag(id), std::nullopt, *(*store)->Stats(), {},
+          model::PlanLearn(id, label, BagOfWords(id), std::nullopt, *(*store)->Stats(), {},
                            model::HeldOutScore{model::kScoreScale, score});
       ASSERT_TRUE((*store)->Apply(plan.delta).has_value());
       expected.Add({model::CalibrationBin(score), std::string(label) == "spam"});
@@ -275,8 +266,8 @@ void UserLearn(Store& store, const std::string& user, const std::string& id,
                const std::string& label, const std::string& text, bool global = false) {
   const auto stats = store.Stats();
   model::LearnPlan plan;
-  if (global) plan = model::PlanLearn(id, label, Bag(text), *store.FindLearned(id), *stats);
-  (void)model::AddUserLearn(plan.delta, user, id, label, Bag(text),
+  if (global) plan = model::PlanLearn(id, label, BagOfWords(text), *store.FindLearned(id), *stats);
+  (void)model::AddUserLearn(plan.delta, user, id, label, BagOfWords(text),
                             *store.FindUserLearned(user, id), *stats, {"feedback", 5});
   ASSERT_TRUE(store.Apply(plan.delta).has_value());
 }
@@ -352,7 +343,8 @@ TEST_F(UserLayerCheckTest, RecordsOfAUserWithoutStatsAndStraySourcesAreFound) {
 }
 
 TEST_F(UserLayerCheckTest, DamagedUserLayersAreRebuiltFromTheirLedgers) {
-  const TokenBag words = Bag("send us your password cheap pills verify account lunch review");
+  const TokenBag words =
+      BagOfWords("send us your password cheap pills verify account lunch review");
   std::map<std::string, std::optional<model::Snapshot>> before;
   {
     auto store = RocksdbStore::Open(path_);

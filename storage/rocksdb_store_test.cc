@@ -22,21 +22,18 @@
 #include "storage/encoding.h"
 #include "storage/memory_store.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/token_bags.h"
 
 namespace nbspamd::storage {
 namespace {
+
+using test_support::BagOf;
 
 // `prefix` followed by `i` (a helper: GCC 12 warns wrongly about "literal" + std::to_string).
 std::string Numbered(const char* prefix, std::uint64_t i) {
   std::string name(prefix);
   name += std::to_string(i);
   return name;
-}
-
-TokenBag Bag(std::vector<BagEntry> entries) {
-  TokenBag bag;
-  bag.entries = std::move(entries);
-  return bag;
 }
 
 void Learn(Store& store, const std::string& id, const std::string& label, const TokenBag& bag) {
@@ -89,7 +86,7 @@ TEST(RocksdbStoreTest, AFolderWithoutUserLayersKeepsItsFamilies) {
   TempDir dir;
   {
     auto store = RocksdbStore::Open(dir.Join("model"));
-    Learn(**store, "a", "spam", Bag({{1, 2}}));
+    Learn(**store, "a", "spam", BagOf({{1, 2}}));
     EXPECT_FALSE((*store)->ReadUser("alice", *(*store)->Stats(), {})->has_value());
   }
   std::vector<std::string> names;
@@ -97,7 +94,7 @@ TEST(RocksdbStoreTest, AFolderWithoutUserLayersKeepsItsFamilies) {
   EXPECT_EQ(names.size(), 4u) << "the users family is created with the first layer";
   {
     auto store = RocksdbStore::Open(dir.Join("model"));
-    UserLearn(**store, "alice", "m1", "ham", Bag({{1, 1}}));
+    UserLearn(**store, "alice", "m1", "ham", BagOf({{1, 1}}));
   }
   ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::Options(), dir.Join("model"), &names).ok());
   EXPECT_EQ(names.size(), 5u);
@@ -213,7 +210,7 @@ TEST(RocksdbStoreTest, UserLayersReadWhileWrittenAreNeverTornOrLeftStale) {
   constexpr std::uint64_t kUsers = 5;
   const auto base = [](std::uint64_t u) { return Words(u * 1000 + 1, 5); };
   const auto message = [](std::uint64_t u, std::uint64_t r) {
-    return Bag({{u * 1000 + 1, 2}, {u * 1000 + 10 + r % 20, 1}});
+    return BagOf({{u * 1000 + 1, 2}, {u * 1000 + 10 + r % 20, 1}});
   };
   TokenBag all;
   for (std::uint64_t u = 0; u < kUsers; ++u) {
@@ -294,18 +291,18 @@ TEST(RocksdbStoreTest, UserLayersReadWhileWrittenAreNeverTornOrLeftStale) {
 
 TEST(RocksdbStoreTest, ReopenGivesTheSameModel) {
   TempDir dir;
-  const TokenBag bag = Bag({{1, 2}, {2, 1}, {3, 5}});
+  const TokenBag bag = BagOf({{1, 2}, {2, 1}, {3, 5}});
   model::Snapshot before;
   {
     auto store = RocksdbStore::Open(dir.Join("model"));
     ASSERT_TRUE(store.has_value()) << store.error().message;
-    Learn(**store, "a", "spam", Bag({{1, 2}, {2, 1}}));
-    Learn(**store, "b", "ham", Bag({{2, 1}, {3, 5}}));
-    Learn(**store, "c", "newsletter", Bag({{3, 1}}));
+    Learn(**store, "a", "spam", BagOf({{1, 2}, {2, 1}}));
+    Learn(**store, "b", "ham", BagOf({{2, 1}, {3, 5}}));
+    Learn(**store, "c", "newsletter", BagOf({{3, 1}}));
     auto plan = model::PlanForget("a", *(*(*store)->FindLearned("a")), *(*store)->Stats());
     plan.stream_position = "42-0";
     ASSERT_TRUE((*store)->Apply(plan).has_value());
-    Learn(**store, "a", "spam", Bag({{1, 2}}));
+    Learn(**store, "a", "spam", BagOf({{1, 2}}));
     before = (*store)->Read(bag.entries);
   }
   auto reopened = RocksdbStore::Open(dir.Join("model"));
@@ -354,8 +351,8 @@ model::FeedbackHistogram LearnFeedback(Store& store) {
   model::FeedbackHistogram expected;
   for (int i = 0; i < 25; ++i) {
     const double spam_score = -0.2 + 0.05 * i, ham_score = -0.9 + 0.04 * i;
-    LearnScored(store, Numbered("s", i), "spam", Bag({{100u + i, 1}}), spam_score);
-    LearnScored(store, Numbered("h", i), "ham", Bag({{200u + i, 1}}), ham_score);
+    LearnScored(store, Numbered("s", i), "spam", BagOf({{100u + i, 1}}), spam_score);
+    LearnScored(store, Numbered("h", i), "ham", BagOf({{200u + i, 1}}), ham_score);
     expected.Add({model::CalibrationBin(spam_score), true});
     expected.Add({model::CalibrationBin(ham_score), false});
   }
@@ -426,8 +423,8 @@ TEST(RocksdbStoreTest, ASchemaTwoFolderIsUpgradedWithAnEmptyCalibration) {
   {
     auto store = RocksdbStore::Open(dir.Join("model"));
     ASSERT_TRUE(store.has_value()) << store.error().message;
-    Learn(**store, "a", "spam", Bag({{1, 2}}));
-    Learn(**store, "b", "ham", Bag({{2, 1}}));
+    Learn(**store, "a", "spam", BagOf({{1, 2}}));
+    Learn(**store, "b", "ham", BagOf({{2, 1}}));
   }
   // What a schema 2 daemon leaves: version 2, no calibration record, records without scores.
   ChangeRaw(dir.Join("model"), [](rocksdb::DB& db, auto& handles) {
@@ -458,15 +455,15 @@ TEST(RocksdbStoreTest, ABatchSurvivesAKillRightAfterItIsApplied) {
     };
     auto& store = planner;
     plan_and_apply(
-        model::PlanLearn("a", "spam", Bag({{1, 2}, {2, 1}}), std::nullopt, *store.Stats()).delta);
+        model::PlanLearn("a", "spam", BagOf({{1, 2}, {2, 1}}), std::nullopt, *store.Stats()).delta);
+    plan_and_apply(model::PlanLearn("a", "ham", BagOf({{1, 2}, {2, 1}}), *store.FindLearned("a"),
+                                    *store.Stats())
+                       .delta);
     plan_and_apply(
-        model::PlanLearn("a", "ham", Bag({{1, 2}, {2, 1}}), *store.FindLearned("a"), *store.Stats())
-            .delta);
-    plan_and_apply(
-        model::PlanLearn("b", "spam", Bag({{3, 4}}), std::nullopt, *store.Stats()).delta);
+        model::PlanLearn("b", "spam", BagOf({{3, 4}}), std::nullopt, *store.Stats()).delta);
     plan_and_apply(model::PlanForget("b", **store.FindLearned("b"), *store.Stats()));
     plan_and_apply(
-        model::PlanLearn("c", "newsletter", Bag({{2, 7}, {5, 1}}), std::nullopt, *store.Stats())
+        model::PlanLearn("c", "newsletter", BagOf({{2, 7}, {5, 1}}), std::nullopt, *store.Stats())
             .delta);
   }
 
@@ -491,7 +488,7 @@ TEST(RocksdbStoreTest, ABatchSurvivesAKillRightAfterItIsApplied) {
 
   auto reopened = RocksdbStore::Open(dir.Join("model"));
   ASSERT_TRUE(reopened.has_value()) << reopened.error().message;
-  const TokenBag all = Bag({{1, 1}, {2, 1}, {3, 1}, {5, 1}});
+  const TokenBag all = BagOf({{1, 1}, {2, 1}, {3, 1}, {5, 1}});
   const model::Snapshot after = (*reopened)->Read(all.entries);
   const model::Snapshot expected = planner.Read(all.entries);
   EXPECT_EQ(*after.stats, *expected.stats);
@@ -520,7 +517,7 @@ TEST(RocksdbStoreTest, StatsThatDisagreeWithCountsAreRefused) {
   TempDir dir;
   {
     auto store = RocksdbStore::Open(dir.Join("model"));
-    Learn(**store, "a", "spam", Bag({{1, 2}}));
+    Learn(**store, "a", "spam", BagOf({{1, 2}}));
   }
   {
     rocksdb::DB* raw = nullptr;

@@ -14,9 +14,12 @@
 #include "storage/memory_store.h"
 #include "storage/rocksdb_store.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/token_bags.h"
 
 namespace nbspamd::storage {
 namespace {
+
+using test_support::BagOfWords;
 
 // `prefix` followed by `i` (a helper: GCC 12 warns wrongly about "literal" + std::to_string).
 std::string Numbered(const char* prefix, std::uint64_t i) {
@@ -49,20 +52,6 @@ std::unique_ptr<Store> OpenRocksdbLimited(const TempDir& dir, std::uint64_t user
   return std::move(*store);
 }
 
-// Bags of the seed documents, words hashed by a fixed table.
-TokenBag Bag(const std::string& text) {
-  std::map<TokenHash, std::uint32_t> counts;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = std::min(text.find(' ', start), text.size());
-    ++counts[std::hash<std::string>{}(text.substr(start, end - start))];
-    start = end + 1;
-  }
-  TokenBag bag;
-  for (const auto& [hash, count] : counts) bag.entries.push_back({hash, count});
-  return bag;
-}
-
 struct Document {
   std::string id, label, text;
 };
@@ -78,7 +67,8 @@ model::LearnStatus Learn(Store& store, const std::string& id, const std::string&
                          const std::string& text) {
   auto learned = store.FindLearned(id);
   EXPECT_TRUE(learned.has_value());
-  const model::LearnPlan plan = model::PlanLearn(id, label, Bag(text), *learned, *store.Stats());
+  const model::LearnPlan plan =
+      model::PlanLearn(id, label, BagOfWords(text), *learned, *store.Stats());
   if (plan.status != model::LearnStatus::kUnchanged) {
     auto applied = store.Apply(plan.delta);
     EXPECT_TRUE(applied.has_value()) << applied.error().message;
@@ -116,13 +106,15 @@ TEST_P(StoreTest, SeedDocumentsGiveTheTextbookCounts) {
   EXPECT_EQ(stats->classes[0], (model::ClassStats{"spam", 4, 13}));
   EXPECT_EQ(stats->classes[1], (model::ClassStats{"ham", 2, 6}));
   EXPECT_EQ(stats->vocabulary_size, 6u);
-  const TokenBag words = Bag(kAllWords);
+  const TokenBag words = BagOfWords(kAllWords);
   const model::Snapshot snapshot = store_->Read(words.entries);
   std::map<TokenHash, std::pair<std::uint64_t, std::uint64_t>> counts;
   for (std::size_t i = 0; i < words.entries.size(); ++i) {
     counts[words.entries[i].hash] = {snapshot.CountsOf(i)[0], snapshot.CountsOf(i)[1]};
   }
-  const auto count_of = [&](const std::string& word) { return counts[Bag(word).entries[0].hash]; };
+  const auto count_of = [&](const std::string& word) {
+    return counts[BagOfWords(word).entries[0].hash];
+  };
   EXPECT_EQ(count_of("send"), std::make_pair(std::uint64_t{3}, std::uint64_t{1}));
   EXPECT_EQ(count_of("review"), std::make_pair(std::uint64_t{1}, std::uint64_t{2}));
   EXPECT_EQ(count_of("account"), std::make_pair(std::uint64_t{1}, std::uint64_t{0}));
@@ -130,7 +122,7 @@ TEST_P(StoreTest, SeedDocumentsGiveTheTextbookCounts) {
 
 TEST_P(StoreTest, IncrementalInAnyOrderEqualsBatch) {
   for (const Document& d : kSeed) Learn(*store_, d.id, d.label, d.text);
-  const TokenBag words = Bag(kAllWords);
+  const TokenBag words = BagOfWords(kAllWords);
   const model::Snapshot reference = store_->Read(words.entries);
 
   std::vector<Document> shuffled = kSeed;
@@ -150,7 +142,7 @@ TEST_P(StoreTest, ForgetAfterLearnRestoresTheCountsBitForBit) {
   for (const Document& d : kSeed) {
     if (d.id != "d3") Learn(*store_, d.id, d.label, d.text);
   }
-  const TokenBag words = Bag(kAllWords);
+  const TokenBag words = BagOfWords(kAllWords);
   const model::Snapshot before = store_->Read(words.entries);
   Learn(*store_, "d3", "spam", "send us your account");
   EXPECT_NE(*store_->Stats(), *before.stats);
@@ -183,7 +175,8 @@ TEST_P(StoreTest, ImpossibleDeltaIsRejectedWhole) {
   Learn(*store_, "m", "spam", "one two");
   const auto before = store_->Stats();
   model::Delta delta;
-  delta.token_changes = {{Bag("three").entries[0].hash, 0, 1}, {Bag("one").entries[0].hash, 0, -5}};
+  delta.token_changes = {{BagOfWords("three").entries[0].hash, 0, 1},
+                         {BagOfWords("one").entries[0].hash, 0, -5}};
   delta.document_changes = {{0, 1}};
   const auto applied = store_->Apply(delta);
   ASSERT_FALSE(applied.has_value());
@@ -196,7 +189,7 @@ TEST_P(StoreTest, ImpossibleDeltaIsRejectedWhole) {
 
 TEST_P(StoreTest, StreamPositionTravelsWithTheDelta) {
   EXPECT_EQ(store_->StreamPosition(), "");
-  auto plan = model::PlanLearn("m", "spam", Bag("a b"), std::nullopt, *store_->Stats());
+  auto plan = model::PlanLearn("m", "spam", BagOfWords("a b"), std::nullopt, *store_->Stats());
   plan.delta.stream_position = "1700000000000-3";
   ASSERT_TRUE(store_->Apply(plan.delta).has_value());
   EXPECT_EQ(store_->StreamPosition(), "1700000000000-3");
@@ -216,7 +209,7 @@ std::vector<model::Delta> ApplyOneByOne(Store& store, const std::vector<Event>& 
       EXPECT_TRUE(learned->has_value()) << e.id;
       deltas.push_back(model::PlanForget(e.id, **learned, *store.Stats()));
     } else {
-      auto plan = model::PlanLearn(e.id, e.label, Bag(e.text), *learned, *store.Stats());
+      auto plan = model::PlanLearn(e.id, e.label, BagOfWords(e.text), *learned, *store.Stats());
       if (plan.status == model::LearnStatus::kUnchanged) continue;
       deltas.push_back(std::move(plan.delta));
     }
@@ -229,7 +222,8 @@ std::vector<model::Delta> ApplyOneByOne(Store& store, const std::vector<Event>& 
 // The whole observable state of a store over the ids and words the tests use.
 void ExpectSameModel(const Store& actual, const Store& expected,
                      const std::vector<std::string>& ids) {
-  const TokenBag words = Bag(std::string(kAllWords) + " cheap pills now verify one two three");
+  const TokenBag words =
+      BagOfWords(std::string(kAllWords) + " cheap pills now verify one two three");
   const model::Snapshot a = actual.Read(words.entries);
   const model::Snapshot e = expected.Read(words.entries);
   EXPECT_EQ(*a.stats, *e.stats);
@@ -291,13 +285,14 @@ TEST_P(StoreTest, SameIdLearnedRelearnedAndForgottenInOneBatch) {
 
 TEST_P(StoreTest, OneBadDeltaInABatchIsLeftOutAndTheOthersApplied) {
   Learn(*store_, "m", "spam", "one two");
-  auto good_a = model::PlanLearn("a", "ham", Bag("one three"), std::nullopt, *store_->Stats());
-  auto good_b = model::PlanLearn("b", "spam", Bag("two"), std::nullopt, *store_->Stats());
+  auto good_a =
+      model::PlanLearn("a", "ham", BagOfWords("one three"), std::nullopt, *store_->Stats());
+  auto good_b = model::PlanLearn("b", "spam", BagOfWords("two"), std::nullopt, *store_->Stats());
   // Forgets "m" as if it had learned "one" five times: the counts cannot go that low.
   model::Delta bad = model::PlanForget(
-      "m", {"spam", {{Bag("one").entries[0].hash, 5}}, {}, std::nullopt}, *store_->Stats());
+      "m", {"spam", {{BagOfWords("one").entries[0].hash, 5}}, {}, std::nullopt}, *store_->Stats());
   // Planned on what `bad` would have left: a fresh learn of "m".
-  auto after_bad = model::PlanLearn("m", "ham", Bag("four"), std::nullopt, *store_->Stats());
+  auto after_bad = model::PlanLearn("m", "ham", BagOfWords("four"), std::nullopt, *store_->Stats());
   model::Delta unknown_class;
   unknown_class.document_changes = {{7, 1}};
 
@@ -343,7 +338,7 @@ void LearnFrom(Store& store, const std::string& id, const std::string& label,
   auto learned = store.FindLearned(id);
   ASSERT_TRUE(learned.has_value());
   const model::LearnPlan plan =
-      model::PlanLearn(id, label, Bag(text), *learned, *store.Stats(), std::move(origin));
+      model::PlanLearn(id, label, BagOfWords(text), *learned, *store.Stats(), std::move(origin));
   ASSERT_TRUE(store.Apply(plan.delta).has_value());
 }
 
@@ -386,8 +381,9 @@ void LearnScored(Store& store, const std::string& id, const std::string& label,
                  const std::string& text, double score) {
   auto learned = store.FindLearned(id);
   ASSERT_TRUE(learned.has_value());
-  const model::LearnPlan plan = model::PlanLearn(id, label, Bag(text), *learned, *store.Stats(), {},
-                                                 model::HeldOutScore{model::kScoreScale, score});
+  const model::LearnPlan plan =
+      model::PlanLearn(id, label, BagOfWords(text), *learned, *store.Stats(), {},
+                       model::HeldOutScore{model::kScoreScale, score});
   ASSERT_TRUE(store.Apply(plan.delta).has_value());
 }
 
@@ -460,12 +456,12 @@ model::LearnStatus UserLearn(Store& store, const std::string& user, const std::s
   if (global) {
     auto learned = store.FindLearned(id);
     EXPECT_TRUE(learned.has_value());
-    plan = model::PlanLearn(id, label, Bag(text), *learned, *stats, origin);
+    plan = model::PlanLearn(id, label, BagOfWords(text), *learned, *stats, origin);
   }
   auto user_learned = store.FindUserLearned(user, id);
   EXPECT_TRUE(user_learned.has_value()) << user_learned.error().message;
-  const model::LearnStatus status =
-      model::AddUserLearn(plan.delta, user, id, label, Bag(text), *user_learned, *stats, origin);
+  const model::LearnStatus status = model::AddUserLearn(
+      plan.delta, user, id, label, BagOfWords(text), *user_learned, *stats, origin);
   if (status != model::LearnStatus::kUnchanged || plan.status != model::LearnStatus::kUnchanged) {
     auto applied = store.Apply(plan.delta);
     EXPECT_TRUE(applied.has_value()) << applied.error().message;
@@ -484,7 +480,8 @@ void UserForget(Store& store, const std::string& user, const std::string& id) {
 
 // The user's layer over every word the tests use: stats and counts, or nullopt.
 std::optional<model::Snapshot> UserLayerOf(const Store& store, const std::string& user) {
-  const TokenBag words = Bag(std::string(kAllWords) + " cheap pills now verify one two three");
+  const TokenBag words =
+      BagOfWords(std::string(kAllWords) + " cheap pills now verify one two three");
   auto read = store.ReadUser(user, *store.Stats(), words.entries);
   EXPECT_TRUE(read.has_value()) << read.error().message;
   return read.value_or(std::nullopt);
@@ -517,12 +514,12 @@ TEST_P(StoreTest, AUserLearnChangesOnlyThatUsersLayer) {
   EXPECT_EQ((*stats)->classes[0], (model::ClassStats{"spam", 0, 0}));
   EXPECT_EQ((*stats)->classes[1], (model::ClassStats{"ham", 1, 4}));
   EXPECT_EQ((*stats)->vocabulary_size, 4u);
-  const TokenBag bag = Bag("password account");
+  const TokenBag bag = BagOfWords("password account");
   const auto layer = store_->ReadUser("alice", *store_->Stats(), bag.entries);
   ASSERT_TRUE(layer.has_value() && layer->has_value());
   // Sorted by hash: find each word's row.
   for (std::size_t i = 0; i < bag.entries.size(); ++i) {
-    const bool password = bag.entries[i].hash == Bag("password").entries[0].hash;
+    const bool password = bag.entries[i].hash == BagOfWords("password").entries[0].hash;
     EXPECT_EQ((*layer)->CountsOf(i)[0], 0u);
     EXPECT_EQ((*layer)->CountsOf(i)[1], password ? 1u : 0u);
   }
@@ -566,9 +563,10 @@ TEST_P(StoreTest, AUserLearnThatTrainsGlobalTooChangesBothInOneDelta) {
   // A delta whose user part cannot apply is refused whole: the global part is not applied.
   const auto global_before = *store_->Stats();
   const auto layer_before = UserLayerOf(*store_, "alice");
-  auto plan = model::PlanLearn("m2", "ham", Bag("lunch at noon"), std::nullopt, global_before);
+  auto plan =
+      model::PlanLearn("m2", "ham", BagOfWords("lunch at noon"), std::nullopt, global_before);
   model::AddUserForget(plan.delta, "alice", "m2",
-                       {"spam", {{Bag("cheap").entries[0].hash, 5}}, {}, std::nullopt},
+                       {"spam", {{BagOfWords("cheap").entries[0].hash, 5}}, {}, std::nullopt},
                        global_before);
   const auto applied = store_->Apply(plan.delta);
   ASSERT_FALSE(applied.has_value());
@@ -606,11 +604,12 @@ TEST_P(StoreTest, UserBatchEqualsSequentialApplies) {
                           const std::string& text, bool global) {
     const auto stats = sequential->Stats();
     model::LearnPlan plan;
-    if (global) plan = model::PlanLearn(id, label, Bag(text), *sequential->FindLearned(id), *stats);
+    if (global)
+      plan = model::PlanLearn(id, label, BagOfWords(text), *sequential->FindLearned(id), *stats);
     if (label.empty()) {
       model::AddUserForget(plan.delta, user, id, **sequential->FindUserLearned(user, id), *stats);
     } else {
-      (void)model::AddUserLearn(plan.delta, user, id, label, Bag(text),
+      (void)model::AddUserLearn(plan.delta, user, id, label, BagOfWords(text),
                                 *sequential->FindUserLearned(user, id), *stats);
     }
     ASSERT_TRUE(sequential->Apply(plan.delta).has_value());
@@ -674,9 +673,10 @@ TEST_P(StoreTest, AUserPastTheDistinctTokenLimitIsRefusedWhole) {
   const auto global_before = *store->Stats();
   // 3 known + 3 new = 6 distinct: refused, the global part with it.
   const auto stats = store->Stats();
-  auto plan = model::PlanLearn("m2", "spam", Bag("one cheap pills now"), std::nullopt, *stats);
-  ASSERT_EQ(model::AddUserLearn(plan.delta, "alice", "m2", "spam", Bag("one cheap pills now"),
-                                std::nullopt, *stats),
+  auto plan =
+      model::PlanLearn("m2", "spam", BagOfWords("one cheap pills now"), std::nullopt, *stats);
+  ASSERT_EQ(model::AddUserLearn(plan.delta, "alice", "m2", "spam",
+                                BagOfWords("one cheap pills now"), std::nullopt, *stats),
             model::LearnStatus::kLearned);
   const auto applied = store->Apply(plan.delta);
   ASSERT_FALSE(applied.has_value());

@@ -29,7 +29,7 @@
 #include <thread>
 
 #include "spamd/spamd_listener.h"
-#include "spamd/spamd_test_backend.h"
+#include "spamd/testing/fake_backend.h"
 
 namespace {
 

@@ -87,16 +87,9 @@ void RunClient(unsigned short port, int client_index, std::latch& start, ClientR
   }
 }
 
-DaemonProcess StartDaemon(const TempDir& dir) {
-  auto daemon = DaemonProcess::Start(
-      {"--listen", "127.0.0.1:0", "--data-dir", dir.Join("model"), "--threads", "2"});
-  if (!daemon) throw std::runtime_error(daemon.error());
-  return std::move(*daemon);
-}
-
 TEST(ConcurrencyTest, ConcurrentClientsLeaveTheModelASerialReplayOfTheirAcknowledgedOperations) {
   TempDir concurrent_dir;
-  DaemonProcess concurrent = StartDaemon(concurrent_dir);
+  DaemonProcess concurrent = StartTestDaemon(concurrent_dir.Join("model"));
 
   std::vector<ClientRun> runs(kClients);
   {
@@ -132,7 +125,7 @@ TEST(ConcurrencyTest, ConcurrentClientsLeaveTheModelASerialReplayOfTheirAcknowle
 
   // The concurrent daemon, restarted on its data folder: spam_confidence included.
   EXPECT_EQ(concurrent.Terminate(), 0) << concurrent.Log();
-  DaemonProcess restarted = StartDaemon(concurrent_dir);
+  DaemonProcess restarted = StartTestDaemon(concurrent_dir.Join("model"));
   ExpectSameModel(after_concurrency, Observe(restarted.port(), probes), "restart");
   EXPECT_EQ(restarted.Terminate(), 0) << restarted.Log();
   std::int64_t learned = 0;

@@ -41,13 +41,6 @@ Message MakeMessage(int client, int i) {
   return message;
 }
 
-DaemonProcess StartDaemon(const TempDir& dir) {
-  auto daemon = DaemonProcess::Start(
-      {"--listen", "127.0.0.1:0", "--data-dir", dir.Join("model"), "--threads", "2"});
-  if (!daemon) throw std::runtime_error(daemon.error());
-  return std::move(*daemon);
-}
-
 std::string Target(const Message& message) {
   return "/train?label=" + message.label + "&id=" + message.id;
 }
@@ -57,7 +50,7 @@ TEST(GroupCommitTest, EveryAcknowledgedTrainSurvivesKillNineUnderConcurrentLoad)
   constexpr int kMessagesPerClient = 40;
   constexpr int kKillAfter = kClients * kMessagesPerClient * 3 / 4;
   TempDir dir;
-  DaemonProcess daemon = StartDaemon(dir);
+  DaemonProcess daemon = StartTestDaemon(dir.Join("model"));
 
   // Clients train until the daemon is killed; the kill comes once kKillAfter trains are
   // acknowledged, with the others still in flight.
@@ -102,7 +95,7 @@ TEST(GroupCommitTest, EveryAcknowledgedTrainSurvivesKillNineUnderConcurrentLoad)
   for (std::thread& client : clients) client.join();
   ASSERT_GE(acknowledged.size(), std::size_t{kKillAfter});
 
-  DaemonProcess restarted = StartDaemon(dir);
+  DaemonProcess restarted = StartTestDaemon(dir.Join("model"));
   HttpClient client(restarted.port());
   // Every acknowledged message is in the ledger under its label: learning it again is a no-op.
   for (const Message& message : acknowledged) {
@@ -118,7 +111,7 @@ TEST(GroupCommitTest, EveryAcknowledgedTrainSurvivesKillNineUnderConcurrentLoad)
 
   // The same messages learned one by one by another daemon give exactly the same model.
   TempDir reference_dir;
-  DaemonProcess reference = StartDaemon(reference_dir);
+  DaemonProcess reference = StartTestDaemon(reference_dir.Join("model"));
   HttpClient one_by_one(reference.port());
   for (const std::vector<Message>* messages : {&acknowledged, &in_flight}) {
     for (const Message& message : *messages) {

@@ -45,21 +45,10 @@ constexpr std::size_t kMaxHeaderBytes = 8192;
 constexpr std::size_t kMaxBodyBytes = 8 << 20;
 
 DaemonProcess StartDaemon(const TempDir& dir, int idle_timeout_seconds = kIdleTimeoutSeconds) {
-  std::vector<std::string> args = {"--listen",
-                                   "127.0.0.1:0",
-                                   "--data-dir",
-                                   dir.Join("model"),
-                                   "--threads",
-                                   "2",
-                                   "--idle-timeout-seconds",
-                                   std::to_string(idle_timeout_seconds),
-                                   "--max-header-bytes",
-                                   std::to_string(kMaxHeaderBytes),
-                                   "--max-body-bytes",
-                                   std::to_string(kMaxBodyBytes)};
-  auto daemon = DaemonProcess::Start(args);
-  if (!daemon) throw std::runtime_error(daemon.error());
-  return std::move(*daemon);
+  return StartTestDaemon(
+      dir.Join("model"),
+      {"--idle-timeout-seconds", std::to_string(idle_timeout_seconds), "--max-header-bytes",
+       std::to_string(kMaxHeaderBytes), "--max-body-bytes", std::to_string(kMaxBodyBytes)});
 }
 
 void TrainSeed(unsigned short port) {

@@ -173,4 +173,13 @@ std::optional<unsigned short> DaemonProcess::LoggedPort(std::string_view marker)
   return std::nullopt;
 }
 
+DaemonProcess StartTestDaemon(const std::string& data_dir, const std::vector<std::string>& extra) {
+  std::vector<std::string> args = {"--listen", "127.0.0.1:0", "--data-dir",
+                                   data_dir,   "--threads",   "2"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  auto daemon = DaemonProcess::Start(args);
+  if (!daemon) throw std::runtime_error(daemon.error());
+  return std::move(*daemon);
+}
+
 }  // namespace nbspamd::testing

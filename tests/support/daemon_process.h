@@ -65,6 +65,12 @@ class DaemonProcess {
   std::string log_path_;
 };
 
+// The daemon most integration tests run: nbspamd on 127.0.0.1 and an ephemeral port, its model in
+// `data_dir`, 2 threads, then `extra` flags. Throws std::runtime_error with the daemon's output
+// when it does not start (a failure of the test's set-up).
+[[nodiscard]] DaemonProcess StartTestDaemon(const std::string& data_dir,
+                                            const std::vector<std::string>& extra = {});
+
 }  // namespace nbspamd::testing
 
 #endif  // NBSPAMD_TESTS_SUPPORT_DAEMON_PROCESS_H_

@@ -3,8 +3,8 @@
 // stops the listener, waits until every connection has ended, and joins the threads.
 // Thread safety: port() from any thread. Errors: the constructor throws std::runtime_error when
 // the listener cannot bind (a test set-up failure).
-#ifndef NBSPAMD_SPAMD_SPAMD_TEST_SERVER_H_
-#define NBSPAMD_SPAMD_SPAMD_TEST_SERVER_H_
+#ifndef NBSPAMD_SPAMD_TESTING_TEST_SERVER_H_
+#define NBSPAMD_SPAMD_TESTING_TEST_SERVER_H_
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -54,4 +54,4 @@ class SpamdTestServer {
 
 }  // namespace nbspamd::spamd
 
-#endif  // NBSPAMD_SPAMD_SPAMD_TEST_SERVER_H_
+#endif  // NBSPAMD_SPAMD_TESTING_TEST_SERVER_H_

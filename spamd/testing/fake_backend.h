@@ -4,8 +4,8 @@
 // unknown message is kNotFound, as the core does. Completions run on the calling thread, unless
 // held (HoldCompletions) until Release, so a test can keep a request inside the backend.
 // Thread-safe.
-#ifndef NBSPAMD_SPAMD_SPAMD_TEST_BACKEND_H_
-#define NBSPAMD_SPAMD_SPAMD_TEST_BACKEND_H_
+#ifndef NBSPAMD_SPAMD_TESTING_FAKE_BACKEND_H_
+#define NBSPAMD_SPAMD_TESTING_FAKE_BACKEND_H_
 
 #include <condition_variable>
 #include <functional>
@@ -148,4 +148,4 @@ class FakeSpamdBackend : public SpamdBackend {
 
 }  // namespace nbspamd::spamd
 
-#endif  // NBSPAMD_SPAMD_SPAMD_TEST_BACKEND_H_
+#endif  // NBSPAMD_SPAMD_TESTING_FAKE_BACKEND_H_
