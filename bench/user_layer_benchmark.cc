@@ -1,4 +1,4 @@
-// The user layer benchmark: what per-user layers (issue 14) cost on the classify path, in
+// The user layer benchmark: what per-user layers cost on the classify path, in
 // memory and on disk, as the number of users with a layer grows.
 //
 //   user_layer_benchmark DIR USERS [MESSAGES_PER_USER] [TOKENS_PER_MESSAGE] [CACHE_MB]

@@ -3,7 +3,7 @@
 //   std::expected<Settings, Error> LoadSettings(...);
 //   if (!settings) return std::unexpected(settings.error());
 //
-// Each code says when to use it; server/http_errors.cc maps codes to HTTP statuses in one table,
+// Each code says when to use it; http_api/http_errors.cc maps codes to HTTP statuses in one table,
 // and the command-line front ends map them to exit codes.
 #ifndef NBSPAMD_COMMON_ERROR_H_
 #define NBSPAMD_COMMON_ERROR_H_

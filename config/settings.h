@@ -126,7 +126,7 @@ struct Settings {
   // Tokens whose weight |log P(t|spam) − log P(t|ham)| is at most this leave the score out
   // (model::ClassifyOptions::score_min_weight); >= 0.
   double score_min_weight = 1.0;
-  // User layers (issue 14; model/layered.h, docs/ACCURACY.md "Per-user layers"): β, the token
+  // User layers (model/layered.h, docs/ACCURACY.md "Per-user layers"): β, the token
   // pseudo-counts of the global prior of a user's word distribution, and γ, the document
   // pseudo-counts of its class prior; > 0 and finite. The defaults were measured (cold start).
   double user_beta = 1000;
@@ -178,7 +178,7 @@ struct Settings {
   std::string log_level = "info";
   // "logfmt" or "json".
   std::string log_format = "logfmt";
-  // Cluster mode (server/cluster.h, docs/SCALING.md): "" runs standalone; HOST:PORT of a Redis
+  // Cluster mode (replication/cluster.h, docs/SCALING.md): "" runs standalone; HOST:PORT of a Redis
   // server makes training go through the Redis Stream `cluster_stream`, shared by every daemon.
   std::string cluster_redis;
   std::string cluster_redis_host;  // Parsed from cluster_redis.

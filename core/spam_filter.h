@@ -16,7 +16,7 @@
 // TrainOutcome::feedback whether that verdict was right. A front end only turns its protocol
 // into these calls and the outcomes (and Error codes) back into its protocol.
 //
-// User layers (issue 14; model/layered.h, docs/API.md): every classify, train and forget may name
+// User layers (model/layered.h, docs/API.md): every classify, train and forget may name
 // a user. Classify(message, explain, id, user) scores with the user's own counts over the global
 // model (ClassifyLayered with SpamFilterOptions::user_beta and user_gamma); a user with no layer
 // scores exactly as the global model. A train or forget with a user changes that user's layer, and

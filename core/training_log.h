@@ -29,7 +29,7 @@ namespace nbspamd::core {
 // One change to the model as a training log carries it: the tokens, not the message, so that
 // every daemon applies identical tokens whatever its tokenizer settings.
 //
-// A change with a user is to that user's layer (issue 14), and to the global model as well when
+// A change with a user is to that user's layer, and to the global model as well when
 // train_global, as the submitting daemon's train_global_from_users decided: every daemon applies
 // it alike whatever its own setting. kDeleteUser removes everything of `user` (id is "").
 struct TrainingChange {

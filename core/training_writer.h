@@ -22,7 +22,7 @@
 // applying the same stream, records the same scores bit for bit (given the same alpha). A
 // relearn keeps the score of the first learn.
 //
-// User layers (issue 14; model/user_layer.h). LearnForUser and ForgetForUser change a user's
+// User layers (model/user_layer.h). LearnForUser and ForgetForUser change a user's
 // layer and ledger, and the global model too when the target says so, in one delta (one atomic
 // write). A group is exact for user records as for global ones: the user ledger is read through
 // the group's own changes, per user and id. DeleteUser is written alone, between groups, so it is

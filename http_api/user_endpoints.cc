@@ -1,4 +1,4 @@
-// GET /users/{id}/stats and DELETE /users/{id}: a user's layer (issue 14; core/spam_filter.h).
+// GET /users/{id}/stats and DELETE /users/{id}: a user's layer (core/spam_filter.h).
 // The id is the path's second segment, percent-decoded; model::CheckUserId decides what is valid.
 #include <boost/json.hpp>
 #include <boost/url/parse.hpp>

@@ -73,7 +73,7 @@ struct FeedbackChange {
   friend bool operator==(const FeedbackChange&, const FeedbackChange&) = default;
 };
 
-// The changes of one training event to one user's layer (issue 14; docs/STORAGE.md): the user's
+// The changes of one training event to one user's layer (docs/STORAGE.md): the user's
 // token counts n_wcu and documents N_cu, and the user's own ledger record. Class indices are the
 // global ones (those of the Delta that carries it, after its new_classes): a layer has the
 // global classes. Storage derives the user's n_cu and distinct tokens from the token changes.

@@ -1,5 +1,5 @@
 // Layered classification: a user's (or a domain's) own counts over the global model, with the
-// global estimate as the Dirichlet prior of the user's (issue 14; docs/API.md). No I/O.
+// global estimate as the Dirichlet prior of the user's (docs/API.md). No I/O.
 //
 //   P(w | c, u) = (n_wcu + β · P_g(w | c)) / (n_cu + β),   P_g(w | c) = (n_wc + α) / (n_c + α·|V|)
 //   P(c | u)    = (N_cu + γ · P_g(c)) / (N_u + γ),         P_g(c) = N_c / N

@@ -1,4 +1,4 @@
-// User layers, the model side (issue 14): planning a user's learn, relearn and forget as changes
+// User layers, the model side: planning a user's learn, relearn and forget as changes
 // to the user's layer, and the stats a layer is scored with. No I/O.
 //
 // A train with a user is one Delta: its global part (PlanLearn, only when the event also trains

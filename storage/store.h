@@ -7,7 +7,7 @@
 //   auto results = store.ApplyBatch(deltas);  // many deltas, one durable write (group commit)
 //   store.Checkpoint("backups/b1");            // an online backup, while serving
 //
-// User layers (issue 14; docs/STORAGE.md): a Delta with a `user` part changes that user's layer
+// User layers (docs/STORAGE.md): a Delta with a `user` part changes that user's layer
 // (and the global model, when its global part is not empty) in the same atomic write.
 //
 //   auto user = store.ReadUser("alice", *global.stats, bag.entries);  // nullopt: no layer

@@ -444,7 +444,7 @@ TEST_P(StoreTest, AFeedbackCountBelowZeroIsRefusedWithItsDelta) {
   EXPECT_EQ(store_->Calibration()->histogram(), model::FeedbackHistogram{});
 }
 
-// User layers (issue 14): each layer learns, relearns and forgets exactly on its own; a train of
+// User layers: each layer learns, relearns and forgets exactly on its own; a train of
 // both layers is one delta, applied whole or not at all.
 
 // Learns `text` as `label` in `user`'s layer, and in the global model too when `global`.

@@ -1,4 +1,4 @@
-// UserLayer and UserLayerCache: users' layers of counts in memory (issue 14; docs/STORAGE.md).
+// UserLayer and UserLayerCache: users' layers of counts in memory (docs/STORAGE.md).
 //
 //   std::shared_ptr<UserLayer> layer = cache.Find(user);     // hit: no disk read
 //   if (!layer) {                                            // miss: one prefix scan

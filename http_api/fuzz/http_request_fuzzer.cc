@@ -1,7 +1,7 @@
 // Fuzz target: the input is what a client sends on one connection. Beast's request parser reads
-// it with the daemon's default limits (server/http_limits.h), as server/http_session.cc does,
+// it with the daemon's default limits (http_api/http_limits.h), as http_api/http_session.cc does,
 // and each complete request (up to kMaxRequests, pipelined) goes to the Router of a FuzzService,
-// whose checks every response must pass (server/fuzz/fuzz_service.h). Input the parser rejects
+// whose checks every response must pass (http_api/fuzz/fuzz_service.h). Input the parser rejects
 // is what the session answers 400, 413 or 431 without the router: nothing more to check there.
 // Built with libFuzzer when NBSPAMD_FUZZ is on; tokenizer/fuzz/replay_main.cc runs saved inputs
 // without it.

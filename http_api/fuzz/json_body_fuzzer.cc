@@ -1,6 +1,6 @@
 // Fuzz target: the input, after its first byte, is the JSON body of a POST to /classify, /train
 // or /forget, sent to the Router of a FuzzService, whose checks every response must pass
-// (server/fuzz/fuzz_service.h). This reaches the JSON paths (Boost.JSON parsing, the fields and
+// (http_api/fuzz/fuzz_service.h). This reaches the JSON paths (Boost.JSON parsing, the fields and
 // their types, the message in "text") without the HTTP framing in the way.
 //
 // First byte: bits 0-1 pick the endpoint (0 /classify, 1 /train, 2 /forget, 3 /classify with

@@ -1,4 +1,4 @@
-// Per-user layers (issue 14) through the real daemon: ?user= on /classify, /train and /forget,
+// Per-user layers through the real daemon: ?user= on /classify, /train and /forget,
 // GET /users/{id}/stats and DELETE /users/{id}, with the RocksDB store.
 #include <gtest/gtest.h>
 
