@@ -14,14 +14,10 @@
 
 #include "storage/encoding.h"
 #include "storage/rocksdb_layout.h"
+#include "storage/rocksdb_status.h"
 
 namespace nbspamd::storage {
 namespace {
-
-std::unexpected<Error> RocksdbError(std::string_view what, const rocksdb::Status& status) {
-  const ErrorCode code = status.IsCorruption() ? ErrorCode::kDataLoss : ErrorCode::kInternal;
-  return MakeError(code, std::string(what) + ": " + status.ToString());
-}
 
 // An open data folder: the database and its meta, tokens and ledger families.
 struct Folder {
