@@ -1,6 +1,5 @@
 #include "replication/cluster.h"
 
-#include <charconv>
 #include <exception>
 #include <random>
 #include <utility>
@@ -44,24 +43,6 @@ double LagSeconds(const std::string& applied, const std::string& last) {
 
 }  // namespace
 
-std::optional<StreamId> StreamId::Parse(std::string_view text) {
-  const std::size_t dash = text.find('-');
-  if (dash == std::string_view::npos) return std::nullopt;
-  StreamId id;
-  const char* end = text.data() + dash;
-  auto [ms_end, ms_error] = std::from_chars(text.data(), end, id.ms);
-  if (ms_error != std::errc() || ms_end != end || dash == 0) return std::nullopt;
-  const char* seq_begin = end + 1;
-  const char* seq_end = text.data() + text.size();
-  auto [parsed_end, seq_error] = std::from_chars(seq_begin, seq_end, id.seq);
-  if (seq_error != std::errc() || parsed_end != seq_end || seq_begin == seq_end) {
-    return std::nullopt;
-  }
-  return id;
-}
-
-std::string StreamId::ToString() const { return std::to_string(ms) + "-" + std::to_string(seq); }
-
 ClusterReplicator::ClusterReplicator(storage::Store& store, core::TrainingWriter& writer,
                                      ClusterOptions options)
     : store_(store),
@@ -83,9 +64,7 @@ std::expected<void, Error> ClusterReplicator::CheckNoGap(RedisClient& redis,
   auto trimmed = redis.Command({"GET", trimmed_key_});
   if (!trimmed) return std::unexpected(trimmed.error());
   if (trimmed->type != RedisReply::Type::kString) return {};
-  const auto through = StreamId::Parse(trimmed->text);
-  const StreamId here = StreamId::Parse(position).value_or(StreamId{});
-  if (through && here < *through) {
+  if (TrimmedPast(trimmed->text, position)) {
     return MakeError(ErrorCode::kFailedPrecondition,
                      "the stream '" + options_.stream + "' was trimmed through " + trimmed->text +
                          " but this daemon's model ends at " +
@@ -321,91 +300,68 @@ void ClusterReplicator::Report(RedisClient& redis, bool trim) {
     std::lock_guard lock(status_mutex_);
     applied = status_.applied;
   }
-  // Whether every read that decides the trim bound succeeded: if not, this round keeps all.
-  bool complete = true;
   if (auto reported = redis.Command(
-          {"HSET", positions_key_, options_.name,
-           (applied.empty() ? std::string("0-0") : applied) + " " + std::to_string(now)});
+          {"HSET", positions_key_, options_.name, EncodePositionReport(applied, now)});
       !reported) {
     // Other daemons may trim past this one for want of it: their own positions still hold the
     // stream back, and this daemon's report is retried at the next round.
     NoteReportError("reporting this daemon's position failed: " + reported.error().message);
   }
+  TrimRound round{.now_ms = now,
+                  .retention_ms = std::chrono::milliseconds(options_.retention).count(),
+                  .self = options_.name,
+                  .applied = StreamId::Parse(applied).value_or(StreamId{}),
+                  .stream_read = true,
+                  .reports = std::nullopt,
+                  .known = known_peers_};
   std::string last;
   if (auto newest = redis.Command({"XREVRANGE", options_.stream, "+", "-", "COUNT", "1"});
       !newest) {
     NoteReportError("reading the stream's last entry failed: " + newest.error().message);
-    complete = false;
+    round.stream_read = false;
   } else if (!newest->elements.empty() && !newest->elements[0].elements.empty()) {
     last = newest->elements[0].elements[0].text;
   }
   std::vector<core::ClusterPeer> peers;
-  const std::int64_t window = std::chrono::milliseconds(options_.retention).count();
-  // What this daemon has applied holds the stream back, whatever the hash says of it.
-  StreamId oldest_needed = StreamId::Parse(applied).value_or(StreamId{});
-  const auto need = [&](const StreamId& position) {
-    if (position < oldest_needed) oldest_needed = position;
-  };
   auto all = redis.Command({"HGETALL", positions_key_});
   if (!all) {
     NoteReportError("reading the daemons' positions failed: " + all.error().message);
-    complete = false;
   } else {
-    std::map<std::string, KnownPeer> reported;
+    round.reports.emplace();
     for (std::size_t i = 0; i + 1 < all->elements.size(); i += 2) {
       core::ClusterPeer peer;
       peer.name = all->elements[i].text;
       const std::string& value = all->elements[i + 1].text;
-      const std::size_t space = value.find(' ');
-      peer.position = value.substr(0, space);
-      std::int64_t seen = 0;
-      bool seen_read = false;
-      if (space != std::string::npos) {
-        const char* end = value.data() + value.size();
-        const auto [parsed_end, error] = std::from_chars(value.data() + space + 1, end, seen);
-        seen_read = error == std::errc() && parsed_end == end;
-      }
-      peer.seen_seconds_ago = static_cast<double>(now - seen) / 1000.0;
+      auto report = DecodePositionReport(value);
+      // As written, also when it cannot be parsed.
+      peer.position = value.substr(0, value.find(' '));
+      peer.seen_seconds_ago = static_cast<double>(now - (report ? report->seen_ms : 0)) / 1000.0;
       peer.lag_seconds = LagSeconds(peer.position, last);
-      const auto position = StreamId::Parse(peer.position);
-      if (!position || !seen_read) {
-        // Whose position, and how recent, is unknown: it might need anything.
+      if (!report) {
+        // Whose position, and how recent, is unknown: it might need anything, so TrimFloor keeps
+        // the whole stream this round.
         NoteReportError("the position report of daemon '" + peer.name + "' cannot be read: '" +
                         value + "'");
-        complete = false;
+        round.reports->insert_or_assign(peer.name, std::nullopt);
       } else {
-        reported.insert_or_assign(peer.name, KnownPeer{*position, seen});
-        if (now - seen <= window) need(*position);
+        round.reports->insert_or_assign(peer.name, *report);
       }
       peers.push_back(std::move(peer));
     }
-    // A daemon seen within the window whose report has gone (the hash was edited, or Redis
-    // lost it) still needs what it needed when last seen.
-    for (auto it = known_peers_.begin(); it != known_peers_.end();) {
-      const auto& [name, known] = *it;
-      if (reported.contains(name) || name == options_.name || now - known.seen_ms > window) {
-        it = known_peers_.erase(it);
-        continue;
-      }
-      NoteReportError("the position report of daemon '" + name +
-                      "' is missing; keeping the stream from " + known.position.ToString());
-      need(known.position);
-      ++it;
-    }
-    for (auto& [name, known] : reported) {
-      if (now - known.seen_ms <= window) known_peers_.insert_or_assign(name, known);
-    }
+  }
+  TrimDecision decision = TrimFloor(round);
+  known_peers_ = std::move(decision.known);
+  for (const auto& [name, position] : decision.missing) {
+    NoteReportError("the position report of daemon '" + name +
+                    "' is missing; keeping the stream from " + position.ToString());
   }
   {
     std::lock_guard lock(status_mutex_);
     if (!last.empty()) status_.last = last;
     if (all) status_.peers = std::move(peers);
   }
-  if (!trim || !complete) return;
-  // Below what every daemon seen within the window has applied, and older than the window.
-  StreamId floor{static_cast<std::uint64_t>(std::max<std::int64_t>(now - window, 0)), 0};
-  if (oldest_needed < floor) floor = oldest_needed;
-  if (floor <= StreamId{0, 1}) return;
+  if (!trim || !decision.floor) return;
+  const StreamId floor = *decision.floor;
   auto trimmed =
       redis.Command({"EVAL", kTrimScript, "2", options_.stream, trimmed_key_, floor.ToString()});
   if (!trimmed) {

@@ -24,7 +24,7 @@
 // not be written); a daemon seen before whose report has vanished from the hash holds it back
 // at its last known position until the window has passed since it was last seen; and a round
 // whose reads of the stream or the positions failed, or found a report it cannot parse, does
-// not trim at all.
+// not trim at all. Those decisions are trim_floor.h's, the reports' format stream_codec.h's.
 #ifndef NBSPAMD_REPLICATION_CLUSTER_H_
 #define NBSPAMD_REPLICATION_CLUSTER_H_
 
@@ -52,19 +52,10 @@
 #include "model/learning.h"
 #include "replication/redis_client.h"
 #include "replication/stream_codec.h"
+#include "replication/trim_floor.h"
 #include "storage/store.h"
 
 namespace nbspamd::replication {
-
-// A Redis Stream entry id, "MS-SEQ".
-struct StreamId {
-  std::uint64_t ms = 0;
-  std::uint64_t seq = 0;
-
-  [[nodiscard]] static std::optional<StreamId> Parse(std::string_view text);
-  [[nodiscard]] std::string ToString() const;
-  friend auto operator<=>(const StreamId&, const StreamId&) = default;
-};
 
 struct ClusterOptions {
   std::string redis_host = "127.0.0.1";
@@ -136,12 +127,6 @@ class ClusterReplicator final : public core::TrainingLog {
     std::string id;
     std::string payload;
   };
-  // A daemon's position as last read from "<stream>:positions".
-  struct KnownPeer {
-    StreamId position;
-    std::int64_t seen_ms = 0;  // When it reported it (Unix milliseconds).
-  };
-
   void Run();
   // Applies `entries` in order; false when storage failed and they must be read again.
   bool Apply(const std::vector<Entry>& entries);
@@ -178,8 +163,9 @@ class ClusterReplicator final : public core::TrainingLog {
   bool stopping_ = false;  // Guarded by stop_mutex_.
   std::atomic<bool> gap_ = false;
 
-  // The reader thread's own: every daemon seen in the positions hash within the window.
-  std::map<std::string, KnownPeer> known_peers_;
+  // The reader thread's own: every daemon seen in the positions hash within the window, as
+  // TrimFloor last returned them.
+  std::map<std::string, PositionReport> known_peers_;
 
   std::atomic<std::uint64_t> completion_exceptions_ = 0;
   std::atomic<std::uint64_t> report_errors_ = 0;

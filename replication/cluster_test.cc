@@ -5,19 +5,6 @@
 namespace nbspamd::replication {
 namespace {
 
-TEST(StreamIdTest, ParsesAndOrders) {
-  EXPECT_EQ(StreamId::Parse("1700000000000-3"), (StreamId{1700000000000, 3}));
-  EXPECT_EQ(StreamId::Parse("0-0"), (StreamId{0, 0}));
-  EXPECT_FALSE(StreamId::Parse(""));
-  EXPECT_FALSE(StreamId::Parse("-1"));
-  EXPECT_FALSE(StreamId::Parse("12-"));
-  EXPECT_FALSE(StreamId::Parse("12"));
-  EXPECT_FALSE(StreamId::Parse("a-1"));
-  EXPECT_LT(*StreamId::Parse("5-9"), *StreamId::Parse("6-0"));
-  EXPECT_LT(*StreamId::Parse("5-9"), *StreamId::Parse("5-10"));
-  EXPECT_EQ(StreamId::Parse("17-4")->ToString(), "17-4");
-}
-
 TEST(StreamEventTest, LearnRoundTrips) {
   StreamEvent event;
   event.id = "<m1@example.org>";

@@ -1,7 +1,9 @@
 #include "replication/stream_codec.h"
 
 #include <algorithm>
+#include <charconv>
 #include <limits>
+#include <system_error>
 #include <utility>
 
 namespace nbspamd::replication {
@@ -92,6 +94,24 @@ bool DecodeLearned(std::string_view input, StreamEvent& event) {
 
 }  // namespace
 
+std::optional<StreamId> StreamId::Parse(std::string_view text) {
+  const std::size_t dash = text.find('-');
+  if (dash == std::string_view::npos) return std::nullopt;
+  StreamId id;
+  const char* end = text.data() + dash;
+  auto [ms_end, ms_error] = std::from_chars(text.data(), end, id.ms);
+  if (ms_error != std::errc() || ms_end != end || dash == 0) return std::nullopt;
+  const char* seq_begin = end + 1;
+  const char* seq_end = text.data() + text.size();
+  auto [parsed_end, seq_error] = std::from_chars(seq_begin, seq_end, id.seq);
+  if (seq_error != std::errc() || parsed_end != seq_end || seq_begin == seq_end) {
+    return std::nullopt;
+  }
+  return id;
+}
+
+std::string StreamId::ToString() const { return std::to_string(ms) + "-" + std::to_string(seq); }
+
 std::string EncodeStreamEvent(const StreamEvent& event) {
   const bool for_user = !event.user.empty();
   std::string out;
@@ -160,6 +180,28 @@ std::expected<StreamEvent, Error> DecodeStreamEvent(std::string_view bytes) {
   }
   if (event.id.empty()) return corrupt("an event without an id");
   return event;
+}
+
+std::string EncodePositionReport(std::string_view applied, std::int64_t seen_ms) {
+  std::string out(applied.empty() ? std::string_view("0-0") : applied);
+  out += ' ';
+  out += std::to_string(seen_ms);
+  return out;
+}
+
+std::expected<PositionReport, Error> DecodePositionReport(std::string_view value) {
+  const auto corrupt = [](std::string what) {
+    return MakeError(ErrorCode::kDataLoss, "corrupt position report: " + std::move(what));
+  };
+  const std::size_t space = value.find(' ');
+  if (space == std::string_view::npos) return corrupt("no time");
+  const std::optional<StreamId> position = StreamId::Parse(value.substr(0, space));
+  if (!position) return corrupt("the position is not a stream id");
+  PositionReport report{*position, 0};
+  const char* end = value.data() + value.size();
+  const auto [parsed_end, error] = std::from_chars(value.data() + space + 1, end, report.seen_ms);
+  if (error != std::errc() || parsed_end != end) return corrupt("the time is not an integer");
+  return report;
 }
 
 }  // namespace nbspamd::replication

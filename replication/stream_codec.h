@@ -1,5 +1,6 @@
-// The training stream's wire format: how one StreamEvent (a TrainingChange and who waits for it)
-// becomes the bytes of one Redis Stream field, and back.
+// The training stream's wire formats: how one StreamEvent (a TrainingChange and who waits for it)
+// becomes the bytes of one Redis Stream field, and back; how a stream entry id reads; and the
+// position report each daemon writes in "<stream>:positions".
 //
 // DO NOT CHANGE: every daemon of a cluster, old and new, reads these bytes. The format is this
 // codec's own (it does not borrow the storage schema), so a storage schema change leaves the wire
@@ -21,7 +22,7 @@
 //   forget:  byte 1 and a string source (a rollback of that source's record only), or byte 0.
 // Nothing may follow.
 //
-// Version 2 carries the changes to a user's layer (issue 14); a change to the global model alone
+// Version 2 carries the changes to a user's layer; a change to the global model alone
 // is still written as version 1, byte for byte, so a daemon that reads only version 1 keeps the
 // same global model as the others (it skips what it cannot read, user layers, with an error in
 // its log):
@@ -33,11 +34,21 @@
 //   byte     train_global: 1 the global model too, 0 not (always 0 for delete user)
 //   learn:   as in version 1; forget: as in version 1; delete user: nothing.
 // Nothing may follow.
+//
+// A position report, the value of a daemon's field in "<stream>:positions": the stream entry id
+// it has applied ("0-0" before any), one space, and when it wrote the report (Unix milliseconds,
+// decimal). DO NOT CHANGE either: every daemon reads every other's report, and one it cannot parse
+// stops all trimming (trim_floor.h).
+//
+//   std::string value = EncodePositionReport("1700000000000-3", now_ms);  // "1700000000000-3 <ms>"
+//   std::expected<PositionReport, Error> report = DecodePositionReport(value);
 #ifndef NBSPAMD_REPLICATION_STREAM_CODEC_H_
 #define NBSPAMD_REPLICATION_STREAM_CODEC_H_
 
+#include <compare>
 #include <cstdint>
 #include <expected>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -59,6 +70,17 @@ struct StreamEvent : core::TrainingChange {
   friend bool operator==(const StreamEvent&, const StreamEvent&) = default;
 };
 
+// A Redis Stream entry id, "MS-SEQ": two decimal integers, ordered as Redis orders entries.
+struct StreamId {
+  std::uint64_t ms = 0;
+  std::uint64_t seq = 0;
+
+  // nullopt unless `text` is exactly "<digits>-<digits>", each fitting 64 bits.
+  [[nodiscard]] static std::optional<StreamId> Parse(std::string_view text);
+  [[nodiscard]] std::string ToString() const;
+  friend auto operator<=>(const StreamId&, const StreamId&) = default;
+};
+
 // Pure and thread-safe. REQUIRES: a learn has a label; a delete user has a user; train_global
 // is false without a user (the global model is the change itself).
 [[nodiscard]] std::string EncodeStreamEvent(const StreamEvent& event);
@@ -66,6 +88,20 @@ struct StreamEvent : core::TrainingChange {
 // bytes, unknown version or kind, no id, a learn without a label, a version-2 event without a
 // user, a delete user with an id or train_global).
 [[nodiscard]] std::expected<StreamEvent, Error> DecodeStreamEvent(std::string_view bytes);
+
+// A daemon's position report as read back: what it had applied, and when it said so.
+struct PositionReport {
+  StreamId position;
+  std::int64_t seen_ms = 0;  // Unix milliseconds; may be in the future (clocks differ).
+
+  friend bool operator==(const PositionReport&, const PositionReport&) = default;
+};
+
+// Pure and thread-safe. `applied` is written as it is, "" as "0-0".
+[[nodiscard]] std::string EncodePositionReport(std::string_view applied, std::int64_t seen_ms);
+// Errors: kDataLoss for a value that is not "<stream id> <integer>" exactly (no space, a position
+// that is not a stream id, a time that is not a whole signed 64-bit decimal, anything after it).
+[[nodiscard]] std::expected<PositionReport, Error> DecodePositionReport(std::string_view value);
 
 }  // namespace nbspamd::replication
 

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
 #include <string>
+#include <string_view>
 
 namespace nbspamd::replication {
 namespace {
@@ -135,6 +138,66 @@ TEST(StreamCodecTest, AStorageOnlyHeldOutScoreIsNotPartOfTheWireFormat) {
   const auto decoded = DecodeStreamEvent(bytes);
   ASSERT_FALSE(decoded.has_value());
   EXPECT_EQ(decoded.error().code, ErrorCode::kDataLoss);
+}
+
+TEST(StreamIdTest, ParsesAndOrders) {
+  EXPECT_EQ(StreamId::Parse("1700000000000-3"), (StreamId{1700000000000, 3}));
+  EXPECT_EQ(StreamId::Parse("0-0"), (StreamId{0, 0}));
+  EXPECT_FALSE(StreamId::Parse(""));
+  EXPECT_FALSE(StreamId::Parse("-1"));
+  EXPECT_FALSE(StreamId::Parse("12-"));
+  EXPECT_FALSE(StreamId::Parse("12"));
+  EXPECT_FALSE(StreamId::Parse("a-1"));
+  EXPECT_LT(*StreamId::Parse("5-9"), *StreamId::Parse("6-0"));
+  EXPECT_LT(*StreamId::Parse("5-9"), *StreamId::Parse("5-10"));
+  EXPECT_EQ(StreamId::Parse("17-4")->ToString(), "17-4");
+}
+
+// Golden values: the position reports every daemon of a cluster reads.
+TEST(PositionReportTest, GoldenValues) {
+  EXPECT_EQ(EncodePositionReport("1700000000000-3", 1700000000123),
+            "1700000000000-3 1700000000123");
+  EXPECT_EQ(EncodePositionReport("", 1700000000123), "0-0 1700000000123");  // Nothing applied.
+  EXPECT_EQ(DecodePositionReport("1700000000000-3 1700000000123"),
+            (PositionReport{{1700000000000, 3}, 1700000000123}));
+  EXPECT_EQ(DecodePositionReport("0-0 5"), (PositionReport{{0, 0}, 5}));
+}
+
+TEST(PositionReportTest, RoundTrips) {
+  for (const std::int64_t seen :
+       {std::int64_t{0}, std::int64_t{1700000000123}, std::numeric_limits<std::int64_t>::max()}) {
+    const auto decoded = DecodePositionReport(EncodePositionReport("17-4", seen));
+    ASSERT_TRUE(decoded.has_value()) << decoded.error().message;
+    EXPECT_EQ(*decoded, (PositionReport{{17, 4}, seen}));
+  }
+}
+
+TEST(PositionReportTest, ATimeBeforeTheEpochIsStillATime) {
+  // Written by a daemon whose clock is wrong: readable, and TrimFloor judges how recent it is.
+  EXPECT_EQ(DecodePositionReport("1-0 -5"), (PositionReport{{1, 0}, -5}));
+}
+
+TEST(PositionReportTest, DamagedReportsAreDataLoss) {
+  const std::string_view damaged[] = {
+      "",                             // nothing
+      "1700000000000-3",              // no time
+      "1700000000000-3 ",             // an empty time
+      "1700000000000 1700000000123",  // a position that is not a stream id
+      "-3 1700000000123",             // nor this
+      "garbage",                      // nor this
+      "1-0 17x",                      // a time followed by more
+      "1-0 1.5",                      // a time that is not whole
+      "1-0  5",                       // two spaces
+      "1-0 5 6",                      // more after the time
+      "1-0 +5",                       // a sign that is not '-'
+      "1-0 99999999999999999999",     // a time over 64 bits
+      " 1-0 5",                       // a leading space
+  };
+  for (const std::string_view value : damaged) {
+    const auto decoded = DecodePositionReport(value);
+    ASSERT_FALSE(decoded.has_value()) << "'" << value << "'";
+    EXPECT_EQ(decoded.error().code, ErrorCode::kDataLoss) << "'" << value << "'";
+  }
 }
 
 }  // namespace

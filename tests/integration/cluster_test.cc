@@ -22,11 +22,13 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "replication/redis_client.h"
+#include "replication/stream_codec.h"
 #include "tests/support/daemon_process.h"
 #include "tests/support/http_client.h"
 #include "tests/support/message_pool.h"
@@ -75,8 +77,10 @@ class Ports {
 // another random daemon) until one acknowledges it; its status is then not checked, since the
 // first attempt may have reached the stream.
 // With `more`, it goes on past `operations` (up to ten times as many) while *more is true.
+// With `acknowledged`, it counts there each operation a daemon acknowledged.
 void RunClient(const Ports& ports, int client_index, int operations, bool tolerate_outages,
-               const std::atomic<bool>* more, std::latch& start, ClientRun& run) {
+               const std::atomic<bool>* more, std::atomic<std::int64_t>* acknowledged,
+               std::latch& start, ClientRun& run) {
   std::mt19937 rng(kSeed + 1000u * static_cast<std::uint32_t>(client_index + 1));
   std::uniform_int_distribution<int> percent(0, 99);
   std::map<unsigned short, std::unique_ptr<HttpClient>> clients;
@@ -145,6 +149,7 @@ void RunClient(const Ports& ports, int client_index, int operations, bool tolera
       continue;
     }
     Acknowledge(run, std::move(op));
+    if (acknowledged != nullptr) acknowledged->fetch_add(1);
   }
 }
 
@@ -193,6 +198,42 @@ bool WaitForConvergence(unsigned short redis_port, const std::vector<unsigned sh
   return false;
 }
 
+// A sample of a daemon's /metrics without labels (nullopt when it cannot tell).
+std::optional<double> MetricValue(unsigned short port, const std::string& name) {
+  try {
+    HttpClient client(port);
+    const std::string text = client.Send(http::verb::get, "/metrics").body();
+    const std::string marker = "\n" + name + " ";
+    const std::size_t at = text.find(marker);
+    if (at == std::string::npos) return std::nullopt;
+    const std::size_t begin = at + marker.size();
+    return std::stod(text.substr(begin, text.find('\n', begin) - begin));
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// Whether a daemon's model has applied the stream through `position` (a stream entry id).
+bool AppliedThrough(unsigned short port, const std::string& position) {
+  const auto applied = replication::StreamId::Parse(AppliedPosition(port));
+  const auto wanted = replication::StreamId::Parse(position);
+  return applied && wanted && *applied >= *wanted;
+}
+
+// Polls `done` every 20 ms until it holds; throws, naming `what`, when it does not within
+// kEventLimit. For the scenario's steps, which wait for what they need to have happened.
+constexpr auto kEventLimit = std::chrono::seconds(60);
+template <typename Done>
+void WaitFor(const std::string& what, Done done) {
+  const auto deadline = std::chrono::steady_clock::now() + kEventLimit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      throw std::runtime_error("timed out waiting until " + what);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 // Answers come once the daemon applied the change (cluster_wait_applied), with the real status
 // that the test checks against the client's history.
 std::vector<std::string> ClusterArgs(const std::string& data_dir, unsigned short port,
@@ -222,7 +263,8 @@ DaemonProcess Start(const std::vector<std::string>& args) {
 
 // Runs `clients` clients of `operations` each against `ports` and returns their runs.
 std::vector<ClientRun> RunClients(const Ports& ports, int clients, int operations,
-                                  bool tolerate_outages, const std::atomic<bool>* more = nullptr) {
+                                  bool tolerate_outages, const std::atomic<bool>* more = nullptr,
+                                  std::atomic<std::int64_t>* acknowledged = nullptr) {
   std::vector<ClientRun> runs(static_cast<std::size_t>(clients));
   std::latch start(clients);
   std::vector<std::thread> threads;
@@ -230,7 +272,7 @@ std::vector<ClientRun> RunClients(const Ports& ports, int clients, int operation
     threads.emplace_back([&, c] {
       ClientRun& run = runs[static_cast<std::size_t>(c)];
       try {
-        RunClient(ports, c, operations, tolerate_outages, more, start, run);
+        RunClient(ports, c, operations, tolerate_outages, more, acknowledged, start, run);
       } catch (const std::exception& e) {
         run.failures.push_back("client " + std::to_string(c) + " threw: " + e.what());
       }
@@ -296,34 +338,64 @@ TEST(ClusterTest, KillNineRedisRestartAndACheckpointJoinLoseAndDoubleNothing) {
     ports.Set(d, daemons[d]->port());
   }
 
-  // The clients go on until the scenario is over, so each event happens mid-stream.
+  // The clients go on until the scenario is over, and each step waits until they have had
+  // kStep more operations acknowledged, so each event happens mid-stream.
+  constexpr std::int64_t kStep = 40;
   std::vector<ClientRun> runs;
   std::atomic<bool> more = true;
-  std::thread load([&] { runs = RunClients(ports, 4, 500, /*tolerate_outages=*/true, &more); });
+  std::atomic<std::int64_t> acknowledged_so_far = 0;
+  std::thread load([&] {
+    runs = RunClients(ports, 4, 500, /*tolerate_outages=*/true, &more, &acknowledged_so_far);
+  });
+  const auto progress = [&](const std::string& while_what) {
+    const std::int64_t target = acknowledged_so_far.load() + kStep;
+    WaitFor(std::to_string(kStep) + " more operations were acknowledged " + while_what,
+            [&] { return acknowledged_so_far.load() >= target; });
+  };
+  const auto all_daemons = [&](const std::string& what, auto holds) {
+    WaitFor("every daemon " + what, [&] {
+      for (const auto& daemon : daemons) {
+        if (daemon && !holds(daemon->port())) return false;
+      }
+      return true;
+    });
+  };
+  const auto connected = [](unsigned short port) {
+    return MetricValue(port, "nbspamd_cluster_connected") == 1.0;
+  };
   std::string scenario_error;
   std::string checkpoint;
   try {
-    std::this_thread::sleep_for(std::chrono::milliseconds(800));
+    progress("before the kill");
     daemons[1]->Kill();  // SIGKILL mid-stream.
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    progress("while daemon 1 was dead");
     daemons[1].reset();
+    const std::string before_restart = LastStreamId(redis_port);
     daemons[1].emplace(Start(args[1]));
+    // It resumes where its model ended and catches up with what it missed, under load.
+    WaitFor("daemon 1 applied " + before_restart,
+            [&] { return AppliedThrough(daemons[1]->port(), before_restart); });
+    progress("after daemon 1 restarted");
 
-    std::this_thread::sleep_for(std::chrono::milliseconds(800));
     redis->Stop();
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    all_daemons("saw Redis go", [&](unsigned short port) { return !connected(port); });
     redis = RedisProcess::Start(dir.path().string(), redis_port);
     if (!redis) throw std::runtime_error("Redis restart: " + redis.error());
+    all_daemons("reads the stream again", connected);
+    progress("after Redis restarted");
 
-    std::this_thread::sleep_for(std::chrono::milliseconds(800));
     HttpClient admin(daemons[0]->port());
     const auto backup = admin.Send(http::verb::post, "/admin/backup");
     if (backup.result() != http::status::ok) throw std::runtime_error(backup.body());
     checkpoint = std::string(json::parse(backup.body()).at("path").as_string());
     args[3] = ClusterArgs(checkpoint, FreeLoopbackPort(), redis_port, "d3", dir.Join("backups"));
+    const std::string before_join = LastStreamId(redis_port);
     daemons[3].emplace(Start(args[3]));
     ports.Set(3, daemons[3]->port());
-    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    // It catches up from the checkpoint, and takes its share of the load.
+    WaitFor("daemon 3 applied " + before_join,
+            [&] { return AppliedThrough(daemons[3]->port(), before_join); });
+    progress("after daemon 3 joined");
   } catch (const std::exception& e) {
     scenario_error = e.what();
   }

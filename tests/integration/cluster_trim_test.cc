@@ -83,6 +83,29 @@ std::int64_t EntryMilliseconds(const std::string& stream_id) {
   return static_cast<std::int64_t>(replication::StreamId::Parse(stream_id)->ms);
 }
 
+// How many trim rounds reached Redis: a round that read everything it needs and found a floor
+// runs the trim script (EVAL) once, trimming or not, and nothing else in these tests uses EVAL.
+// Counted by Redis itself (INFO commandstats); 0 before the first.
+std::int64_t TrimRounds(RedisClient& redis) {
+  auto info = redis.Command({"INFO", "commandstats"});
+  EXPECT_TRUE(info.has_value());
+  if (!info) return 0;
+  const std::string marker = "cmdstat_eval:calls=";
+  const std::size_t at = info->text.find(marker);
+  if (at == std::string::npos) return 0;
+  return std::stoll(info->text.substr(at + marker.size()));
+}
+
+// Waits (at most 10 s, polling) until Redis has run `rounds` trim rounds in all; false if not.
+bool WaitForTrimRounds(RedisClient& redis, std::int64_t rounds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (TrimRounds(redis) < rounds) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
 // Sleeps until the wall clock reads `unix_ms`.
 void SleepUntil(std::int64_t unix_ms) {
   const std::int64_t now = NowMilliseconds();
@@ -115,6 +138,20 @@ bool WaitApplied(const SpamFilter& filter, const std::string& position) {
   return false;
 }
 
+// Waits (at most 10 s) until `filter` lists daemon `name` at `position` among its peers.
+bool WaitForPeer(const SpamFilter& filter, const std::string& name, const std::string& position) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (const auto status = filter.Cluster()) {
+      for (const core::ClusterPeer& peer : status->peers) {
+        if (peer.name == name && peer.position == position) return true;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
 std::string Train(SpamFilter& filter, int i) {
   std::string text = i % 2 == 0 ? "cheap pills offer number " : "lunch meeting notes ";
   text += std::to_string(i);
@@ -138,6 +175,9 @@ TEST(ClusterTrimTest, TheStreamShrinksOnlyBelowWhatALiveDaemonNeedsAndAGapRefuse
   std::vector<std::string> ids;
   for (int i = 0; i < 5; ++i) ids.push_back(Train(*a, i));
   ASSERT_TRUE(WaitApplied(*b, ids.back()));
+  // Its report says so (else its first one, "0-0", would hold the whole stream back until the
+  // window passes, and no trim round would run).
+  ASSERT_TRUE(WaitForPeer(*a, "b", ids.back()));
   b.reset();  // Daemon b stops with its model at ids[4] and is not seen again.
   const std::int64_t b_stopped = NowMilliseconds();
 
@@ -153,9 +193,12 @@ TEST(ClusterTrimTest, TheStreamShrinksOnlyBelowWhatALiveDaemonNeedsAndAGapRefuse
   });
   for (int i = 5; i < 10; ++i) ids.push_back(Train(*a, i));
 
-  // Inside the window nothing goes, although b is gone: after a few trim rounds, while the oldest
-  // entry is still younger than the window, the stream is whole.
-  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  // Inside the window nothing goes, although b is gone: after two trim rounds since the last
+  // train (so at least one that started after it), while the oldest entry is still younger than
+  // the window, the stream is whole.
+  const std::int64_t rounds_before = TrimRounds(redis);
+  ASSERT_TRUE(WaitForTrimRounds(redis, rounds_before + 2))
+      << "no trim round ran (" << TrimRounds(redis) - rounds_before << " of 2): nothing is tested";
   const std::vector<std::string> early_stream = StreamIds(redis);
   const std::string early_trimmed = Trimmed(redis);
   ASSERT_LT(NowMilliseconds(), EntryMilliseconds(ids[0]) + kRetentionMs)
@@ -202,20 +245,6 @@ TEST(ClusterTrimTest, TheStreamShrinksOnlyBelowWhatALiveDaemonNeedsAndAGapRefuse
     ASSERT_TRUE(at_a.has_value() && at_c.has_value());
     EXPECT_EQ(*at_a->result.log_odds, *at_c->result.log_odds) << probe;
   }
-}
-
-// Waits (at most 10 s) until `filter` lists daemon `name` at `position` among its peers.
-bool WaitForPeer(const SpamFilter& filter, const std::string& name, const std::string& position) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (const auto status = filter.Cluster()) {
-      for (const core::ClusterPeer& peer : status->peers) {
-        if (peer.name == name && peer.position == position) return true;
-      }
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return false;
 }
 
 std::uint64_t ReportErrors(const SpamFilter& filter) { return filter.Cluster()->report_errors; }
