@@ -107,9 +107,8 @@ void SpamFilter::TakeFeedback(TrainOutcome& outcome) const {
                                           : Feedback::kFalseNegative;
 }
 
-void SpamFilter::TrainAsync(std::string_view message, std::string_view label,
-                            std::optional<std::string_view> id, std::string_view source,
-                            std::optional<std::string_view> user, TrainDone done) {
+void SpamFilter::TrainAsync(const TrainRequest& train, TrainDone done) {
+  const auto [message, label, id, source, user] = train;
   std::expected<void, Error> valid = RequireMessage(message);
   if (valid) valid = ValidateLabel(label);
   if (valid && id) valid = ValidateId(*id);
@@ -168,8 +167,17 @@ void SpamFilter::TrainAsync(std::string_view message, std::string_view label,
   writer_.Learn(std::move(request), std::move(learned_done));
 }
 
-void SpamFilter::ForgetIdAsync(std::string_view id, std::optional<std::string_view> user,
-                               std::string_view source, ForgetDone done) {
+void SpamFilter::ForgetAsync(const ForgetRequest& request, ForgetDone done) {
+  std::string content_id;
+  if (!request.id) {
+    if (auto ok = RequireMessage(request.message); !ok) {
+      return done(std::unexpected(std::move(ok.error())));
+    }
+    content_id = ContentId(request.message);
+  }
+  const std::string_view id = request.id ? *request.id : std::string_view(content_id);
+  const std::optional<std::string_view> user = request.user;
+  const std::string_view source = request.source;
   if (auto ok = ValidateId(id); !ok) return done(std::unexpected(std::move(ok.error())));
   if (user) {
     if (auto ok = model::CheckUserId(*user); !ok) {
@@ -218,12 +226,6 @@ std::expected<void, Error> SpamFilter::EnableReplication(TrainingLogStart start)
   if (!log) return std::unexpected(std::move(log.error()));
   replication_ = std::move(*log);
   return {};
-}
-
-void SpamFilter::ForgetMessageAsync(std::string_view message, std::optional<std::string_view> user,
-                                    std::string_view source, ForgetDone done) {
-  if (auto ok = RequireMessage(message); !ok) return done(std::unexpected(std::move(ok.error())));
-  ForgetIdAsync(ContentId(message), user, source, std::move(done));
 }
 
 void SpamFilter::DeleteUserAsync(std::string_view user, DeleteUserDone done) {
@@ -321,7 +323,7 @@ std::expected<TrainOutcome, Error> SpamFilter::Train(std::string_view message,
                                                      std::optional<std::string_view> user) {
   std::promise<std::expected<TrainOutcome, Error>> outcome;
   auto future = outcome.get_future();
-  TrainAsync(message, label, id, /*source=*/"", user,
+  TrainAsync({.message = message, .label = label, .id = id, .user = user},
              [&outcome](std::expected<TrainOutcome, Error> result) {
                outcome.set_value(std::move(result));
              });
@@ -341,7 +343,7 @@ std::expected<std::string, Error> SpamFilter::ForgetId(std::string_view id,
                                                        std::optional<std::string_view> user) {
   std::promise<std::expected<std::string, Error>> outcome;
   auto future = outcome.get_future();
-  ForgetIdAsync(id, user, [&outcome](std::expected<ForgetOutcome, Error> result) {
+  ForgetAsync({.id = id, .user = user}, [&outcome](std::expected<ForgetOutcome, Error> result) {
     if (!result) return outcome.set_value(std::unexpected(std::move(result.error())));
     outcome.set_value(std::move(result->id));
   });
@@ -351,7 +353,7 @@ std::expected<std::string, Error> SpamFilter::ForgetId(std::string_view id,
 std::expected<std::string, Error> SpamFilter::ForgetMessage(std::string_view message) {
   std::promise<std::expected<std::string, Error>> outcome;
   auto future = outcome.get_future();
-  ForgetMessageAsync(message, [&outcome](std::expected<ForgetOutcome, Error> result) {
+  ForgetAsync({.message = message}, [&outcome](std::expected<ForgetOutcome, Error> result) {
     if (!result) return outcome.set_value(std::unexpected(std::move(result.error())));
     outcome.set_value(std::move(result->id));
   });

@@ -5,14 +5,15 @@
 //
 //   SpamFilter filter(std::move(store), options);
 //   auto verdict = filter.Classify(message_bytes, /*explain=*/5);
-//   auto learned = filter.Train(message_bytes, "spam", /*id=*/std::nullopt);     // blocks
-//   filter.TrainAsync(message_bytes, "spam", id, [](auto learned) { ... });     // does not
+//   filter.TrainAsync({.message = message_bytes, .label = "spam", .id = id, .source = token},
+//                     [](auto learned) { ... });                   // runs when it is durable
+//   auto learned = filter.Train(message_bytes, "spam", /*id=*/std::nullopt);  // blocks (tests)
 //
 // It is the one core every front end (HTTP, milter, spamd) calls, and it owns what they share:
 // message ids (the id a front end gives, e.g. a Message-ID, else the content id it computes),
 // the verdict memory behind feedback, validation, and readiness. A front end classifies with
 // Classify(message, explain, id) and gets the id back in ClassifyOutcome::id; a later
-// TrainAsync(message, label, id, source, done) of the same id reports in
+// TrainAsync({.message, .label, .id, .source, .user}, done) of the same id reports in
 // TrainOutcome::feedback whether that verdict was right. A front end only turns its protocol
 // into these calls and the outcomes (and Error codes) back into its protocol.
 //
@@ -138,6 +139,24 @@ using TrainingLogStart = std::move_only_function<std::expected<std::unique_ptr<T
 // writer swaps in after each group it writes), taking no lock that training holds. Training
 // requests are applied one at a time in the order the writer takes them; each is acknowledged only
 // once it is durable.
+// A train: what to learn, and for whom. Named fields because `source` and `user` are both
+// strings: a positional call could swap them and still compile.
+struct TrainRequest {
+  std::string_view message = {};              // The raw message.
+  std::string_view label = {};                // Its class: "spam", "ham" or another class name.
+  std::optional<std::string_view> id = {};    // Learned under this id; none: its content id.
+  std::string_view source = {};               // Who trained it (a bearer token's name); "": none.
+  std::optional<std::string_view> user = {};  // Whose layer; none: the global model.
+};
+
+// A forget: of the message learned under `id`, or, with no id, of `message` by its content id.
+struct ForgetRequest {
+  std::optional<std::string_view> id = {};
+  std::string_view message = {};              // Read only when there is no id.
+  std::string_view source = {};               // Who asked (SpamFilterOptions::TrainsGlobal).
+  std::optional<std::string_view> user = {};  // Whose layer; none: the global model.
+};
+
 class SpamFilter {
  public:
   // REQUIRES: options.alpha > 0.
@@ -157,55 +176,28 @@ class SpamFilter {
       std::optional<std::string_view> id = std::nullopt,
       std::optional<std::string_view> user = std::nullopt) const;
 
-  // Learns `message` as `label` under `id`, or under the message's content hash when no id is
-  // given; the outcome carries feedback on an earlier Classify of the same id. Tokenizes on the
-  // calling thread, then queues the request for the writer; `message` is not used after the call
-  // returns. `done` runs exactly once: on the calling thread before the call returns for a bad
-  // request, else on the writer thread once the change is durable (see LearnCompletion for what a
-  // completion may do). Errors: kInvalidArgument for an empty message, a bad label or a bad id;
-  // kInternal or kDataLoss from storage; kUnavailable after StopTraining.
-  void TrainAsync(std::string_view message, std::string_view label,
-                  std::optional<std::string_view> id, TrainDone done) {
-    TrainAsync(message, label, id, /*source=*/"", std::move(done));
-  }
-  // The same, recording `source` (who trained it: a bearer token's name) and the time now as
-  // the ledger record's origin.
-  void TrainAsync(std::string_view message, std::string_view label,
-                  std::optional<std::string_view> id, std::string_view source, TrainDone done) {
-    TrainAsync(message, label, id, source, /*user=*/std::nullopt, std::move(done));
-  }
-  // The same in `user`'s layer when a user is given (and in the global model too when
-  // options().train_global_from_users); TrainOutcome::status is then the user layer's.
-  // Errors: as above, and kInvalidArgument for a bad user. In cluster mode the change goes into
-  // the training stream with the user and this daemon's train_global_from_users, so every daemon
-  // applies it alike.
-  void TrainAsync(std::string_view message, std::string_view label,
-                  std::optional<std::string_view> id, std::string_view source,
-                  std::optional<std::string_view> user, TrainDone done);
+  // Learns request.message as request.label under request.id, or under the message's content
+  // hash when no id is given, recording request.source (who trained it: a bearer token's name)
+  // and the time now as the ledger record's origin; the outcome carries feedback on an earlier
+  // Classify of the same id. With request.user, in that user's layer (and in the global model
+  // too when options().train_global_from_users takes the source); TrainOutcome::status is then
+  // the user layer's. Tokenizes on the calling thread, then queues the request for the writer;
+  // the request's strings are not used after the call returns. `done` runs exactly once: on the
+  // calling thread before the call returns for a bad request, else on the writer thread once the
+  // change is durable (see LearnCompletion for what a completion may do). In cluster mode the
+  // change goes into the training stream, with the user and this daemon's
+  // train_global_from_users, so every daemon applies it alike. Errors: kInvalidArgument for an
+  // empty message, a bad label, id or user; kInternal or kDataLoss from storage; kUnavailable
+  // after StopTraining.
+  void TrainAsync(const TrainRequest& request, TrainDone done);
 
-  // Forgets the message learned under `id`, like TrainAsync. With `user`: from that user's layer
-  // (and, with train_global_from_users, from the global model when it holds the id). Errors:
-  // kNotFound when nothing was learned under it (in the user's layer, with a user); with a user,
-  // kInvalidArgument and kFailedPrecondition as TrainAsync.
-  void ForgetIdAsync(std::string_view id, ForgetDone done) {
-    ForgetIdAsync(id, std::nullopt, std::move(done));
-  }
-  void ForgetIdAsync(std::string_view id, std::optional<std::string_view> user, ForgetDone done) {
-    ForgetIdAsync(id, user, /*source=*/"", std::move(done));
-  }
-  // The same, the forget coming through `source` (SpamFilterOptions::TrainsGlobal).
-  void ForgetIdAsync(std::string_view id, std::optional<std::string_view> user,
-                     std::string_view source, ForgetDone done);
-  // Forgets a message given by its content (its id is its content hash).
-  void ForgetMessageAsync(std::string_view message, ForgetDone done) {
-    ForgetMessageAsync(message, std::nullopt, std::move(done));
-  }
-  void ForgetMessageAsync(std::string_view message, std::optional<std::string_view> user,
-                          ForgetDone done) {
-    ForgetMessageAsync(message, user, /*source=*/"", std::move(done));
-  }
-  void ForgetMessageAsync(std::string_view message, std::optional<std::string_view> user,
-                          std::string_view source, ForgetDone done);
+  // Forgets the message learned under request.id, or, with no id, request.message by its content
+  // id; `done` runs as TrainAsync's. With request.user: from that user's layer (and, with
+  // train_global_from_users taking request.source, from the global model when it holds the id).
+  // Errors: kInvalidArgument for a bad id, an empty message or a bad user; kNotFound when nothing
+  // was learned under the id (in the user's layer, with a user); kFailedPrecondition,
+  // kUnavailable and storage's as TrainAsync.
+  void ForgetAsync(const ForgetRequest& request, ForgetDone done);
 
   // Removes everything of `user` (layer, ledger, source index) through the training writer, so
   // in order with the training requests. `done` runs as TrainAsync's. Deleting a user with no
@@ -220,7 +212,8 @@ class SpamFilter {
   [[nodiscard]] std::expected<std::optional<model::ModelStats>, Error> UserStats(
       std::string_view user) const;
 
-  // The same, waiting for the outcome.
+  // TrainAsync, ForgetAsync and DeleteUserAsync waiting for the outcome, for tests and tools
+  // that have a thread to block (never a front end's I/O thread).
   [[nodiscard]] std::expected<TrainOutcome, Error> Train(
       std::string_view message, std::string_view label, std::optional<std::string_view> id,
       std::optional<std::string_view> user = std::nullopt);

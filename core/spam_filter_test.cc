@@ -185,7 +185,11 @@ TEST(SpamFilterTest, OnlyListedSourcesTrainTheGlobalModelFromUsers) {
   ASSERT_TRUE(filter.Train("lunch at noon with the team", "ham", std::nullopt).has_value());
   const auto train = [&filter](std::string_view id, std::string_view source) {
     std::promise<std::expected<TrainOutcome, Error>> promise;
-    filter.TrainAsync("cheap lunch offer", "spam", id, source, "alice",
+    filter.TrainAsync({.message = "cheap lunch offer",
+                       .label = "spam",
+                       .id = id,
+                       .source = source,
+                       .user = "alice"},
                       [&promise](auto outcome) { promise.set_value(std::move(outcome)); });
     return promise.get_future().get();
   };
@@ -196,8 +200,8 @@ TEST(SpamFilterTest, OnlyListedSourcesTrainTheGlobalModelFromUsers) {
   EXPECT_EQ((*filter.UserStats("alice"))->classes[0].documents, 2u);
 
   std::promise<std::expected<ForgetOutcome, Error>> forgotten;
-  filter.ForgetIdAsync("m2", "alice", "feedback",
-                       [&forgotten](auto outcome) { forgotten.set_value(std::move(outcome)); });
+  filter.ForgetAsync({.id = "m2", .source = "feedback", .user = "alice"},
+                     [&forgotten](auto outcome) { forgotten.set_value(std::move(outcome)); });
   ASSERT_TRUE(forgotten.get_future().get().has_value());
   EXPECT_EQ(filter.Stats()->classes[0].documents, 1u);
   EXPECT_EQ((*filter.UserStats("alice"))->classes[0].documents, 1u);
@@ -333,10 +337,11 @@ TEST(SpamFilterTest, TheLedgerRecordsWhoTrainedAMessageAndTheClocksTime) {
   ASSERT_TRUE(filter.Train("cheap watches here", "spam", "first").has_value());
   now += 90;
   std::promise<std::expected<TrainOutcome, Error>> trained;
-  filter.TrainAsync("lunch at noon", "ham", "second", "mx-feedback",
-                    [&trained](std::expected<TrainOutcome, Error> outcome) {
-                      trained.set_value(std::move(outcome));
-                    });
+  filter.TrainAsync(
+      {.message = "lunch at noon", .label = "ham", .id = "second", .source = "mx-feedback"},
+      [&trained](std::expected<TrainOutcome, Error> outcome) {
+        trained.set_value(std::move(outcome));
+      });
   ASSERT_TRUE(trained.get_future().get().has_value());
   EXPECT_EQ((**ledger.FindLearned("first")).origin, (model::LearnOrigin{"", 1'700'000'000}));
   EXPECT_EQ((**ledger.FindLearned("second")).origin,
@@ -406,16 +411,16 @@ TEST(SpamFilterTest, ConcurrentTrainingEqualsTrainingOneByOneInCommitOrder) {
         const unsigned kind = random() % 20;
         auto done = std::make_shared<std::promise<void>>();
         if (kind < 3) {
-          concurrent.ForgetIdAsync(event.id,
-                                   [&, event, done](std::expected<ForgetOutcome, Error> r) mutable {
-                                     event.answer = Answer(r);
-                                     std::lock_guard lock(mutex);
-                                     committed.push_back(std::move(event));
-                                     done->set_value();
-                                   });
+          concurrent.ForgetAsync({.id = event.id},
+                                 [&, event, done](std::expected<ForgetOutcome, Error> r) mutable {
+                                   event.answer = Answer(r);
+                                   std::lock_guard lock(mutex);
+                                   committed.push_back(std::move(event));
+                                   done->set_value();
+                                 });
         } else {
           event.label = kind < 10 ? "spam" : kind < 19 ? "ham" : "phishing";
-          concurrent.TrainAsync(event.text, event.label, event.id,
+          concurrent.TrainAsync({.message = event.text, .label = event.label, .id = event.id},
                                 [&, event, done](std::expected<TrainOutcome, Error> r) mutable {
                                   event.answer = Answer(r);
                                   std::lock_guard lock(mutex);

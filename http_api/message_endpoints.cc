@@ -87,16 +87,17 @@ std::optional<Response> HandleTrain(Call& call, const Input& input) {
   if (!user) return call.Error(user.error());
   auto message = MessageOf(input);
   if (!message) return call.Error(message.error());
-  call.filter.TrainAsync(*message, **label, *id, call.source, *user,
-                         [&metrics = call.metrics, version = call.request.version(),
-                          source = call.source, respond = call.TakeRespond()](
-                             std::expected<core::TrainOutcome, nbspamd::Error> outcome) mutable {
-                           RecordTraining(metrics, source, outcome);
-                           Deliver(respond, version, [&] {
-                             if (!outcome) return ErrorResponse(outcome.error(), version);
-                             return JsonResponse(TrainJson(*outcome), version);
-                           });
-                         });
+  call.filter.TrainAsync(
+      {.message = *message, .label = **label, .id = *id, .source = call.source, .user = *user},
+      [&metrics = call.metrics, version = call.request.version(), source = call.source,
+       respond =
+           call.TakeRespond()](std::expected<core::TrainOutcome, nbspamd::Error> outcome) mutable {
+        RecordTraining(metrics, source, outcome);
+        Deliver(respond, version, [&] {
+          if (!outcome) return ErrorResponse(outcome.error(), version);
+          return JsonResponse(TrainJson(*outcome), version);
+        });
+      });
   return std::nullopt;
 }
 
@@ -131,9 +132,10 @@ std::optional<Response> HandleForget(Call& call, const Input& input) {
         });
       };
   if (message) {
-    call.filter.ForgetMessageAsync(*message, *user, call.source, std::move(done));
+    call.filter.ForgetAsync({.message = *message, .source = call.source, .user = *user},
+                            std::move(done));
   } else {
-    call.filter.ForgetIdAsync(**id, *user, call.source, std::move(done));
+    call.filter.ForgetAsync({.id = **id, .source = call.source, .user = *user}, std::move(done));
   }
   return std::nullopt;
 }

@@ -72,9 +72,10 @@ void SpamFilterSpamdBackend::LearnAsync(std::string_view message, spamd::SpamdLa
     RunAndAnswer(
         "spamd tell", exceptions_,
         [&]() -> std::expected<void, Error> {
-          filter_.TrainAsync(message, label == spamd::SpamdLabel::kSpam ? "spam" : "ham",
-                             /*id=*/std::nullopt, source,
-                             user ? std::optional<std::string_view>(*user) : std::nullopt,
+          filter_.TrainAsync({.message = message,
+                              .label = label == spamd::SpamdLabel::kSpam ? "spam" : "ham",
+                              .source = source,
+                              .user = user ? std::optional<std::string_view>(*user) : std::nullopt},
                              [this, answer](std::expected<core::TrainOutcome, Error> trained) {
                                if (!trained) {
                                  (*answer)(std::unexpected(trained.error()));
@@ -112,8 +113,10 @@ void SpamFilterSpamdBackend::ForgetAsync(std::string_view message,
     RunAndAnswer(
         "spamd tell", exceptions_,
         [&]() -> std::expected<void, Error> {
-          filter_.ForgetMessageAsync(
-              message, user ? std::optional<std::string_view>(*user) : std::nullopt, source,
+          filter_.ForgetAsync(
+              {.message = message,
+               .source = source,
+               .user = user ? std::optional<std::string_view>(*user) : std::nullopt},
               [answer](std::expected<core::ForgetOutcome, Error> gone) {
                 if (!gone) {
                   (*answer)(std::unexpected(gone.error()));
