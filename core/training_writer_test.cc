@@ -11,6 +11,7 @@
 #include "model/calibration.h"
 #include "model/classifier.h"
 #include "storage/memory_store.h"
+#include "storage/testing/forwarding_store.h"
 #include "tests/support/token_bags.h"
 
 namespace nbspamd::core {
@@ -20,48 +21,13 @@ using test_support::BagOf;
 
 // A MemoryStore whose first ApplyBatch waits until the test opens the gate, so that the test
 // can queue a whole group behind it; and whose ApplyBatch can be told to fail with an I/O error.
-class GatedStore final : public storage::Store {
+class GatedStore final : public storage::testing::ForwardingStore {
  public:
-  model::Snapshot Read(std::span<const BagEntry> entries) const override {
-    return inner_.Read(entries);
-  }
-  std::shared_ptr<const model::ModelStats> Stats() const override { return inner_.Stats(); }
-  std::shared_ptr<const model::Calibration> Calibration() const override {
-    return inner_.Calibration();
-  }
-  std::expected<std::optional<model::LedgerEntry>, Error> FindLearned(
-      std::string_view id) const override {
-    return inner_.FindLearned(id);
-  }
-  std::string StreamPosition() const override { return inner_.StreamPosition(); }
-  std::expected<std::vector<storage::LearnedMessage>, Error> ListLearned(
-      std::string_view source, std::int64_t since, std::int64_t until,
-      std::size_t limit) const override {
-    return inner_.ListLearned(source, since, until, limit);
-  }
-  std::vector<storage::StorageProperty> Properties() const override { return inner_.Properties(); }
-  std::expected<void, Error> Checkpoint(const std::string& path) override {
-    return inner_.Checkpoint(path);
-  }
-
-  std::expected<std::optional<model::Snapshot>, Error> ReadUser(
-      std::string_view user, const model::ModelStats& global,
-      std::span<const BagEntry> entries) const override {
-    return inner_.ReadUser(user, global, entries);
-  }
-  std::expected<std::optional<model::ModelStats>, Error> UserStats(
-      std::string_view user) const override {
-    return inner_.UserStats(user);
-  }
-  std::expected<std::optional<model::LedgerEntry>, Error> FindUserLearned(
-      std::string_view user, std::string_view id) const override {
-    return inner_.FindUserLearned(user, id);
-  }
   std::expected<void, Error> DeleteUser(std::string_view user,
                                         std::string_view stream_position) override {
     std::lock_guard lock(mutex_);
     deleted_users_.emplace_back(user);
-    return inner_.DeleteUser(user, stream_position);
+    return ForwardingStore::DeleteUser(user, stream_position);
   }
 
   std::expected<storage::BatchResults, Error> ApplyBatch(
@@ -71,7 +37,7 @@ class GatedStore final : public storage::Store {
     entered_.notify_all();
     open_.wait(lock, [this] { return gate_open_; });
     if (fail_writes_) return MakeError(ErrorCode::kInternal, "disk on fire");
-    return inner_.ApplyBatch(deltas);
+    return ForwardingStore::ApplyBatch(deltas);
   }
 
   void WaitUntilAWriteIsHeld() {
@@ -97,7 +63,6 @@ class GatedStore final : public storage::Store {
   }
 
  private:
-  storage::MemoryStore inner_;
   std::mutex mutex_;
   std::condition_variable entered_, open_;
   bool gate_open_ = false;

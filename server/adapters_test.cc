@@ -18,62 +18,21 @@
 #include "server/front_end_thread.h"
 #include "server/milter_backend.h"
 #include "server/spamd_backend.h"
-#include "storage/memory_store.h"
+#include "storage/testing/forwarding_store.h"
 
 namespace nbspamd::server {
 namespace {
 
-// A MemoryStore whose Read throws an int (no std::exception) while armed.
-class ThrowingStore final : public storage::Store {
+// A real store whose Read throws an int (no std::exception) while armed.
+class ThrowingStore final : public storage::testing::ForwardingStore {
  public:
   model::Snapshot Read(std::span<const BagEntry> entries) const override {
     if (armed_) throw 42;
-    return inner_.Read(entries);
+    return ForwardingStore::Read(entries);
   }
-  std::shared_ptr<const model::ModelStats> Stats() const override { return inner_.Stats(); }
-  std::shared_ptr<const model::Calibration> Calibration() const override {
-    return inner_.Calibration();
-  }
-  std::expected<std::optional<model::LedgerEntry>, Error> FindLearned(
-      std::string_view id) const override {
-    return inner_.FindLearned(id);
-  }
-  std::expected<std::vector<storage::LearnedMessage>, Error> ListLearned(
-      std::string_view source, std::int64_t since, std::int64_t until,
-      std::size_t limit) const override {
-    return inner_.ListLearned(source, since, until, limit);
-  }
-  std::expected<storage::BatchResults, Error> ApplyBatch(
-      std::span<const model::Delta> deltas) override {
-    return inner_.ApplyBatch(deltas);
-  }
-  std::string StreamPosition() const override { return inner_.StreamPosition(); }
-  std::vector<storage::StorageProperty> Properties() const override { return inner_.Properties(); }
-  std::expected<void, Error> Checkpoint(const std::string& path) override {
-    return inner_.Checkpoint(path);
-  }
-  std::expected<std::optional<model::Snapshot>, Error> ReadUser(
-      std::string_view user, const model::ModelStats& global,
-      std::span<const BagEntry> entries) const override {
-    return inner_.ReadUser(user, global, entries);
-  }
-  std::expected<std::optional<model::ModelStats>, Error> UserStats(
-      std::string_view user) const override {
-    return inner_.UserStats(user);
-  }
-  std::expected<std::optional<model::LedgerEntry>, Error> FindUserLearned(
-      std::string_view user, std::string_view id) const override {
-    return inner_.FindUserLearned(user, id);
-  }
-  std::expected<void, Error> DeleteUser(std::string_view user,
-                                        std::string_view stream_position) override {
-    return inner_.DeleteUser(user, stream_position);
-  }
-
   void Arm(bool armed) { armed_ = armed; }
 
  private:
-  storage::MemoryStore inner_;
   std::atomic<bool> armed_ = false;
 };
 
