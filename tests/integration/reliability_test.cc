@@ -105,6 +105,7 @@ TEST_F(ReliabilityTest, KillNineAtRandomMomentsLosesNoAcknowledgedTraining) {
 
     std::atomic<bool> stop = false;
     std::mutex mutex;
+    std::atomic<std::size_t> acknowledged_now = 0;  // Acknowledged in this cycle.
     std::vector<std::thread> clients;
     for (int c = 0; c < kClients; ++c) {
       clients.emplace_back([&] {
@@ -118,16 +119,25 @@ TEST_F(ReliabilityTest, KillNineAtRandomMomentsLosesNoAcknowledgedTraining) {
             if (response.result() != http::status::ok) continue;
             std::lock_guard lock(mutex);
             acknowledged.push_back(n);
+            ++acknowledged_now;
           }
         } catch (const boost::system::system_error&) {
           // The daemon was killed under this client.
         }
       });
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20 + random() % 130));
+    // The kill lands after a random number of acknowledged trains of this cycle, mid-stream:
+    // waited for as an event, not a time.
+    const std::size_t kill_after = 2 + random() % 40;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (acknowledged_now.load() < kill_after && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    const std::size_t reached = acknowledged_now.load();
     daemon.Kill();
     stop = true;
     for (std::thread& client : clients) client.join();
+    ASSERT_GE(reached, kill_after) << "cycle " << cycle << ": training stalled";
 
     // The folder the kill left is consistent before the daemon touches it again.
     const ProcessExit check = Check(data_);
@@ -183,19 +193,27 @@ TEST_F(ReliabilityTest, BackupTakenWhileTrainingIsAConsistentModel) {
       client.Send(http::verb::post, "/train?label=" + LabelOf(n), MessageText(n));
     }
     std::atomic<bool> stop = false;
+    std::atomic<int> trained = 0;
     std::vector<std::thread> trainers;
     for (int t = 0; t < 3; ++t) {
       trainers.emplace_back([&, t] {
         HttpClient trainer(daemon.port());
         for (std::uint64_t n = 100 + t; n < 1000 && !stop; n += 3) {
           trainer.Send(http::verb::post, "/train?label=" + LabelOf(n), MessageText(n));
+          ++trained;
         }
       });
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    // The backup is taken while the trainers are busy: once each has had answers.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (trained.load() < 15 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    const int reached = trained.load();
     const auto backup = client.Send(http::verb::post, "/admin/backup");
     stop = true;
     for (std::thread& trainer : trainers) trainer.join();
+    ASSERT_GE(reached, 15) << "training stalled";
     ASSERT_EQ(backup.result(), http::status::ok) << backup.body();
     backup_path = std::string(json::parse(backup.body()).at("path").as_string());
   }
