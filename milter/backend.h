@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/front_end_verdict.h"
 
 namespace nbspamd::milter {
 
@@ -37,25 +38,12 @@ struct MessageContext {
 
 // The backend's answer, in the model's terms.
 struct MilterVerdict {
-  enum class Kind { kHam, kUnsure, kSpam };
-  std::optional<double> score;  // The ranking score (model::ClassifyResult::score), if any.
+  using Kind = FrontEndVerdict;  // The verdict type every protocol front end shares.
+  std::optional<double> score;   // The ranking score (model::ClassifyResult::score), if any.
   Kind verdict = Kind::kUnsure;
   // Calibrated P(spam | score), when the model has enough feedback to say.
   std::optional<double> spam_confidence;
 };
-
-// "ham", "unsure", "spam".
-[[nodiscard]] constexpr std::string_view VerdictName(MilterVerdict::Kind kind) {
-  switch (kind) {
-    case MilterVerdict::Kind::kHam:
-      return "ham";
-    case MilterVerdict::Kind::kUnsure:
-      return "unsure";
-    case MilterVerdict::Kind::kSpam:
-      return "spam";
-  }
-  return "unsure";
-}
 
 using ClassifyDone = std::move_only_function<void(std::expected<MilterVerdict, Error>)>;
 

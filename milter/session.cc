@@ -233,7 +233,7 @@ void Session::EditHeader(const std::string& name, std::uint32_t incoming,
 }
 
 std::string Session::StatusValue(const MilterVerdict& verdict) const {
-  std::string value(VerdictName(verdict.verdict));
+  std::string value(FrontEndVerdictName(verdict.verdict));
   value += ' ';
   value += FormatNumber(verdict.spam_confidence);
   value += " score=";

@@ -10,23 +10,9 @@
 #include "common/handler_guard.h"
 #include "common/prometheus_text.h"
 #include "model/user_layer.h"
+#include "server/verdict_of.h"
 
 namespace nbspamd::server {
-namespace {
-
-milter::MilterVerdict::Kind KindOf(model::Verdict verdict) {
-  switch (verdict) {
-    case model::Verdict::kHam:
-      return milter::MilterVerdict::Kind::kHam;
-    case model::Verdict::kSpam:
-      return milter::MilterVerdict::Kind::kSpam;
-    case model::Verdict::kUnsure:
-      break;
-  }
-  return milter::MilterVerdict::Kind::kUnsure;
-}
-
-}  // namespace
 
 std::optional<std::string> MilterUserOf(const milter::MessageContext& context) {
   if (context.recipients.size() != 1) return std::nullopt;
@@ -62,7 +48,7 @@ void SpamFilterMilterBackend::ClassifyAsync(std::string message, milter::Message
                                user ? std::optional<std::string_view>(*user) : std::nullopt);
           if (!outcome) return std::unexpected(outcome.error());
           return milter::MilterVerdict{.score = outcome->result.score,
-                                       .verdict = KindOf(outcome->result.verdict),
+                                       .verdict = FrontEndVerdictOf(outcome->result.verdict),
                                        .spam_confidence = outcome->spam_confidence};
         },
         done);

@@ -7,23 +7,9 @@
 
 #include "common/handler_guard.h"
 #include "common/prometheus_text.h"
+#include "server/verdict_of.h"
 
 namespace nbspamd::server {
-namespace {
-
-spamd::SpamdVerdictKind KindOf(model::Verdict verdict) {
-  switch (verdict) {
-    case model::Verdict::kHam:
-      return spamd::SpamdVerdictKind::kHam;
-    case model::Verdict::kSpam:
-      return spamd::SpamdVerdictKind::kSpam;
-    case model::Verdict::kUnsure:
-      break;
-  }
-  return spamd::SpamdVerdictKind::kUnsure;
-}
-
-}  // namespace
 
 SpamFilterSpamdBackend::SpamFilterSpamdBackend(core::SpamFilter& filter, unsigned workers,
                                                FeedbackHook on_feedback, bool user_layers)
@@ -53,7 +39,7 @@ void SpamFilterSpamdBackend::ClassifyAsync(std::string_view message,
                                user ? std::optional<std::string_view>(*user) : std::nullopt);
           if (!outcome) return std::unexpected(outcome.error());
           return spamd::SpamdVerdict{.score = outcome->result.score,
-                                     .verdict = KindOf(outcome->result.verdict),
+                                     .verdict = FrontEndVerdictOf(outcome->result.verdict),
                                      .spam_confidence = outcome->spam_confidence,
                                      .spam_threshold = filter_.options().spam_threshold};
         },

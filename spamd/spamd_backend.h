@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "common/error.h"
+#include "common/front_end_verdict.h"
 
 namespace nbspamd::spamd {
 
@@ -32,8 +33,8 @@ struct RequestContext {
   std::string source;
 };
 
-// The three-way verdict, as the core decides it.
-enum class SpamdVerdictKind { kHam, kUnsure, kSpam };
+// The three-way verdict, as the core decides it: the type every protocol front end shares.
+using SpamdVerdictKind = FrontEndVerdict;
 
 struct SpamdVerdict {
   // The core's ranking score ("score" in /classify); nullopt when the model has none (spam or

@@ -26,18 +26,6 @@ std::string SpamHeader(const SpamdScore& score) {
          FormatScore(score.score) + " / " + FormatScore(score.threshold);
 }
 
-std::string_view VerdictName(SpamdVerdictKind verdict) {
-  switch (verdict) {
-    case SpamdVerdictKind::kSpam:
-      return "spam";
-    case SpamdVerdictKind::kHam:
-      return "ham";
-    case SpamdVerdictKind::kUnsure:
-      return "unsure";
-  }
-  return "unsure";
-}
-
 bool StartsWithNoCase(std::string_view text, std::string_view prefix) {
   if (text.size() < prefix.size()) return false;
   for (std::size_t i = 0; i < prefix.size(); ++i) {
@@ -67,7 +55,7 @@ std::string SpamHeaders(const SpamdVerdict& verdict, const SpamdScore& score,
       .append(" tests=")
       .append(SymbolOf(verdict.verdict))
       .append(" verdict=")
-      .append(VerdictName(verdict.verdict))
+      .append(FrontEndVerdictName(verdict.verdict))
       .append(" nbspamd_score=")
       .append(verdict.score && std::isfinite(*verdict.score) ? Fixed(*verdict.score, 3) : "none")
       .append(" nbspamd_threshold=")
