@@ -25,6 +25,7 @@
 #include "core/spam_filter.h"
 #include "http_api/server.h"
 #include "replication/cluster.h"
+#include "server/http_front_end.h"
 #include "server/milter_front_end.h"
 #include "server/spamd_front_end.h"
 #include "storage/model_check.h"
@@ -178,26 +179,15 @@ int Run(int argc, char** argv) {
   filter_options.tokenizer.word_bigrams = settings.word_bigrams;
   core::SpamFilter filter(std::move(*store), filter_options);
 
-  http_api::ServerOptions server_options;
-  server_options.host = settings.listen_host;
-  server_options.port = settings.listen_port;
-  server_options.threads = settings.threads;
-  server_options.limits.max_body_bytes = settings.max_body_bytes;
-  server_options.limits.max_header_bytes = settings.max_header_bytes;
-  server_options.limits.idle_timeout = std::chrono::seconds(settings.idle_timeout_seconds);
-  server_options.shutdown_timeout = std::chrono::seconds(settings.shutdown_timeout_seconds);
-  server_options.router.authenticator = http_api::Authenticator(std::move(*tokens));
-  server_options.router.auth_classify = settings.auth_classify;
-  server_options.router.max_in_flight = settings.max_in_flight;
-  server_options.router.backup_dir = settings.backup_dir;
-  server_options.router.train_rate_limit = settings.train_rate_limit;
-  server_options.router.extra_metrics = [&milter_front, &spamd_front]() -> std::string {
-    return milter_front.Metrics() + spamd_front.Metrics();
-  };
-  server_options.on_shutdown = [&milter_front, &spamd_front] {
-    milter_front.StopAccepting();
-    spamd_front.StopAccepting();
-  };
+  const http_api::ServerOptions server_options = server::HttpServerOptions(
+      settings, std::move(*tokens),
+      [&milter_front, &spamd_front]() -> std::string {
+        return milter_front.Metrics() + spamd_front.Metrics();
+      },
+      [&milter_front, &spamd_front] {
+        milter_front.StopAccepting();
+        spamd_front.StopAccepting();
+      });
   auto created = http_api::Server::Create(filter, server_options);
   if (!created) {
     std::fprintf(stderr, "nbspamd: %s\n", created.error().message.c_str());

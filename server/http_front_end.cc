@@ -1,0 +1,30 @@
+#include "server/http_front_end.h"
+
+#include <chrono>
+#include <utility>
+
+namespace nbspamd::server {
+
+http_api::ServerOptions HttpServerOptions(const config::Settings& settings,
+                                          std::vector<config::AuthToken> tokens,
+                                          std::function<std::string()> extra_metrics,
+                                          std::function<void()> on_shutdown) {
+  http_api::ServerOptions options;
+  options.host = settings.listen_host;
+  options.port = settings.listen_port;
+  options.threads = settings.threads;
+  options.limits.max_body_bytes = settings.max_body_bytes;
+  options.limits.max_header_bytes = settings.max_header_bytes;
+  options.limits.idle_timeout = std::chrono::seconds(settings.idle_timeout_seconds);
+  options.shutdown_timeout = std::chrono::seconds(settings.shutdown_timeout_seconds);
+  options.router.authenticator = http_api::Authenticator(std::move(tokens));
+  options.router.auth_classify = settings.auth_classify;
+  options.router.max_in_flight = settings.max_in_flight;
+  options.router.backup_dir = settings.backup_dir;
+  options.router.train_rate_limit = settings.train_rate_limit;
+  options.router.extra_metrics = std::move(extra_metrics);
+  options.on_shutdown = std::move(on_shutdown);
+  return options;
+}
+
+}  // namespace nbspamd::server
