@@ -422,6 +422,41 @@ TEST(MailReaderTest, BigramsShareTheTokenBudget) {
               UnorderedElementsAre(Pair("a", 1), Pair("b", 1), Pair("a b", 1), Pair("c", 1)));
 }
 
+TEST(MailReaderTest, SparseBigramsPairEachWordWithTheWordsBeforeIt) {
+  TokenizerOptions options = CountingOptions();
+  options.sparse_bigram_window = 3;
+  const Tokens tokens = TokensOf("Subject: a b\n\none two three four\n", options);
+  std::map<std::string, std::uint32_t> pairs;
+  for (const auto& [text, count] : tokens.counts) {
+    if (text.find(' ') != std::string::npos) pairs[text] = count;
+  }
+  EXPECT_THAT(pairs, UnorderedElementsAre(Pair("subject:a b", 1), Pair("one two", 1),
+                                          Pair("one ? three", 1), Pair("two three", 1),
+                                          Pair("two ? four", 1), Pair("three four", 1)));
+  // A window of 2 is word_bigrams; a window above 5 is 5.
+  options.sparse_bigram_window = 2;
+  TokenizerOptions bigrams = CountingOptions();
+  bigrams.word_bigrams = true;
+  EXPECT_EQ(TokensOf("a b c d e f g", options).counts, TokensOf("a b c d e f g", bigrams).counts);
+  options.sparse_bigram_window = 9;
+  const Tokens wide = TokensOf("a b c d e f g", options);
+  EXPECT_EQ(wide.counts.count("a ? ? ? e"), 1u);
+  EXPECT_EQ(wide.counts.count("a ? ? ? ? f"), 0u);
+  EXPECT_EQ(wide.total, 7u + 6 + 5 + 4 + 3);
+}
+
+TEST(MailReaderTest, WordCharNgramsByCodePoint) {
+  TokenizerOptions options = CountingOptions();
+  options.word_char_ngrams = 3;
+  EXPECT_THAT(TokensOf("V1agra now", options).counts,
+              UnorderedElementsAre(Pair("v1agra", 1), Pair("#v1a", 1), Pair("#1ag", 1),
+                                   Pair("#agr", 1), Pair("#gra", 1), Pair("now", 1)));
+  // Code points, not bytes: "günstig" keeps its ü.
+  EXPECT_THAT(TokensOf("günstig", options).counts,
+              IsSupersetOf({Pair("#gün", 1), Pair("#üns", 1), Pair("#tig", 1)}));
+  EXPECT_EQ(TokensOf("günstig", options).total, 1u + 5);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Robustness: hostile or broken input finishes quickly and gives a well-formed bag.
 

@@ -64,6 +64,13 @@ struct TokenizerOptions {
   bool boolean_counts = true;        // Count each token once per message (measured best).
   bool header_tokens = true;         // Emit header-derived tokens for mail.
   bool word_bigrams = false;         // Also emit pairs of consecutive words.
+  // Measured offline (docs/ACCURACY.md, "What was tried") and not used by the daemon; 0 = off.
+  // Orthogonal sparse bigrams: with a window N in 2..5, each word also pairs with each of the
+  // N-1 words before it in its text, `<prefix><earlier> <word>` at distance 1 (the bigram) and
+  // one `?` per skipped word between them further away (`a ? b`, `a ? ? b`).
+  std::size_t sparse_bigram_window = 0;
+  // With n >= 2, each word of more than n code points also gives its n-grams, `<prefix>#<n-gram>`.
+  std::size_t word_char_ngrams = 0;
   WordPath word_path = WordPath::kAsciiFast;  // Same tokens either way; for tests and benchmarks.
   HtmlPath html_path = HtmlPath::kEvents;     // Likewise.
 };

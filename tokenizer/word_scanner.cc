@@ -113,7 +113,12 @@ ThreadIcuState& ThisThreadIcuState() {
 WordScanner::WordScanner(const TokenizerOptions& options)
     : min_chars_(std::max<std::size_t>(options.min_token_chars, 1)),
       max_chars_(options.max_token_chars),
-      bigrams_(options.word_bigrams),
+      pair_window_(std::min(
+          std::max<std::size_t>(options.word_bigrams ? 2 : 0, options.sparse_bigram_window < 2
+                                                                  ? 0
+                                                                  : options.sparse_bigram_window),
+          kMaxPairWindow)),
+      char_ngrams_(options.word_char_ngrams < 2 ? 0 : options.word_char_ngrams),
       ascii_fast_(options.word_path == WordPath::kAsciiFast),
       icu_(ThisThreadIcuState()) {}
 
@@ -123,7 +128,8 @@ void WordScanner::Scan(std::string_view text, std::string_view prefix, TokenSour
   if (icu_.normalizer == nullptr || icu_.words == nullptr || min_chars_ > max_chars_) return;
   token_.assign(prefix);
   prefix_size_ = prefix.size();
-  previous_.clear();
+  next_earlier_ = 0;
+  earlier_count_ = 0;
   while (!text.empty() && !bag.Full()) {
     const std::size_t length = ChunkLength(text);
     ScanChunk(text.substr(0, length), source, bag);
@@ -199,16 +205,41 @@ void WordScanner::ScanWithIcu(std::string_view text, TokenSource source, BagBuil
 
 bool WordScanner::AddWord(TokenSource source, BagBuilder& bag) {
   if (!bag.Add(token_, source)) return false;
-  if (bigrams_) {
-    const std::string_view word = std::string_view(token_).substr(prefix_size_);
-    if (!previous_.empty()) {
-      bigram_.assign(token_, 0, prefix_size_);
-      bigram_ += previous_;
-      bigram_ += ' ';
-      bigram_ += word;
-      if (!bag.Add(bigram_, source)) return false;
-    }
-    previous_.assign(word);
+  const std::string_view word = std::string_view(token_).substr(prefix_size_);
+  if (char_ngrams_ != 0 && !AddCharNgrams(word, source, bag)) return false;
+  return pair_window_ == 0 || AddPairs(word, source, bag);
+}
+
+bool WordScanner::AddPairs(std::string_view word, TokenSource source, BagBuilder& bag) {
+  constexpr std::size_t kSlots = kMaxPairWindow - 1;
+  for (std::size_t distance = 1; distance <= earlier_count_; ++distance) {
+    const std::string& earlier = earlier_[(next_earlier_ + kSlots - distance) % kSlots];
+    pair_.assign(token_, 0, prefix_size_);
+    pair_ += earlier;
+    for (std::size_t skipped = 1; skipped < distance; ++skipped) pair_ += " ?";
+    pair_ += ' ';
+    pair_ += word;
+    if (!bag.Add(pair_, source)) return false;
+  }
+  earlier_[next_earlier_].assign(word);
+  next_earlier_ = (next_earlier_ + 1) % kSlots;
+  earlier_count_ = std::min(earlier_count_ + 1, pair_window_ - 1);
+  return true;
+}
+
+bool WordScanner::AddCharNgrams(std::string_view word, TokenSource source, BagBuilder& bag) {
+  // Code point starts of the word, then each run of char_ngrams_ of them.
+  starts_.clear();
+  for (std::size_t i = 0; i < word.size(); ++i) {
+    if ((static_cast<unsigned char>(word[i]) & 0xC0) != 0x80) starts_.push_back(i);
+  }
+  if (starts_.size() <= char_ngrams_) return true;
+  starts_.push_back(word.size());
+  for (std::size_t first = 0; first + char_ngrams_ < starts_.size(); ++first) {
+    pair_.assign(token_, 0, prefix_size_);
+    pair_ += '#';
+    pair_ += word.substr(starts_[first], starts_[first + char_ngrams_] - starts_[first]);
+    if (!bag.Add(pair_, source)) return false;
   }
   return true;
 }

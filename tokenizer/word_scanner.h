@@ -9,10 +9,12 @@
 #ifndef NBSPAMD_TOKENIZER_WORD_SCANNER_H_
 #define NBSPAMD_TOKENIZER_WORD_SCANNER_H_
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/token_bag.h"
 #include "tokenizer/bag_builder.h"
@@ -34,18 +36,28 @@ class WordScanner {
   void ScanChunk(std::string_view chunk, TokenSource source, BagBuilder& bag);
   void ScanWithIcu(std::string_view text, TokenSource source, BagBuilder& bag);
   void ScanAscii(std::string_view text, TokenSource source, BagBuilder& bag);
-  // Adds token_ (and the bigram with the previous word); false once the bag is full.
+  // Adds token_ (and its pairs with the words before it, and its character n-grams, when asked);
+  // false once the bag is full.
   bool AddWord(TokenSource source, BagBuilder& bag);
+  bool AddPairs(std::string_view word, TokenSource source, BagBuilder& bag);
+  bool AddCharNgrams(std::string_view word, TokenSource source, BagBuilder& bag);
   bool SetIcuWord(const char16_t* chars, std::int32_t start, std::int32_t end);
 
   std::size_t min_chars_;
   std::size_t max_chars_;
-  bool bigrams_;
+  static constexpr std::size_t kMaxPairWindow = 5;
+  std::size_t pair_window_;  // 0 (no pairs), or 2..kMaxPairWindow: word_bigrams is 2.
+  std::size_t char_ngrams_;  // 0 (none), or the n of the words' character n-grams.
   bool ascii_fast_;
   ThreadIcuState& icu_;
-  std::string previous_;  // The previous word of this text (for bigrams), without prefix.
-  std::string bigram_;    // The bigram token being built; reused.
-  std::string token_;     // The token being built: prefix then word; reused.
+  // The last pair_window_ - 1 words of this text, without prefix, most recent at
+  // (next_earlier_ + kMaxPairWindow - 2) % (kMaxPairWindow - 1); earlier_count_ of them are set.
+  std::array<std::string, kMaxPairWindow - 1> earlier_;
+  std::size_t next_earlier_ = 0;
+  std::size_t earlier_count_ = 0;
+  std::string pair_;                 // The pair or n-gram token being built; reused.
+  std::vector<std::size_t> starts_;  // Byte offsets of a word's code points; reused.
+  std::string token_;                // The token being built: prefix then word; reused.
   std::size_t prefix_size_ = 0;
 };
 

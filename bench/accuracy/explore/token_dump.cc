@@ -2,8 +2,8 @@
 // experiments (bench/accuracy/explore/README.md). Reads file paths, one per line, on standard
 // input; writes one line per message: the path, then each distinct token's text, all separated
 // by tabs (a tab or newline inside a token is written as a space). Tokenizer options come as
-// flags: --word-bigrams, --no-header-tokens, --raw-counts (then `text\x1fcount`),
-// --max-token-chars N, --min-token-chars N.
+// flags: --word-bigrams, --sparse-bigrams N, --char-ngrams N, --no-header-tokens, --raw-counts
+// (then `text\x1fcount`), --max-token-chars N, --min-token-chars N, --max-tokens N.
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -28,6 +28,12 @@ int main(int argc, char** argv) {
     const std::string_view flag = argv[i];
     if (flag == "--word-bigrams") {
       options.word_bigrams = true;
+    } else if (flag == "--sparse-bigrams" && i + 1 < argc) {
+      options.sparse_bigram_window = std::strtoul(argv[++i], nullptr, 10);
+    } else if (flag == "--char-ngrams" && i + 1 < argc) {
+      options.word_char_ngrams = std::strtoul(argv[++i], nullptr, 10);
+    } else if (flag == "--max-tokens" && i + 1 < argc) {
+      options.max_tokens = std::strtoul(argv[++i], nullptr, 10);
     } else if (flag == "--no-header-tokens") {
       options.header_tokens = false;
     } else if (flag == "--raw-counts") {
