@@ -3,7 +3,7 @@
 // process. Every front end (HTTP, milter, spamd) and its adapter to the core uses these nets, and
 // each reports what it caught the same way (NoteHandlerException: counted, logged, throttled):
 //
-// - GuardStep, at the session boundary: a connection's step that throws is logged and counted,
+// - GuardStep, at the connection boundary: a connection's step that throws is logged and counted,
 //   and the caller closes that connection only.
 // - RunAndAnswer, around the work an adapter runs for a request (a classification on a worker):
 //   whatever the work throws becomes an kInternal error, and the request is answered exactly
@@ -38,7 +38,7 @@
 
 namespace nbspamd {
 
-// Notes an exception caught at `where` ("http session", "I/O thread"): adds one to `count` and
+// Notes an exception caught at `where` ("http connection", "I/O thread"): adds one to `count` and
 // logs it at error level with `request_id` when not empty (at most one line every 10 s, saying
 // how many were held back, so that a bug every request meets cannot flood the log).
 // REQUIRES: called inside a catch block. Never throws.

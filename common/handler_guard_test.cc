@@ -39,11 +39,11 @@ TEST(HandlerGuardTest, RunReturnsWhenTheContextIsStopped) {
 TEST(HandlerGuardTest, GuardStepReportsWhetherTheStepThrew) {
   std::atomic<std::uint64_t> count = 0;
   bool ran = false;
-  EXPECT_TRUE(GuardStep("http session", "r1", count, [&] { ran = true; }));
+  EXPECT_TRUE(GuardStep("http connection", "r1", count, [&] { ran = true; }));
   EXPECT_TRUE(ran);
   EXPECT_EQ(count.load(), 0u);
-  EXPECT_FALSE(GuardStep("http session", "r2", count, [] { throw std::bad_alloc(); }));
-  EXPECT_FALSE(GuardStep("http session", "", count, [] { throw "a string"; }));
+  EXPECT_FALSE(GuardStep("http connection", "r2", count, [] { throw std::bad_alloc(); }));
+  EXPECT_FALSE(GuardStep("http connection", "", count, [] { throw "a string"; }));
   EXPECT_EQ(count.load(), 2u);
 }
 

@@ -1,7 +1,7 @@
 // The HTTP API's endpoints in one table: path, method, who may call it, whether it takes a
 // body, counts against the training rate or the limit on requests in flight. The router
-// dispatches by it, the sessions label their metrics with it, and /metrics renders one series per
-// row, so a new endpoint is one row here and one handler in the router.
+// dispatches by it, the connections label their metrics with it, and /metrics renders one series
+// per row, so a new endpoint is one row here and one handler in the router.
 //
 //   const Endpoint endpoint = EndpointOf("/classify?explain=3");  // Endpoint::kClassify
 //   const EndpointSpec* spec = SpecOf(endpoint);                   // nullptr for kOther

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "common/log.h"
-#include "http_api/http_session.h"
+#include "http_api/connection.h"
 
 namespace nbspamd::http_api {
 
@@ -13,20 +13,20 @@ namespace net = boost::asio;
 using net::ip::tcp;
 
 Listener::Listener(net::io_context& context, const Router& router, const HttpLimits& limits,
-                   SessionRegistry& registry)
+                   HttpConnectionRegistry& registry, IncidentHook on_incident)
     : context_(context),
       acceptor_(net::make_strand(context)),
       retry_timer_(acceptor_.get_executor()),
       router_(router),
       limits_(limits),
-      registry_(registry) {}
+      registry_(registry),
+      on_incident_(std::move(on_incident)) {}
 
-std::expected<std::shared_ptr<Listener>, Error> Listener::Create(net::io_context& context,
-                                                                 const tcp::endpoint& endpoint,
-                                                                 const Router& router,
-                                                                 const HttpLimits& limits,
-                                                                 SessionRegistry& registry) {
-  std::shared_ptr<Listener> listener(new Listener(context, router, limits, registry));
+std::expected<std::shared_ptr<Listener>, Error> Listener::Create(
+    net::io_context& context, const tcp::endpoint& endpoint, const Router& router,
+    const HttpLimits& limits, HttpConnectionRegistry& registry, IncidentHook on_incident) {
+  std::shared_ptr<Listener> listener(
+      new Listener(context, router, limits, registry, std::move(on_incident)));
   boost::system::error_code ec;
   const auto fail = [&](const char* step) {
     std::ostringstream address;
@@ -70,14 +70,14 @@ void Listener::DoAccept() {
                                                          tcp::socket socket) {
     if (ec == net::error::operation_aborted || !self->acceptor_.is_open()) return;
     if (ec) {
-      // Out of file descriptors and the like: log, and try again a little later rather
+      // Out of file descriptors and the like: report, and try again a little later rather
       // than spin.
-      LogWarning("accept failed: " + ec.message());
+      ReportIncident(self->on_incident_, {"http", IncidentKind::kAcceptFailed, ec.message()});
       self->retry_timer_.expires_after(std::chrono::milliseconds(100));
       return self->retry_timer_.async_wait([self](boost::system::error_code) { self->DoAccept(); });
     } else {
-      std::make_shared<HttpSession>(std::move(socket), self->router_, self->limits_,
-                                    self->registry_)
+      std::make_shared<HttpConnection>(std::move(socket), self->router_, self->limits_,
+                                       self->registry_)
           ->Run();
     }
     self->DoAccept();

@@ -1,4 +1,4 @@
-// Listener: accepts connections and starts an HttpSession for each.
+// Listener: accepts connections and starts an HttpConnection for each.
 #ifndef NBSPAMD_HTTP_API_LISTENER_H_
 #define NBSPAMD_HTTP_API_LISTENER_H_
 
@@ -9,9 +9,10 @@
 #include <memory>
 
 #include "common/error.h"
+#include "common/incident.h"
+#include "http_api/connection_registry.h"
 #include "http_api/http_limits.h"
 #include "http_api/router.h"
-#include "http_api/session_registry.h"
 
 namespace nbspamd::http_api {
 
@@ -21,7 +22,8 @@ class Listener : public std::enable_shared_from_this<Listener> {
   // (in use, permission denied, no such address).
   [[nodiscard]] static std::expected<std::shared_ptr<Listener>, Error> Create(
       boost::asio::io_context& context, const boost::asio::ip::tcp::endpoint& endpoint,
-      const Router& router, const HttpLimits& limits, SessionRegistry& registry);
+      const Router& router, const HttpLimits& limits, HttpConnectionRegistry& registry,
+      IncidentHook on_incident = {});
 
   // The bound address (with the real port when port 0 was asked for).
   [[nodiscard]] boost::asio::ip::tcp::endpoint LocalEndpoint() const;
@@ -32,7 +34,7 @@ class Listener : public std::enable_shared_from_this<Listener> {
 
  private:
   Listener(boost::asio::io_context& context, const Router& router, const HttpLimits& limits,
-           SessionRegistry& registry);
+           HttpConnectionRegistry& registry, IncidentHook on_incident);
   void DoAccept();
 
   boost::asio::io_context& context_;
@@ -40,7 +42,8 @@ class Listener : public std::enable_shared_from_this<Listener> {
   boost::asio::steady_timer retry_timer_;  // Delays accepting again after a failed accept.
   const Router& router_;
   const HttpLimits& limits_;
-  SessionRegistry& registry_;
+  HttpConnectionRegistry& registry_;
+  const IncidentHook on_incident_;  // Failed accepts.
 };
 
 }  // namespace nbspamd::http_api

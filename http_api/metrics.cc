@@ -200,7 +200,7 @@ namespace nbspamd::http_api {
 
 std::string_view InternalErrorName(InternalError where) {
   switch (where) {
-    case InternalError::kHttpSession:
+    case InternalError::kHttpConnection:
       return "http_session";
     case InternalError::kIoThread:
       return "io_thread";
@@ -324,7 +324,7 @@ std::string Metrics::Render(const core::ServiceStatus& status, std::string_view 
   out += RenderCalibrationMetrics(*status.calibration);
   out += RenderStoreHealthMetrics(status.store_health);
   std::array<std::uint64_t, kInternalErrorCount> internal{};
-  for (const InternalError where : {InternalError::kHttpSession, InternalError::kIoThread}) {
+  for (const InternalError where : {InternalError::kHttpConnection, InternalError::kIoThread}) {
     internal[static_cast<std::size_t>(where)] = HandlerExceptionCount(where);
   }
   internal[static_cast<std::size_t>(InternalError::kTrainingCompletion)] =

@@ -34,8 +34,8 @@ enum class TrainingEvent { kLearned, kRelearned, kUnchanged, kForgotten, kFailed
 // Where a failure that no client was told of happened: each is logged where it happens and
 // counted here, so that /metrics shows what the log may have throttled.
 enum class InternalError {
-  kHttpSession,         // A session handler threw; its connection was closed.
-  kIoThread,            // A handler outside any session threw to an I/O thread.
+  kHttpConnection,      // A connection handler threw; its connection was closed.
+  kIoThread,            // A handler outside any connection threw to an I/O thread.
   kTrainingCompletion,  // A training completion threw (TrainingWriter).
   kClusterCompletion,   // A cluster training completion threw (ClusterReplicator).
   kClusterReport,       // A position report or a trim read failed (ClusterReplicator).
@@ -64,7 +64,7 @@ class Metrics {
   void RecordTraining(std::string_view source, TrainingEvent event);
   // What a /train said about an earlier /classify verdict of the same message.
   void RecordFeedback(core::Feedback feedback);
-  // The counter the HTTP sessions (kHttpSession) and the I/O threads (kIoThread) add to.
+  // The counter the HTTP connections (kHttpConnection) and the I/O threads (kIoThread) add to.
   [[nodiscard]] std::atomic<std::uint64_t>& HandlerExceptions(InternalError where) {
     return internal_errors_[static_cast<std::size_t>(where)];
   }

@@ -148,7 +148,7 @@ void Router::HandleAsync(const Request& request, Respond respond) const {
   try {
     response = Handler(filter_, options_, limiter_, metrics_, request, pending).Run();
   } catch (const std::exception& e) {
-    // A bug or an allocation failure: never let it escape into the session.
+    // A bug or an allocation failure: never let it escape into the connection.
     response = ErrorResponse(nbspamd::Error{ErrorCode::kInternal, e.what()}, version);
   }
   // Answered now, unless an endpoint passed `pending` on to SpamFilter, whose asynchronous calls

@@ -1,5 +1,5 @@
 // Router: the HTTP API as a pure function from a request to a response, testable without
-// sockets (the Beast session only moves bytes). The endpoints are the rows of endpoints.h;
+// sockets (the Beast connection only moves bytes). The endpoints are the rows of endpoints.h;
 // README.md and docs/API.md describe them. Requests are read by request_input.h, answers
 // rendered by json_views.h; the core (core/spam_filter.h) does the work, and owns message ids
 // and the verdict memory behind feedback.
@@ -63,7 +63,7 @@ class Router {
   // Requests being handled now.
   [[nodiscard]] std::size_t InFlight() const { return in_flight_.load(); }
 
-  // What GET /metrics reports; the HTTP sessions record every response here.
+  // What GET /metrics reports; the HTTP connections record every response here.
   [[nodiscard]] Metrics& metrics() const { return metrics_; }
 
  private:

@@ -9,6 +9,7 @@
 
 #include "common/handler_guard.h"
 #include "common/log.h"
+#include "http_api/connection.h"
 
 namespace nbspamd::http_api {
 
@@ -40,8 +41,9 @@ std::expected<std::unique_ptr<Server>, Error> Server::Create(core::SpamFilter& f
     }
     endpoint = results.begin()->endpoint();
   }
-  auto listener = Listener::Create(server->context_, endpoint, server->router_,
-                                   server->options_.limits, server->registry_);
+  auto listener =
+      Listener::Create(server->context_, endpoint, server->router_, server->options_.limits,
+                       server->registry_, server->options_.on_incident);
   if (!listener) return std::unexpected(listener.error());
   server->listener_ = std::move(*listener);
   // Catch SIGTERM and SIGINT from now on: the caller announces that it listens once this
@@ -102,7 +104,7 @@ void Server::Run() {
   const auto serve = [this, &termination] {
     pthread_sigmask(SIG_UNBLOCK, &termination, nullptr);
     // A handler that throws must not end the process: log it and go on serving.
-    // Sessions catch their own first (http_session.h), so a count here is a bug outside any.
+    // Connections catch their own first (connection.h), so a count here is a bug outside any.
     RunIoContext(context_, router_.metrics().HandlerExceptions(InternalError::kIoThread));
   };
   std::vector<std::thread> threads;

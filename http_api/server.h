@@ -17,11 +17,12 @@
 #include <string>
 
 #include "common/error.h"
+#include "common/incident.h"
 #include "core/spam_filter.h"
+#include "http_api/connection_registry.h"
 #include "http_api/http_limits.h"
 #include "http_api/listener.h"
 #include "http_api/router.h"
-#include "http_api/session_registry.h"
 
 namespace nbspamd::http_api {
 
@@ -36,6 +37,8 @@ struct ServerOptions {
   // Called once on the I/O thread that takes the first SIGTERM or SIGINT, right after the HTTP
   // listener stops: other front ends (the milter) begin their own drain there. Must not throw.
   std::function<void()> on_shutdown;
+  // Failed accepts, for the daemon's log (common/incident.h). Unset: not reported.
+  IncidentHook on_incident;
 };
 
 class Server {
@@ -66,11 +69,11 @@ class Server {
   Server(core::SpamFilter& filter, const ServerOptions& options);
   void BeginShutdown();
 
-  // Sessions refer to options_, router_ and registry_, and may be destroyed with context_, so
+  // Connections refer to options_, router_ and registry_, and may be destroyed with context_, so
   // those are declared (constructed) before it and destroyed after it.
   ServerOptions options_;
   Router router_;
-  SessionRegistry registry_;
+  HttpConnectionRegistry registry_;
   boost::asio::io_context context_;
   std::shared_ptr<Listener> listener_;
   std::optional<boost::asio::signal_set> signals_;  // From Create on.

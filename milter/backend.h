@@ -1,6 +1,6 @@
 // MilterBackend: the seam between the milter front end and whatever classifies the message. The
 // milter side knows only these plain values; the daemon plugs its core in with a small adapter
-// (server/milter_backend.h), and tests with a deterministic fake.
+// (server/milter_core_adapter.h), and tests with a deterministic fake.
 //
 //   class FixedBackend : public MilterBackend {
 //     void ClassifyAsync(std::string message, MessageContext context, ClassifyDone done) override {
@@ -59,7 +59,7 @@ class MilterBackend {
   // Classifies `message` (header fields as "Name: value\r\n", a blank line, the body). `done` runs
   // exactly once, on any thread, possibly before ClassifyAsync returns; it must not throw. An
   // error means the backend cannot answer now (kFailedPrecondition: nothing learned yet;
-  // kUnavailable: store degraded or shutting down; anything else): the session then accepts or
+  // kUnavailable: store degraded or shutting down; anything else): the conversation then accepts or
   // tempfails the message per its fail mode.
   virtual void ClassifyAsync(std::string message, MessageContext context, ClassifyDone done) = 0;
 };

@@ -6,6 +6,7 @@
 #include <boost/asio/write.hpp>
 #include <exception>
 
+#include "common/handler_guard.h"
 #include "common/log.h"
 
 namespace nbspamd::milter {
@@ -25,7 +26,7 @@ MilterConnection::MilterConnection(Socket socket, std::shared_ptr<const Connecti
       context_(std::move(context)),
       on_closed_(std::move(on_closed)),
       decoder_(context_->connection.max_packet_bytes),
-      session_(context_->session, *context_->counters) {}
+      conversation_(context_->conversation, *context_->counters) {}
 
 MilterConnection::~MilterConnection() {
   if (on_closed_) on_closed_(this);
@@ -33,19 +34,8 @@ MilterConnection::~MilterConnection() {
 
 template <class Step>
 void MilterConnection::Guarded(Step&& step) noexcept {
-  try {
-    step();
-    return;
-  } catch (...) {  // Of any type, a std::exception or not: counted and reported alike.
-    MilterCounters::Add(context_->counters->internal_errors);
-    try {
-      if (context_->on_error) {
-        context_->on_error("milter connection: " + DescribeCurrentException());
-      }
-    } catch (...) {
-      // The hook is the log: there is nowhere left to report its failure.
-    }
-  }
+  // Of any type, a std::exception or not: counted and noted alike.
+  if (GuardStep("milter connection", "", context_->counters->internal_errors, step)) return;
   // Whatever the step left half done, this connection cannot go on. Its pending operations then
   // complete with errors and release it.
   Close();
@@ -66,7 +56,7 @@ void MilterConnection::Shutdown() {
       self->shutting_down_ = true;
       // Waiting between messages, with nothing of the next command received: stop waiting. A
       // message in flight is finished first; Process then closes.
-      if (self->read_in_flight_ && !self->session_.InMessage() &&
+      if (self->read_in_flight_ && !self->conversation_.InMessage() &&
           !self->decoder_.HasPartialPacket()) {
         self->Close();
       }
@@ -78,11 +68,11 @@ void MilterConnection::Shutdown() {
 // REQUIRES: no read or write in flight.
 void MilterConnection::Process() {
   if (closed_ || write_in_flight_ || read_in_flight_) return;
-  while (!session_.AwaitingVerdict() && !close_after_write_) {
+  while (!conversation_.AwaitingVerdict() && !close_after_write_) {
     auto next = decoder_.Next();
     if (!next) return Fail(next.error().message);
     if (!*next) break;
-    Session::Step step = session_.Handle(std::move(**next));
+    Conversation::Step step = conversation_.Handle(std::move(**next));
     if (step.error) return Fail(step.error->message);
     for (const Reply& reply : step.replies) AppendEncoded(reply, output_);
     if (step.close) close_after_write_ = true;
@@ -90,8 +80,8 @@ void MilterConnection::Process() {
   }
   if (!output_.empty()) return DoWrite();
   if (close_after_write_) return Close();
-  if (session_.AwaitingVerdict()) return;  // OnVerdict goes on.
-  if (shutting_down_ && !session_.InMessage() && !decoder_.HasPartialPacket()) return Close();
+  if (conversation_.AwaitingVerdict()) return;  // OnVerdict goes on.
+  if (shutting_down_ && !conversation_.InMessage() && !decoder_.HasPartialPacket()) return Close();
   DoRead();
 }
 
@@ -105,12 +95,11 @@ void MilterConnection::ArmDeadline() {
         return;
       }
       MilterCounters::Add(self->context_->counters->timeouts);
-      if (self->context_->on_error) {
-        self->context_->on_error(self->read_in_flight_
-                                     ? "milter connection: closed after the read timeout"
-                                     : "milter connection: closed, the MTA left our replies "
-                                       "unread for the read timeout");
-      }
+      ReportIncident(
+          self->context_->on_incident,
+          {"milter", IncidentKind::kTimeout,
+           self->read_in_flight_ ? "closed after the read timeout"
+                                 : "closed, the MTA left our replies unread for the read timeout"});
       self->Close();  // Cancels the read or write; its handler then finds the connection closed.
     });
   });
@@ -175,13 +164,13 @@ void MilterConnection::StartClassify(ClassifyRequest request) {
 
 void MilterConnection::OnVerdict(std::expected<MilterVerdict, Error> verdict) {
   if (closed_) return;
-  for (const Reply& reply : session_.Finish(std::move(verdict))) AppendEncoded(reply, output_);
+  for (const Reply& reply : conversation_.Finish(std::move(verdict))) AppendEncoded(reply, output_);
   Process();
 }
 
 void MilterConnection::Fail(std::string_view why) {
   MilterCounters::Add(context_->counters->protocol_errors);
-  if (context_->on_error) context_->on_error("milter protocol error: " + std::string(why));
+  ReportIncident(context_->on_incident, {"milter", IncidentKind::kProtocolError, why});
   // The replies to the commands before the bad one (the verdict of a whole message, say) are
   // still owed: written first, then the connection closes. Nothing more is read.
   close_after_write_ = true;

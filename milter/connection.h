@@ -1,14 +1,14 @@
 // MilterConnection: one MTA connection over TCP or a Unix-domain socket, in the manner of the HTTP
-// session: paired Do/On handlers on the connection's strand, a deadline on every read and write,
+// connection: paired Do/On handlers on the connection's strand, a deadline on every read and write,
 // and every handler's step guarded so that an exception closes this connection only (counted in
 // MilterCounters::internal_errors) and never reaches the I/O thread.
 //
-// It reads packets (PacketDecoder), hands each command to a Session, writes the replies, and at
-// end of message calls MilterBackend::ClassifyAsync; no byte is read while the verdict is awaited
-// (the MTA sends nothing then anyway). A protocol error (malformed, oversized or truncated packet,
-// unknown command, command out of order) closes the connection, once the replies owed to the
-// commands before it are written, and is counted; the MTA then applies its milter_default_action
-// to the message in progress.
+// It reads packets (PacketDecoder), hands each command to a Conversation, writes the replies, and
+// at end of message calls MilterBackend::ClassifyAsync; no byte is read while the verdict is
+// awaited (the MTA sends nothing then anyway). A protocol error (malformed, oversized or truncated
+// packet, unknown command, command out of order) closes the connection, once the replies owed to
+// the commands before it are written, and is counted; the MTA then applies its
+// milter_default_action to the message in progress.
 //
 // Errors never escape: the connection closes on a protocol error, a timeout (the MTA silent, or
 // leaving our replies unread, for read_timeout), a socket error or the MTA's QUIT. Thread-safety:
@@ -23,24 +23,26 @@
 #include <string>
 #include <string_view>
 
+#include "common/incident.h"
 #include "milter/backend.h"
+#include "milter/conversation.h"
 #include "milter/counters.h"
 #include "milter/options.h"
 #include "milter/protocol.h"
-#include "milter/session.h"
 
 namespace nbspamd::milter {
 
 // What every connection of a listener shares. Must outlive its connections (they hold it by
 // shared_ptr).
 struct ConnectionContext {
-  SessionOptions session;
+  ConversationOptions conversation;
   ConnectionOptions connection;
   MilterBackend* backend = nullptr;    // REQUIRES: not null; outlives the connections.
   MilterCounters* counters = nullptr;  // REQUIRES: not null; outlives the connections.
-  // Told why a connection closed early (a protocol error, a timeout, an exception), on an I/O
-  // thread; may be empty. Must be thread-safe and must not throw.
-  std::function<void(std::string_view)> on_error;
+  // Told why a connection closed early (a protocol error, a timeout) and of failed accepts, for
+  // the daemon's log (common/incident.h); exceptions are noted by NoteHandlerException. May be
+  // empty.
+  IncidentHook on_incident;
 };
 
 // Lives as long as an asynchronous operation (or the backend's pending answer) holds it.
@@ -84,7 +86,7 @@ class MilterConnection : public std::enable_shared_from_this<MilterConnection> {
   std::shared_ptr<const ConnectionContext> context_;
   std::function<void(MilterConnection*)> on_closed_;
   PacketDecoder decoder_;
-  Session session_;
+  Conversation conversation_;
   std::string read_buffer_;
   std::string output_;   // Replies waiting to be written.
   std::string writing_;  // Replies being written.

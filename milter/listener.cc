@@ -89,21 +89,11 @@ void MilterListener::Stop() {
       if (self->bound_.kind == MilterAddress::Kind::kUnix) ::unlink(self->bound_.path.c_str());
     }
     self->retry_timer_.cancel();
-    std::vector<std::shared_ptr<MilterConnection>> open;
-    {
-      std::lock_guard lock(self->registry_->mutex);
-      for (const auto& [raw, weak] : self->registry_->connections) {
-        if (auto connection = weak.lock()) open.push_back(std::move(connection));
-      }
-    }
-    for (const auto& connection : open) connection->Shutdown();
+    self->registry_->BeginShutdown(nullptr);
   });
 }
 
-std::size_t MilterListener::OpenConnections() const {
-  std::lock_guard lock(registry_->mutex);
-  return registry_->connections.size();
-}
+std::size_t MilterListener::OpenConnections() const { return registry_->Count(); }
 
 void MilterListener::DoAccept() {
   if (!acceptor_.is_open()) return;
@@ -113,23 +103,18 @@ void MilterListener::DoAccept() {
     if (ec == net::error::operation_aborted || !self->acceptor_.is_open()) return;
     if (ec) {
       // Out of file descriptors and the like: try again a little later rather than spin.
-      if (self->context_->on_error) {
-        self->context_->on_error("milter accept failed: " + ec.message());
-      }
+      ReportIncident(self->context_->on_incident,
+                     {"milter", IncidentKind::kAcceptFailed, ec.message()});
       self->retry_timer_.expires_after(std::chrono::milliseconds(100));
       return self->retry_timer_.async_wait([self](boost::system::error_code) { self->DoAccept(); });
     }
     auto registry = self->registry_;
     // Registered before it runs, removed when it is destroyed.
-    auto connection = std::make_shared<MilterConnection>(std::move(socket), self->context_,
-                                                         [registry](MilterConnection* closed) {
-                                                           std::lock_guard lock(registry->mutex);
-                                                           registry->connections.erase(closed);
-                                                         });
-    {
-      std::lock_guard lock(registry->mutex);
-      registry->connections.emplace(connection.get(), connection);
-    }
+    auto connection = std::make_shared<MilterConnection>(
+        std::move(socket), self->context_,
+        [registry](MilterConnection* closed) { registry->Remove(closed); });
+    // Not served when a stop came first: the socket closes with the connection.
+    if (!registry->Add(connection.get(), connection)) return;
     connection->Run();
     self->DoAccept();
   });

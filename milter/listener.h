@@ -37,9 +37,8 @@
 #include <cstddef>
 #include <expected>
 #include <memory>
-#include <mutex>
-#include <unordered_map>
 
+#include "common/connection_registry.h"
 #include "common/error.h"
 #include "milter/address.h"
 #include "milter/connection.h"
@@ -51,9 +50,9 @@ class MilterListener : public std::enable_shared_from_this<MilterListener> {
   // Binds and listens on `address`. A Unix socket replaces a stale socket file at its path (never
   // another kind of file) and gets `unix_socket_mode` (0660: the MTA's group must be able to
   // connect; Postfix's smtpd runs as the postfix user). REQUIRES: context.backend and
-  // context.counters set; options validated (ValidateSessionOptions, ValidateConnectionOptions).
-  // Errors: kUnavailable naming the address and the reason (in use, permission denied, no such
-  // address or folder, a file that is not a socket in the way).
+  // context.counters set; options validated (ValidateConversationOptions,
+  // ValidateConnectionOptions). Errors: kUnavailable naming the address and the reason (in use,
+  // permission denied, no such address or folder, a file that is not a socket in the way).
   [[nodiscard]] static std::expected<std::shared_ptr<MilterListener>, Error> Create(
       boost::asio::io_context& io, const MilterAddress& address, ConnectionContext context,
       mode_t unix_socket_mode = 0660);
@@ -82,11 +81,8 @@ class MilterListener : public std::enable_shared_from_this<MilterListener> {
 
   // The open connections, so that Stop can reach them. Shared with the connections' close
   // callbacks, which may run after the listener is gone.
-  struct Registry {
-    mutable std::mutex mutex;
-    std::unordered_map<MilterConnection*, std::weak_ptr<MilterConnection>> connections;
-  };
-  std::shared_ptr<Registry> registry_ = std::make_shared<Registry>();
+  std::shared_ptr<ConnectionRegistry<MilterConnection>> registry_ =
+      std::make_shared<ConnectionRegistry<MilterConnection>>();
 };
 
 }  // namespace nbspamd::milter

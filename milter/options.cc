@@ -32,7 +32,7 @@ std::expected<void, Error> CheckThreshold(std::string_view option, std::optional
 
 }  // namespace
 
-std::expected<void, Error> ValidateSessionOptions(const SessionOptions& options) {
+std::expected<void, Error> ValidateConversationOptions(const ConversationOptions& options) {
   if (options.max_body_bytes == 0) {
     return MakeError(ErrorCode::kInvalidArgument, "max_body_bytes must be at least 1");
   }

@@ -1,10 +1,10 @@
-// SessionOptions and ConnectionOptions: what the milter does with each message, and the limits of
-// each MTA connection. The daemon's settings (milter_* keys) fill these in; docs/MILTER.md
+// ConversationOptions and ConnectionOptions: what the milter does with each message, and the limits
+// of each MTA connection. The daemon's settings (milter_* keys) fill these in; docs/MILTER.md
 // describes them.
 //
-//   SessionOptions options;
+//   ConversationOptions options;
 //   options.reject_score = 3.0;  // reject spam scoring 3 or more with "550 5.7.1 <reject_text>"
-//   if (auto valid = ValidateSessionOptions(options); !valid) return valid.error();
+//   if (auto valid = ValidateConversationOptions(options); !valid) return valid.error();
 #ifndef NBSPAMD_MILTER_OPTIONS_H_
 #define NBSPAMD_MILTER_OPTIONS_H_
 
@@ -25,7 +25,7 @@ enum class FailMode {
   kTempfail,  // Ask the client to retry later (SMFIR_TEMPFAIL: 451 4.7.1 from Postfix).
 };
 
-struct SessionOptions {
+struct ConversationOptions {
   // A message larger than this (its header fields as rebuilt, and its body: what HTTP's
   // max_body_bytes bounds for POST /classify) is accepted unchecked and counted.
   std::size_t max_body_bytes = std::size_t{10} << 20;
@@ -63,7 +63,8 @@ struct ConnectionOptions {
 // Errors (kInvalidArgument, naming the option): max_body_bytes of 0; a header name that is
 // empty, longer than 64 or not printable ASCII without ':' and space; a reject text or quarantine
 // reason that is empty, longer than 400 or not printable ASCII; a threshold that is not finite.
-[[nodiscard]] std::expected<void, Error> ValidateSessionOptions(const SessionOptions& options);
+[[nodiscard]] std::expected<void, Error> ValidateConversationOptions(
+    const ConversationOptions& options);
 // Errors (kInvalidArgument): max_packet_bytes below 64 KiB (Postfix's body chunks would not fit);
 // a read_timeout that is not positive.
 [[nodiscard]] std::expected<void, Error> ValidateConnectionOptions(

@@ -59,16 +59,16 @@ class PostfixTest : public ::testing::Test {
   }
 
   // Rejects spam scoring 5 or more (the FakeBackend's spam scores 10) unless told otherwise.
-  static SessionOptions Rejecting() {
-    SessionOptions options;
+  static ConversationOptions Rejecting() {
+    ConversationOptions options;
     options.reject_score = 5.0;
     options.reject_text = kRejectText;
     return options;
   }
 
-  void Listen(const SessionOptions& options = Rejecting()) {
+  void Listen(const ConversationOptions& options = Rejecting()) {
     ConnectionContext context;
-    context.session = options;
+    context.conversation = options;
     context.backend = &backend_;
     context.counters = &counters_;
     auto created =
@@ -165,7 +165,7 @@ TEST_F(PostfixTest, SpamIsRejectedAtSmtpTimeWithTheConfiguredText) {
 }
 
 TEST_F(PostfixTest, WithoutRejectSpamIsDeliveredFlagged) {
-  ASSERT_NO_FATAL_FAILURE(Listen(SessionOptions{}));
+  ASSERT_NO_FATAL_FAILURE(Listen(ConversationOptions{}));
   ASSERT_NO_FATAL_FAILURE(StartPostfix("tempfail"));
   EXPECT_EQ(Send(Message("offer", "cheap viagra\r\n")).substr(0, 4), "250 ");
   auto delivered = postfix_->WaitForDelivery(1);
@@ -178,7 +178,7 @@ TEST_F(PostfixTest, WithoutRejectSpamIsDeliveredFlagged) {
 }
 
 TEST_F(PostfixTest, QuarantinedSpamGoesToTheHoldQueue) {
-  SessionOptions options;
+  ConversationOptions options;
   options.quarantine_score = 5.0;
   ASSERT_NO_FATAL_FAILURE(Listen(options));
   ASSERT_NO_FATAL_FAILURE(StartPostfix("tempfail"));
@@ -213,7 +213,7 @@ TEST_F(PostfixTest, ListenerStoppedAndDefaultActionTempfailAnswers4xx) {
   std::string stage;
   const std::string reply = Send(Message("later", "hello\r\n"), &stage);
   EXPECT_EQ(reply.substr(0, 10), "451 4.7.1 ") << reply;
-  // Postfix finds the milter gone when the SMTP session starts and refuses from MAIL on, so
+  // Postfix finds the milter gone when the SMTP conversation starts and refuses from MAIL on, so
   // nothing was queued; the client keeps the message and retries.
   EXPECT_EQ(stage, "MAIL");
   EXPECT_TRUE(postfix_->Delivered().empty());

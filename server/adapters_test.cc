@@ -16,8 +16,8 @@
 
 #include "core/spam_filter.h"
 #include "server/front_end_thread.h"
-#include "server/milter_backend.h"
-#include "server/spamd_backend.h"
+#include "server/milter_core_adapter.h"
+#include "server/spamd_core_adapter.h"
 #include "storage/testing/forwarding_store.h"
 
 namespace nbspamd::server {
@@ -62,7 +62,7 @@ std::optional<T> Wait(std::future<T>& future) {
 }
 
 TEST_F(AdapterTest, MilterAnswersANonStandardExceptionAsAnInternalError) {
-  SpamFilterMilterBackend backend(*filter_, 1);
+  MilterCoreAdapter backend(*filter_, 1);
   store_->Arm(true);
   std::promise<std::expected<milter::MilterVerdict, Error>> answered;
   backend.ClassifyAsync(std::string(kSpam), {},
@@ -86,7 +86,7 @@ TEST_F(AdapterTest, MilterAnswersANonStandardExceptionAsAnInternalError) {
 }
 
 TEST_F(AdapterTest, MilterNotesAThrowingAnswerAndServesOn) {
-  SpamFilterMilterBackend backend(*filter_, 1);
+  MilterCoreAdapter backend(*filter_, 1);
   std::promise<void> threw;
   backend.ClassifyAsync(std::string(kHam), {}, [&](auto) {
     threw.set_value();
@@ -105,7 +105,7 @@ TEST_F(AdapterTest, MilterNotesAThrowingAnswerAndServesOn) {
 }
 
 TEST_F(AdapterTest, SpamdAnswersANonStandardExceptionAndAThrowingAnswerIsNoted) {
-  SpamFilterSpamdBackend backend(*filter_, 1);
+  SpamdCoreAdapter backend(*filter_, 1);
   store_->Arm(true);
   std::promise<std::expected<spamd::SpamdVerdict, Error>> answered;
   backend.ClassifyAsync(kSpam, {}, [&](auto verdict) { answered.set_value(std::move(verdict)); });
@@ -134,7 +134,7 @@ TEST_F(AdapterTest, SpamdAnswersANonStandardExceptionAndAThrowingAnswerIsNoted) 
 
 TEST_F(AdapterTest, SpamdAnswersATellWhoseFeedbackHookThrows) {
   int hook_calls = 0;
-  SpamFilterSpamdBackend backend(*filter_, 1, [&](core::Feedback) {
+  SpamdCoreAdapter backend(*filter_, 1, [&](core::Feedback) {
     ++hook_calls;
     throw 7;
   });
@@ -159,7 +159,7 @@ TEST_F(AdapterTest, SpamdAnswersATellWhoseFeedbackHookThrows) {
 }
 
 TEST_F(AdapterTest, SpamdNotesAThrowingTellAnswer) {
-  SpamFilterSpamdBackend backend(*filter_, 1);
+  SpamdCoreAdapter backend(*filter_, 1);
   std::promise<void> threw;
   backend.LearnAsync(kHam, spamd::SpamdLabel::kHam, {}, [&](auto) {
     threw.set_value();

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <utility>
 
+#include "server/incident_log.h"
+
 namespace nbspamd::server {
 
 http_api::ServerOptions HttpServerOptions(const config::Settings& settings,
@@ -24,6 +26,7 @@ http_api::ServerOptions HttpServerOptions(const config::Settings& settings,
   options.router.train_rate_limit = settings.train_rate_limit;
   options.router.extra_metrics = std::move(extra_metrics);
   options.on_shutdown = std::move(on_shutdown);
+  options.on_incident = LogIncident;
   return options;
 }
 

@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "milter/address.h"
 #include "milter/options.h"
+#include "server/incident_log.h"
 
 namespace nbspamd::server {
 namespace {
@@ -24,56 +25,56 @@ std::expected<milter::ConnectionContext, Error> MilterContext(const config::Sett
   milter::ConnectionContext context;
   auto fail_mode = milter::ParseFailMode(settings.milter_fail_mode);
   if (!fail_mode) return invalid("milter_fail_mode", fail_mode.error());
-  context.session.fail_mode = *fail_mode;
-  context.session.max_body_bytes = settings.max_body_bytes;
-  context.session.reject_score = settings.milter_reject_score;
-  context.session.reject_text = settings.milter_reject_text;
-  context.session.quarantine_score = settings.milter_quarantine_score;
-  context.session.flag_header = settings.milter_flag_header;
-  context.session.status_header = settings.milter_status_header;
+  context.conversation.fail_mode = *fail_mode;
+  context.conversation.max_body_bytes = settings.max_body_bytes;
+  context.conversation.reject_score = settings.milter_reject_score;
+  context.conversation.reject_text = settings.milter_reject_text;
+  context.conversation.quarantine_score = settings.milter_quarantine_score;
+  context.conversation.flag_header = settings.milter_flag_header;
+  context.conversation.status_header = settings.milter_status_header;
   context.connection.read_timeout = std::chrono::seconds(settings.milter_read_timeout_seconds);
   // Each setting on its own, so that the error names the key that is wrong.
   const struct {
     std::string_view key;
-    milter::SessionOptions options;
+    milter::ConversationOptions options;
   } checks[] = {
       {"milter_reject_text",
        [&] {
-         milter::SessionOptions o;
-         o.reject_text = context.session.reject_text;
+         milter::ConversationOptions o;
+         o.reject_text = context.conversation.reject_text;
          return o;
        }()},
       {"milter_flag_header",
        [&] {
-         milter::SessionOptions o;
-         o.flag_header = context.session.flag_header;
+         milter::ConversationOptions o;
+         o.flag_header = context.conversation.flag_header;
          return o;
        }()},
       {"milter_status_header",
        [&] {
-         milter::SessionOptions o;
-         o.status_header = context.session.status_header;
+         milter::ConversationOptions o;
+         o.status_header = context.conversation.status_header;
          return o;
        }()},
       {"milter_reject_score",
        [&] {
-         milter::SessionOptions o;
-         o.reject_score = context.session.reject_score;
+         milter::ConversationOptions o;
+         o.reject_score = context.conversation.reject_score;
          return o;
        }()},
       {"milter_quarantine_score",
        [&] {
-         milter::SessionOptions o;
-         o.quarantine_score = context.session.quarantine_score;
+         milter::ConversationOptions o;
+         o.quarantine_score = context.conversation.quarantine_score;
          return o;
        }()},
   };
   for (const auto& check : checks) {
-    if (auto valid = milter::ValidateSessionOptions(check.options); !valid) {
+    if (auto valid = milter::ValidateConversationOptions(check.options); !valid) {
       return invalid(check.key, valid.error());
     }
   }
-  if (auto valid = milter::ValidateSessionOptions(context.session); !valid) {
+  if (auto valid = milter::ValidateConversationOptions(context.conversation); !valid) {
     return invalid("max_body_bytes", valid.error());
   }
   if (auto valid = milter::ValidateConnectionOptions(context.connection); !valid) {
@@ -105,13 +106,10 @@ std::expected<void, Error> MilterFrontEnd::Start(const config::Settings& setting
   }
   const unsigned workers =
       settings.threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : settings.threads;
-  backend_ =
-      std::make_unique<SpamFilterMilterBackend>(filter, workers, settings.milter_user_layers);
+  backend_ = std::make_unique<MilterCoreAdapter>(filter, workers, settings.milter_user_layers);
   context->backend = backend_.get();
   context->counters = &counters_;
-  context->on_error = [](std::string_view why) {
-    LogDebug("milter connection closed: " + std::string(why));
-  };
+  context->on_incident = LogIncident;
   auto listener = milter::MilterListener::Create(io_.context(), *address, std::move(*context),
                                                  static_cast<mode_t>(settings.milter_socket_mode));
   if (!listener) return std::unexpected(listener.error());

@@ -1,7 +1,7 @@
 // MilterFrontEnd: the milter listener of the daemon (milter_listen), built from the settings and
 // served from the core in-process: the milter's own I/O thread reads the MTA's packets (they are
 // small: parsing them is little work, and the HTTP server keeps its I/O context to itself), and
-// the adapter's workers (milter_backend.h) classify.
+// the adapter's workers (milter_core_adapter.h) classify.
 //
 //   MilterFrontEnd milter;                       // declared before the core, destroyed after it
 //   if (auto started = milter.Start(settings, filter); !started) Fail(started.error());
@@ -25,7 +25,7 @@
 #include "milter/counters.h"
 #include "milter/listener.h"
 #include "server/front_end_thread.h"
-#include "server/milter_backend.h"
+#include "server/milter_core_adapter.h"
 
 namespace nbspamd::server {
 
@@ -55,7 +55,7 @@ class MilterFrontEnd {
 
  private:
   milter::MilterCounters counters_;
-  std::unique_ptr<SpamFilterMilterBackend> backend_;
+  std::unique_ptr<MilterCoreAdapter> backend_;
   // Declared before the listener: its connections refer to the context until they are gone.
   FrontEndThread io_{"milter"};
   std::shared_ptr<milter::MilterListener> listener_;

@@ -4,12 +4,13 @@
 #include <string_view>
 
 #include "common/log.h"
+#include "server/incident_log.h"
 
 namespace nbspamd::server {
 
 std::expected<void, Error> SpamdFrontEnd::Start(const config::Settings& settings,
                                                 core::SpamFilter& filter,
-                                                SpamFilterSpamdBackend::FeedbackHook on_feedback) {
+                                                SpamdCoreAdapter::FeedbackHook on_feedback) {
   boost::system::error_code bad_address;
   const auto address = boost::asio::ip::make_address(settings.spamd_listen_host, bad_address);
   if (bad_address) {
@@ -27,19 +28,11 @@ std::expected<void, Error> SpamdFrontEnd::Start(const config::Settings& settings
   options.limits.max_header_bytes = settings.max_header_bytes;
   options.read_timeout = std::chrono::seconds(settings.spamd_read_timeout_seconds);
   options.tell = std::move(*policy);
-  options.on_incident = [](spamd::SpamdIncident incident, std::string_view detail) {
-    const std::string line =
-        "spamd " + std::string(spamd::SpamdIncidentName(incident)) + ": " + std::string(detail);
-    if (incident == spamd::SpamdIncident::kBackendError) {
-      LogDebug(line);
-    } else {
-      LogWarning(line);
-    }
-  };
+  options.on_incident = LogIncident;
   const unsigned workers =
       settings.threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : settings.threads;
-  backend_ = std::make_unique<SpamFilterSpamdBackend>(filter, workers, std::move(on_feedback),
-                                                      settings.spamd_user_layers);
+  backend_ = std::make_unique<SpamdCoreAdapter>(filter, workers, std::move(on_feedback),
+                                                settings.spamd_user_layers);
   auto listener = spamd::SpamdListener::Create(
       io_.context(), boost::asio::ip::tcp::endpoint(address, settings.spamd_listen_port), *backend_,
       std::move(options));
@@ -49,7 +42,7 @@ std::expected<void, Error> SpamdFrontEnd::Start(const config::Settings& settings
   }
   listener_ = std::move(*listener);
   listener_->Run();
-  io_.Start();  // Sessions catch their own exceptions: one reaching the thread is logged.
+  io_.Start();  // Connections catch their own exceptions: one reaching the thread is logged.
   return {};
 }
 

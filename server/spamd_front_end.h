@@ -1,7 +1,7 @@
 // SpamdFrontEnd: the spamd-protocol listener of the daemon (spamd_listen), built from the
 // settings and served from the core in-process: its own I/O thread reads and answers requests
 // (the HTTP server keeps its I/O context to itself), and the adapter's workers
-// (spamd_backend.h) classify and train.
+// (spamd_core_adapter.h) classify and train.
 //
 //   SpamdFrontEnd spamd;                         // declared before the core, destroyed after it
 //   if (auto started = spamd.Start(settings, filter); !started) Fail(started.error());
@@ -24,8 +24,8 @@
 #include "config/settings.h"
 #include "core/spam_filter.h"
 #include "server/front_end_thread.h"
-#include "server/spamd_backend.h"
-#include "spamd/spamd_listener.h"
+#include "server/spamd_core_adapter.h"
+#include "spamd/listener.h"
 
 namespace nbspamd::server {
 
@@ -40,9 +40,9 @@ class SpamdFrontEnd {
   // `on_feedback` counts what a TELL says of an earlier verdict. Errors: kInvalidArgument for a
   // bad spamd_* setting (naming the key), kUnavailable when the address cannot be bound.
   // REQUIRES: `filter` outlives this front end's Stop; called once.
-  [[nodiscard]] std::expected<void, Error> Start(
-      const config::Settings& settings, core::SpamFilter& filter,
-      SpamFilterSpamdBackend::FeedbackHook on_feedback = {});
+  [[nodiscard]] std::expected<void, Error> Start(const config::Settings& settings,
+                                                 core::SpamFilter& filter,
+                                                 SpamdCoreAdapter::FeedbackHook on_feedback = {});
 
   [[nodiscard]] bool running() const { return listener_ != nullptr; }
   // Where it listens, with the bound port: "127.0.0.1:783", "[::1]:783".
@@ -56,8 +56,8 @@ class SpamdFrontEnd {
   [[nodiscard]] std::string Metrics() const;
 
  private:
-  std::unique_ptr<SpamFilterSpamdBackend> backend_;
-  // Declared before the listener: its sessions refer to the context until they are gone.
+  std::unique_ptr<SpamdCoreAdapter> backend_;
+  // Declared before the listener: its connections refer to the context until they are gone.
   FrontEndThread io_{"spamd"};
   std::shared_ptr<spamd::SpamdListener> listener_;
   std::atomic<bool> stop_requested_{false};

@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include "spamd/spamd_listener.h"
-#include "spamd/spamd_response.h"
+#include "spamd/listener.h"
+#include "spamd/response.h"
 #include "spamd/testing/fake_backend.h"
 #include "spamd/testing/test_server.h"
 #include "tests/support/program_run.h"

@@ -214,7 +214,7 @@ int Main(int argc, char** argv) {
     address = *parsed;
   } else {
     milter::ConnectionContext context;
-    context.session.reject_score = 5.0;
+    context.conversation.reject_score = 5.0;
     context.backend = &backend;
     context.counters = &counters;
     auto created = milter::MilterListener::Create(

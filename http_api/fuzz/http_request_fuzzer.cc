@@ -1,8 +1,8 @@
 // Fuzz target: the input is what a client sends on one connection. Beast's request parser reads
-// it with the daemon's default limits (http_api/http_limits.h), as http_api/http_session.cc does,
+// it with the daemon's default limits (http_api/http_limits.h), as http_api/connection.cc does,
 // and each complete request (up to kMaxRequests, pipelined) goes to the Router of a FuzzService,
 // whose checks every response must pass (http_api/fuzz/fuzz_service.h). Input the parser rejects
-// is what the session answers 400, 413 or 431 without the router: nothing more to check there.
+// is what the connection answers 400, 413 or 431 without the router: nothing more to check there.
 // Built with libFuzzer when NBSPAMD_FUZZ is on; tokenizer/fuzz/replay_main.cc runs saved inputs
 // without it.
 #include <boost/asio/buffer.hpp>
@@ -40,15 +40,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       rest.remove_prefix(used);
       if (ec || used == 0) break;
     }
-    // need_more: the connection ended inside the request, which the session just closes.
+    // need_more: the connection ended inside the request, which the connection just closes.
     if (!parser.is_done()) return 0;
-    // The session answers 413 itself for a declared length over the limit.
+    // The connection answers 413 itself for a declared length over the limit.
     if (const auto length = parser.content_length(); length && *length > limits.max_body_bytes) {
       return 0;
     }
     const bool keep_alive = parser.get().keep_alive();
     service.Handle(parser.release());
-    if (!keep_alive) return 0;  // The session closes after answering.
+    if (!keep_alive) return 0;  // The connection closes after answering.
   }
   return 0;
 }

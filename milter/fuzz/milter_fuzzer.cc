@@ -1,12 +1,12 @@
 // Fuzz target: the input is what an MTA sends on one milter connection. The first byte picks the
 // options (selector, below); the rest is the byte stream, which goes through PacketDecoder and
-// Session as MilterConnection drives them (every decoded command to Handle until a step closes;
-// a classification is answered at once by a deterministic backend through Finish). Checked:
+// Conversation as MilterConnection drives them (every decoded command to Handle until a step
+// closes; a classification is answered at once by a deterministic backend through Finish). Checked:
 //   - the codec: every decoded command, encoded again, gives the bytes of its packet (OPTNEG: its
 //     first 12), as framed independently here; decoder errors are kInvalidArgument or
 //     kResourceExhausted (a length over the cap), sticky, and come exactly where the framing says
 //     the bad packet is;
-//   - the session: an error closes; OPTNEG is answered with a version from 2 to 6 and actions
+//   - the conversation: an error closes; OPTNEG is answered with a version from 2 to 6 and actions
 //     and flags that are both offered and ours; an event whose no-reply flag was agreed gets no
 //     reply, and MACRO and ABORT never do; the message handed to the backend is at most
 //     max_body_bytes with one recipient per RCPT since MAIL; the end-of-body replies are header
@@ -19,7 +19,7 @@
 //   - chunking changes nothing: the whole input at once and in chunks of 1, 3, 7 or 64 bytes give
 //     the same transcript;
 //   - MilterConnection agrees: the same stream over a socketpair (then the MTA's end of stream)
-//     makes a real connection write exactly the replies the session gave, then close, with no
+//     makes a real connection write exactly the replies the conversation gave, then close, with no
 //     exception at its boundary and no timeout.
 // Built with libFuzzer when NBSPAMD_FUZZ is on; tokenizer/fuzz/replay_main.cc runs saved inputs
 // without it.
@@ -44,10 +44,10 @@
 
 #include "milter/backend.h"
 #include "milter/connection.h"
+#include "milter/conversation.h"
 #include "milter/counters.h"
 #include "milter/options.h"
 #include "milter/protocol.h"
-#include "milter/session.h"
 
 namespace {
 
@@ -69,7 +69,7 @@ void Check(bool condition, const char* what, std::string_view detail = {}) {
 }
 
 struct Setup {
-  SessionOptions session;
+  ConversationOptions conversation;
   std::size_t max_packet_bytes = std::size_t{1} << 20;
   std::size_t chunk = 1;
 };
@@ -80,15 +80,16 @@ struct Setup {
 // 6-7: the chunk size of the second run (1, 3, 7, 64).
 Setup SetupFor(std::uint8_t selector) {
   Setup setup;
-  if ((selector & 0x01) != 0) setup.session.reject_score = 5.0;
-  if ((selector & 0x02) != 0) setup.session.quarantine_score = 0.0;
-  if ((selector & 0x04) != 0) setup.session.max_body_bytes = 200;
-  setup.session.remove_incoming_headers = (selector & 0x08) == 0;
-  if ((selector & 0x10) != 0) setup.session.fail_mode = FailMode::kTempfail;
+  if ((selector & 0x01) != 0) setup.conversation.reject_score = 5.0;
+  if ((selector & 0x02) != 0) setup.conversation.quarantine_score = 0.0;
+  if ((selector & 0x04) != 0) setup.conversation.max_body_bytes = 200;
+  setup.conversation.remove_incoming_headers = (selector & 0x08) == 0;
+  if ((selector & 0x10) != 0) setup.conversation.fail_mode = FailMode::kTempfail;
   if ((selector & 0x20) != 0) setup.max_packet_bytes = 64;
   constexpr std::size_t kChunks[] = {1, 3, 7, 64};
   setup.chunk = kChunks[selector >> 6];
-  if (!ValidateSessionOptions(setup.session)) Fail("the fuzzer's own options are invalid");
+  if (!ValidateConversationOptions(setup.conversation))
+    Fail("the fuzzer's own options are invalid");
   return setup;
 }
 
@@ -205,12 +206,12 @@ std::uint32_t NoReplyFlag(const Command& command) {
   return 0;
 }
 
-bool IsOurHeader(const SessionOptions& options, std::string_view name) {
+bool IsOurHeader(const ConversationOptions& options, std::string_view name) {
   return name == options.flag_header || name == options.status_header;
 }
 
 // Splits a header edit's data (after `skip` index bytes) into name and value; checks both.
-void CheckHeaderEdit(const SessionOptions& options, const Reply& reply, std::size_t skip) {
+void CheckHeaderEdit(const ConversationOptions& options, const Reply& reply, std::size_t skip) {
   Check(reply.data.size() > skip, "header edit without data");
   const std::string_view rest = std::string_view(reply.data).substr(skip);
   const std::size_t nul = rest.find('\0');
@@ -224,10 +225,10 @@ void CheckHeaderEdit(const SessionOptions& options, const Reply& reply, std::siz
         "header value with CR, LF or NUL", text);
 }
 
-void CheckFinish(const Setup& setup, const Session& session,
+void CheckFinish(const Setup& setup, const Conversation& conversation,
                  const std::expected<MilterVerdict, Error>& verdict,
                  const std::vector<Reply>& replies) {
-  const SessionOptions& options = setup.session;
+  const ConversationOptions& options = setup.conversation;
   Check(!replies.empty(), "no reply at end of body");
   const Reply& last = replies.back();
   const bool spam = verdict && verdict->verdict == MilterVerdict::Kind::kSpam;
@@ -249,11 +250,11 @@ void CheckFinish(const Setup& setup, const Session& session,
     const Reply& reply = replies[i];
     switch (reply.code) {
       case kReplyAddHeader:
-        Check((session.actions() & kActionAddHeaders) != 0, "ADDHEADER not granted");
+        Check((conversation.actions() & kActionAddHeaders) != 0, "ADDHEADER not granted");
         CheckHeaderEdit(options, reply, 0);
         break;
       case kReplyChangeHeader:
-        Check((session.actions() & kActionChangeHeaders) != 0, "CHGHEADER not granted");
+        Check((conversation.actions() & kActionChangeHeaders) != 0, "CHGHEADER not granted");
         Check(options.remove_incoming_headers, "CHGHEADER when told to leave headers alone");
         Check(ReadUint32(reply.data) >= 1, "CHGHEADER index 0");
         CheckHeaderEdit(options, reply, 4);
@@ -261,7 +262,7 @@ void CheckFinish(const Setup& setup, const Session& session,
       case kReplyQuarantine:
         Check(!quarantined, "two quarantines");
         quarantined = true;
-        Check((session.actions() & kActionQuarantine) != 0, "QUARANTINE not granted");
+        Check((conversation.actions() & kActionQuarantine) != 0, "QUARANTINE not granted");
         Check(spam && options.quarantine_score.has_value(), "QUARANTINE of a message not spam");
         Check(reply == QuarantineReply(options.quarantine_reason), "wrong quarantine reason");
         Check(i + 2 == replies.size(), "QUARANTINE not just before the final reply");
@@ -283,7 +284,7 @@ struct Transcript {
 Transcript Run(const Setup& setup, std::string_view stream, std::size_t chunk) {
   Transcript transcript;
   MilterCounters counters;
-  Session session(setup.session, counters);
+  Conversation conversation(setup.conversation, counters);
   PacketDecoder decoder(setup.max_packet_bytes);
   std::size_t framed = 0;  // Where the next packet starts, by our own framing.
   std::size_t fed = 0;
@@ -357,10 +358,10 @@ Transcript Run(const Setup& setup, std::string_view stream, std::size_t chunk) {
     const bool never_answered =
         std::holds_alternative<Macros>(command) || std::holds_alternative<Abort>(command) ||
         std::holds_alternative<QuitNewConnection>(command) || std::holds_alternative<Quit>(command);
-    Session::Step step = session.Handle(std::move(command));
+    Conversation::Step step = conversation.Handle(std::move(command));
     Check(!step.error || step.close, "an error that does not close");
     Check(!step.error || step.error->code == ErrorCode::kInvalidArgument,
-          "session error of another code");
+          "conversation error of another code");
     if (step.error) {
       Check(step.replies.empty() && !step.classify, "replies with a protocol error");
       transcript.text += "|protocol error";
@@ -379,28 +380,30 @@ Transcript Run(const Setup& setup, std::string_view stream, std::size_t chunk) {
       Check(version >= kMinProtocolVersion && version <= kProtocolVersion, "OPTNEG version");
       Check((ReadUint32(answer.substr(4)) & ~offered_actions) == 0, "actions not offered");
       Check((ReadUint32(answer.substr(8)) & ~offered_protocol) == 0, "flags not offered");
-      Check(ReadUint32(answer.substr(4)) == session.actions() &&
-                ReadUint32(answer.substr(8)) == session.protocol(),
-            "OPTNEG answer is not what the session keeps");
+      Check(ReadUint32(answer.substr(4)) == conversation.actions() &&
+                ReadUint32(answer.substr(8)) == conversation.protocol(),
+            "OPTNEG answer is not what the conversation keeps");
     } else if (never_answered) {
       Check(step.replies.empty() && !step.classify, "an answer to MACRO, ABORT or QUIT");
     } else if (no_reply != 0) {
-      const bool silent = (session.protocol() & no_reply) != 0;
+      const bool silent = (conversation.protocol() & no_reply) != 0;
       Check(step.replies.size() == (silent ? 0u : 1u), "reply despite the no-reply flag");
       if (!silent) Check(step.replies[0] == ContinueReply(), "event answered but with CONTINUE");
     }
     if (step.classify) {
-      Check(session.AwaitingVerdict(), "classify without awaiting the verdict");
+      Check(conversation.AwaitingVerdict(), "classify without awaiting the verdict");
       const ClassifyRequest& request = *step.classify;
-      Check(request.message.size() <= setup.session.max_body_bytes, "message over max_body_bytes");
+      Check(request.message.size() <= setup.conversation.max_body_bytes,
+            "message over max_body_bytes");
       Check(request.context.recipients.size() == recipients, "recipients lost or invented");
       auto verdict = VerdictFor(request.message);
       transcript.text += "|classify " + std::to_string(request.message.size()) + " " +
                          request.context.sender + " " + request.context.message_id + " " +
                          request.context.queue_id + " " + request.context.user;
-      std::vector<Reply> replies = session.Finish(verdict);
-      Check(!session.AwaitingVerdict() && !session.InMessage(), "message kept after Finish");
-      CheckFinish(setup, session, verdict, replies);
+      std::vector<Reply> replies = conversation.Finish(verdict);
+      Check(!conversation.AwaitingVerdict() && !conversation.InMessage(),
+            "message kept after Finish");
+      CheckFinish(setup, conversation, verdict, replies);
       for (const Reply& reply : replies) {
         AppendEncoded(reply, transcript.text);
         AppendEncoded(reply, transcript.wire);
@@ -409,7 +412,7 @@ Transcript Run(const Setup& setup, std::string_view stream, std::size_t chunk) {
                                      counters.oversized + counters.backend_errors,
             "a message counted other than once");
     } else {
-      Check(!session.AwaitingVerdict(), "awaiting a verdict that was not asked for");
+      Check(!conversation.AwaitingVerdict(), "awaiting a verdict that was not asked for");
     }
     if (step.close) {
       transcript.text += "|close";
@@ -448,7 +451,7 @@ std::string RunConnection(const Setup& setup, std::string_view stream) {
   FuzzBackend backend;
   MilterCounters counters;
   auto context = std::make_shared<ConnectionContext>();
-  context->session = setup.session;
+  context->conversation = setup.conversation;
   context->connection.max_packet_bytes = setup.max_packet_bytes;
   context->backend = &backend;
   context->counters = &counters;
@@ -500,7 +503,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!(whole == chunked)) Fail("chunking changed the transcript", chunked.text);
   if (whole.complete) {
     const std::string written = RunConnection(setup, stream);
-    if (written != whole.wire) Fail("the connection wrote other replies than the session gave");
+    if (written != whole.wire)
+      Fail("the connection wrote other replies than the conversation gave");
   }
   return 0;
 }

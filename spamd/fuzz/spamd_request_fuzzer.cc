@@ -1,6 +1,6 @@
 // Fuzz target: the input is what a SPAMC client sends on one connection, after one selector byte.
 // SpamdRequestParser reads it twice, whole and cut into reads at places the selector picks (as
-// SpamdSession feeds it, read by read), the client then closing its side when the selector says
+// SpamdConnection feeds it, read by read), the client then closing its side when the selector says
 // so; and for each complete request, the responses are built against fixed verdicts. What must
 // hold (docs/FUZZING.md):
 //   - the parser never crashes, and once complete or failed it stays so;
@@ -27,9 +27,9 @@
 #include <string_view>
 #include <vector>
 
-#include "spamd/spamd_options.h"
-#include "spamd/spamd_request.h"
-#include "spamd/spamd_response.h"
+#include "spamd/options.h"
+#include "spamd/request.h"
+#include "spamd/response.h"
 
 namespace {
 

@@ -28,7 +28,7 @@
 #include <string_view>
 #include <thread>
 
-#include "spamd/spamd_listener.h"
+#include "spamd/listener.h"
 #include "spamd/testing/fake_backend.h"
 
 namespace {

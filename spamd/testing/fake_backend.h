@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "spamd/spamd_backend.h"
+#include "spamd/backend.h"
 
 namespace nbspamd::spamd {
 

@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "spamd/spamd_listener.h"
+#include "spamd/listener.h"
 
 namespace nbspamd::spamd {
 

@@ -1,0 +1,76 @@
+// HttpConnection: one HTTP/1.1 connection, in the manner of Boost.Beast's advanced server: paired
+// Do/On handlers on the connection's strand, a fresh parser per request with header and body
+// limits, a deadline on every read, and keep-alive. Every handler runs its step guarded
+// (common/handler_guard.h): an exception ends this connection only, logged and counted in
+// nbspamd_internal_errors_total{where="http_session"}, and never reaches the I/O thread.
+#ifndef NBSPAMD_HTTP_API_CONNECTION_H_
+#define NBSPAMD_HTTP_API_CONNECTION_H_
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "http_api/connection_registry.h"
+#include "http_api/http_errors.h"
+#include "http_api/http_limits.h"
+#include "http_api/metrics.h"
+#include "http_api/router.h"
+
+namespace nbspamd::http_api {
+
+// Lives as long as an asynchronous operation holds it (enable_shared_from_this).
+class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
+ public:
+  HttpConnection(boost::asio::ip::tcp::socket&& socket, const Router& router,
+                 const HttpLimits& limits, HttpConnectionRegistry& registry);
+  ~HttpConnection();
+
+  // Starts reading requests.
+  void Run();
+  // Asks the connection to end: at once when it waits for a request, else after the response to
+  // the request in flight has been written. Thread-safe.
+  void Shutdown();
+
+ private:
+  void DoReadHeader();
+  void OnReadHeader(boost::beast::error_code ec);
+  void DoReadBody();
+  void OnReadBody(boost::beast::error_code ec);
+  void OnReadError(boost::beast::error_code ec);
+  // Notes the request whose header has arrived (or failed): its endpoint, start and id.
+  void BeginRequest();
+  void DoWrite(Response response, bool close);
+  void OnWrite(bool close, boost::beast::error_code ec);
+  void DoClose();
+  void DoDrain();
+  // Runs `step` (a handler's body, on the strand); when it throws, notes the exception and
+  // closes the connection at once.
+  template <class Step>
+  void Guarded(Step&& step) noexcept;
+
+  boost::beast::tcp_stream stream_;
+  boost::beast::flat_buffer buffer_;
+  std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
+  std::shared_ptr<void> pending_write_;  // Keeps the response being written alive.
+  const Router& router_;
+  const HttpLimits& limits_;
+  HttpConnectionRegistry& registry_;
+  bool in_flight_ = false;  // A request has arrived and its response is not yet written.
+  // The request in flight, for its response's metrics, log line and X-Request-Id.
+  Endpoint endpoint_ = Endpoint::kOther;
+  std::chrono::steady_clock::time_point started_;
+  std::string request_id_;
+  std::string method_;
+  bool shutting_down_ = false;
+  bool unread_input_ = false;  // The client may still be sending a request we answered early.
+};
+
+}  // namespace nbspamd::http_api
+
+#endif  // NBSPAMD_HTTP_API_CONNECTION_H_
