@@ -27,6 +27,7 @@
 
 #include "bench/corpus_files.h"
 #include "tokenizer/html_text.h"
+#include "tokenizer/html_tree_text.h"
 #include "tokenizer/tokenizer.h"
 
 // Counts malloc, calloc and realloc calls of this thread, forwarding to glibc's allocator.

@@ -3,10 +3,7 @@
 #include <libxml/HTMLparser.h>
 #include <libxml/parser.h>
 #include <libxml/parserInternals.h>
-#include <libxml/tree.h>
 
-#include <algorithm>
-#include <climits>
 #include <cstring>
 #include <exception>
 #include <mutex>
@@ -14,213 +11,21 @@
 #include <string_view>
 
 #include "tokenizer/ascii.h"
+#include "tokenizer/html_parse.h"
 
 namespace nbspamd::tokenizer {
 namespace {
 
-// libxml2 reports through a global handler; the parse options already silence it, this makes
-// sure nothing reaches standard error.
-void IgnoreError(void*, const char*, ...) {}
-
-// What the walk does with an element, by its name (ASCII case ignored).
-enum ElementFlags : unsigned {
-  kSkipped = 1,   // script, style, noscript: nothing inside is seen.
-  kBlock = 2,     // A reader sees a break before and after it, so words stay apart.
-  kHrefLink = 4,  // a, area, link: the href is a link.
-  kImage = 8,     // img: counted, its src is a link.
-  kAltText = 16,  // img, area: the alt text is seen.
-};
-
-unsigned FlagsOf(const xmlChar* raw_name) {
-  static constexpr std::string_view kBlocks[] = {
-      "p",      "div",   "br",         "td",   "th",      "tr",      "li",     "ul",
-      "ol",     "table", "h1",         "h2",   "h3",      "h4",      "h5",     "h6",
-      "pre",    "title", "blockquote", "hr",   "dd",      "dt",      "center", "form",
-      "option", "body",  "head",       "html", "section", "article", "header", "footer"};
-  constexpr std::size_t kLongest = 10;  // "blockquote"; longer names have no flags.
-  if (raw_name == nullptr) return 0;
-  const auto* raw = reinterpret_cast<const char*>(raw_name);
-  char lower[kLongest];
-  std::size_t length = 0;
-  for (; raw[length] != '\0'; ++length) {
-    if (length == kLongest) return 0;
-    lower[length] = AsciiLower(raw[length]);
-  }
-  const std::string_view name(lower, length);
-  if (name == "script" || name == "style" || name == "noscript") return kSkipped;
-  if (name == "a" || name == "link") return kHrefLink;
-  if (name == "area") return kHrefLink | kAltText;
-  if (name == "img") return kImage | kAltText;
-  for (std::string_view block : kBlocks) {
-    if (block == name) return kBlock;
-  }
-  return 0;
-}
-
-void AddAttribute(const xmlNode* node, const char* name, std::vector<std::string>& links) {
-  xmlChar* value = xmlGetProp(node, BAD_CAST name);
-  if (value == nullptr) return;
-  links.emplace_back(reinterpret_cast<const char*>(value));
-  xmlFree(value);
-}
-
-// Walks the tree without recursion (markup can nest very deep).
-void Walk(xmlNode* root, HtmlContent& content) {
-  xmlNode* node = root;
-  while (node != nullptr) {
-    bool descend = true;
-    if (node->type == XML_TEXT_NODE || node->type == XML_CDATA_SECTION_NODE) {
-      if (node->content != nullptr) content.text += reinterpret_cast<const char*>(node->content);
-    } else if (node->type == XML_ELEMENT_NODE) {
-      const unsigned flags = FlagsOf(node->name);
-      if ((flags & kSkipped) != 0) {
-        descend = false;
-      } else {
-        if ((flags & kHrefLink) != 0) AddAttribute(node, "href", content.links);
-        if ((flags & kImage) != 0) {
-          ++content.images;
-          AddAttribute(node, "src", content.links);
-        }
-        if ((flags & kAltText) != 0) {
-          xmlChar* alt = xmlGetProp(node, BAD_CAST "alt");
-          if (alt != nullptr) {
-            content.text += ' ';
-            content.text += reinterpret_cast<const char*>(alt);
-            content.text += ' ';
-            xmlFree(alt);
-          }
-        }
-        if ((flags & kBlock) != 0) content.text += ' ';
-      }
-    }
-    // Next node in document order: first child, else next sibling, else an ancestor's sibling.
-    if (descend && node->type == XML_ELEMENT_NODE && node->children != nullptr) {
-      node = node->children;
-      continue;
-    }
-    while (node != nullptr && node != root && node->next == nullptr) {
-      node = node->parent;
-      if (node != nullptr && node->type == XML_ELEMENT_NODE &&
-          (FlagsOf(node->name) & kBlock) != 0) {
-        content.text += ' ';
-      }
-    }
-    if (node == nullptr || node == root) break;
-    node = node->next;
-  }
-}
-
-// The blanks of libxml2 (IS_BLANK_CH).
-bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-bool IsAsciiLetter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-
-// What starts and continues a tag or attribute name: libxml2's htmlParseHTMLName reads
-// [A-Za-z_:.][A-Za-z0-9_:.-]*. Exactly these: a character read as bogus here but as a name there
-// (or the reverse) would change where a quoted value starts, and what is counted after it.
-bool IsNameStart(char c) { return IsAsciiLetter(c) || c == '_' || c == ':' || c == '.'; }
-bool IsNameChar(char c) { return IsNameStart(c) || (c >= '0' && c <= '9') || c == '-'; }
-
-// libxml2 cuts names at 100 bytes and reads the rest as another attribute; 64 counts more.
-constexpr std::size_t kNameChunk = 64;
-
-// The attributes libxml2 gives the start tag at `html[start]` ('<' then a name start),
-// counted as libxml2 reads them (htmlParseStartTag), at least as many; stops counting beyond
-// `stop_after`. `scanned` grows by the bytes read.
-std::size_t CountTagAttributes(std::string_view html, std::size_t start, std::size_t stop_after,
-                               std::size_t& scanned) {
-  std::size_t i = start + 1;
-  const std::size_t end = html.size();
-  std::size_t count = 0;
-  const std::size_t name_start = i;
-  while (i < end && IsNameChar(html[i])) ++i;
-  count += (i - name_start) / kNameChunk;  // A tag name libxml2 cuts: the rest is an attribute.
-  while (count <= stop_after) {
-    while (i < end && IsBlank(html[i])) ++i;
-    if (i >= end || html[i] == '>' || (html[i] == '/' && i + 1 < end && html[i + 1] == '>')) {
-      break;
-    }
-    ++count;  // Whether or not libxml2 takes it as an attribute.
-    if (!IsNameStart(html[i])) {
-      // libxml2 drops a bogus attribute up to the next blank or the end of the tag.
-      while (i < end && !IsBlank(html[i]) && html[i] != '>' &&
-             !(html[i] == '/' && i + 1 < end && html[i + 1] == '>')) {
-        ++i;
-      }
-      continue;
-    }
-    const std::size_t name = i;
-    while (i < end && IsNameChar(html[i])) ++i;
-    count += (i - name - 1) / kNameChunk;
-    std::size_t j = i;
-    while (j < end && IsBlank(html[j])) ++j;
-    if (j >= end || html[j] != '=') continue;  // No value; what follows is read afresh.
-    i = j + 1;
-    while (i < end && IsBlank(html[i])) ++i;
-    if (i < end && (html[i] == '"' || html[i] == '\'')) {
-      const std::size_t close = html.find(html[i], i + 1);
-      i = close == std::string_view::npos ? end : close + 1;
-    } else {
-      while (i < end && !IsBlank(html[i]) && html[i] != '>') ++i;
-    }
-  }
-  scanned += i - start;
-  return count;
-}
-
-// Where `html` is cut to stay within `limits` (npos: not cut).
-std::size_t BudgetCut(std::string_view html, const HtmlLimits& limits) {
-  const std::size_t max_scanned = limits.max_scan_factor * html.size();
-  std::size_t tags = 0;
-  std::size_t attributes = 0;
-  std::size_t scanned = 0;
-  for (std::size_t i = html.find('<'); i != std::string_view::npos; i = html.find('<', i + 1)) {
-    if (++tags > limits.max_tags) return i;
-    if (i + 1 >= html.size() || !IsNameStart(html[i + 1])) continue;
-    // Each '<' gets its own scan, also one inside a quoted value of an earlier tag: what libxml2
-    // takes for markup or text there cannot hide a start tag from the count.
-    const std::size_t n = CountTagAttributes(html, i, limits.max_tag_attributes, scanned);
-    attributes += n;
-    if (n > limits.max_tag_attributes || attributes > limits.max_attributes ||
-        scanned > max_scanned) {
-      return i;
-    }
-  }
-  return std::string_view::npos;
-}
-
-// `html` cut to stay within `limits`; sets `truncated` when it was cut.
-std::string_view WithinBudget(std::string_view html, const HtmlLimits& limits, bool& truncated) {
-  if (const std::size_t cut = BudgetCut(html, limits); cut != std::string_view::npos) {
-    html = html.substr(0, cut);
-    truncated = true;
-  }
-  return html;
-}
-
-void SilenceErrors() {
-  thread_local const bool silenced = [] {  // libxml2's error handler is per thread.
-    xmlSetGenericErrorFunc(nullptr, IgnoreError);
-    return true;
-  }();
-  (void)silenced;
-}
-
-// Not HTML_PARSE_NOIMPLIED: without the implied <html><body>, libxml2 drops whitespace-only text
-// outside any element, gluing the words of "<a>BUY</a> <a>NOW</a>" into "BUYNOW".
-constexpr int kParseOptions = HTML_PARSE_RECOVER | HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING |
-                              HTML_PARSE_NONET | HTML_PARSE_COMPACT;
-
-int ClampedSize(std::string_view html) {
-  return static_cast<int>(std::min<std::size_t>(html.size(), INT_MAX));
-}
-
-// The tree libxml2 builds from `html`, already within budget; null for empty input.
-htmlDocPtr ParseTree(std::string_view html) {
-  if (html.empty()) return nullptr;
-  SilenceErrors();
-  return htmlReadMemory(html.data(), ClampedSize(html), nullptr, "UTF-8", kParseOptions);
-}
+using html_parse::ClampedSize;
+using html_parse::FlagsOf;
+using html_parse::kAltText;
+using html_parse::kBlock;
+using html_parse::kHrefLink;
+using html_parse::kImage;
+using html_parse::kParseOptions;
+using html_parse::kSkipped;
+using html_parse::SilenceErrors;
+using html_parse::WithinBudget;
 
 // The SAX events of the same parse, read into `content` as the walk of the tree reads it
 // (VisibleTextFromTree): the tree is built from exactly these events by libxml2's SAX2
@@ -462,45 +267,6 @@ HtmlContent VisibleText(std::string_view html, const HtmlLimits& limits) {
   HtmlContent content;
   EventReader(content).Parse(WithinBudget(html, limits, content.truncated));
   return content;
-}
-
-HtmlContent VisibleTextFromTree(std::string_view html, const HtmlLimits& limits) {
-  HtmlContent content;
-  htmlDocPtr document = ParseTree(WithinBudget(html, limits, content.truncated));
-  if (document == nullptr) return content;
-  for (xmlNode* node = document->children; node != nullptr; node = node->next) {
-    Walk(node, content);
-  }
-  xmlFreeDoc(document);
-  return content;
-}
-
-std::size_t CountParsedAttributes(std::string_view html, const HtmlLimits& limits) {
-  bool truncated = false;
-  htmlDocPtr document = ParseTree(WithinBudget(html, limits, truncated));
-  if (document == nullptr) return 0;
-  std::size_t count = 0;
-  // Every node, without recursion: children first, then siblings, then an ancestor's sibling.
-  xmlNode* node = document->children;
-  while (node != nullptr) {
-    if (node->type == XML_ELEMENT_NODE) {
-      for (const xmlAttr* attribute = node->properties; attribute != nullptr;
-           attribute = attribute->next) {
-        ++count;
-      }
-    }
-    if (node->children != nullptr && node->type == XML_ELEMENT_NODE) {
-      node = node->children;
-      continue;
-    }
-    while (node != nullptr && node->next == nullptr) {
-      node = node->parent;
-      if (node != nullptr && reinterpret_cast<xmlNode*>(document) == node) node = nullptr;
-    }
-    if (node != nullptr) node = node->next;
-  }
-  xmlFreeDoc(document);
-  return count;
 }
 
 }  // namespace nbspamd::tokenizer

@@ -38,18 +38,10 @@ struct HtmlLimits {
 };
 
 // Parses `html` (UTF-8) within `limits`. Never fails: markup it cannot make sense of gives less
-// text. Reads libxml2's parse as SAX events, without building its tree. Thread-safe: each call
+// text. Reads libxml2's parse as SAX events, without building its tree (html_tree_text.h has
+// the reference that builds it). Thread-safe: each call
 // has its own parser; throws nothing but std::bad_alloc.
 [[nodiscard]] HtmlContent VisibleText(std::string_view html, const HtmlLimits& limits = {});
-
-// The reference VisibleText must equal, field for field: the same parse built into libxml2's tree
-// and walked in document order. Slower (a node for every tag, text and attribute, then freed);
-// kept for the differential tests, the word_paths fuzz target and bench/tokenizer_paths_check.
-[[nodiscard]] HtmlContent VisibleTextFromTree(std::string_view html, const HtmlLimits& limits = {});
-
-// For tests: the attributes of all elements of the tree libxml2 builds from `html` within
-// `limits`, the number the budgets bound.
-[[nodiscard]] std::size_t CountParsedAttributes(std::string_view html, const HtmlLimits& limits);
 
 // Prepares libxml2 for use from many threads; called once before the first VisibleText.
 void InitializeHtmlParser();

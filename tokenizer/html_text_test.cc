@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tokenizer/html_tree_text.h"
 #include "tokenizer/tokenizer_test_util.h"
 
 namespace nbspamd::tokenizer {

@@ -11,6 +11,7 @@
 #include "tokenizer/charset.h"
 #include "tokenizer/header_words.h"
 #include "tokenizer/html_text.h"
+#include "tokenizer/html_tree_text.h"
 #include "tokenizer/mail_budgets.h"
 #include "tokenizer/url_hosts.h"
 

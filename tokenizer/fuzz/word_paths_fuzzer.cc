@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "tokenizer/html_text.h"
+#include "tokenizer/html_tree_text.h"
 #include "tokenizer/tokenizer.h"
 
 namespace {
