@@ -2,9 +2,9 @@
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/strand.hpp>
-#include <sstream>
 
 #include "common/log.h"
+#include "common/tcp_listen.h"
 #include "http_api/connection.h"
 
 namespace nbspamd::http_api {
@@ -12,8 +12,8 @@ namespace nbspamd::http_api {
 namespace net = boost::asio;
 using net::ip::tcp;
 
-Listener::Listener(net::io_context& context, const Router& router, const HttpLimits& limits,
-                   HttpConnectionRegistry& registry, IncidentHook on_incident)
+HttpListener::HttpListener(net::io_context& context, const Router& router, const HttpLimits& limits,
+                           HttpConnectionRegistry& registry, IncidentHook on_incident)
     : context_(context),
       acceptor_(net::make_strand(context)),
       retry_timer_(acceptor_.get_executor()),
@@ -22,40 +22,27 @@ Listener::Listener(net::io_context& context, const Router& router, const HttpLim
       registry_(registry),
       on_incident_(std::move(on_incident)) {}
 
-std::expected<std::shared_ptr<Listener>, Error> Listener::Create(
+std::expected<std::shared_ptr<HttpListener>, Error> HttpListener::Create(
     net::io_context& context, const tcp::endpoint& endpoint, const Router& router,
     const HttpLimits& limits, HttpConnectionRegistry& registry, IncidentHook on_incident) {
-  std::shared_ptr<Listener> listener(
-      new Listener(context, router, limits, registry, std::move(on_incident)));
-  boost::system::error_code ec;
-  const auto fail = [&](const char* step) {
-    std::ostringstream address;
-    address << endpoint;
-    return MakeError(ErrorCode::kUnavailable,
-                     std::string("cannot ") + step + " " + address.str() + ": " + ec.message());
-  };
-  tcp::acceptor& acceptor = listener->acceptor_;
-  acceptor.open(endpoint.protocol(), ec);
-  if (ec) return fail("open a socket for");
-  acceptor.set_option(net::socket_base::reuse_address(true), ec);
-  if (ec) return fail("configure");
-  acceptor.bind(endpoint, ec);
-  if (ec) return fail("listen on");
-  acceptor.listen(net::socket_base::max_listen_connections, ec);
-  if (ec) return fail("listen on");
+  std::shared_ptr<HttpListener> listener(
+      new HttpListener(context, router, limits, registry, std::move(on_incident)));
+  if (auto listening = ListenOn(listener->acceptor_, endpoint); !listening) {
+    return std::unexpected(std::move(listening.error()));
+  }
   return listener;
 }
 
-tcp::endpoint Listener::LocalEndpoint() const {
+tcp::endpoint HttpListener::LocalEndpoint() const {
   boost::system::error_code ignored;
   return acceptor_.local_endpoint(ignored);
 }
 
-void Listener::Run() {
+void HttpListener::Run() {
   net::dispatch(acceptor_.get_executor(), [self = shared_from_this()] { self->DoAccept(); });
 }
 
-void Listener::Stop() {
+void HttpListener::Stop() {
   net::dispatch(acceptor_.get_executor(), [self = shared_from_this()] {
     boost::system::error_code ignored;
     self->acceptor_.close(ignored);
@@ -63,7 +50,7 @@ void Listener::Stop() {
   });
 }
 
-void Listener::DoAccept() {
+void HttpListener::DoAccept() {
   if (!acceptor_.is_open()) return;
   acceptor_.async_accept(net::make_strand(context_), [self = shared_from_this()](
                                                          boost::system::error_code ec,

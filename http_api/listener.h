@@ -1,4 +1,4 @@
-// Listener: accepts connections and starts an HttpConnection for each.
+// HttpListener: accepts connections and starts an HttpConnection for each.
 #ifndef NBSPAMD_HTTP_API_LISTENER_H_
 #define NBSPAMD_HTTP_API_LISTENER_H_
 
@@ -16,11 +16,11 @@
 
 namespace nbspamd::http_api {
 
-class Listener : public std::enable_shared_from_this<Listener> {
+class HttpListener : public std::enable_shared_from_this<HttpListener> {
  public:
   // Binds and listens on `endpoint`. Errors: kUnavailable naming the address and the reason
   // (in use, permission denied, no such address).
-  [[nodiscard]] static std::expected<std::shared_ptr<Listener>, Error> Create(
+  [[nodiscard]] static std::expected<std::shared_ptr<HttpListener>, Error> Create(
       boost::asio::io_context& context, const boost::asio::ip::tcp::endpoint& endpoint,
       const Router& router, const HttpLimits& limits, HttpConnectionRegistry& registry,
       IncidentHook on_incident = {});
@@ -33,8 +33,8 @@ class Listener : public std::enable_shared_from_this<Listener> {
   void Stop();
 
  private:
-  Listener(boost::asio::io_context& context, const Router& router, const HttpLimits& limits,
-           HttpConnectionRegistry& registry, IncidentHook on_incident);
+  HttpListener(boost::asio::io_context& context, const Router& router, const HttpLimits& limits,
+               HttpConnectionRegistry& registry, IncidentHook on_incident);
   void DoAccept();
 
   boost::asio::io_context& context_;

@@ -42,8 +42,8 @@ std::expected<std::unique_ptr<Server>, Error> Server::Create(core::SpamFilter& f
     endpoint = results.begin()->endpoint();
   }
   auto listener =
-      Listener::Create(server->context_, endpoint, server->router_, server->options_.limits,
-                       server->registry_, server->options_.on_incident);
+      HttpListener::Create(server->context_, endpoint, server->router_, server->options_.limits,
+                           server->registry_, server->options_.on_incident);
   if (!listener) return std::unexpected(listener.error());
   server->listener_ = std::move(*listener);
   // Catch SIGTERM and SIGINT from now on: the caller announces that it listens once this

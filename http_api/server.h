@@ -75,7 +75,7 @@ class Server {
   Router router_;
   HttpConnectionRegistry registry_;
   boost::asio::io_context context_;
-  std::shared_ptr<Listener> listener_;
+  std::shared_ptr<HttpListener> listener_;
   std::optional<boost::asio::signal_set> signals_;  // From Create on.
 };
 

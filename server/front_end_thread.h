@@ -2,7 +2,7 @@
 // that stops it: the daemon's HTTP server keeps its own I/O context to itself.
 //
 //   FrontEndThread io("spamd");
-//   auto listener = Listener::Create(io.context(), ...);   // then listener->Run()
+//   auto listener = SpamdListener::Create(io.context(), ...);   // then listener->Run()
 //   io.Start([] { /* count an exception that escaped a handler */ });
 //   ...
 //   listener->Stop();                                       // dispatched to the I/O thread

@@ -2,10 +2,10 @@
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/strand.hpp>
-#include <sstream>
 
 #include "common/handler_guard.h"
 #include "common/incident.h"
+#include "common/tcp_listen.h"
 #include "spamd/connection.h"
 
 namespace nbspamd::spamd {
@@ -28,22 +28,9 @@ std::expected<std::shared_ptr<SpamdListener>, Error> SpamdListener::Create(
     return std::unexpected(std::move(valid.error()));
   }
   std::shared_ptr<SpamdListener> listener(new SpamdListener(context, backend, std::move(options)));
-  boost::system::error_code ec;
-  const auto fail = [&](const char* step) {
-    std::ostringstream address;
-    address << endpoint;
-    return MakeError(ErrorCode::kUnavailable, std::string("cannot ") + step + " " + address.str() +
-                                                  " (spamd): " + ec.message());
-  };
-  tcp::acceptor& acceptor = listener->acceptor_;
-  acceptor.open(endpoint.protocol(), ec);
-  if (ec) return fail("open a socket for");
-  acceptor.set_option(net::socket_base::reuse_address(true), ec);
-  if (ec) return fail("configure");
-  acceptor.bind(endpoint, ec);
-  if (ec) return fail("listen on");
-  acceptor.listen(net::socket_base::max_listen_connections, ec);
-  if (ec) return fail("listen on");
+  if (auto listening = ListenOn(listener->acceptor_, endpoint, "spamd"); !listening) {
+    return std::unexpected(std::move(listening.error()));
+  }
   return listener;
 }
 
