@@ -26,6 +26,7 @@ enum class ErrorCode {
   kInsufficientStorage,  // The data folder's disk is full: writes wait until space returns.
   kDataLoss,             // Stored data is corrupt or of another schema version.
   kInternal,             // A bug or an I/O failure of the machine; never caused by client input.
+  kExpired,              // The named thing existed but is no longer kept (a scan aged out).
 };
 
 // A failure: a code for programs and a message for people. The message never holds secrets.
@@ -61,6 +62,8 @@ struct Error {
       return "data_loss";
     case ErrorCode::kInternal:
       return "internal";
+    case ErrorCode::kExpired:
+      return "expired";
   }
   return "internal";
 }

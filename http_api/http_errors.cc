@@ -38,6 +38,8 @@ http::status HttpStatusOf(ErrorCode code) {
       return http::status::internal_server_error;
     case ErrorCode::kInternal:
       return http::status::internal_server_error;
+    case ErrorCode::kExpired:
+      return http::status::gone;
   }
   return http::status::internal_server_error;
 }

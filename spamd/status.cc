@@ -31,6 +31,7 @@ SpamdFailure FailureOf(const Error& error) {
   switch (error.code) {
     case ErrorCode::kInvalidArgument:
     case ErrorCode::kNotFound:
+    case ErrorCode::kExpired:
       failure = {SpamdStatus::kDataErr, "the message was refused"};
       break;
     case ErrorCode::kResourceExhausted:

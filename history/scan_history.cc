@@ -1,0 +1,378 @@
+#include "history/scan_history.h"
+
+#include <rocksdb/db.h>
+#include <rocksdb/iterator.h>
+#include <rocksdb/options.h>
+#include <rocksdb/write_batch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include "history/fact_policy.h"
+#include "history/scan_codec.h"
+#include "history/scan_id.h"
+
+namespace nbspamd::history {
+namespace {
+
+// Keys: kind byte then the scan id. Summaries apart from details, so that a listing reads only
+// the small summaries.
+constexpr char kSummaryKind = 'm';
+constexpr char kDetailKind = 'd';
+constexpr std::size_t kMaxBatch = 512;
+// A listing reads at most this many summaries for one page.
+constexpr std::size_t kMaxExaminedPerPage = 20'000;
+// The bounds remove at most this many scans in one write.
+constexpr std::size_t kMaxRemovedPerWrite = 1'000;
+
+std::string Key(char kind, std::string_view scan_id) {
+  std::string key(1, kind);
+  key.append(scan_id);
+  return key;
+}
+
+std::unexpected<Error> RocksError(std::string_view what, const rocksdb::Status& status) {
+  return MakeError(status.IsCorruption() ? ErrorCode::kDataLoss : ErrorCode::kInternal,
+                   "scan history: " + std::string(what) + ": " + status.ToString());
+}
+
+std::int64_t SystemMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+std::expected<std::unique_ptr<ScanHistory>, Error> ScanHistory::Open(ScanHistoryOptions options) {
+  if (options.max_scans == 0 || options.max_age_ms <= 0 || options.queue_limit == 0) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "scan history: max_scans, max_age and the queue must be at least 1");
+  }
+  rocksdb::Options db_options;
+  db_options.create_if_missing = true;
+  db_options.keep_log_file_num = 2;
+  db_options.max_total_wal_size = 64 << 20;
+  db_options.write_buffer_size = 16 << 20;
+  rocksdb::DB* raw = nullptr;
+  const rocksdb::Status status = rocksdb::DB::Open(db_options, options.path, &raw);
+  if (!status.ok()) {
+    return MakeError(status.IsCorruption() ? ErrorCode::kDataLoss : ErrorCode::kUnavailable,
+                     "cannot open the scan history in " + options.path + ": " + status.ToString());
+  }
+  std::unique_ptr<rocksdb::DB> db(raw);
+  std::uint64_t kept = 0;
+  {
+    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
+    for (it->Seek(std::string(1, kSummaryKind));
+         it->Valid() && it->key().starts_with(std::string_view(&kSummaryKind, 1)); it->Next()) {
+      ++kept;
+    }
+    if (!it->status().ok()) return RocksError("counting the scans", it->status());
+  }
+  return std::unique_ptr<ScanHistory>(new ScanHistory(std::move(options), std::move(db), kept));
+}
+
+ScanHistory::ScanHistory(ScanHistoryOptions options, std::unique_ptr<rocksdb::DB> db,
+                         std::uint64_t kept)
+    : options_(std::move(options)), db_(std::move(db)) {
+  figures_.kept = kept;
+  writer_ = std::thread([this] { WriterLoop(); });
+}
+
+ScanHistory::~ScanHistory() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  writer_.join();
+}
+
+std::int64_t ScanHistory::NowMs() const {
+  return options_.clock_ms ? options_.clock_ms() : SystemMs();
+}
+
+void ScanHistory::Record(ScanRecord record) {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_ || queue_.size() >= options_.queue_limit) {
+      ++figures_.dropped;
+      return;
+    }
+    queue_.push_back(std::move(record));
+    ++queued_total_;
+  }
+  wake_.notify_one();
+}
+
+void ScanHistory::WriterLoop() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    wake_.wait(lock, [this] { return stopping_ || !queue_.empty() || !tasks_.empty(); });
+    if (!tasks_.empty() && tasks_.front().after <= taken_total_) {
+      Task task = std::move(tasks_.front());
+      tasks_.pop_front();
+      lock.unlock();
+      task.run();
+      lock.lock();
+    } else if (!queue_.empty()) {
+      const std::size_t take = std::min(queue_.size(), kMaxBatch);
+      writing_.assign(std::make_move_iterator(queue_.begin()),
+                      std::make_move_iterator(queue_.begin() + static_cast<long>(take)));
+      queue_.erase(queue_.begin(), queue_.begin() + static_cast<long>(take));
+      taken_total_ += take;
+      lock.unlock();
+      WriteBatch(writing_);
+      ApplyBounds();
+      lock.lock();
+      writing_.clear();
+    } else if (stopping_) {
+      return;
+    }
+    progress_.notify_all();
+  }
+}
+
+void ScanHistory::WriteBatch(std::vector<ScanRecord>& batch) {
+  rocksdb::WriteBatch write;
+  for (const ScanRecord& record : batch) {
+    const std::string& id = record.summary.scan_id;
+    write.Put(Key(kSummaryKind, id), EncodeScanSummary(record.summary));
+    write.Put(Key(kDetailKind, id), EncodeScanDetail(record.detail));
+  }
+  const rocksdb::Status status = db_->Write(rocksdb::WriteOptions(), &write);
+  std::lock_guard lock(mutex_);
+  if (status.ok()) {
+    figures_.recorded += batch.size();
+    figures_.kept += batch.size();
+  } else {
+    ++figures_.write_errors;
+    figures_.dropped += batch.size();
+  }
+}
+
+void ScanHistory::ApplyBounds() {
+  std::uint64_t kept = 0;
+  {
+    std::lock_guard lock(mutex_);
+    kept = figures_.kept;
+  }
+  const std::string age_limit = Key(kSummaryKind, FirstScanIdAt(NowMs() - options_.max_age_ms));
+  const std::uint64_t over = kept > options_.max_scans ? kept - options_.max_scans : 0;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
+  std::uint64_t removed_total = 0;
+  for (bool more = true; more;) {
+    rocksdb::WriteBatch write;
+    std::size_t removed = 0;
+    more = false;
+    for (it->Seek(std::string(1, kSummaryKind));
+         it->Valid() && it->key().starts_with(std::string_view(&kSummaryKind, 1)); it->Next()) {
+      const bool too_many = removed_total + removed < over;
+      if (!too_many && it->key().compare(age_limit) >= 0) break;
+      if (removed == kMaxRemovedPerWrite) {
+        more = true;
+        break;
+      }
+      const std::string_view id = it->key().ToStringView().substr(1);
+      write.Delete(it->key());
+      write.Delete(Key(kDetailKind, id));
+      ++removed;
+    }
+    if (removed == 0) break;
+    if (!db_->Write(rocksdb::WriteOptions(), &write).ok()) {
+      std::lock_guard lock(mutex_);
+      ++figures_.write_errors;
+      return;
+    }
+    removed_total += removed;
+    {
+      std::lock_guard lock(mutex_);
+      figures_.expired += removed;
+      figures_.kept -= std::min<std::uint64_t>(figures_.kept, removed);
+    }
+    it.reset(db_->NewIterator(rocksdb::ReadOptions()));  // See the deletes just written.
+  }
+}
+
+void ScanHistory::RunOnWriter(std::function<void()> task) {
+  std::unique_lock lock(mutex_);
+  bool done = false;
+  tasks_.push_back({queued_total_, [&] {
+                      task();
+                      std::lock_guard inner(mutex_);
+                      done = true;
+                    }});
+  wake_.notify_one();
+  progress_.wait(lock, [&] { return done; });
+}
+
+void ScanHistory::Flush() {
+  RunOnWriter([] {});
+}
+
+std::expected<ScanRecord, Error> ScanHistory::Find(std::string_view scan_id) const {
+  const std::optional<std::int64_t> time = ScanIdTime(scan_id);
+  if (!time) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "'" + std::string(scan_id.substr(0, 64)) + "' is not a scan id");
+  }
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto* records : {&writing_}) {
+      for (const ScanRecord& record : *records) {
+        if (record.summary.scan_id == scan_id) return record;
+      }
+    }
+    for (const ScanRecord& record : queue_) {
+      if (record.summary.scan_id == scan_id) return record;
+    }
+  }
+  std::string summary;
+  rocksdb::Status status = db_->Get(rocksdb::ReadOptions(), Key(kSummaryKind, scan_id), &summary);
+  if (status.IsNotFound()) {
+    // Aged out: older than the age bound, or older than every scan of a history at its count
+    // bound. Else it was never here (another daemon's, or deleted with its user).
+    bool aged_out = *time < NowMs() - options_.max_age_ms;
+    if (!aged_out && Figures().kept >= options_.max_scans) {
+      std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
+      it->Seek(std::string(1, kSummaryKind));
+      aged_out = it->Valid() && it->key().starts_with(std::string_view(&kSummaryKind, 1)) &&
+                 it->key().compare(Key(kSummaryKind, scan_id)) > 0;
+    }
+    if (aged_out) {
+      return MakeError(ErrorCode::kExpired,
+                       "scan " + std::string(scan_id) +
+                           " has aged out of the history (it keeps the last " +
+                           std::to_string(options_.max_scans) + " scans, of at most " +
+                           std::to_string(options_.max_age_ms / 86'400'000) + " days)");
+    }
+    return MakeError(ErrorCode::kNotFound, "no scan " + std::string(scan_id) + " in the history");
+  }
+  if (!status.ok()) return RocksError("reading a scan", status);
+  std::string detail;
+  status = db_->Get(rocksdb::ReadOptions(), Key(kDetailKind, scan_id), &detail);
+  if (!status.ok()) return RocksError("reading a scan's detail", status);
+  auto decoded_summary = DecodeScanSummary(scan_id, summary);
+  if (!decoded_summary) return std::unexpected(std::move(decoded_summary.error()));
+  auto decoded_detail = DecodeScanDetail(detail);
+  if (!decoded_detail) return std::unexpected(std::move(decoded_detail.error()));
+  return ScanRecord{std::move(*decoded_summary), std::move(*decoded_detail)};
+}
+
+std::expected<ScanPage, Error> ScanHistory::List(const ScanQuery& query) const {
+  if (query.limit == 0 || query.limit > kMaxScanPage) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "limit must be from 1 to " + std::to_string(kMaxScanPage));
+  }
+  if (!query.before.empty() && !ScanIdTime(query.before)) {
+    return MakeError(ErrorCode::kInvalidArgument, "'before' is not a scan id");
+  }
+  // The window as ids: [low, high).
+  const std::string low = query.since_ms ? FirstScanIdAt(*query.since_ms) : std::string();
+  std::string high = query.until_ms ? FirstScanIdAt(*query.until_ms) : std::string();
+  if (!query.before.empty() && (high.empty() || query.before < high)) high = query.before;
+  const auto in_window = [&](const std::string& id) {
+    return id >= low && (high.empty() || id < high);
+  };
+  const std::string hashed = query.text.empty() ? std::string() : HashedFact(query.text);
+
+  std::vector<ScanSummary> found;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto* records : {&writing_}) {
+      for (const ScanRecord& record : *records) {
+        if (in_window(record.summary.scan_id) && Matches(query, hashed, record.summary)) {
+          found.push_back(record.summary);
+        }
+      }
+    }
+    for (const ScanRecord& record : queue_) {
+      if (in_window(record.summary.scan_id) && Matches(query, hashed, record.summary)) {
+        found.push_back(record.summary);
+      }
+    }
+  }
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
+  it->SeekForPrev(high.empty() ? std::string(1, kSummaryKind + 1) : Key(kSummaryKind, high));
+  std::size_t examined = 0;
+  std::size_t matched = 0;
+  bool more = false;
+  std::string last_examined;
+  for (; it->Valid() && it->key().starts_with(std::string_view(&kSummaryKind, 1)); it->Prev()) {
+    std::string id = it->key().ToString().substr(1);
+    if (!high.empty() && id >= high) continue;
+    if (id < low) break;
+    if (matched == query.limit || examined == kMaxExaminedPerPage) {
+      more = true;
+      break;
+    }
+    ++examined;
+    auto summary = DecodeScanSummary(id, it->value().ToStringView());
+    if (!summary) return std::unexpected(std::move(summary.error()));
+    last_examined = std::move(id);
+    if (!Matches(query, hashed, *summary)) continue;
+    found.push_back(std::move(*summary));
+    ++matched;
+  }
+  if (!it->status().ok()) return RocksError("listing the scans", it->status());
+
+  // Queued scans may also be written by now: one copy each, newest first.
+  std::ranges::sort(found, std::ranges::greater{}, &ScanSummary::scan_id);
+  const auto [first, last] = std::ranges::unique(found, {}, &ScanSummary::scan_id);
+  found.erase(first, last);
+  ScanPage page;
+  if (found.size() > query.limit) {
+    found.resize(query.limit);
+    page.next = found.back().scan_id;  // The rest of the window lies below the page's last.
+  } else if (more) {
+    page.next = last_examined;  // At or below the page's last scan: nothing is skipped.
+  }
+  page.scans = std::move(found);
+  return page;
+}
+
+std::expected<std::uint64_t, Error> ScanHistory::DeleteUser(std::string_view user) {
+  std::expected<std::uint64_t, Error> result = 0;
+  RunOnWriter([&] {
+    std::uint64_t removed = 0;
+    rocksdb::WriteBatch write;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
+    for (it->Seek(std::string(1, kSummaryKind));
+         it->Valid() && it->key().starts_with(std::string_view(&kSummaryKind, 1)); it->Next()) {
+      const std::string id = it->key().ToString().substr(1);
+      auto summary = DecodeScanSummary(id, it->value().ToStringView());
+      if (summary && summary->user != user) continue;
+      // A summary that cannot be read goes too: nothing could show or retrain it.
+      write.Delete(it->key());
+      write.Delete(Key(kDetailKind, id));
+      ++removed;
+    }
+    if (!it->status().ok()) {
+      result = RocksError("reading the scans", it->status());
+      return;
+    }
+    if (removed > 0) {
+      if (const rocksdb::Status status = db_->Write(rocksdb::WriteOptions(), &write);
+          !status.ok()) {
+        result = RocksError("removing a user's scans", status);
+        return;
+      }
+    }
+    std::lock_guard lock(mutex_);
+    const auto queued = std::erase_if(
+        queue_, [&](const ScanRecord& record) { return record.summary.user == user; });
+    taken_total_ += queued;  // Never written: as if taken, for the tasks that wait on them.
+    figures_.kept -= std::min<std::uint64_t>(figures_.kept, removed);
+    result = removed + queued;
+  });
+  return result;
+}
+
+ScanHistoryFigures ScanHistory::Figures() const {
+  std::lock_guard lock(mutex_);
+  return figures_;
+}
+
+}  // namespace nbspamd::history

@@ -1,0 +1,136 @@
+// ScanHistory: the bounded record of what the daemon classified (docs/API.md, "Scan history"),
+// in a RocksDB database of its own (by default the folder `history` in the data folder), apart
+// from the model: a fault of the history never touches the model or stops classification.
+//
+//   auto history = ScanHistory::Open({.path = dir + "/history"});
+//   (*history)->Record(std::move(record));   // classify: queued, never waits for the disk
+//   auto scan = (*history)->Find(scan_id);   // a retrain: the bag that was classified
+//   auto page = (*history)->List({.verdict = "spam", .limit = 50});
+//
+// Record only queues; one writer thread writes the queue in batches (not synced: a crash of the
+// machine may lose the last scans, never the model) and then drops what is beyond the bounds:
+// scans older than max_age_ms and, oldest first, those beyond max_scans. Queued scans are found
+// and listed as soon as Record returns.
+//
+// Thread safety: every method may be called from any thread.
+#ifndef NBSPAMD_HISTORY_SCAN_HISTORY_H_
+#define NBSPAMD_HISTORY_SCAN_HISTORY_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <expected>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "common/error.h"
+#include "history/scan_query.h"
+#include "history/scan_record.h"
+
+namespace rocksdb {
+class DB;
+}  // namespace rocksdb
+
+namespace nbspamd::history {
+
+struct ScanHistoryOptions {
+  std::string path = {};                        // The database folder; created when missing.
+  std::uint64_t max_scans = 100'000;            // >= 1.
+  std::int64_t max_age_ms = 30LL * 86'400'000;  // >= 1.
+  std::size_t queue_limit = 8192;               // Scans waiting for the writer; more are dropped.
+  std::function<std::int64_t()> clock_ms = {};  // Unix time in ms; empty: the system clock.
+};
+
+// What the history has done, for /metrics and /stats. Counters only grow.
+struct ScanHistoryFigures {
+  std::uint64_t recorded = 0;      // Scans written.
+  std::uint64_t dropped = 0;       // Scans not kept: the queue was full, or a write failed.
+  std::uint64_t expired = 0;       // Scans removed by the bounds.
+  std::uint64_t write_errors = 0;  // Failed writes (their scans are counted in dropped).
+  std::uint64_t kept = 0;          // Scans in the history now (written ones).
+};
+
+// One page of a listing, newest first. `next` is the cursor of the next page (ScanQuery::before),
+// "" when the listing is complete. A page may hold fewer than `limit` scans and still have a
+// `next`: a listing reads at most a bounded number of scans per page, so that a filter few scans
+// pass answers quickly.
+struct ScanPage {
+  std::vector<ScanSummary> scans = {};
+  std::string next = {};
+};
+
+class ScanHistory {
+ public:
+  // Errors: kInvalidArgument for bounds out of range; kUnavailable when the folder cannot be
+  // opened (naming it and RocksDB's reason); kDataLoss for a corrupt database.
+  [[nodiscard]] static std::expected<std::unique_ptr<ScanHistory>, Error> Open(
+      ScanHistoryOptions options);
+  ScanHistory(const ScanHistory&) = delete;
+  ScanHistory& operator=(const ScanHistory&) = delete;
+  // Writes what is queued, then closes.
+  ~ScanHistory();
+
+  // Queues `record` (its summary.scan_id set, detail.bag sorted) for the writer; drops it (and
+  // counts it) when queue_limit scans are waiting. Never waits for the disk.
+  void Record(ScanRecord record);
+
+  // The scan `scan_id`. Errors: kInvalidArgument when it is not a scan id (scan_id.h);
+  // kExpired when it has aged out (older than max_age_ms, or than every scan of a history that
+  // holds max_scans); kNotFound otherwise (never here: another daemon's, or deleted with its
+  // user); kDataLoss or kInternal when it cannot be read.
+  [[nodiscard]] std::expected<ScanRecord, Error> Find(std::string_view scan_id) const;
+
+  // The scans `query` asks for, newest first. Errors: kInvalidArgument for a limit out of range
+  // or a cursor that is not a scan id; kDataLoss or kInternal as Find.
+  [[nodiscard]] std::expected<ScanPage, Error> List(const ScanQuery& query) const;
+
+  // Removes every scan of `user` (queued ones too) and returns how many. Waits for the writer.
+  // Errors: kInternal when the database cannot be written.
+  [[nodiscard]] std::expected<std::uint64_t, Error> DeleteUser(std::string_view user);
+
+  // Waits until every scan recorded before the call is written and the bounds applied.
+  void Flush();
+
+  [[nodiscard]] ScanHistoryFigures Figures() const;
+  [[nodiscard]] const ScanHistoryOptions& options() const { return options_; }
+
+ private:
+  // Work for the writer thread besides the queued scans, done in order with them.
+  struct Task {
+    std::uint64_t after = 0;  // Runs once this many scans were taken from the queue.
+    std::function<void()> run;
+  };
+
+  ScanHistory(ScanHistoryOptions options, std::unique_ptr<rocksdb::DB> db, std::uint64_t kept);
+  void WriterLoop();
+  void WriteBatch(std::vector<ScanRecord>& batch);
+  void ApplyBounds();
+  // Runs `task` on the writer thread after what is queued, and waits for it.
+  void RunOnWriter(std::function<void()> task);
+  [[nodiscard]] std::int64_t NowMs() const;
+
+  ScanHistoryOptions options_;
+  std::unique_ptr<rocksdb::DB> db_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;      // The writer: work or stop.
+  std::condition_variable progress_;  // Waiters: the writer finished something.
+  std::deque<ScanRecord> queue_;      // Recorded, not yet taken by the writer.
+  std::vector<ScanRecord> writing_;   // Taken by the writer, not yet written.
+  std::deque<Task> tasks_;
+  std::uint64_t queued_total_ = 0;  // Scans ever queued.
+  std::uint64_t taken_total_ = 0;   // Of those, taken by the writer (or removed from the queue).
+  bool stopping_ = false;
+  ScanHistoryFigures figures_;
+
+  std::thread writer_;  // Last: starts once everything above exists.
+};
+
+}  // namespace nbspamd::history
+
+#endif  // NBSPAMD_HISTORY_SCAN_HISTORY_H_

@@ -1,0 +1,216 @@
+#include "history/scan_history.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "history/scan_id.h"
+#include "tests/support/temp_dir.h"
+
+namespace nbspamd::history {
+namespace {
+
+constexpr std::int64_t kDay = 86'400'000;
+constexpr std::int64_t kStart = 1'700'000'000'000;
+
+class ScanHistoryTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<ScanHistory> Open(std::uint64_t max_scans = 1000, std::int64_t max_age = kDay) {
+    auto history = ScanHistory::Open({.path = dir_.Join("history"),
+                                      .max_scans = max_scans,
+                                      .max_age_ms = max_age,
+                                      .clock_ms = [this] { return now_.load(); }});
+    EXPECT_TRUE(history) << history.error().message;
+    return history ? std::move(*history) : nullptr;
+  }
+
+  // A scan made now, `i` setting it apart.
+  ScanRecord Scan(int i, std::string user = "", std::string verdict = "spam") {
+    ScanRecord record;
+    record.summary = {.scan_id = ids_.Next(now_),
+                      .time_ms = now_,
+                      .front_end = "http",
+                      .user = std::move(user),
+                      .message_key = "message-" + std::to_string(i),
+                      .label = verdict == "ham" ? "ham" : "spam",
+                      .verdict = std::move(verdict),
+                      .score = i * 0.5,
+                      .size = 100,
+                      .tokens = 3};
+    record.detail.bag = {{static_cast<TokenHash>(i + 1), 1}, {1'000'000, 2}};
+    record.detail.top = {{"word" + std::to_string(i), TokenSource::kBody, 1, 1.5}};
+    return record;
+  }
+
+  TempDir dir_;
+  std::atomic<std::int64_t> now_{kStart};
+  ScanIdGenerator ids_{0xabcd0000};
+};
+
+TEST_F(ScanHistoryTest, ARecordedScanIsFoundAtOnceAndAfterAReopen) {
+  auto history = Open();
+  const ScanRecord scan = Scan(1);
+  history->Record(scan);
+  auto found = history->Find(scan.summary.scan_id);  // Maybe still queued.
+  ASSERT_TRUE(found) << found.error().message;
+  EXPECT_EQ(*found, scan);
+  history.reset();  // Writes the queue.
+  history = Open();
+  found = history->Find(scan.summary.scan_id);
+  ASSERT_TRUE(found) << found.error().message;
+  EXPECT_EQ(*found, scan);
+  EXPECT_EQ(history->Figures().kept, 1u);
+}
+
+TEST_F(ScanHistoryTest, AnUnknownIdIsNotFoundAnOldOneExpiredAndAMalformedOneInvalid) {
+  auto history = Open();
+  const ScanRecord old = Scan(1);
+  now_ += 1000;
+  const ScanRecord kept = Scan(2);
+  history->Record(old);
+  history->Record(kept);
+  history->Flush();
+  now_ += kDay;  // `old` is now beyond the age bound; a new scan applies the bounds.
+  history->Record(Scan(3));
+  history->Flush();
+  EXPECT_EQ(history->Find(old.summary.scan_id).error().code, ErrorCode::kExpired);
+  EXPECT_TRUE(history->Find(Scan(4).summary.scan_id).error().code == ErrorCode::kNotFound);
+  EXPECT_EQ(history->Find("nonsense").error().code, ErrorCode::kInvalidArgument);
+  const std::string before_all = FirstScanIdAt(kStart - 10);
+  const auto expired = history->Find(before_all);
+  ASSERT_FALSE(expired);
+  EXPECT_EQ(expired.error().code, ErrorCode::kExpired);
+  EXPECT_NE(expired.error().message.find("has aged out of the history"), std::string::npos);
+  EXPECT_EQ(history->Figures().expired, 1u);  // `old`: more than a day old.
+  EXPECT_TRUE(history->Find(kept.summary.scan_id));  // Exactly a day old: kept.
+}
+
+TEST_F(ScanHistoryTest, TheCountBoundDropsTheOldestFirst) {
+  auto history = Open(/*max_scans=*/10);
+  std::vector<std::string> ids;
+  for (int i = 0; i < 25; ++i) {
+    now_ += 1;
+    ScanRecord scan = Scan(i);
+    ids.push_back(scan.summary.scan_id);
+    history->Record(std::move(scan));
+    if (i % 7 == 0) history->Flush();
+  }
+  history->Flush();
+  EXPECT_EQ(history->Figures().kept, 10u);
+  EXPECT_EQ(history->Figures().recorded, 25u);
+  EXPECT_EQ(history->Figures().expired, 15u);
+  for (int i = 0; i < 15; ++i) {
+    EXPECT_EQ(history->Find(ids[i]).error().code, ErrorCode::kExpired) << i;
+  }
+  for (int i = 15; i < 25; ++i) EXPECT_TRUE(history->Find(ids[i])) << i;
+}
+
+TEST_F(ScanHistoryTest, AListingIsNewestFirstFilteredAndPaged) {
+  auto history = Open();
+  std::vector<std::string> spam_ids;
+  for (int i = 0; i < 30; ++i) {
+    now_ += 10;
+    ScanRecord scan = Scan(i, i % 3 == 0 ? "alice" : "", i % 2 == 0 ? "spam" : "ham");
+    if (i % 2 == 0) spam_ids.push_back(scan.summary.scan_id);
+    history->Record(std::move(scan));
+    if (i == 20) history->Flush();  // Some written, some maybe queued: one listing of both.
+  }
+  std::vector<std::string> listed;
+  ScanQuery query{.verdict = "spam", .limit = 4};
+  for (int pages = 0; pages < 10; ++pages) {
+    auto page = history->List(query);
+    ASSERT_TRUE(page) << page.error().message;
+    EXPECT_LE(page->scans.size(), 4u);
+    for (const ScanSummary& scan : page->scans) listed.push_back(scan.scan_id);
+    if (page->next.empty()) break;
+    query.before = page->next;
+  }
+  std::vector<std::string> expected(spam_ids.rbegin(), spam_ids.rend());
+  EXPECT_EQ(listed, expected);
+
+  auto alice = history->List({.user = "alice", .limit = 100});
+  ASSERT_TRUE(alice);
+  EXPECT_EQ(alice->scans.size(), 10u);
+  EXPECT_TRUE(alice->next.empty());
+
+  auto window = history->List({.since_ms = kStart + 100, .until_ms = kStart + 150, .limit = 100});
+  ASSERT_TRUE(window);
+  ASSERT_EQ(window->scans.size(), 5u);  // Times 100, 110, ..., 140.
+  EXPECT_EQ(window->scans.front().time_ms, kStart + 140);
+  EXPECT_EQ(window->scans.back().time_ms, kStart + 100);
+
+  auto text = history->List({.text = "MESSAGE-7", .limit = 100});
+  ASSERT_TRUE(text);
+  ASSERT_EQ(text->scans.size(), 1u);
+  EXPECT_EQ(text->scans[0].message_key, "message-7");
+}
+
+TEST_F(ScanHistoryTest, BadListingsAreInvalidArguments) {
+  auto history = Open();
+  EXPECT_EQ(history->List({.limit = 0}).error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(history->List({.limit = kMaxScanPage + 1}).error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(history->List({.before = "zzz"}).error().code, ErrorCode::kInvalidArgument);
+}
+
+TEST_F(ScanHistoryTest, DeletingAUserRemovesTheirScansOnly) {
+  auto history = Open();
+  std::vector<std::string> alice, bob;
+  for (int i = 0; i < 12; ++i) {
+    now_ += 1;
+    ScanRecord scan = Scan(i, i % 2 == 0 ? "alice" : "bob");
+    (i % 2 == 0 ? alice : bob).push_back(scan.summary.scan_id);
+    history->Record(std::move(scan));
+    if (i == 5) history->Flush();
+  }
+  auto removed = history->DeleteUser("alice");
+  ASSERT_TRUE(removed) << removed.error().message;
+  EXPECT_EQ(*removed, 6u);
+  for (const auto& id : alice) EXPECT_FALSE(history->Find(id)) << id;
+  for (const auto& id : bob) EXPECT_TRUE(history->Find(id)) << id;
+  history->Flush();
+  EXPECT_EQ(history->Figures().kept, 6u);
+}
+
+TEST_F(ScanHistoryTest, AFullQueueDropsAndCountsInsteadOfWaiting) {
+  auto opened = ScanHistory::Open({.path = dir_.Join("small"), .queue_limit = 1});
+  ASSERT_TRUE(opened);
+  auto& history = **opened;
+  for (int i = 0; i < 2000; ++i) history.Record(Scan(i));
+  history.Flush();
+  const ScanHistoryFigures figures = history.Figures();
+  EXPECT_EQ(figures.recorded + figures.dropped, 2000u);
+  EXPECT_GT(figures.dropped, 0u);
+}
+
+TEST_F(ScanHistoryTest, ManyThreadsRecordAndReadAtOnce) {
+  auto history = Open(/*max_scans=*/500);
+  std::vector<std::thread> threads;
+  std::atomic<int> failures = 0;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 300; ++i) {
+        ScanRecord scan = Scan(t * 1000 + i);
+        const std::string id = scan.summary.scan_id;
+        history->Record(std::move(scan));
+        if (!history->Find(id)) ++failures;  // Just recorded: kept (500 is above 4 × 300 / 2).
+        if (i % 50 == 0 && !history->List({.limit = 20})) ++failures;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  history->Flush();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(history->Figures().kept, 500u);
+}
+
+TEST_F(ScanHistoryTest, AFolderThatCannotBeOpenedIsUnavailable) {
+  const auto opened = ScanHistory::Open({.path = "/proc/nbspamd-history"});
+  ASSERT_FALSE(opened);
+  EXPECT_EQ(opened.error().code, ErrorCode::kUnavailable);
+  EXPECT_EQ(ScanHistory::Open({.path = dir_.Join("x"), .max_scans = 0}).error().code,
+            ErrorCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace nbspamd::history

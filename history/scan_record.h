@@ -1,0 +1,73 @@
+// ScanRecord: what the daemon keeps of one classification in its scan history (scan_history.h):
+// a small summary that lists and filters read, and the detail one scan's page and a retrain
+// read (the explaining tokens and the message's token bag). Plain values.
+#ifndef NBSPAMD_HISTORY_SCAN_RECORD_H_
+#define NBSPAMD_HISTORY_SCAN_RECORD_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/token_bag.h"
+
+namespace nbspamd::history {
+
+// The facts of a message that help find it again, as kept under their FactPolicy
+// (fact_policy.h): the text, "#" and 16 hex digits of its hash, or "" (not kept or absent).
+struct ScanFacts {
+  std::string message_id = {};   // The Message-ID header, without <>.
+  std::string from_domain = {};  // The domain of the From address.
+  std::string subject = {};      // The Subject, decoded.
+  std::string client = {};       // The SMTP client's address (milter).
+  std::string recipients = {};   // The envelope recipients (milter, spamd's user), comma-separated.
+
+  friend bool operator==(const ScanFacts&, const ScanFacts&) = default;
+};
+
+struct ScanSummary {
+  std::string scan_id = {};    // scan_id.h.
+  std::int64_t time_ms = 0;    // Unix time of the classification, in milliseconds.
+  std::string front_end = {};  // "http", "milter" or "spamd".
+  std::string user = {};       // The user whose layer scored it; "" for the global model.
+  // The id the message is learned under when this scan is trained (the classify's message id:
+  // the one its client gave, else its content id).
+  std::string message_key = {};
+  std::string label = {};    // The most probable class.
+  std::string verdict = {};  // "spam", "ham" or "unsure".
+  std::optional<double> score = {};
+  std::optional<double> spam_confidence = {};
+  std::uint64_t size = 0;    // Bytes of the message.
+  std::uint64_t tokens = 0;  // Token occurrences found in it.
+  ScanFacts facts = {};
+
+  friend bool operator==(const ScanSummary&, const ScanSummary&) = default;
+};
+
+// One token of the explanation: weight = count · (log P(t|spam) − log P(t|ham)).
+struct ScanToken {
+  std::string text = {};
+  TokenSource source = TokenSource::kBody;
+  std::uint32_t count = 0;
+  double weight = 0;
+
+  friend bool operator==(const ScanToken&, const ScanToken&) = default;
+};
+
+struct ScanDetail {
+  std::vector<ScanToken> top = {};  // Largest |weight| first.
+  std::vector<BagEntry> bag = {};   // The message's bag, sorted by hash: what a retrain learns.
+
+  friend bool operator==(const ScanDetail&, const ScanDetail&) = default;
+};
+
+struct ScanRecord {
+  ScanSummary summary = {};
+  ScanDetail detail = {};
+
+  friend bool operator==(const ScanRecord&, const ScanRecord&) = default;
+};
+
+}  // namespace nbspamd::history
+
+#endif  // NBSPAMD_HISTORY_SCAN_RECORD_H_
