@@ -334,6 +334,7 @@ constexpr Key ChoiceKey(std::string_view name, std::string_view metavar, std::st
 constexpr std::string_view kLogLevels[] = {"debug", "info", "warning", "error"};
 constexpr std::string_view kLogFormats[] = {"logfmt", "json"};
 constexpr std::string_view kFailModes[] = {"accept", "tempfail"};
+constexpr std::string_view kFactPolicies[] = {"keep", "hash", "off"};
 
 constexpr std::uint64_t kSizeMax = std::numeric_limits<std::size_t>::max();
 
@@ -520,6 +521,29 @@ constexpr std::array kKeys = {
     BoolKey<&Settings::spamd_user_layers>(
         "spamd_user_layers",
         "spamd requests use the User header's user layer (CHECK scores with it, TELL trains it)."),
+    BoolKey<&Settings::history>(
+        "history", "Keep a scan history of what was classified (GET /history, train by scan id)."),
+    StringKey<&Settings::history_dir, true>(
+        "history_dir", "DIR", "Folder of the scan history's database; \"\" = data_dir/history."),
+    UnsignedKey<&Settings::history_max_scans, 1, 100'000'000>(
+        "history_max_scans", "N", "Scans the history keeps; the oldest go first."),
+    UnsignedKey<&Settings::history_max_age_days, 1, 3650>(
+        "history_max_age_days", "DAYS", "Scans older than this leave the history."),
+    ChoiceKey<&Settings::history_keep_message_id, kFactPolicies>(
+        "history_keep_message_id", "POLICY", "keep, hash or off",
+        "How the history keeps a message's Message-ID."),
+    ChoiceKey<&Settings::history_keep_from_domain, kFactPolicies>(
+        "history_keep_from_domain", "POLICY", "keep, hash or off",
+        "How the history keeps the domain of the From address."),
+    ChoiceKey<&Settings::history_keep_subject, kFactPolicies>(
+        "history_keep_subject", "POLICY", "keep, hash or off",
+        "How the history keeps the Subject (hash: found when typed whole, never shown)."),
+    ChoiceKey<&Settings::history_keep_client, kFactPolicies>(
+        "history_keep_client", "POLICY", "keep, hash or off",
+        "How the history keeps the SMTP client's address (milter)."),
+    ChoiceKey<&Settings::history_keep_recipients, kFactPolicies>(
+        "history_keep_recipients", "POLICY", "keep, hash or off",
+        "How the history keeps the envelope recipients."),
 };
 
 }  // namespace

@@ -67,6 +67,12 @@
 //                             ..."
 //   spamd_read_timeout_seconds 1..3600
 //   spamd_user_layers         bool
+//   history                   bool
+//   history_dir               a path or "" (= data_dir/history)
+//   history_max_scans         1..100000000
+//   history_max_age_days      1..3650
+//   history_keep_message_id, history_keep_from_domain, history_keep_subject,
+//   history_keep_client, history_keep_recipients   keep, hash or off
 //
 // In TOML, integers are accepted for integer keys, integers or floats for alpha,
 // spam_threshold and ham_threshold, booleans for booleans and strings for listen and data_dir.
@@ -218,6 +224,18 @@ struct Settings {
   // The request's User header names the user layer CHECK and the rest score with and TELL
   // trains; off: the global model, and User only selects a TELL grant.
   bool spamd_user_layers = false;
+  // The scan history (docs/API.md, "Scan history"): what the daemon classified, for GET /history
+  // and training by scan id. Its RocksDB folder ("" = "history" in data_dir), its bounds, and how
+  // it keeps each fact that helps find a message: keep, hash or off.
+  bool history = true;
+  std::string history_dir;
+  std::uint64_t history_max_scans = 100'000;
+  unsigned history_max_age_days = 30;
+  std::string history_keep_message_id = "keep";
+  std::string history_keep_from_domain = "keep";
+  std::string history_keep_subject = "hash";
+  std::string history_keep_client = "keep";
+  std::string history_keep_recipients = "hash";
 
   friend bool operator==(const Settings&, const Settings&) = default;
 };

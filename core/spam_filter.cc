@@ -25,6 +25,11 @@ std::expected<void, Error> RequireMessage(std::string_view message) {
 
 }  // namespace
 
+std::int64_t SystemUnixMillis() {
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(now).count();
+}
+
 std::int64_t SystemUnixSeconds() {
   const auto now = std::chrono::system_clock::now().time_since_epoch();
   return std::chrono::duration_cast<std::chrono::seconds>(now).count();
@@ -44,9 +49,8 @@ SpamFilter::SpamFilter(std::unique_ptr<storage::Store> store, SpamFilterOptions 
   }
 }
 
-std::expected<ClassifyOutcome, Error> SpamFilter::Classify(
-    std::string_view message, std::size_t explain, std::optional<std::string_view> id,
-    std::optional<std::string_view> user) const {
+std::expected<ClassifyOutcome, Error> SpamFilter::Classify(const ClassifyRequest& request) const {
+  const auto [message, explain, id, user, front_end, client, recipients] = request;
   if (id) {
     if (auto valid = ValidateId(*id); !valid) return std::unexpected(std::move(valid.error()));
   }
@@ -56,13 +60,17 @@ std::expected<ClassifyOutcome, Error> SpamFilter::Classify(
     }
   }
   if (auto ok = RequireMessage(message); !ok) return std::unexpected(ok.error());
-  const TokenBag bag = tokenizer_.Tokenize(message, /*keep_text=*/explain > 0);
+  const bool record = history_ != nullptr && !front_end.empty();
+  const std::size_t explained = record ? std::max(explain, history_options_.explain) : explain;
+  tokenizer::MessageFacts facts;
+  const TokenBag bag =
+      tokenizer_.Tokenize(message, /*keep_text=*/explained > 0, record ? &facts : nullptr);
   const model::Snapshot snapshot = store_->Read(bag.entries);
   const model::ClassifyOptions classify_options{.alpha = options_.alpha,
                                                 .spam_threshold = options_.spam_threshold,
                                                 .ham_threshold = options_.ham_threshold,
                                                 .score_min_weight = options_.score_min_weight,
-                                                .explain = explain};
+                                                .explain = explained};
   std::optional<model::Snapshot> layer;
   if (user) {
     auto read = store_->ReadUser(*user, *snapshot.stats, bag.entries);
@@ -78,11 +86,53 @@ std::expected<ClassifyOutcome, Error> SpamFilter::Classify(
   std::optional<double> spam_confidence;
   if (result->score) spam_confidence = store_->Calibration()->SpamConfidence(*result->score);
   ClassifyOutcome outcome{id ? std::string(*id) : ContentId(message), std::move(*result),
-                          bag.TotalCount(), spam_confidence};
+                          bag.TotalCount(), spam_confidence, ""};
   if (outcome.result.SpamProbability()) {
     verdicts_.Remember(outcome.id, outcome.result.verdict == model::Verdict::kSpam);
   }
+  if (record) RecordScan(request, bag, facts, outcome);
+  if (outcome.result.explanations.size() > explain) outcome.result.explanations.resize(explain);
   return outcome;
+}
+
+void SpamFilter::EnableHistory(std::unique_ptr<history::ScanHistory> history,
+                               HistoryOptions options) {
+  history_options_ = options;
+  scan_ids_ = std::make_unique<history::ScanIdGenerator>(options.id_salt);
+  history_ = std::move(history);
+}
+
+void SpamFilter::RecordScan(const ClassifyRequest& request, const TokenBag& bag,
+                            const tokenizer::MessageFacts& facts, ClassifyOutcome& outcome) const {
+  const std::int64_t now = SystemUnixMillis();
+  history::ScanRecord record;
+  history::ScanSummary& summary = record.summary;
+  summary.scan_id = scan_ids_->Next(now);
+  summary.time_ms = now;
+  summary.front_end = std::string(request.front_end);
+  summary.user = request.user ? std::string(*request.user) : std::string();
+  summary.message_key = outcome.id;
+  summary.label = outcome.result.label();
+  summary.verdict = std::string(model::VerdictName(outcome.result.verdict));
+  summary.score = outcome.result.score;
+  summary.spam_confidence = outcome.spam_confidence;
+  summary.size = request.message.size();
+  summary.tokens = outcome.tokens;
+  summary.facts = history::KeptFacts({.message_id = facts.message_id,
+                                      .from_domain = facts.from_domain,
+                                      .subject = facts.subject,
+                                      .client = std::string(request.client),
+                                      .recipients = std::string(request.recipients)},
+                                     history_options_.facts);
+  const std::size_t top = std::min(outcome.result.explanations.size(), history_options_.explain);
+  record.detail.top.reserve(top);
+  for (std::size_t i = 0; i < top; ++i) {
+    const model::TokenExplanation& token = outcome.result.explanations[i];
+    record.detail.top.push_back({token.token, token.source, token.count, token.weight});
+  }
+  record.detail.bag = bag.entries;
+  outcome.scan_id = summary.scan_id;
+  history_->Record(std::move(record));
 }
 
 ServiceStatus SpamFilter::Status() const {
@@ -124,6 +174,11 @@ void SpamFilter::TrainAsync(const TrainRequest& train, TrainDone done) {
   } catch (const std::exception& e) {
     return done(MakeError(ErrorCode::kInternal, std::string("tokenizing failed: ") + e.what()));
   }
+  SubmitLearn(std::move(outcome), std::move(bag), source, user, std::move(done));
+}
+
+void SpamFilter::SubmitLearn(TrainOutcome outcome, TokenBag bag, std::string_view source,
+                             std::optional<std::string_view> user, TrainDone done) {
   outcome.tokens = bag.TotalCount();
   model::LearnOrigin origin{std::string(source), options_.clock()};
   if (replication_) {
@@ -212,6 +267,40 @@ void SpamFilter::ForgetAsync(const ForgetRequest& request, ForgetDone done) {
   });
 }
 
+void SpamFilter::TrainScanAsync(const ScanTrainRequest& request, TrainDone done) {
+  if (history_ == nullptr) {
+    return done(MakeError(ErrorCode::kFailedPrecondition, "the scan history is off"));
+  }
+  std::expected<void, Error> valid = ValidateLabel(request.label);
+  if (valid && request.user) valid = model::CheckUserId(*request.user);
+  if (!valid) return done(std::unexpected(std::move(valid.error())));
+  auto scan = history_->Find(request.scan_id);
+  if (!scan) return done(std::unexpected(std::move(scan.error())));
+  const std::string& scan_user = scan->summary.user;
+  const std::optional<std::string_view> user =
+      request.user
+          ? request.user
+          : (scan_user.empty() ? std::nullopt : std::optional<std::string_view>(scan_user));
+  TrainOutcome outcome;
+  outcome.id = scan->summary.message_key;
+  outcome.label = std::string(request.label);
+  SubmitLearn(std::move(outcome), TokenBag{std::move(scan->detail.bag), {}}, request.source, user,
+              std::move(done));
+}
+
+void SpamFilter::ForgetScanAsync(const ScanTrainRequest& request, ForgetDone done) {
+  if (history_ == nullptr) {
+    return done(MakeError(ErrorCode::kFailedPrecondition, "the scan history is off"));
+  }
+  auto scan = history_->Find(request.scan_id);
+  if (!scan) return done(std::unexpected(std::move(scan.error())));
+  const std::string& scan_user = scan->summary.user;
+  std::optional<std::string_view> user = request.user;
+  if (!user && !scan_user.empty()) user = scan_user;
+  ForgetAsync({.id = scan->summary.message_key, .source = request.source, .user = user},
+              std::move(done));
+}
+
 void SpamFilter::SubmitForget(TrainingChange event, ForgetDone done) {
   std::string id = event.id;
   replication_->Submit(std::move(event), [id = std::move(id), done = std::move(done)](
@@ -230,6 +319,20 @@ std::expected<void, Error> SpamFilter::EnableReplication(TrainingLogStart start)
 
 void SpamFilter::DeleteUserAsync(std::string_view user, DeleteUserDone done) {
   if (auto ok = model::CheckUserId(user); !ok) return done(std::unexpected(std::move(ok.error())));
+  if (history_ != nullptr) {
+    // The user's scans go once the layer has: on the writer's thread (a pass over the history).
+    done = [this, user = std::string(user),
+            done = std::move(done)](std::expected<void, Error> deleted) mutable {
+      if (deleted) {
+        if (auto scans = history_->DeleteUser(user); !scans) {
+          deleted =
+              MakeError(ErrorCode::kInternal, "the user's layer is deleted, but not their scans: " +
+                                                  scans.error().message);
+        }
+      }
+      done(std::move(deleted));
+    };
+  }
   if (replication_) {
     TrainingChange event;
     event.kind = TrainingChange::Kind::kDeleteUser;

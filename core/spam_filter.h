@@ -43,6 +43,9 @@
 #include "core/training_log.h"
 #include "core/training_writer.h"
 #include "core/verdict_memory.h"
+#include "history/fact_policy.h"
+#include "history/scan_history.h"
+#include "history/scan_id.h"
 #include "model/classifier.h"
 #include "model/layered.h"
 #include "model/learning.h"
@@ -58,6 +61,7 @@ using WallClock = std::function<std::int64_t()>;
 
 // Unix time from std::chrono::system_clock.
 std::int64_t SystemUnixSeconds();
+std::int64_t SystemUnixMillis();
 
 struct SpamFilterOptions {
   double alpha = 0.1;
@@ -102,6 +106,9 @@ struct ClassifyOutcome {
   // P(spam | score) calibrated on the model's held-out scores (model/calibration.h); nullopt
   // without a score or before enough feedback.
   std::optional<double> spam_confidence;
+  // The scan's id in the scan history (history/scan_id.h); "" when nothing was recorded (no
+  // history, or a classify that named no front end).
+  std::string scan_id;
 };
 
 struct TrainOutcome {
@@ -149,6 +156,36 @@ struct TrainRequest {
   std::optional<std::string_view> user = {};  // Whose layer; none: the global model.
 };
 
+// A classify through a front end: the message and what the front end knows of its delivery.
+struct ClassifyRequest {
+  std::string_view message = {};
+  std::size_t explain = 0;                    // Tokens to explain; 0: none.
+  std::optional<std::string_view> id = {};    // The message's id; none: its content id.
+  std::optional<std::string_view> user = {};  // Whose layer scores it; none: the global model.
+  // "http", "milter" or "spamd": with a scan history, the scan is recorded as that front end's.
+  // "": not recorded.
+  std::string_view front_end = {};
+  std::string_view client = {};      // The SMTP client's address, when the front end knows it.
+  std::string_view recipients = {};  // The envelope recipients, comma-separated, likewise.
+};
+
+// A train or forget of what a scan of the history classified (ScanDetail::bag), under the
+// scan's message key, without the message.
+struct ScanTrainRequest {
+  std::string_view scan_id = {};
+  std::string_view label = {};   // For a train; ignored by a forget.
+  std::string_view source = {};  // As TrainRequest::source.
+  // Whose layer; none: the scan's own user (the global model for a scan without one).
+  std::optional<std::string_view> user = {};
+};
+
+// What the scan history records besides the scans' own values (settings history_*).
+struct HistoryOptions {
+  history::FactPolicies facts = {};
+  std::size_t explain = 20;   // Explaining tokens kept per scan.
+  std::uint32_t id_salt = 0;  // Sets this process's scan ids apart (a random number).
+};
+
 // A forget: of the message learned under `id`, or, with no id, of `message` by its content id.
 struct ForgetRequest {
   std::optional<std::string_view> id = {};
@@ -174,7 +211,28 @@ class SpamFilter {
   [[nodiscard]] std::expected<ClassifyOutcome, Error> Classify(
       std::string_view message, std::size_t explain,
       std::optional<std::string_view> id = std::nullopt,
-      std::optional<std::string_view> user = std::nullopt) const;
+      std::optional<std::string_view> user = std::nullopt) const {
+    return Classify({.message = message, .explain = explain, .id = id, .user = user});
+  }
+  // The same for a front end: with a scan history and request.front_end set, the scan is also
+  // recorded (queued: it never waits for the history's disk) and ClassifyOutcome::scan_id names
+  // it; the explanation kept is HistoryOptions::explain tokens, whatever request.explain asks.
+  [[nodiscard]] std::expected<ClassifyOutcome, Error> Classify(
+      const ClassifyRequest& request) const;
+
+  // Keeps a scan history from now on (history/scan_history.h). Call once, before serving.
+  void EnableHistory(std::unique_ptr<history::ScanHistory> history, HistoryOptions options);
+  // The scan history; nullptr when it is off.
+  [[nodiscard]] const history::ScanHistory* History() const { return history_.get(); }
+
+  // Learns the bag scan request.scan_id classified as request.label, under that scan's message
+  // key, through the ledger as TrainAsync does (idempotent, a relearn moves the counts); `done`
+  // runs as TrainAsync's. Errors: kFailedPrecondition without a scan history; the history's
+  // (kInvalidArgument, kNotFound, kExpired: the scan aged out); then TrainAsync's.
+  void TrainScanAsync(const ScanTrainRequest& request, TrainDone done);
+  // Forgets the message scan request.scan_id classified (learned under its message key);
+  // errors as TrainScanAsync's, then ForgetAsync's.
+  void ForgetScanAsync(const ScanTrainRequest& request, ForgetDone done);
 
   // Learns request.message as request.label under request.id, or under the message's content
   // hash when no id is given, recording request.source (who trained it: a bearer token's name)
@@ -298,6 +356,12 @@ class SpamFilter {
   [[nodiscard]] static std::expected<void, Error> ValidateId(std::string_view id);
 
  private:
+  // Queues the learn of `bag` for TrainAsync and TrainScanAsync, once validated.
+  void SubmitLearn(TrainOutcome outcome, TokenBag bag, std::string_view source,
+                   std::optional<std::string_view> user, TrainDone done);
+  // Records the scan of `request` in the history.
+  void RecordScan(const ClassifyRequest& request, const TokenBag& bag,
+                  const tokenizer::MessageFacts& facts, ClassifyOutcome& outcome) const;
   // Sets `outcome.feedback` from the verdict remembered for its id, which is then forgotten.
   // Runs where a train completes: quick, no I/O.
   void TakeFeedback(TrainOutcome& outcome) const;
@@ -310,6 +374,11 @@ class SpamFilter {
   // What Classify said, by message id, for the feedback of a later train. Before writer_: the
   // writer's last completions may still read it.
   mutable VerdictMemory verdicts_;
+  // The scan history, set before serving, then never changed. Before writer_: a completion of
+  // the writer may use it.
+  std::unique_ptr<history::ScanHistory> history_;
+  HistoryOptions history_options_;
+  std::unique_ptr<history::ScanIdGenerator> scan_ids_;
   TrainingWriter writer_;  // After store_: stops (draining its queue) before the store closes.
   std::unique_ptr<TrainingLog> replication_;  // After writer_: stops before it.
   std::unique_ptr<StoreWatch> watch_;         // Last: stops first.

@@ -11,6 +11,7 @@
 
 #include "model/calibration.h"
 #include "storage/memory_store.h"
+#include "tests/support/temp_dir.h"
 
 namespace nbspamd::core {
 namespace {
@@ -66,6 +67,46 @@ TEST(SpamFilterTest, ATrainAfterAClassifyOfTheSameIdReportsFeedbackOnce) {
                                    : Feedback::kFalseNegative);
 
   EXPECT_EQ(filter.Classify("cheap", 0, "bad\nid").error().code, ErrorCode::kInvalidArgument);
+}
+
+// The scan history changes nothing of a verdict: the same scores, the explanation asked for, and
+// a scan that holds the message's bag and a longer explanation.
+TEST(SpamFilterTest, RecordingAScanLeavesTheVerdictAsItWas) {
+  TempDir dir;
+  SpamFilter with(std::make_unique<storage::MemoryStore>(), SpamFilterOptions{});
+  SpamFilter without(std::make_unique<storage::MemoryStore>(), SpamFilterOptions{});
+  auto history = history::ScanHistory::Open({.path = dir.Join("history")});
+  ASSERT_TRUE(history) << history.error().message;
+  with.EnableHistory(std::move(*history), {.explain = 4});
+  for (SpamFilter* filter : {&with, &without}) {
+    ASSERT_TRUE(filter->Train("cheap watches pills here", "spam", std::nullopt));
+    ASSERT_TRUE(filter->Train("lunch at noon with the team", "ham", std::nullopt));
+  }
+  const std::string message = "Subject: cheap lunch\r\n\r\ncheap watches at noon\r\n";
+  const ClassifyRequest request{
+      .message = message, .explain = 1, .front_end = "spamd", .recipients = "bob@example.org"};
+  const auto recorded = with.Classify(request);
+  const auto plain = without.Classify(request);
+  ASSERT_TRUE(recorded && plain);
+  EXPECT_EQ(recorded->result.score, plain->result.score);
+  EXPECT_EQ(recorded->result.log_odds, plain->result.log_odds);
+  ASSERT_EQ(recorded->result.explanations.size(), 1u);
+  EXPECT_EQ(recorded->result.explanations[0].token, plain->result.explanations[0].token);
+  EXPECT_TRUE(plain->scan_id.empty());
+  ASSERT_FALSE(recorded->scan_id.empty());
+
+  auto scan = with.History()->Find(recorded->scan_id);
+  ASSERT_TRUE(scan) << scan.error().message;
+  EXPECT_EQ(scan->summary.front_end, "spamd");
+  EXPECT_EQ(scan->summary.message_key, recorded->id);
+  EXPECT_EQ(scan->summary.score, recorded->result.score);
+  EXPECT_EQ(scan->summary.facts.recipients, history::HashedFact("bob@example.org"));
+  EXPECT_EQ(scan->detail.top.size(), 4u);
+  tokenizer::Tokenizer tokenizer(SpamFilterOptions{}.tokenizer);
+  EXPECT_EQ(scan->detail.bag, tokenizer.Tokenize(message).entries);
+
+  // Without a front end (tests, tools) nothing is recorded.
+  EXPECT_TRUE(with.Classify(message, 0)->scan_id.empty());
 }
 
 TEST(SpamFilterTest, ForgetRestoresTheVerdictExactly) {

@@ -1,8 +1,8 @@
 // Call: one request on its way through an endpoint handler (internal to http_api/). The router
 // matches the endpoint (endpoints.h), checks the caller and reads the input, then hands a Call to
 // the endpoint's handler: message_endpoints.cc (/classify, /train, /forget),
-// status_endpoints.cc (/stats, /healthz, /readyz, /metrics), user_endpoints.cc (/users/{id}) and
-// admin_endpoints.cc (/admin/*).
+// status_endpoints.cc (/stats, /healthz, /readyz, /metrics), user_endpoints.cc (/users/{id}),
+// history_endpoints.cc (/history) and admin_endpoints.cc (/admin/*).
 //
 // A handler returns its response, or nullopt when it has taken `respond` (TakeRespond) and
 // passed it on to the core, which answers later, exactly once. Handlers run on the caller's
@@ -79,6 +79,9 @@ void Deliver(Respond& respond, unsigned version, Build build) noexcept {
 // user_endpoints.cc
 [[nodiscard]] std::optional<Response> HandleUserStats(Call& call, const Input& input);
 [[nodiscard]] std::optional<Response> HandleUserDelete(Call& call, const Input& input);
+// history_endpoints.cc
+[[nodiscard]] std::optional<Response> HandleHistory(Call& call, const Input& input);
+[[nodiscard]] std::optional<Response> HandleHistoryScan(Call& call, const Input& input);
 // admin_endpoints.cc
 [[nodiscard]] std::optional<Response> HandleBackup(Call& call, const Input& input);
 [[nodiscard]] std::optional<Response> HandleLearned(Call& call, const Input& input);

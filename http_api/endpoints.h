@@ -34,6 +34,8 @@ enum class Endpoint {
   kAdminRollback,
   kUserStats,
   kUserDelete,
+  kHistory,
+  kHistoryScan,
   kOther,
 };
 inline constexpr std::size_t kEndpointCount = static_cast<std::size_t>(Endpoint::kOther) + 1;
@@ -78,6 +80,11 @@ inline constexpr std::array<EndpointSpec, kEndpointCount - 1> kEndpoints = {{
     // Deleting a user's data is training: the guard and the rate of /forget.
     {Endpoint::kUserDelete, "/users/{id}", boost::beast::http::verb::delete_, Guard::kToken, false,
      true, true},
+    // The scan history is read-only: it follows auth_classify.
+    {Endpoint::kHistory, "/history", boost::beast::http::verb::get, Guard::kClassify, false, false,
+     true},
+    {Endpoint::kHistoryScan, "/history/{id}", boost::beast::http::verb::get, Guard::kClassify,
+     false, false, true},
 }};
 
 // The endpoint whose path is `path` (no query, percent-encoded as sent): the row whose path it

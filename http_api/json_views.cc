@@ -17,6 +17,16 @@ namespace {
 namespace http = boost::beast::http;
 namespace json = boost::json;
 
+// One explained token, as /classify and /history/{id} show it (tokens are UTF-8).
+json::object TokenJson(std::string_view token, TokenSource source, std::uint32_t count,
+                       double weight) {
+  static constexpr const char* kSources[] = {"body", "header", "url", "meta"};
+  return json::object{{"token", token},
+                      {"source", kSources[static_cast<int>(source)]},
+                      {"count", count},
+                      {"weight", weight}};
+}
+
 // A finite double, or null: JSON has no infinities.
 json::value Number(std::optional<double> value) {
   if (!value || !std::isfinite(*value)) return nullptr;
@@ -52,14 +62,54 @@ json::object ClassifyJson(const core::ClassifyOutcome& outcome, std::size_t expl
   if (explain > 0) {
     json::array explanations;
     for (const model::TokenExplanation& e : result.explanations) {
-      static constexpr const char* kSources[] = {"body", "header", "url", "meta"};
-      explanations.push_back(json::object{{"token", e.token},
-                                          {"source", kSources[static_cast<int>(e.source)]},
-                                          {"count", e.count},
-                                          {"weight", e.weight}});
+      explanations.push_back(TokenJson(e.token, e.source, e.count, e.weight));
     }
     body["explain"] = std::move(explanations);
   }
+  if (!outcome.scan_id.empty()) body["scan_id"] = outcome.scan_id;
+  return body;
+}
+
+json::object ScanSummaryJson(const history::ScanSummary& summary) {
+  const auto text_or_null = [](const std::string& text) -> json::value {
+    if (text.empty()) return nullptr;
+    return json::value(ReplaceInvalidUtf8(text));
+  };
+  const history::ScanFacts& facts = summary.facts;
+  return json::object{{"scan_id", summary.scan_id},
+                      {"time_ms", summary.time_ms},
+                      {"front_end", summary.front_end},
+                      {"user", text_or_null(summary.user)},
+                      {"message_key", ReplaceInvalidUtf8(summary.message_key)},
+                      {"label", summary.label},
+                      {"verdict", summary.verdict},
+                      {"score", Number(summary.score)},
+                      {"spam_confidence", Number(summary.spam_confidence)},
+                      {"size", summary.size},
+                      {"tokens", summary.tokens},
+                      {"facts", json::object{{"message_id", text_or_null(facts.message_id)},
+                                             {"from_domain", text_or_null(facts.from_domain)},
+                                             {"subject", text_or_null(facts.subject)},
+                                             {"client", text_or_null(facts.client)},
+                                             {"recipients", text_or_null(facts.recipients)}}}};
+}
+
+json::object ScanPageJson(const history::ScanPage& page) {
+  json::array scans;
+  for (const history::ScanSummary& summary : page.scans) scans.push_back(ScanSummaryJson(summary));
+  json::object body{{"scans", std::move(scans)}};
+  body["next"] = page.next.empty() ? json::value(nullptr) : json::value(page.next);
+  return body;
+}
+
+json::object ScanJson(const history::ScanRecord& record) {
+  json::object body = ScanSummaryJson(record.summary);
+  json::array explanations;
+  for (const history::ScanToken& token : record.detail.top) {
+    explanations.push_back(TokenJson(token.text, token.source, token.count, token.weight));
+  }
+  body["explain"] = std::move(explanations);
+  body["bag_tokens"] = record.detail.bag.size();
   return body;
 }
 

@@ -12,6 +12,8 @@
 #include <span>
 
 #include "core/spam_filter.h"
+#include "history/scan_history.h"
+#include "history/scan_record.h"
 #include "http_api/http_errors.h"
 #include "model/model_stats.h"
 #include "storage/store.h"
@@ -36,6 +38,16 @@ namespace nbspamd::http_api {
 // classes' order), its documents and its distinct tokens ("vocabulary").
 [[nodiscard]] boost::json::object UserStatsJson(std::string_view user,
                                                 const model::ModelStats& stats);
+// GET /history: a page of scans (each as ScanSummaryJson) and the next page's cursor ("next",
+// null on the last page).
+[[nodiscard]] boost::json::object ScanPageJson(const history::ScanPage& page);
+// One scan of the history: scan_id, time_ms, front_end, user (null for the global model),
+// message_key, label, verdict, score, spam_confidence, size, tokens and the kept facts (a hashed
+// one as "#" and 16 hex digits, one not kept as null).
+[[nodiscard]] boost::json::object ScanSummaryJson(const history::ScanSummary& summary);
+// GET /history/{id}: the summary, the explaining tokens ("explain", as /classify's) and the
+// number of distinct tokens a retrain learns ("bag_tokens").
+[[nodiscard]] boost::json::object ScanJson(const history::ScanRecord& record);
 // GET /admin/learned: the messages and their count.
 [[nodiscard]] boost::json::object LearnedJson(std::span<const storage::LearnedMessage> messages);
 

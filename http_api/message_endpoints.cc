@@ -39,6 +39,20 @@ void RecordTraining(Metrics& metrics, const std::string& source,
   if (outcome->feedback) metrics.RecordFeedback(*outcome->feedback);
 }
 
+// ?scan_id= (or the JSON field): a train or forget of what that scan classified, with no message.
+// Errors: kInvalidArgument when it comes with an id or a message.
+std::expected<std::optional<std::string_view>, Error> ScanIdOf(const Input& input,
+                                                               std::optional<std::string_view> id) {
+  auto scan_id = Parameter(input, "scan_id");
+  if (!scan_id || !*scan_id) return scan_id;
+  const bool has_message = input.is_json ? input.fields.contains("text") : !input.body.empty();
+  if (id || has_message) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "give either ?scan_id= or a message (and its id), not both");
+  }
+  return scan_id;
+}
+
 }  // namespace
 
 std::optional<Response> HandleClassify(Call& call, const Input& input) {
@@ -65,7 +79,8 @@ std::optional<Response> HandleClassify(Call& call, const Input& input) {
   if (!message) return call.Error(message.error());
   auto user = Parameter(input, "user");
   if (!user) return call.Error(user.error());
-  auto outcome = call.filter.Classify(*message, explain, *id, *user);
+  auto outcome = call.filter.Classify(
+      {.message = *message, .explain = explain, .id = *id, .user = *user, .front_end = "http"});
   if (!outcome) return call.Error(outcome.error());
   call.metrics.RecordVerdict(outcome->result.label_index);
   call.metrics.RecordSpamVerdict(outcome->result.verdict);
@@ -73,8 +88,8 @@ std::optional<Response> HandleClassify(Call& call, const Input& input) {
 }
 
 std::optional<Response> HandleTrain(Call& call, const Input& input) {
-  if (auto rejected =
-          call.RejectUnknown(input, {"label", "id", "user"}, {"text", "label", "id", "user"}))
+  if (auto rejected = call.RejectUnknown(input, {"label", "id", "user", "scan_id"},
+                                         {"text", "label", "id", "user", "scan_id"}))
     return *rejected;
   auto label = Parameter(input, "label");
   if (!label) return call.Error(label.error());
@@ -85,31 +100,46 @@ std::optional<Response> HandleTrain(Call& call, const Input& input) {
   if (!id) return call.Error(id.error());
   auto user = Parameter(input, "user");
   if (!user) return call.Error(user.error());
+  auto scan_id = ScanIdOf(input, *id);
+  if (!scan_id) return call.Error(scan_id.error());
+  core::TrainDone done = [&metrics = call.metrics, version = call.request.version(),
+                          source = call.source, respond = call.TakeRespond()](
+                             std::expected<core::TrainOutcome, nbspamd::Error> outcome) mutable {
+    RecordTraining(metrics, source, outcome);
+    Deliver(respond, version, [&] {
+      if (!outcome) return ErrorResponse(outcome.error(), version);
+      return JsonResponse(TrainJson(*outcome), version);
+    });
+  };
+  if (*scan_id) {
+    call.filter.TrainScanAsync(
+        {.scan_id = **scan_id, .label = **label, .source = call.source, .user = *user},
+        std::move(done));
+    return std::nullopt;
+  }
   auto message = MessageOf(input);
-  if (!message) return call.Error(message.error());
+  if (!message) {
+    done(std::unexpected(std::move(message.error())));
+    return std::nullopt;
+  }
   call.filter.TrainAsync(
       {.message = *message, .label = **label, .id = *id, .source = call.source, .user = *user},
-      [&metrics = call.metrics, version = call.request.version(), source = call.source,
-       respond =
-           call.TakeRespond()](std::expected<core::TrainOutcome, nbspamd::Error> outcome) mutable {
-        RecordTraining(metrics, source, outcome);
-        Deliver(respond, version, [&] {
-          if (!outcome) return ErrorResponse(outcome.error(), version);
-          return JsonResponse(TrainJson(*outcome), version);
-        });
-      });
+      std::move(done));
   return std::nullopt;
 }
 
 std::optional<Response> HandleForget(Call& call, const Input& input) {
-  if (auto rejected = call.RejectUnknown(input, {"id", "user"}, {"text", "id", "user"}))
+  if (auto rejected =
+          call.RejectUnknown(input, {"id", "user", "scan_id"}, {"text", "id", "user", "scan_id"}))
     return *rejected;
   auto id = Parameter(input, "id");
   if (!id) return call.Error(id.error());
   auto user = Parameter(input, "user");
   if (!user) return call.Error(user.error());
+  auto scan_id = ScanIdOf(input, *id);
+  if (!scan_id) return call.Error(scan_id.error());
   std::optional<std::string_view> message;
-  if (!*id) {
+  if (!*id && !*scan_id) {
     auto body = MessageOf(input);
     if (!body) return call.Error(body.error());
     if (body->empty()) {
@@ -131,7 +161,10 @@ std::optional<Response> HandleForget(Call& call, const Input& input) {
           return JsonResponse(ForgetJson(*forgotten), version);
         });
       };
-  if (message) {
+  if (*scan_id) {
+    call.filter.ForgetScanAsync({.scan_id = **scan_id, .source = call.source, .user = *user},
+                                std::move(done));
+  } else if (message) {
     call.filter.ForgetAsync({.message = *message, .source = call.source, .user = *user},
                             std::move(done));
   } else {

@@ -102,6 +102,10 @@ class Handler {
         return HandleUserStats(call_, *input);
       case Endpoint::kUserDelete:
         return HandleUserDelete(call_, *input);
+      case Endpoint::kHistory:
+        return HandleHistory(call_, *input);
+      case Endpoint::kHistoryScan:
+        return HandleHistoryScan(call_, *input);
       case Endpoint::kOther:
         break;
     }

@@ -34,6 +34,7 @@ struct MessageContext {
   std::string user;
   std::string sender;    // MAIL FROM without the angle brackets; "" for the null sender.
   std::string queue_id;  // The MTA's queue id ({i} macro) when sent, for log lines.
+  std::string client;    // The SMTP client's address (SMFIC_CONNECT), "" when not sent.
 };
 
 // The backend's answer, in the model's terms.
@@ -43,6 +44,8 @@ struct MilterVerdict {
   Kind verdict = Kind::kUnsure;
   // Calibrated P(spam | score), when the model has enough feedback to say.
   std::optional<double> spam_confidence;
+  // The scan's id in the daemon's scan history ("" when none): the status header names it.
+  std::string scan_id = {};
 };
 
 using ClassifyDone = std::move_only_function<void(std::expected<MilterVerdict, Error>)>;

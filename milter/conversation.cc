@@ -8,13 +8,13 @@ namespace nbspamd::milter {
 
 namespace {
 
-// Events we do not need (the MTA's connection, HELO, DATA and unknown SMTP commands) and events
-// we never answer but with SMFIR_CONTINUE, so the MTA need not wait for the answer. Asked only as
-// far as the MTA offers them.
+// Events we do not need (HELO, DATA and unknown SMTP commands; the connection only for the
+// client's address, never answered) and events we never answer but with SMFIR_CONTINUE, so the MTA
+// need not wait for the answer. Asked only as far as the MTA offers them.
 constexpr std::uint32_t kWantedProtocol =
-    kProtoNoConnect | kProtoNoHelo | kProtoNoData | kProtoNoUnknown | kProtoNoReplyConnect |
-    kProtoNoReplyHelo | kProtoNoReplyMail | kProtoNoReplyRcpt | kProtoNoReplyData |
-    kProtoNoReplyUnknown | kProtoNoReplyHeader | kProtoNoReplyEoh | kProtoNoReplyBody;
+    kProtoNoHelo | kProtoNoData | kProtoNoUnknown | kProtoNoReplyConnect | kProtoNoReplyHelo |
+    kProtoNoReplyMail | kProtoNoReplyRcpt | kProtoNoReplyData | kProtoNoReplyUnknown |
+    kProtoNoReplyHeader | kProtoNoReplyEoh | kProtoNoReplyBody;
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return std::ranges::equal(a, b, [](char x, char y) {
@@ -128,6 +128,7 @@ Conversation::Step Conversation::Handle(Command command) {
           }
           return Step{};  // Macros are never answered.
         } else if constexpr (std::is_same_v<T, Connect>) {
+          client_ = c.family == 'U' || c.address.empty() ? c.hostname : c.address;
           return ContinueUnless(kProtoNoReplyConnect);
         } else if constexpr (std::is_same_v<T, Helo>) {
           return ContinueUnless(kProtoNoReplyHelo);
@@ -187,6 +188,7 @@ Conversation::Step Conversation::Handle(Command command) {
           awaiting_verdict_ = true;
           context_.user = user_;
           context_.queue_id = queue_id_;
+          context_.client = client_;
           step.classify = ClassifyRequest{std::move(message_), std::move(context_)};
           return step;
         } else if constexpr (std::is_same_v<T, Abort>) {
@@ -238,6 +240,7 @@ std::string Conversation::StatusValue(const MilterVerdict& verdict) const {
   value += FormatNumber(verdict.spam_confidence);
   value += " score=";
   value += FormatNumber(verdict.score);
+  if (!verdict.scan_id.empty()) value += " scan=" + verdict.scan_id;
   return value;
 }
 

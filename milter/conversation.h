@@ -110,6 +110,7 @@ class Conversation {
   std::uint32_t actions_ = 0;
   std::string user_;      // {auth_authen}: per connection.
   std::string queue_id_;  // {i}: sent with MAIL's macros (Postfix) or later; per message.
+  std::string client_;    // The SMTP client's address from SMFIC_CONNECT; per connection.
 
   // The message in progress.
   bool in_message_ = false;

@@ -12,7 +12,7 @@ namespace {
 constexpr std::uint32_t kPostfixActions = 0x1ff;
 constexpr std::uint32_t kPostfixProtocol = 0x1fffff;
 
-class SessionTest : public ::testing::Test {
+class ConversationTest : public ::testing::Test {
  protected:
   Conversation& Start(std::uint32_t version = 6, std::uint32_t actions = kPostfixActions,
                       std::uint32_t protocol = kPostfixProtocol) {
@@ -71,24 +71,24 @@ class SessionTest : public ::testing::Test {
   std::vector<Reply> last_replies_;
 };
 
-TEST_F(SessionTest, NegotiatesVersionSixActionsAndNoReplyFlags) {
+TEST_F(ConversationTest, NegotiatesVersionSixActionsAndNoReplyFlags) {
   Start();
   EXPECT_EQ(negotiated_.code, kReplyOptionNegotiation);
   const std::uint32_t wanted_protocol =
-      kProtoNoConnect | kProtoNoHelo | kProtoNoData | kProtoNoUnknown | kProtoNoReplyConnect |
-      kProtoNoReplyHelo | kProtoNoReplyMail | kProtoNoReplyRcpt | kProtoNoReplyData |
-      kProtoNoReplyUnknown | kProtoNoReplyHeader | kProtoNoReplyEoh | kProtoNoReplyBody;
+      kProtoNoHelo | kProtoNoData | kProtoNoUnknown | kProtoNoReplyConnect | kProtoNoReplyHelo |
+      kProtoNoReplyMail | kProtoNoReplyRcpt | kProtoNoReplyData | kProtoNoReplyUnknown |
+      kProtoNoReplyHeader | kProtoNoReplyEoh | kProtoNoReplyBody;
   EXPECT_EQ(negotiated_,
             OptionNegotiationReply(6, kActionAddHeaders | kActionChangeHeaders, wanted_protocol));
   EXPECT_EQ(conversation_->protocol(), wanted_protocol);
 }
 
-TEST_F(SessionTest, AsksOnlyForWhatTheMtaOffersAndItsVersion) {
+TEST_F(ConversationTest, AsksOnlyForWhatTheMtaOffersAndItsVersion) {
   options_.quarantine_score = 5;
   Start(/*version=*/4, /*actions=*/kActionAddHeaders | kActionQuarantine,
         /*protocol=*/kProtoNoConnect | kProtoNoHelo | kProtoNoBody);
-  EXPECT_EQ(negotiated_, OptionNegotiationReply(4, kActionAddHeaders | kActionQuarantine,
-                                                kProtoNoConnect | kProtoNoHelo));
+  EXPECT_EQ(negotiated_,
+            OptionNegotiationReply(4, kActionAddHeaders | kActionQuarantine, kProtoNoHelo));
   // Without the no-reply flags, every event is answered.
   EXPECT_EQ(conversation_->Handle(Mail{{"<a@b>"}}).replies, std::vector<Reply>{ContinueReply()});
   EXPECT_EQ(conversation_->Handle(Header{"Subject", "x"}).replies,
@@ -97,7 +97,7 @@ TEST_F(SessionTest, AsksOnlyForWhatTheMtaOffersAndItsVersion) {
   EXPECT_EQ(conversation_->Handle(Body{"x"}).replies, std::vector<Reply>{ContinueReply()});
 }
 
-TEST_F(SessionTest, VersionOneIsAProtocolError) {
+TEST_F(ConversationTest, VersionOneIsAProtocolError) {
   Conversation conversation(options_, counters_);
   Conversation::Step step =
       conversation.Handle(OptionNegotiation{1, kPostfixActions, kPostfixProtocol});
@@ -105,7 +105,7 @@ TEST_F(SessionTest, VersionOneIsAProtocolError) {
   EXPECT_TRUE(step.close);
 }
 
-TEST_F(SessionTest, RebuildsTheMessageAndItsContext) {
+TEST_F(ConversationTest, RebuildsTheMessageAndItsContext) {
   Start();
   auto request = SendMessage({{"From", "Alice <from@example.org>"},
                               {"Message-ID", " <abc@example.org> "},
@@ -124,7 +124,27 @@ TEST_F(SessionTest, RebuildsTheMessageAndItsContext) {
   EXPECT_EQ(counters_.messages.load(), 1u);
 }
 
-TEST_F(SessionTest, HamGetsTheStatusHeaderOnly) {
+TEST_F(ConversationTest, TheConnectionsClientGoesWithEachMessageAndTheScanIntoTheStatus) {
+  Start();
+  EXPECT_TRUE(
+      conversation_->Handle(Connect{"mx.example.net", '4', 25, "192.0.2.7"}).replies.empty());
+  auto first = SendMessage({{"Subject", "hi"}}, "lunch?\r\n");
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->context.client, "192.0.2.7");
+  MilterVerdict ham;
+  ham.verdict = MilterVerdict::Kind::kHam;
+  ham.score = -2.5;
+  ham.scan_id = "018bcfe5680012340000";
+  EXPECT_EQ(conversation_->Finish(ham),
+            (std::vector<Reply>{
+                AddHeaderReply("X-Nbspamd", "ham - score=-2.5000 scan=018bcfe5680012340000"),
+                ContinueReply()}));
+  auto second = SendMessage({{"Subject", "again"}}, "more\r\n");
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->context.client, "192.0.2.7");  // Per connection, not per message.
+}
+
+TEST_F(ConversationTest, HamGetsTheStatusHeaderOnly) {
   Start();
   ASSERT_TRUE(SendMessage({{"Subject", "hi"}}, "lunch?\r\n"));
   MilterVerdict ham;
@@ -138,7 +158,7 @@ TEST_F(SessionTest, HamGetsTheStatusHeaderOnly) {
   EXPECT_EQ(counters_.ham.load(), 1u);
 }
 
-TEST_F(SessionTest, SpamGetsTheFlagAndTheStatus) {
+TEST_F(ConversationTest, SpamGetsTheFlagAndTheStatus) {
   Start();
   ASSERT_TRUE(SendMessage({{"Subject", "buy"}}, "viagra\r\n"));
   EXPECT_EQ(conversation_->Finish(Spam(10)),
@@ -148,7 +168,7 @@ TEST_F(SessionTest, SpamGetsTheFlagAndTheStatus) {
   EXPECT_EQ(counters_.spam.load(), 1u);
 }
 
-TEST_F(SessionTest, ForgedHeadersAreReplacedOrDeleted) {
+TEST_F(ConversationTest, ForgedHeadersAreReplacedOrDeleted) {
   Start();
   ASSERT_TRUE(SendMessage(
       {{"X-Spam-Flag", "NO"}, {"x-nbspamd", "ham"}, {"X-Spam-Flag", "NO"}, {"X-Spam-Flag", "NO"}},
@@ -166,7 +186,7 @@ TEST_F(SessionTest, ForgedHeadersAreReplacedOrDeleted) {
                           AddHeaderReply("X-Nbspamd", "ham - score=-1.0000"), ContinueReply()}));
 }
 
-TEST_F(SessionTest, RejectsSpamAtOrAboveTheRejectScore) {
+TEST_F(ConversationTest, RejectsSpamAtOrAboveTheRejectScore) {
   options_.reject_score = 10;
   options_.reject_text = "No spam here";
   Start();
@@ -185,7 +205,7 @@ TEST_F(SessionTest, RejectsSpamAtOrAboveTheRejectScore) {
   EXPECT_EQ(counters_.rejected.load(), 1u);
 }
 
-TEST_F(SessionTest, QuarantinesSpamWhenConfiguredAndGranted) {
+TEST_F(ConversationTest, QuarantinesSpamWhenConfiguredAndGranted) {
   options_.quarantine_score = 5;
   Start();
   EXPECT_NE(conversation_->actions() & kActionQuarantine, 0u);
@@ -197,7 +217,7 @@ TEST_F(SessionTest, QuarantinesSpamWhenConfiguredAndGranted) {
   EXPECT_EQ(counters_.quarantined.load(), 1u);
 }
 
-TEST_F(SessionTest, BackendErrorFollowsTheFailMode) {
+TEST_F(ConversationTest, BackendErrorFollowsTheFailMode) {
   Start();
   ASSERT_TRUE(SendMessage({}, "x\r\n"));
   EXPECT_EQ(conversation_->Finish(std::unexpected(Error{ErrorCode::kUnavailable, "down"})),
@@ -210,7 +230,7 @@ TEST_F(SessionTest, BackendErrorFollowsTheFailMode) {
   EXPECT_EQ(counters_.tempfailed.load(), 1u);
 }
 
-TEST_F(SessionTest, OversizedMessageIsAcceptedUncheckedAndCounted) {
+TEST_F(ConversationTest, OversizedMessageIsAcceptedUncheckedAndCounted) {
   options_.max_body_bytes = 100;
   Start();
   EXPECT_FALSE(SendMessage({{"Subject", "big"}}, std::string(200, 'x')));
@@ -220,7 +240,7 @@ TEST_F(SessionTest, OversizedMessageIsAcceptedUncheckedAndCounted) {
   EXPECT_TRUE(SendMessage({{"Subject", "small"}}, "x\r\n"));
 }
 
-TEST_F(SessionTest, AbortForgetsTheMessageAndKeepsTheConnection) {
+TEST_F(ConversationTest, AbortForgetsTheMessageAndKeepsTheConnection) {
   Start();
   EXPECT_TRUE(conversation_->Handle(Mail{{"<a@b>"}}).replies.empty());
   EXPECT_TRUE(conversation_->Handle(Header{"Subject", "first"}).replies.empty());
@@ -234,7 +254,7 @@ TEST_F(SessionTest, AbortForgetsTheMessageAndKeepsTheConnection) {
   EXPECT_EQ(request->message, "Subject: second\r\n\r\ny\r\n");
 }
 
-TEST_F(SessionTest, QuitClosesAndQuitNewConnectionStartsOver) {
+TEST_F(ConversationTest, QuitClosesAndQuitNewConnectionStartsOver) {
   Start();
   EXPECT_TRUE(conversation_->Handle(QuitNewConnection{}).replies.empty());
   EXPECT_TRUE(conversation_->Handle(Mail{{"<a@b>"}}).error);  // A new OPTNEG must come first.

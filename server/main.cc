@@ -27,6 +27,7 @@
 #include "replication/cluster.h"
 #include "server/http_front_end.h"
 #include "server/milter_front_end.h"
+#include "server/scan_history_setup.h"
 #include "server/spamd_front_end.h"
 #include "storage/model_check.h"
 #include "storage/rocksdb_store.h"
@@ -178,6 +179,7 @@ int Run(int argc, char** argv) {
   filter_options.tokenizer.header_tokens = settings.header_tokens;
   filter_options.tokenizer.word_bigrams = settings.word_bigrams;
   core::SpamFilter filter(std::move(*store), filter_options);
+  server::EnableScanHistory(settings, filter);
 
   const http_api::ServerOptions server_options = server::HttpServerOptions(
       settings, std::move(*tokens),

@@ -42,13 +42,23 @@ void MilterCoreAdapter::ClassifyAsync(std::string message, milter::MessageContex
           }
           const std::optional<std::string> user =
               user_layers_ ? MilterUserOf(context) : std::nullopt;
-          auto outcome =
-              filter_.Classify(message, /*explain=*/0, id,
-                               user ? std::optional<std::string_view>(*user) : std::nullopt);
+          std::string recipients;
+          for (const std::string& recipient : context.recipients) {
+            if (!recipients.empty()) recipients += ',';
+            recipients += recipient;
+          }
+          auto outcome = filter_.Classify(
+              {.message = message,
+               .id = id,
+               .user = user ? std::optional<std::string_view>(*user) : std::nullopt,
+               .front_end = "milter",
+               .client = context.client,
+               .recipients = recipients});
           if (!outcome) return std::unexpected(outcome.error());
           return milter::MilterVerdict{.score = outcome->result.score,
                                        .verdict = FrontEndVerdictOf(outcome->result.verdict),
-                                       .spam_confidence = outcome->spam_confidence};
+                                       .spam_confidence = outcome->spam_confidence,
+                                       .scan_id = std::move(outcome->scan_id)};
         },
         done);
   });

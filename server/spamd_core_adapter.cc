@@ -27,19 +27,23 @@ SpamdCoreAdapter::~SpamdCoreAdapter() { Stop(); }
 
 void SpamdCoreAdapter::ClassifyAsync(std::string_view message, const spamd::RequestContext& context,
                                      spamd::ClassifyDone done) {
+  // spamd's User header is the mailbox spamc delivers for: the recipient the history keeps.
   boost::asio::post(pool_, [this, message = std::string(message), user = UserOf(context),
-                            done = std::move(done)]() mutable {
+                            recipient = context.user, done = std::move(done)]() mutable {
     RunAndAnswer(
         "spamd classification", exceptions_,
         [&]() -> std::expected<spamd::SpamdVerdict, Error> {
-          auto outcome =
-              filter_.Classify(message, /*explain=*/0, /*id=*/std::nullopt,
-                               user ? std::optional<std::string_view>(*user) : std::nullopt);
+          auto outcome = filter_.Classify(
+              {.message = message,
+               .user = user ? std::optional<std::string_view>(*user) : std::nullopt,
+               .front_end = "spamd",
+               .recipients = recipient});
           if (!outcome) return std::unexpected(outcome.error());
           return spamd::SpamdVerdict{.score = outcome->result.score,
                                      .verdict = FrontEndVerdictOf(outcome->result.verdict),
                                      .spam_confidence = outcome->spam_confidence,
-                                     .spam_threshold = filter_.options().spam_threshold};
+                                     .spam_threshold = filter_.options().spam_threshold,
+                                     .scan_id = std::move(outcome->scan_id)};
         },
         done);
   });

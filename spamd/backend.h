@@ -45,6 +45,8 @@ struct SpamdVerdict {
   std::optional<double> spam_confidence;
   // The core's threshold on `score`: the verdict is spam when score > spam_threshold.
   double spam_threshold = 0;
+  // The scan's id in the daemon's scan history ("" when none): X-Spam-Scan-Id names it.
+  std::string scan_id = {};
 };
 
 // The class a TELL request learns a message as.

@@ -63,6 +63,7 @@ std::string SpamHeaders(const SpamdVerdict& verdict, const SpamdScore& score,
   if (verdict.spam_confidence)
     out.append(" confidence=").append(Fixed(*verdict.spam_confidence, 3));
   out.append(eol);
+  if (!verdict.scan_id.empty()) out.append("X-Spam-Scan-Id: ").append(verdict.scan_id).append(eol);
   return out;
 }
 

@@ -106,6 +106,7 @@ class Reader {
       AddText("", TokenSource::kBody, std::string(message));
       return;
     }
+    ReadFacts(mail.get());
     if (options_.header_tokens) ReadHeaders(mail.get());
     GMimeObject* body = g_mime_message_get_mime_part(mail.get());
     if (body == nullptr) {
@@ -162,6 +163,26 @@ class Reader {
       }
     }
     return first_domain;
+  }
+
+  void ReadFacts(GMimeMessage* mail) {
+    MessageFacts& facts = content_.facts;
+    if (const char* subject = g_mime_message_get_subject(mail); subject != nullptr) {
+      facts.subject = subject;
+    }
+    if (const char* id = g_mime_message_get_message_id(mail); id != nullptr) facts.message_id = id;
+    if (InternetAddressList* from = g_mime_message_get_from(mail); from != nullptr) {
+      const int count = internet_address_list_length(from);
+      for (int i = 0; i < count && facts.from_domain.empty(); ++i) {
+        InternetAddress* address = internet_address_list_get_address(from, i);
+        if (address == nullptr || !INTERNET_ADDRESS_IS_MAILBOX(address)) continue;
+        const char* addr = internet_address_mailbox_get_addr(INTERNET_ADDRESS_MAILBOX(address));
+        const std::string mailbox = addr != nullptr ? Lower(addr) : "";
+        if (const std::size_t at = mailbox.rfind('@'); at != std::string::npos) {
+          facts.from_domain = mailbox.substr(at + 1);
+        }
+      }
+    }
   }
 
   void ReadHeaders(GMimeMessage* mail) {

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "common/token_bag.h"
+#include "tokenizer/tokenizer.h"
 
 namespace nbspamd::tokenizer {
 
@@ -80,6 +81,7 @@ struct MailContent {
   };
   std::vector<Text> texts;
   std::vector<WholeToken> tokens;
+  MessageFacts facts;  // Read whatever the options.
 };
 
 // Reads `message` (an RFC 5322 message, possibly MIME). Never fails: what cannot be parsed

@@ -57,6 +57,23 @@ TEST(MailReaderTest, Rfc2047Base64Subject) {
   EXPECT_THAT(tokens.From(TokenSource::kBody), ElementsAre(Pair("body", 1)));
 }
 
+TEST(MailReaderTest, TheFactsThatFindAMessageAreReadWithOrWithoutHeaderTokens) {
+  const std::string mail =
+      "From: \"Shop\" <Deals@News.Example.COM>, other@example.net\r\n"
+      "Subject: =?utf-8?q?Caf=C3=A9_deals?=\r\nMessage-ID: "
+      "<abc.123@mx.example.com>\r\n\r\nbody\r\n";
+  for (const bool header_tokens : {true, false}) {
+    const MailContent content = ReadMail(mail, {.header_tokens = header_tokens});
+    EXPECT_EQ(content.facts.subject, "Caf\xC3\xA9 deals");
+    EXPECT_EQ(content.facts.message_id, "abc.123@mx.example.com");
+    EXPECT_EQ(content.facts.from_domain, "news.example.com");
+  }
+  const MailContent bare = ReadMail("X-Other: 1\r\n\r\nbody\r\n", {});
+  EXPECT_EQ(bare.facts.subject, "");
+  EXPECT_EQ(bare.facts.message_id, "");
+  EXPECT_EQ(bare.facts.from_domain, "");
+}
+
 TEST(MailReaderTest, Rfc2047QuotedPrintableSubject) {
   // "Café crème" in ISO-8859-1, Q-encoded, then plain text.
   const Tokens tokens = TokensOf("Subject: =?ISO-8859-1?Q?Caf=E9_cr=E8me?= offer\n\nx\n");

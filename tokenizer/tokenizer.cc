@@ -43,7 +43,7 @@ std::string WithEndOfHeaders(std::string_view message, const MessageParts& parts
 
 Tokenizer::Tokenizer(TokenizerOptions options) : options_(options) { InitializeMailReader(); }
 
-TokenBag Tokenizer::Tokenize(std::string_view message, bool keep_text) const {
+TokenBag Tokenizer::Tokenize(std::string_view message, bool keep_text, MessageFacts* facts) const {
   message = message.substr(0, std::min(message.size(), options_.max_message_bytes));
   BagBuilder bag(options_.max_tokens, keep_text);
   if (message.empty() || bag.Full()) return std::move(bag).Finish(options_.boolean_counts);
@@ -57,6 +57,7 @@ TokenBag Tokenizer::Tokenize(std::string_view message, bool keep_text) const {
     content = ReadMail(fixed.empty() ? message : fixed,
                        {.header_tokens = options_.header_tokens,
                         .html_from_tree = options_.html_path == HtmlPath::kTree});
+    if (facts != nullptr) *facts = std::move(content.facts);
   } else {
     std::vector<std::string> hosts;
     FindUrlHosts(message, hosts, kMaxPlainTextUrls);

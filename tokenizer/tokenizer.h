@@ -36,6 +36,7 @@
 #define NBSPAMD_TOKENIZER_TOKENIZER_H_
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 #include "common/token_bag.h"
@@ -75,6 +76,14 @@ struct TokenizerOptions {
   HtmlPath html_path = HtmlPath::kEvents;     // Likewise.
 };
 
+// What helps find a message again (the scan history), read while tokenizing it: each "" when the
+// message has none or is not mail.
+struct MessageFacts {
+  std::string message_id;   // The Message-ID, without <>.
+  std::string from_domain;  // The domain of the first From mailbox, lower-case.
+  std::string subject;      // The Subject, RFC 2047 decoded to UTF-8.
+};
+
 // Thread-safe: Tokenize may be called from many threads at once on one Tokenizer (each thread
 // keeps its own ICU break iterator and a buffer of up to a few hundred KiB). Never fails and
 // throws nothing but std::bad_alloc: unusable input (invalid UTF-8, binary data) just gives fewer
@@ -86,8 +95,9 @@ class Tokenizer {
 
   // The tokens of `message`. With keep_text, bag.texts is filled parallel to bag.entries (for
   // explanations); otherwise it stays empty. If two texts share a hash, the first one seen names
-  // the entry.
-  [[nodiscard]] TokenBag Tokenize(std::string_view message, bool keep_text = false) const;
+  // the entry. With `facts`, also fills it in (with header_tokens on or off).
+  [[nodiscard]] TokenBag Tokenize(std::string_view message, bool keep_text = false,
+                                  MessageFacts* facts = nullptr) const;
 
   [[nodiscard]] const TokenizerOptions& options() const { return options_; }
 

@@ -98,7 +98,7 @@ class CalibrationTest : public ::testing::Test {
     for (const std::string& probe : probes_) {
       const auto response = client.Send(http::verb::post, "/classify", probe);
       EXPECT_EQ(response.result(), http::status::ok) << response.body();
-      answers.push_back(response.body());
+      answers.push_back(WithoutScanId(response.body()));
     }
     return answers;
   }

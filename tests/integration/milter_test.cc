@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <boost/json.hpp>
 #include <chrono>
 #include <filesystem>
 #include <memory>
@@ -28,6 +29,7 @@ namespace nbspamd::testing {
 namespace {
 
 namespace http = boost::beast::http;
+namespace json = boost::json;
 using milter::testing::PostfixInstance;
 using milter::testing::PostfixOptions;
 using milter::testing::SendMail;
@@ -126,6 +128,21 @@ TEST_F(MilterDaemonTest, RejectsTrainedSpamDeliversHamAndCountsFeedbackByMessage
   ASSERT_EQ(delivered->size(), 1u);
   EXPECT_THAT(delivered->front(), HasSubstr("X-Nbspamd: ham "));
   EXPECT_THAT(delivered->front(), Not(HasSubstr("X-Spam-Flag")));
+  // The status header names the scan; the history has it as the milter's, with the client.
+  const std::string& mail = delivered->front();
+  const std::size_t scan_at = mail.find(" scan=");
+  ASSERT_NE(scan_at, std::string::npos) << mail;
+  const std::string scan_id = mail.substr(scan_at + 6, 20);
+  {
+    HttpClient history(daemon_->port());
+    const auto scan = history.Send(http::verb::get, "/history/" + scan_id);
+    ASSERT_EQ(scan.result(), http::status::ok) << scan.body();
+    const json::value found = json::parse(scan.body());
+    EXPECT_EQ(found.at("front_end").as_string(), "milter");
+    EXPECT_EQ(found.at("verdict").as_string(), "ham");
+    EXPECT_EQ(found.at("facts").at("client").as_string(), "127.0.0.1") << scan.body();
+    EXPECT_EQ(history.GetJson("/history?front_end=milter").at("scans").as_array().size(), 2u);
+  }
 
   // The user says the delivered message was spam: /train under its Message-ID is a false
   // negative of the verdict the milter gave.

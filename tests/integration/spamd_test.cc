@@ -117,8 +117,16 @@ TEST_F(SpamdDaemonTest, SpamcCheckAndReportScoreWithTheDaemonsModel) {
   EXPECT_THAT(report.out, HasSubstr("has identified this message as spam"));
   EXPECT_THAT(report.out, HasSubstr("NBSPAMD_SPAM"));
 
+  // spamc without -c gets the message back with the headers, the scan's id among them.
+  const ProgramRun processed = Spamc({}, kHam);
+  EXPECT_EQ(processed.exit_code, 0) << processed.out << processed.err;
+  const std::size_t scan_at = processed.out.find("X-Spam-Scan-Id: ");
+  ASSERT_NE(scan_at, std::string::npos) << processed.out;
+  const std::string scan = Get("/history/" + processed.out.substr(scan_at + 16, 20));
+  EXPECT_THAT(scan, HasSubstr("\"front_end\":\"spamd\"")) << scan;
+
   const std::string metrics = Get("/metrics");
-  EXPECT_EQ(MetricValue(metrics, "nbspamd_spamd_requests_answered_total"), 3) << metrics;
+  EXPECT_EQ(MetricValue(metrics, "nbspamd_spamd_requests_answered_total"), 4) << metrics;
   EXPECT_EQ(MetricValue(metrics, "nbspamd_spamd_errors_total"), 0) << metrics;
 }
 

@@ -47,7 +47,7 @@ class UserLayersTest : public ::testing::Test {
   static std::string Classify(HttpClient& client, const std::string& query = "") {
     const auto response = client.Send(http::verb::post, "/classify" + query, kMessage);
     EXPECT_EQ(response.result(), http::status::ok) << response.body();
-    return response.body();
+    return WithoutScanId(response.body());
   }
 
   static void Train(HttpClient& client, const std::string& query, const std::string& text) {

@@ -128,4 +128,13 @@ void RawConnection::ShutdownSend() {
   stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
 }
 
+std::string WithoutScanId(const std::string& body) {
+  static constexpr std::string_view kField = ",\"scan_id\":\"";
+  const std::size_t start = body.find(kField);
+  if (start == std::string::npos) return body;
+  const std::size_t end = body.find('"', start + kField.size());
+  if (end == std::string::npos) return body;
+  return body.substr(0, start) + body.substr(end + 1);
+}
+
 }  // namespace nbspamd::testing

@@ -51,6 +51,10 @@ class HttpClient {
   bool connected_ = false;
 };
 
+// A /classify answer without its "scan_id" field: the rest of it depends only on the model, so
+// two answers of one model compare equal.
+[[nodiscard]] std::string WithoutScanId(const std::string& body);
+
 // A plain TCP connection to 127.0.0.1, for tests that send a request in pieces or watch the
 // server close a connection.
 class RawConnection {

@@ -123,7 +123,7 @@ ModelView Observe(unsigned short port, const std::vector<std::string>& probes) {
   for (const std::string& probe : probes) {
     const auto answer = client.Send(http::verb::post, "/classify?explain=10", probe);
     EXPECT_EQ(answer.result(), http::status::ok) << answer.body();
-    view.answers.push_back(answer.body());
+    view.answers.push_back(WithoutScanId(answer.body()));
   }
   return view;
 }

@@ -1,0 +1,243 @@
+// The scan history through the real daemon: scan ids on /classify, GET /history and
+// GET /history/{id}, training and forgetting by scan id (idempotent, relearn, across a restart,
+// with a user), the bounds' 410, DELETE /users/{id} and the history turned off.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/support/daemon_process.h"
+#include "tests/support/http_client.h"
+#include "tests/support/temp_dir.h"
+
+namespace nbspamd::testing {
+namespace {
+
+namespace http = boost::beast::http;
+namespace json = boost::json;
+
+constexpr char kNewsletter[] =
+    "From: Weekly <news@Lists.Example.org>\r\n"
+    "Subject: Our <script>alert(1)</script> newsletter\r\n"
+    "Message-ID: <weekly-42@lists.example.org>\r\n"
+    "\r\n"
+    "review your account settings for the newsletter\r\n";
+
+class HistoryTest : public ::testing::Test {
+ protected:
+  DaemonProcess Start(std::vector<std::string> extra = {}) {
+    return StartTestDaemon(data_.Join("model"), extra);
+  }
+
+  static void TrainSeed(HttpClient& client) {
+    const std::pair<const char*, const char*> seed[] = {
+        {"spam", "send us your password"}, {"spam", "review us"},
+        {"spam", "send us your account"},  {"spam", "send your password"},
+        {"ham", "password review"},        {"ham", "send us your review"}};
+    int i = 0;
+    for (const auto& [label, text] : seed) {
+      const auto response = client.Send(
+          http::verb::post,
+          std::string("/train?label=") + label + "&id=seed-" + std::to_string(++i), text);
+      ASSERT_EQ(response.result(), http::status::ok) << response.body();
+    }
+  }
+
+  static json::value Json(const HttpResponse& response) { return json::parse(response.body()); }
+
+  static std::string ScanOf(HttpClient& client, const std::string& query, const std::string& text) {
+    const auto response = client.Send(http::verb::post, "/classify" + query, text);
+    EXPECT_EQ(response.result(), http::status::ok) << response.body();
+    return std::string(Json(response).at("scan_id").as_string());
+  }
+
+  static std::int64_t Documents(HttpClient& client, const std::string& path = "/stats") {
+    return client.GetJson(path).at("documents").as_int64();
+  }
+
+  static std::string ErrorCodeOf(const HttpResponse& response) {
+    return std::string(Json(response).at("error").at("code").as_string());
+  }
+
+  TempDir data_;
+};
+
+TEST_F(HistoryTest, AClassifiedMessageIsListedAndExplainedWithItsFactsAsKept) {
+  DaemonProcess daemon = Start();
+  HttpClient client(daemon.port());
+  TrainSeed(client);
+  const std::string older = ScanOf(client, "", "send us your password now");
+  const std::string scan_id = ScanOf(client, "?explain=2", kNewsletter);
+  EXPECT_EQ(scan_id.size(), 20u);
+  EXPECT_LT(older, scan_id);
+
+  const json::value page = client.GetJson("/history");
+  const json::array& scans = page.at("scans").as_array();
+  ASSERT_EQ(scans.size(), 2u);
+  EXPECT_EQ(scans[0].at("scan_id").as_string(), scan_id);  // Newest first.
+  EXPECT_EQ(scans[1].at("scan_id").as_string(), older);
+  EXPECT_TRUE(page.at("next").is_null());
+  const json::value& scan = scans[0];
+  EXPECT_EQ(scan.at("front_end").as_string(), "http");
+  EXPECT_TRUE(scan.at("user").is_null());
+  EXPECT_EQ(scan.at("facts").at("from_domain").as_string(), "lists.example.org");
+  EXPECT_EQ(scan.at("facts").at("message_id").as_string(), "weekly-42@lists.example.org");
+  // The subject is kept as a hash by default: never shown, but found when typed whole.
+  const std::string subject(scan.at("facts").at("subject").as_string());
+  EXPECT_EQ(subject.size(), 17u);
+  EXPECT_EQ(subject.front(), '#');
+  EXPECT_EQ(page.at("scans").as_array().size(), 2u);
+  EXPECT_EQ(client.GetJson("/history?q=OUR%20%3Cscript%3Ealert(1)%3C%2Fscript%3E%20NEWSLETTER")
+                .at("scans")
+                .as_array()
+                .size(),
+            1u);
+  EXPECT_EQ(client.GetJson("/history?q=newsletter").at("scans").as_array().size(), 0u);
+  EXPECT_EQ(client.GetJson("/history?q=example.ORG").at("scans").as_array().size(), 1u);
+
+  const json::value detail = client.GetJson("/history/" + scan_id);
+  EXPECT_EQ(detail.at("scan_id").as_string(), scan_id);
+  EXPECT_GE(detail.at("explain").as_array().size(), 2u);  // More than the classify asked for.
+  EXPECT_GT(detail.at("bag_tokens").as_int64(), 5);
+  EXPECT_EQ(detail.at("verdict"), scan.at("verdict"));
+}
+
+TEST_F(HistoryTest, FiltersAndPagesWalkTheWholeHistoryOnce) {
+  DaemonProcess daemon = Start();
+  HttpClient client(daemon.port());
+  TrainSeed(client);
+  std::vector<std::string> ids;
+  for (int i = 0; i < 7; ++i) ids.push_back(ScanOf(client, "", "review us " + std::to_string(i)));
+  std::vector<std::string> listed;
+  std::string target = "/history?limit=3";
+  for (int pages = 0; pages < 10; ++pages) {
+    const json::value page = client.GetJson(target);
+    for (const json::value& scan : page.at("scans").as_array()) {
+      listed.push_back(std::string(scan.at("scan_id").as_string()));
+    }
+    if (page.at("next").is_null()) break;
+    target = "/history?limit=3&before=" + std::string(page.at("next").as_string());
+  }
+  EXPECT_EQ(listed, std::vector<std::string>(ids.rbegin(), ids.rend()));
+  const std::string verdict(client.GetJson("/history/" + ids[0]).at("verdict").as_string());
+  EXPECT_EQ(client.GetJson("/history?verdict=" + verdict).at("scans").as_array().size(), 7u);
+  EXPECT_EQ(client.GetJson("/history?front_end=milter").at("scans").as_array().size(), 0u);
+
+  for (const char* bad : {"/history?limit=0", "/history?limit=1001", "/history?verdict=maybe",
+                          "/history?since=yesterday", "/history?before=x", "/history?colour=red",
+                          "/history/nonsense"}) {
+    const auto response = client.Send(http::verb::get, bad);
+    EXPECT_EQ(response.result(), http::status::bad_request) << bad << ": " << response.body();
+    EXPECT_EQ(ErrorCodeOf(response), "invalid_argument") << bad;
+  }
+  const auto unknown =
+      client.Send(http::verb::get, "/history/" + ids[0].substr(0, 12) + "ffffffff");
+  EXPECT_EQ(unknown.result(), http::status::not_found) << unknown.body();
+}
+
+TEST_F(HistoryTest, TrainingAScanLearnsItsBagOnceMovesItOnRelearnAndSurvivesARestart) {
+  std::string scan_id;
+  std::int64_t before = 0;
+  {
+    DaemonProcess daemon = Start();
+    HttpClient client(daemon.port());
+    TrainSeed(client);
+    before = Documents(client);
+    scan_id = ScanOf(client, "", kNewsletter);
+    EXPECT_EQ(daemon.Terminate(), 0) << daemon.Log();
+  }
+  DaemonProcess daemon = Start();
+  HttpClient client(daemon.port());
+  const auto learned = client.Send(http::verb::post, "/train?label=ham&scan_id=" + scan_id);
+  ASSERT_EQ(learned.result(), http::status::ok) << learned.body();
+  EXPECT_EQ(Json(learned).at("status").as_string(), "learned");
+  EXPECT_EQ(Documents(client), before + 1);
+  const json::value ham_before_relearn = client.GetJson("/stats");
+
+  const auto again = client.Send(http::verb::post, "/train?label=ham&scan_id=" + scan_id);
+  EXPECT_EQ(Json(again).at("status").as_string(), "unchanged");
+  EXPECT_EQ(client.GetJson("/stats"), ham_before_relearn);
+
+  // The same message trained from its bytes is the same message: its id is the scan's key.
+  const auto by_bytes = client.Send(http::verb::post, "/train?label=ham", kNewsletter);
+  EXPECT_EQ(Json(by_bytes).at("status").as_string(), "unchanged") << by_bytes.body();
+
+  const auto relearned = client.Send(http::verb::post, "/train?label=spam&scan_id=" + scan_id);
+  EXPECT_EQ(Json(relearned).at("status").as_string(), "relearned");
+  EXPECT_EQ(Documents(client), before + 1);
+
+  const auto forgotten = client.Send(http::verb::post, "/forget?scan_id=" + scan_id);
+  ASSERT_EQ(forgotten.result(), http::status::ok) << forgotten.body();
+  EXPECT_EQ(Documents(client), before);
+
+  const auto both = client.Send(http::verb::post, "/train?label=spam&scan_id=" + scan_id, "text");
+  EXPECT_EQ(both.result(), http::status::bad_request) << both.body();
+  const auto no_label = client.Send(http::verb::post, "/train?scan_id=" + scan_id);
+  EXPECT_EQ(no_label.result(), http::status::bad_request) << no_label.body();
+}
+
+TEST_F(HistoryTest, AScanOfAUserTrainsThatUsersLayerAndDeletingTheUserDeletesTheirScans) {
+  DaemonProcess daemon = Start();
+  HttpClient client(daemon.port());
+  TrainSeed(client);
+  const std::int64_t global = Documents(client);
+  const std::string alice_scan = ScanOf(client, "?user=alice", kNewsletter);
+  const std::string global_scan = ScanOf(client, "", "review us");
+  EXPECT_EQ(client.GetJson("/history/" + alice_scan).at("user").as_string(), "alice");
+
+  const auto learned = client.Send(http::verb::post, "/train?label=spam&scan_id=" + alice_scan);
+  ASSERT_EQ(learned.result(), http::status::ok) << learned.body();
+  EXPECT_EQ(Documents(client, "/users/alice/stats"), 1);
+  EXPECT_EQ(Documents(client), global);  // Only alice's layer.
+
+  const auto for_bob =
+      client.Send(http::verb::post, "/train?label=ham&user=bob&scan_id=" + global_scan);
+  ASSERT_EQ(for_bob.result(), http::status::ok) << for_bob.body();
+  EXPECT_EQ(Documents(client, "/users/bob/stats"), 1);
+
+  EXPECT_EQ(client.GetJson("/history?user=alice").at("scans").as_array().size(), 1u);
+  ASSERT_EQ(client.Send(http::verb::delete_, "/users/alice").result(), http::status::ok);
+  EXPECT_EQ(client.GetJson("/history?user=alice").at("scans").as_array().size(), 0u);
+  EXPECT_EQ(client.Send(http::verb::get, "/history/" + alice_scan).result(),
+            http::status::not_found);
+  EXPECT_EQ(client.Send(http::verb::get, "/history/" + global_scan).result(), http::status::ok);
+}
+
+TEST_F(HistoryTest, AScanBeyondTheBoundsIsGoneAndSaysSo) {
+  DaemonProcess daemon = Start({"--history-max-scans", "2"});
+  HttpClient client(daemon.port());
+  TrainSeed(client);
+  const std::string first = ScanOf(client, "", "review us 1");
+  ScanOf(client, "", "review us 2");
+  ScanOf(client, "", "review us 3");
+  // The bound applies once the writer has written the scans: wait for it, not for time.
+  for (int i = 0; i < 500; ++i) {
+    if (client.Send(http::verb::get, "/history/" + first).result() == http::status::gone) break;
+    ScanOf(client, "", "review us more");
+  }
+  const auto gone = client.Send(http::verb::get, "/history/" + first);
+  ASSERT_EQ(gone.result(), http::status::gone) << gone.body();
+  EXPECT_EQ(ErrorCodeOf(gone), "expired");
+  EXPECT_NE(gone.body().find("has aged out of the history"), std::string::npos);
+  const auto train = client.Send(http::verb::post, "/train?label=spam&scan_id=" + first);
+  EXPECT_EQ(train.result(), http::status::gone) << train.body();
+  EXPECT_LE(client.GetJson("/history?limit=100").at("scans").as_array().size(), 3u);
+}
+
+TEST_F(HistoryTest, WithTheHistoryOffNothingIsKeptAndScanRequestsSaySo) {
+  DaemonProcess daemon = Start({"--history", "false"});
+  HttpClient client(daemon.port());
+  TrainSeed(client);
+  const auto classified = client.Send(http::verb::post, "/classify", "review us");
+  EXPECT_FALSE(Json(classified).as_object().contains("scan_id"));
+  const auto history = client.Send(http::verb::get, "/history");
+  EXPECT_EQ(history.result(), http::status::not_found);
+  EXPECT_NE(history.body().find("the scan history is off"), std::string::npos);
+  const auto train =
+      client.Send(http::verb::post, "/train?label=spam&scan_id=018bcfe5680012340000");
+  EXPECT_EQ(train.result(), http::status::conflict) << train.body();
+}
+
+}  // namespace
+}  // namespace nbspamd::testing
