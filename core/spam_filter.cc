@@ -165,6 +165,13 @@ void SpamFilter::TrainAsync(const TrainRequest& train, TrainDone done) {
   if (valid && user) valid = model::CheckUserId(*user);
   if (!valid) return done(std::unexpected(std::move(valid.error())));
 
+  // The copy of a classified message that a user reports carries nbspamd's scan header: it is
+  // the message that was classified, learned as that scan's bag under that scan's key.
+  if (!id) {
+    if (auto scan = OwnScanOf(message)) {
+      return LearnScan(std::move(*scan), label, source, user, std::move(done));
+    }
+  }
   TrainOutcome outcome;
   outcome.id = id ? std::string(*id) : ContentId(message);
   outcome.label = std::string(label);
@@ -228,7 +235,11 @@ void SpamFilter::ForgetAsync(const ForgetRequest& request, ForgetDone done) {
     if (auto ok = RequireMessage(request.message); !ok) {
       return done(std::unexpected(std::move(ok.error())));
     }
-    content_id = ContentId(request.message);
+    if (auto scan = OwnScanOf(request.message)) {
+      content_id = std::move(scan->summary.message_key);  // As TrainAsync learned it.
+    } else {
+      content_id = ContentId(request.message);
+    }
   }
   const std::string_view id = request.id ? *request.id : std::string_view(content_id);
   const std::optional<std::string_view> user = request.user;
@@ -267,6 +278,15 @@ void SpamFilter::ForgetAsync(const ForgetRequest& request, ForgetDone done) {
   });
 }
 
+std::optional<history::ScanRecord> SpamFilter::OwnScanOf(std::string_view message) const {
+  if (history_ == nullptr) return std::nullopt;
+  const std::optional<std::string> scan_id = history::FindScanId(message);
+  if (!scan_id) return std::nullopt;
+  auto scan = history_->Find(*scan_id);
+  if (!scan) return std::nullopt;  // Another daemon's, or aged out: the message's own bytes.
+  return std::move(*scan);
+}
+
 void SpamFilter::TrainScanAsync(const ScanTrainRequest& request, TrainDone done) {
   if (history_ == nullptr) {
     return done(MakeError(ErrorCode::kFailedPrecondition, "the scan history is off"));
@@ -276,15 +296,18 @@ void SpamFilter::TrainScanAsync(const ScanTrainRequest& request, TrainDone done)
   if (!valid) return done(std::unexpected(std::move(valid.error())));
   auto scan = history_->Find(request.scan_id);
   if (!scan) return done(std::unexpected(std::move(scan.error())));
-  const std::string& scan_user = scan->summary.user;
-  const std::optional<std::string_view> user =
-      request.user
-          ? request.user
-          : (scan_user.empty() ? std::nullopt : std::optional<std::string_view>(scan_user));
+  LearnScan(std::move(*scan), request.label, request.source, request.user, std::move(done));
+}
+
+void SpamFilter::LearnScan(history::ScanRecord scan, std::string_view label,
+                           std::string_view source, std::optional<std::string_view> user,
+                           TrainDone done) {
+  const std::string scan_user = std::move(scan.summary.user);
+  if (!user && !scan_user.empty()) user = scan_user;
   TrainOutcome outcome;
-  outcome.id = scan->summary.message_key;
-  outcome.label = std::string(request.label);
-  SubmitLearn(std::move(outcome), TokenBag{std::move(scan->detail.bag), {}}, request.source, user,
+  outcome.id = std::move(scan.summary.message_key);
+  outcome.label = std::string(label);
+  SubmitLearn(std::move(outcome), TokenBag{std::move(scan.detail.bag), {}}, source, user,
               std::move(done));
 }
 

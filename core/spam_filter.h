@@ -44,6 +44,7 @@
 #include "core/training_writer.h"
 #include "core/verdict_memory.h"
 #include "history/fact_policy.h"
+#include "history/scan_header.h"
 #include "history/scan_history.h"
 #include "history/scan_id.h"
 #include "model/classifier.h"
@@ -235,18 +236,19 @@ class SpamFilter {
   void ForgetScanAsync(const ScanTrainRequest& request, ForgetDone done);
 
   // Learns request.message as request.label under request.id, or under the message's content
-  // hash when no id is given, recording request.source (who trained it: a bearer token's name)
-  // and the time now as the ledger record's origin; the outcome carries feedback on an earlier
-  // Classify of the same id. With request.user, in that user's layer (and in the global model
-  // too when options().train_global_from_users takes the source); TrainOutcome::status is then
-  // the user layer's. Tokenizes on the calling thread, then queues the request for the writer;
-  // the request's strings are not used after the call returns. `done` runs exactly once: on the
-  // calling thread before the call returns for a bad request, else on the writer thread once the
-  // change is durable (see LearnCompletion for what a completion may do). In cluster mode the
-  // change goes into the training stream, with the user and this daemon's
-  // train_global_from_users, so every daemon applies it alike. Errors: kInvalidArgument for an
-  // empty message, a bad label, id or user; kInternal or kDataLoss from storage; kUnavailable
-  // after StopTraining.
+  // hash when no id is given (a message whose scan header names a scan of this daemon's history,
+  // the copy of a classified message a user reports, is that scan: TrainScanAsync), recording
+  // request.source (who trained it: a bearer token's name) and the time now as the ledger record's
+  // origin; the outcome carries feedback on an earlier Classify of the same id. With request.user,
+  // in that user's layer (and in the global model too when options().train_global_from_users takes
+  // the source); TrainOutcome::status is then the user layer's. Tokenizes on the calling thread,
+  // then queues the request for the writer; the request's strings are not used after the call
+  // returns. `done` runs exactly once: on the calling thread before the call returns for a bad
+  // request, else on the writer thread once the change is durable (see LearnCompletion for what a
+  // completion may do). In cluster mode the change goes into the training stream, with the user and
+  // this daemon's train_global_from_users, so every daemon applies it alike. Errors:
+  // kInvalidArgument for an empty message, a bad label, id or user; kInternal or kDataLoss from
+  // storage; kUnavailable after StopTraining.
   void TrainAsync(const TrainRequest& request, TrainDone done);
 
   // Forgets the message learned under request.id, or, with no id, request.message by its content
@@ -356,9 +358,16 @@ class SpamFilter {
   [[nodiscard]] static std::expected<void, Error> ValidateId(std::string_view id);
 
  private:
+  // Learns `scan`'s bag under its message key, in `user`'s layer (none: the scan's user's).
+  // REQUIRES: label and user validated.
+  void LearnScan(history::ScanRecord scan, std::string_view label, std::string_view source,
+                 std::optional<std::string_view> user, TrainDone done);
   // Queues the learn of `bag` for TrainAsync and TrainScanAsync, once validated.
   void SubmitLearn(TrainOutcome outcome, TokenBag bag, std::string_view source,
                    std::optional<std::string_view> user, TrainDone done);
+  // The scan of the history that `message`'s own scan header names (history/scan_header.h), when
+  // this daemon has it.
+  [[nodiscard]] std::optional<history::ScanRecord> OwnScanOf(std::string_view message) const;
   // Records the scan of `request` in the history.
   void RecordScan(const ClassifyRequest& request, const TokenBag& bag,
                   const tokenizer::MessageFacts& facts, ClassifyOutcome& outcome) const;

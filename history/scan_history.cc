@@ -22,7 +22,7 @@ constexpr char kSummaryKind = 'm';
 constexpr char kDetailKind = 'd';
 constexpr std::size_t kMaxBatch = 512;
 // A listing reads at most this many summaries for one page.
-constexpr std::size_t kMaxExaminedPerPage = 20'000;
+constexpr std::size_t kMaxExaminedPerPage = 10'000;
 // The bounds remove at most this many scans in one write.
 constexpr std::size_t kMaxRemovedPerWrite = 1'000;
 

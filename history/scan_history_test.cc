@@ -82,7 +82,7 @@ TEST_F(ScanHistoryTest, AnUnknownIdIsNotFoundAnOldOneExpiredAndAMalformedOneInva
   ASSERT_FALSE(expired);
   EXPECT_EQ(expired.error().code, ErrorCode::kExpired);
   EXPECT_NE(expired.error().message.find("has aged out of the history"), std::string::npos);
-  EXPECT_EQ(history->Figures().expired, 1u);  // `old`: more than a day old.
+  EXPECT_EQ(history->Figures().expired, 1u);         // `old`: more than a day old.
   EXPECT_TRUE(history->Find(kept.summary.scan_id));  // Exactly a day old: kept.
 }
 

@@ -48,8 +48,9 @@ constexpr std::size_t kMaxWholeTokens = 20000;
 // Fields that give no token at all, not even hname:. Mailing-list fields: a list mail carries
 // ten of them, and naive Bayes would count the list's name ten times over as independent
 // evidence, so spam sent through a list ranks as ham (docs/ACCURACY.md). Other filters'
-// verdicts (X-Spam-*, X-Virus-*): a message is often learned after such a filter has marked it
-// but classified before, so the marks would be evidence at training time only.
+// verdicts (X-Spam-*, X-Virus-*) and nbspamd's own (X-Nbspamd*, the milter's status header): a
+// message is often learned after such a filter has marked it but classified before, so the marks
+// would be evidence at training time only.
 bool IsIgnoredHeader(std::string_view name) {
   static constexpr std::string_view kIgnored[] = {
       "list-id",     "list-unsubscribe", "list-subscribe", "list-help",
@@ -59,7 +60,8 @@ bool IsIgnoredHeader(std::string_view name) {
   for (std::string_view ignored : kIgnored) {
     if (name == ignored) return true;
   }
-  return name.starts_with("x-spam-") || name.starts_with("x-virus-");
+  return name.starts_with("x-spam-") || name.starts_with("x-virus-") ||
+         name.starts_with("x-nbspamd");
 }
 
 enum class HeaderFamily {

@@ -9,7 +9,8 @@
 //   hname:<field name>                                    every header field present
 //   rcvd:<word>  to:<word>  head:<word>                   words (tokenizer/header_words.h) of
 //                   Received, of To and Cc, and of every other field not read above
-//   (mailing-list fields and other filters' X-Spam-* and X-Virus-* give none of these)
+//   (mailing-list fields, other filters' X-Spam-* and X-Virus-* and nbspamd's own X-Nbspamd*
+//   give none of these)
 //   content-type:<type/subtype>                           of the top-level entity
 //   url:<host>  url-domain:<registrable domain>           links in text and HTML
 //   attachment:<type/subtype>  attachment-ext:<ext>       non-text parts, never their bytes

@@ -85,6 +85,8 @@ def main():
     parser.add_argument('--nbspamd', default=None, help='daemon binary (default build/release/server/nbspamd)')
     parser.add_argument('--nbspamd-threads', type=int, default=2)
     parser.add_argument('--baseline', help='another nbspamd binary to run as the peer nbspamd-baseline')
+    parser.add_argument('--baseline-flags', default='',
+                        help="the baseline's own extra flags, e.g. '--history false' (same binary: the cost of a setting)")
     parser.add_argument('--corpus', default=os.path.join(HERE, '..', 'accuracy', 'corpus'))
     parser.add_argument('--results', default=os.path.join(HERE, 'results'))
     args = parser.parse_args()
@@ -111,7 +113,8 @@ def main():
             workdirs[name] = tempfile.mkdtemp(prefix=f'nbspamd-perf-{name}-')
             if name == 'nbspamd-baseline':
                 from peer_nbspamd import Nbspamd
-                peer = peers[name] = Nbspamd(workdirs[name], args.baseline, accuracy_args.nbspamd_flags)
+                peer = peers[name] = Nbspamd(workdirs[name], args.baseline,
+                                             accuracy_args.nbspamd_flags + args.baseline_flags.split())
             else:
                 peer = peers[name] = harness.make_peer(name, workdirs[name], accuracy_args)
             print(f'{name}: starting and learning {len(train)} messages', file=sys.stderr)

@@ -177,6 +177,35 @@ TEST_F(HistoryTest, TrainingAScanLearnsItsBagOnceMovesItOnRelearnAndSurvivesARes
   EXPECT_EQ(no_label.result(), http::status::bad_request) << no_label.body();
 }
 
+// The copy a user reports carries the header nbspamd added: it is the classified message (the
+// same id, the same bag), and the header itself is never a token.
+TEST_F(HistoryTest, AReportedCopyWithTheScanHeaderIsTheMessageThatWasClassified) {
+  DaemonProcess daemon = Start();
+  HttpClient client(daemon.port());
+  TrainSeed(client);
+  const auto classified = client.Send(http::verb::post, "/classify", kNewsletter);
+  const std::string scan_id(Json(classified).at("scan_id").as_string());
+  const std::string copy =
+      "Return-Path: <news@lists.example.org>\r\nX-Nbspamd: ham - score=-1 scan=" + scan_id +
+      "\r\nX-Spam-Scan-Id: " + scan_id + "\r\n" + kNewsletter;
+
+  const json::value explained = Json(client.Send(http::verb::post, "/classify?explain=1000", copy));
+  for (const json::value& token : explained.at("explain").as_array()) {
+    EXPECT_EQ(token.at("token").as_string().find("nbspamd"), json::string::npos) << token;
+    EXPECT_EQ(token.at("token").as_string().find("scan"), json::string::npos) << token;
+  }
+  const auto reported = client.Send(http::verb::post, "/train?label=spam", copy);
+  ASSERT_EQ(reported.result(), http::status::ok) << reported.body();
+  EXPECT_EQ(Json(reported).at("status").as_string(), "learned");
+  const std::string key(client.GetJson("/history/" + scan_id).at("message_key").as_string());
+  EXPECT_EQ(Json(reported).at("id").as_string(), key);
+  const auto original = client.Send(http::verb::post, "/train?label=spam", kNewsletter);
+  EXPECT_EQ(Json(original).at("status").as_string(), "unchanged") << original.body();
+  const auto forgotten = client.Send(http::verb::post, "/forget", copy);
+  ASSERT_EQ(forgotten.result(), http::status::ok) << forgotten.body();
+  EXPECT_EQ(Json(forgotten).at("id").as_string(), key);
+}
+
 TEST_F(HistoryTest, AScanOfAUserTrainsThatUsersLayerAndDeletingTheUserDeletesTheirScans) {
   DaemonProcess daemon = Start();
   HttpClient client(daemon.port());
