@@ -15,6 +15,7 @@
 
 #include "core/readiness.h"
 #include "core/replication_status.h"
+#include "history/scan_history.h"
 #include "model/calibration.h"
 #include "model/model_stats.h"
 #include "storage/store.h"
@@ -29,6 +30,7 @@ struct ServiceStatus {
   storage::WriteHealth store_health;                      // Writable, and its write faults.
   std::uint64_t training_completion_exceptions = 0;       // TrainingWriter::CompletionExceptions.
   std::optional<ClusterStatus> replication;               // With a training log only.
+  std::optional<history::ScanHistoryFigures> history;     // With a scan history only.
   Readiness readiness;                                    // From store_health and replication.
 };
 

@@ -143,6 +143,7 @@ ServiceStatus SpamFilter::Status() const {
   status.store_health = StoreHealth();
   status.training_completion_exceptions = TrainingCompletionExceptions();
   status.replication = Cluster();
+  if (history_ != nullptr) status.history = history_->Figures();
   status.readiness = ReadinessOf(status.store_health, status.replication);
   return status;
 }

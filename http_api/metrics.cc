@@ -337,6 +337,19 @@ std::string Metrics::Render(const core::ServiceStatus& status, std::string_view 
   }
   out += RenderInternalErrorMetrics(internal);
   if (status.replication) out += RenderClusterMetrics(*status.replication);
+  if (status.history) {
+    const history::ScanHistoryFigures& h = *status.history;
+    AppendCounter(out, "nbspamd_history_scans_total",
+                  "Scans the scan history wrote, dropped (its queue full or a write failed) and "
+                  "removed by its bounds.",
+                  "outcome=\"recorded\"", h.recorded);
+    AppendCounter(out, "nbspamd_history_scans_total", "", "outcome=\"dropped\"", h.dropped);
+    AppendCounter(out, "nbspamd_history_scans_total", "", "outcome=\"expired\"", h.expired);
+    AppendCounter(out, "nbspamd_history_write_errors_total",
+                  "Writes of the scan history that failed.", "", h.write_errors);
+    AppendMetricHeader(out, "nbspamd_history_scans", "gauge", "Scans in the scan history.");
+    AppendSample(out, "nbspamd_history_scans", "", static_cast<double>(h.kept));
+  }
   return out;
 }
 

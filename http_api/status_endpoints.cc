@@ -18,8 +18,14 @@ namespace json = boost::json;
 
 std::optional<Response> HandleStats(Call& call, const Input& input) {
   if (auto rejected = call.RejectUnknown(input, {}, {})) return *rejected;
-  return JsonResponse(StatsJson(*call.filter.Stats(), call.filter.options()),
-                      call.request.version());
+  json::object body = StatsJson(*call.filter.Stats(), call.filter.options());
+  if (const history::ScanHistory* history = call.filter.History()) {
+    const history::ScanHistoryOptions& options = history->options();
+    body["history"] = json::object{{"scans", history->Figures().kept},
+                                   {"max_scans", options.max_scans},
+                                   {"max_age_days", options.max_age_ms / 86'400'000}};
+  }
+  return JsonResponse(body, call.request.version());
 }
 
 std::optional<Response> HandleMetricsText(Call& call, const Input& input) {

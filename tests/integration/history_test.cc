@@ -96,6 +96,13 @@ TEST_F(HistoryTest, AClassifiedMessageIsListedAndExplainedWithItsFactsAsKept) {
   EXPECT_EQ(client.GetJson("/history?q=newsletter").at("scans").as_array().size(), 0u);
   EXPECT_EQ(client.GetJson("/history?q=example.ORG").at("scans").as_array().size(), 1u);
 
+  const json::value stats = client.GetJson("/stats");
+  EXPECT_EQ(stats.at("history").at("max_scans").as_int64(), 100000);
+  EXPECT_EQ(stats.at("history").at("max_age_days").as_int64(), 30);
+  const std::string metrics = client.Send(http::verb::get, "/metrics").body();
+  EXPECT_NE(metrics.find("nbspamd_history_scans_total{outcome=\"recorded\"}"), std::string::npos);
+  EXPECT_NE(metrics.find("nbspamd_history_scans "), std::string::npos);
+
   const json::value detail = client.GetJson("/history/" + scan_id);
   EXPECT_EQ(detail.at("scan_id").as_string(), scan_id);
   EXPECT_GE(detail.at("explain").as_array().size(), 2u);  // More than the classify asked for.
@@ -260,6 +267,7 @@ TEST_F(HistoryTest, WithTheHistoryOffNothingIsKeptAndScanRequestsSaySo) {
   TrainSeed(client);
   const auto classified = client.Send(http::verb::post, "/classify", "review us");
   EXPECT_FALSE(Json(classified).as_object().contains("scan_id"));
+  EXPECT_FALSE(client.GetJson("/stats").as_object().contains("history"));
   const auto history = client.Send(http::verb::get, "/history");
   EXPECT_EQ(history.result(), http::status::not_found);
   EXPECT_NE(history.body().find("the scan history is off"), std::string::npos);
