@@ -25,6 +25,10 @@ constexpr std::size_t kMaxBatch = 512;
 constexpr std::size_t kMaxExaminedPerPage = 10'000;
 // The bounds remove at most this many scans in one write.
 constexpr std::size_t kMaxRemovedPerWrite = 1'000;
+// The writer wakes when this many scans wait, or after kWriteDelay: one write (and one pass of
+// the bounds) for many scans, not one for each.
+constexpr std::size_t kWakeAt = 256;
+constexpr std::chrono::milliseconds kWriteDelay{20};
 
 std::string Key(char kind, std::string_view scan_id) {
   std::string key(1, kind);
@@ -54,7 +58,9 @@ std::expected<std::unique_ptr<ScanHistory>, Error> ScanHistory::Open(ScanHistory
   db_options.create_if_missing = true;
   db_options.keep_log_file_num = 2;
   db_options.max_total_wal_size = 64 << 20;
-  db_options.write_buffer_size = 16 << 20;
+  db_options.write_buffer_size = 32 << 20;
+  // Token hashes are random: compressing them costs CPU and saves nothing.
+  db_options.compression = rocksdb::kNoCompression;
   rocksdb::DB* raw = nullptr;
   const rocksdb::Status status = rocksdb::DB::Open(db_options, options.path, &raw);
   if (!status.ok()) {
@@ -63,20 +69,22 @@ std::expected<std::unique_ptr<ScanHistory>, Error> ScanHistory::Open(ScanHistory
   }
   std::unique_ptr<rocksdb::DB> db(raw);
   std::uint64_t kept = 0;
+  std::string oldest;
   {
     std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
     for (it->Seek(std::string(1, kSummaryKind));
          it->Valid() && it->key().starts_with(std::string_view(&kSummaryKind, 1)); it->Next()) {
-      ++kept;
+      if (kept++ == 0) oldest = it->key().ToString().substr(1);
     }
     if (!it->status().ok()) return RocksError("counting the scans", it->status());
   }
-  return std::unique_ptr<ScanHistory>(new ScanHistory(std::move(options), std::move(db), kept));
+  return std::unique_ptr<ScanHistory>(
+      new ScanHistory(std::move(options), std::move(db), kept, std::move(oldest)));
 }
 
 ScanHistory::ScanHistory(ScanHistoryOptions options, std::unique_ptr<rocksdb::DB> db,
-                         std::uint64_t kept)
-    : options_(std::move(options)), db_(std::move(db)) {
+                         std::uint64_t kept, std::string oldest)
+    : options_(std::move(options)), db_(std::move(db)), oldest_(std::move(oldest)) {
   figures_.kept = kept;
   writer_ = std::thread([this] { WriterLoop(); });
 }
@@ -103,6 +111,7 @@ void ScanHistory::Record(ScanRecord record) {
     }
     queue_.push_back(std::move(record));
     ++queued_total_;
+    if (queue_.size() != kWakeAt) return;
   }
   wake_.notify_one();
 }
@@ -110,7 +119,13 @@ void ScanHistory::Record(ScanRecord record) {
 void ScanHistory::WriterLoop() {
   std::unique_lock lock(mutex_);
   for (;;) {
-    wake_.wait(lock, [this] { return stopping_ || !queue_.empty() || !tasks_.empty(); });
+    // Waits for a full batch or a task; a few scans are written after kWriteDelay.
+    wake_.wait_for(lock, kWriteDelay,
+                   [this] { return stopping_ || queue_.size() >= kWakeAt || !tasks_.empty(); });
+    if (!stopping_ && queue_.empty() && tasks_.empty()) {
+      wake_.wait(lock, [this] { return stopping_ || !queue_.empty() || !tasks_.empty(); });
+      continue;  // Then wait for the batch to fill, as above.
+    }
     if (!tasks_.empty() && tasks_.front().after <= taken_total_) {
       Task task = std::move(tasks_.front());
       tasks_.pop_front();
@@ -147,6 +162,9 @@ void ScanHistory::WriteBatch(std::vector<ScanRecord>& batch) {
   if (status.ok()) {
     figures_.recorded += batch.size();
     figures_.kept += batch.size();
+    for (const ScanRecord& record : batch) {
+      if (oldest_.empty() || record.summary.scan_id < oldest_) oldest_ = record.summary.scan_id;
+    }
   } else {
     ++figures_.write_errors;
     figures_.dropped += batch.size();
@@ -155,33 +173,41 @@ void ScanHistory::WriteBatch(std::vector<ScanRecord>& batch) {
 
 void ScanHistory::ApplyBounds() {
   std::uint64_t kept = 0;
+  std::string oldest;
   {
     std::lock_guard lock(mutex_);
     kept = figures_.kept;
+    oldest = oldest_;
   }
-  const std::string age_limit = Key(kSummaryKind, FirstScanIdAt(NowMs() - options_.max_age_ms));
+  const std::string age_limit = FirstScanIdAt(NowMs() - options_.max_age_ms);
   const std::uint64_t over = kept > options_.max_scans ? kept - options_.max_scans : 0;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
+  if (over == 0 && (oldest.empty() || oldest >= age_limit)) return;  // Nothing to remove.
+  // From the oldest kept scan on: the deleted keys before it are never read again (seeking over
+  // them would cost more with every scan removed).
   std::uint64_t removed_total = 0;
-  for (bool more = true; more;) {
+  for (;;) {
+    const std::string lower = Key(kSummaryKind, oldest);
+    const rocksdb::Slice lower_bound(lower);
+    rocksdb::ReadOptions read;
+    read.iterate_lower_bound = &lower_bound;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read));
     rocksdb::WriteBatch write;
     std::size_t removed = 0;
-    more = false;
-    for (it->Seek(std::string(1, kSummaryKind));
-         it->Valid() && it->key().starts_with(std::string_view(&kSummaryKind, 1)); it->Next()) {
+    std::string next_oldest;
+    for (it->Seek(lower); it->Valid() && it->key().starts_with(std::string_view(&kSummaryKind, 1));
+         it->Next()) {
+      const std::string_view id = it->key().ToStringView().substr(1);
       const bool too_many = removed_total + removed < over;
-      if (!too_many && it->key().compare(age_limit) >= 0) break;
-      if (removed == kMaxRemovedPerWrite) {
-        more = true;
+      if ((!too_many && id >= age_limit) || removed == kMaxRemovedPerWrite) {
+        next_oldest = std::string(id);
         break;
       }
-      const std::string_view id = it->key().ToStringView().substr(1);
       write.Delete(it->key());
       write.Delete(Key(kDetailKind, id));
       ++removed;
     }
-    if (removed == 0) break;
-    if (!db_->Write(rocksdb::WriteOptions(), &write).ok()) {
+    if (!it->status().ok()) return;
+    if (removed > 0 && !db_->Write(rocksdb::WriteOptions(), &write).ok()) {
       std::lock_guard lock(mutex_);
       ++figures_.write_errors;
       return;
@@ -191,8 +217,17 @@ void ScanHistory::ApplyBounds() {
       std::lock_guard lock(mutex_);
       figures_.expired += removed;
       figures_.kept -= std::min<std::uint64_t>(figures_.kept, removed);
+      // A scan written meanwhile is newer than any kept one: the oldest is where the pass stopped.
+      oldest_ = next_oldest;
+      if (oldest_.empty()) {
+        for (const ScanRecord& record : writing_) {
+          if (oldest_.empty() || record.summary.scan_id < oldest_) oldest_ = record.summary.scan_id;
+        }
+      }
     }
-    it.reset(db_->NewIterator(rocksdb::ReadOptions()));  // See the deletes just written.
+    if (removed < kMaxRemovedPerWrite) return;
+    oldest = next_oldest;
+    if (oldest.empty()) return;
   }
 }
 
@@ -235,11 +270,9 @@ std::expected<ScanRecord, Error> ScanHistory::Find(std::string_view scan_id) con
     // Aged out: older than the age bound, or older than every scan of a history at its count
     // bound. Else it was never here (another daemon's, or deleted with its user).
     bool aged_out = *time < NowMs() - options_.max_age_ms;
-    if (!aged_out && Figures().kept >= options_.max_scans) {
-      std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
-      it->Seek(std::string(1, kSummaryKind));
-      aged_out = it->Valid() && it->key().starts_with(std::string_view(&kSummaryKind, 1)) &&
-                 it->key().compare(Key(kSummaryKind, scan_id)) > 0;
+    if (!aged_out) {
+      std::lock_guard lock(mutex_);
+      aged_out = figures_.kept >= options_.max_scans && !oldest_.empty() && scan_id < oldest_;
     }
     if (aged_out) {
       return MakeError(ErrorCode::kExpired,
@@ -365,9 +398,21 @@ std::expected<std::uint64_t, Error> ScanHistory::DeleteUser(std::string_view use
         queue_, [&](const ScanRecord& record) { return record.summary.user == user; });
     taken_total_ += queued;  // Never written: as if taken, for the tasks that wait on them.
     figures_.kept -= std::min<std::uint64_t>(figures_.kept, removed);
+    if (removed > 0) oldest_ = OldestFrom(oldest_);
     result = removed + queued;
   });
   return result;
+}
+
+std::string ScanHistory::OldestFrom(const std::string& from) const {
+  const std::string lower = Key(kSummaryKind, from);
+  const rocksdb::Slice lower_bound(lower);
+  rocksdb::ReadOptions read;
+  read.iterate_lower_bound = &lower_bound;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read));
+  it->Seek(lower);
+  if (!it->Valid() || !it->key().starts_with(std::string_view(&kSummaryKind, 1))) return {};
+  return it->key().ToString().substr(1);
 }
 
 ScanHistoryFigures ScanHistory::Figures() const {

@@ -106,12 +106,15 @@ class ScanHistory {
     std::function<void()> run;
   };
 
-  ScanHistory(ScanHistoryOptions options, std::unique_ptr<rocksdb::DB> db, std::uint64_t kept);
+  ScanHistory(ScanHistoryOptions options, std::unique_ptr<rocksdb::DB> db, std::uint64_t kept,
+              std::string oldest);
   void WriterLoop();
   void WriteBatch(std::vector<ScanRecord>& batch);
   void ApplyBounds();
   // Runs `task` on the writer thread after what is queued, and waits for it.
   void RunOnWriter(std::function<void()> task);
+  // The id of the first scan at or after `from` in the database ("" when none).
+  [[nodiscard]] std::string OldestFrom(const std::string& from) const;
   [[nodiscard]] std::int64_t NowMs() const;
 
   ScanHistoryOptions options_;
@@ -127,6 +130,9 @@ class ScanHistory {
   std::uint64_t taken_total_ = 0;   // Of those, taken by the writer (or removed from the queue).
   bool stopping_ = false;
   ScanHistoryFigures figures_;
+  // The oldest written scan's id ("" when none): where the bounds start, so that they never
+  // seek over the keys they deleted.
+  std::string oldest_;
 
   std::thread writer_;  // Last: starts once everything above exists.
 };

@@ -19,10 +19,11 @@ namespace json = boost::json;
 std::optional<Response> HandleStats(Call& call, const Input& input) {
   if (auto rejected = call.RejectUnknown(input, {}, {})) return *rejected;
   json::object body = StatsJson(*call.filter.Stats(), call.filter.options());
+  // The history's bounds (settings, alike on every daemon of a cluster); how many scans it holds
+  // is this daemon's own, in /metrics (nbspamd_history_scans).
   if (const history::ScanHistory* history = call.filter.History()) {
     const history::ScanHistoryOptions& options = history->options();
-    body["history"] = json::object{{"scans", history->Figures().kept},
-                                   {"max_scans", options.max_scans},
+    body["history"] = json::object{{"max_scans", options.max_scans},
                                    {"max_age_days", options.max_age_ms / 86'400'000}};
   }
   return JsonResponse(body, call.request.version());

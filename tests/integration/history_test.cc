@@ -258,7 +258,10 @@ TEST_F(HistoryTest, AScanBeyondTheBoundsIsGoneAndSaysSo) {
   EXPECT_NE(gone.body().find("has aged out of the history"), std::string::npos);
   const auto train = client.Send(http::verb::post, "/train?label=spam&scan_id=" + first);
   EXPECT_EQ(train.result(), http::status::gone) << train.body();
-  EXPECT_LE(client.GetJson("/history?limit=100").at("scans").as_array().size(), 3u);
+  const json::value listed = client.GetJson("/history?limit=1000");
+  for (const json::value& scan : listed.at("scans").as_array()) {
+    EXPECT_NE(scan.at("scan_id").as_string(), first);
+  }
 }
 
 TEST_F(HistoryTest, WithTheHistoryOffNothingIsKeptAndScanRequestsSaySo) {
