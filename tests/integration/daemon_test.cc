@@ -13,6 +13,7 @@
 
 #include "tests/support/daemon_process.h"
 #include "tests/support/http_client.h"
+#include "tests/support/seed_examples.h"
 #include "tests/support/temp_dir.h"
 
 namespace nbspamd::testing {
@@ -21,16 +22,6 @@ namespace {
 namespace http = boost::beast::http;
 namespace json = boost::json;
 using ::testing::HasSubstr;
-
-struct Document {
-  const char* label;
-  const char* text;
-};
-
-// shared/seed-examples.md, case 1.
-const std::vector<Document> kSeed = {
-    {"spam", "send us your password"}, {"spam", "review us"},      {"spam", "send us your account"},
-    {"spam", "send your password"},    {"ham", "password review"}, {"ham", "send us your review"}};
 
 // Waits (polling, at most 10 s) until the daemon's log contains `text`.
 bool WaitForLog(const DaemonProcess& daemon, const std::string& text) {
@@ -58,15 +49,7 @@ class DaemonTest : public ::testing::Test {
     return std::move(*daemon);
   }
 
-  static void TrainSeed(HttpClient& client) {
-    int i = 0;
-    for (const Document& d : kSeed) {
-      const auto response = client.Send(
-          http::verb::post,
-          std::string("/train?label=") + d.label + "&id=seed-" + std::to_string(++i), d.text);
-      ASSERT_EQ(response.result(), http::status::ok) << response.body();
-    }
-  }
+  static void TrainSeed(HttpClient& client) { TrainSeedExamples(client); }
 
   TempDir data_;
 };
@@ -110,7 +93,7 @@ TEST_F(DaemonTest, IncrementalTrainingInAnotherOrderGivesTheSameModel) {
       {"--listen", "127.0.0.1:0", "--data-dir", other_data.Join("model"), "--alpha", "1"});
   ASSERT_TRUE(other.has_value()) << other.error();
   HttpClient other_client(other->port());
-  for (auto it = kSeed.rbegin(); it != kSeed.rend(); ++it) {
+  for (auto it = SeedExamples().rbegin(); it != SeedExamples().rend(); ++it) {
     // JSON this time, and no ids: the content hash names each message.
     json::object request{{"text", it->text}, {"label", it->label}};
     other_client.PostJson("/train", json::serialize(request), "application/json");

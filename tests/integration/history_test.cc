@@ -9,6 +9,7 @@
 
 #include "tests/support/daemon_process.h"
 #include "tests/support/http_client.h"
+#include "tests/support/seed_examples.h"
 #include "tests/support/temp_dir.h"
 
 namespace nbspamd::testing {
@@ -30,19 +31,7 @@ class HistoryTest : public ::testing::Test {
     return StartTestDaemon(data_.Join("model"), extra);
   }
 
-  static void TrainSeed(HttpClient& client) {
-    const std::pair<const char*, const char*> seed[] = {
-        {"spam", "send us your password"}, {"spam", "review us"},
-        {"spam", "send us your account"},  {"spam", "send your password"},
-        {"ham", "password review"},        {"ham", "send us your review"}};
-    int i = 0;
-    for (const auto& [label, text] : seed) {
-      const auto response = client.Send(
-          http::verb::post,
-          std::string("/train?label=") + label + "&id=seed-" + std::to_string(++i), text);
-      ASSERT_EQ(response.result(), http::status::ok) << response.body();
-    }
-  }
+  static void TrainSeed(HttpClient& client) { TrainSeedExamples(client); }
 
   static json::value Json(const HttpResponse& response) { return json::parse(response.body()); }
 

@@ -8,6 +8,7 @@
 
 #include "tests/support/daemon_process.h"
 #include "tests/support/http_client.h"
+#include "tests/support/seed_examples.h"
 #include "tests/support/temp_dir.h"
 
 namespace nbspamd::testing {
@@ -29,19 +30,7 @@ class UserLayersTest : public ::testing::Test {
     return std::move(*daemon);
   }
 
-  static void TrainSeed(HttpClient& client) {
-    const std::pair<const char*, const char*> seed[] = {
-        {"spam", "send us your password"}, {"spam", "review us"},
-        {"spam", "send us your account"},  {"spam", "send your password"},
-        {"ham", "password review"},        {"ham", "send us your review"}};
-    int i = 0;
-    for (const auto& [label, text] : seed) {
-      const auto response = client.Send(
-          http::verb::post,
-          std::string("/train?label=") + label + "&id=seed-" + std::to_string(++i), text);
-      ASSERT_EQ(response.result(), http::status::ok) << response.body();
-    }
-  }
+  static void TrainSeed(HttpClient& client) { TrainSeedExamples(client); }
 
   // The whole /classify answer: equal texts are equal scores, to the last digit.
   static std::string Classify(HttpClient& client, const std::string& query = "") {
