@@ -18,6 +18,7 @@
 #include <expected>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "model/classifier.h"
 #include "model/model_stats.h"
@@ -106,32 +107,46 @@ std::expected<ClassifyResult, Error> ScoreWith(const TokenBag& bag, const ModelS
         if (!b || result.classes[c].log_joint > result.classes[*b].log_joint) b = c;
       }
     }
+    // Every known token's weight, then the text of the `explain` largest only: a message has
+    // hundreds of tokens and an explanation a few.
+    struct Weighed {
+      std::size_t index;
+      double weight;
+    };
+    std::vector<Weighed> weighed;
+    weighed.reserve(bag.entries.size());
     for (std::size_t i = 0; i < bag.entries.size(); ++i) {
       if (!estimator.Known(i)) continue;
-      const BagEntry& entry = bag.entries[i];
       double weight = estimator.LogLikelihood(i, a);
       if (b) weight -= estimator.LogLikelihood(i, *b);
+      weighed.push_back({i, bag.entries[i].count * weight});
+    }
+    // Largest |weight| first; ties by token text so the order is deterministic (without texts,
+    // a token's text is its hash in 16 hex digits: the hashes' order).
+    const bool has_texts = !bag.texts.empty();
+    const auto by_magnitude = [&](const Weighed& x, const Weighed& y) {
+      const double mx = std::fabs(x.weight), my = std::fabs(y.weight);
+      if (mx != my) return mx > my;
+      return has_texts ? bag.texts[x.index].text < bag.texts[y.index].text
+                       : bag.entries[x.index].hash < bag.entries[y.index].hash;
+    };
+    const std::size_t keep = std::min(options.explain, weighed.size());
+    std::partial_sort(weighed.begin(), weighed.begin() + static_cast<std::ptrdiff_t>(keep),
+                      weighed.end(), by_magnitude);
+    result.explanations.reserve(keep);
+    for (std::size_t k = 0; k < keep; ++k) {
+      const std::size_t i = weighed[k].index;
       TokenExplanation explanation;
-      explanation.count = entry.count;
-      explanation.weight = entry.count * weight;
-      if (i < bag.texts.size()) {
+      explanation.count = bag.entries[i].count;
+      explanation.weight = weighed[k].weight;
+      if (has_texts) {
         explanation.token = bag.texts[i].text;
         explanation.source = bag.texts[i].source;
       } else {
-        explanation.token = HashText(entry.hash);
+        explanation.token = HashText(bag.entries[i].hash);
       }
       result.explanations.push_back(std::move(explanation));
     }
-    // Largest |weight| first; ties by token text so the order is deterministic.
-    const auto by_magnitude = [](const TokenExplanation& x, const TokenExplanation& y) {
-      const double mx = std::fabs(x.weight), my = std::fabs(y.weight);
-      if (mx != my) return mx > my;
-      return x.token < y.token;
-    };
-    const std::size_t keep = std::min(options.explain, result.explanations.size());
-    std::partial_sort(result.explanations.begin(), result.explanations.begin() + keep,
-                      result.explanations.end(), by_magnitude);
-    result.explanations.resize(keep);
   }
   return result;
 }
