@@ -50,6 +50,7 @@ SpamFilter::SpamFilter(std::unique_ptr<storage::Store> store, SpamFilterOptions 
 }
 
 std::expected<ClassifyOutcome, Error> SpamFilter::Classify(const ClassifyRequest& request) const {
+  const auto start = std::chrono::steady_clock::now();
   const auto [message, explain, id, user, front_end, client, recipients] = request;
   if (id) {
     if (auto valid = ValidateId(*id); !valid) return std::unexpected(std::move(valid.error()));
@@ -92,6 +93,10 @@ std::expected<ClassifyOutcome, Error> SpamFilter::Classify(const ClassifyRequest
   }
   if (record) RecordScan(request, bag, facts, outcome);
   if (outcome.result.explanations.size() > explain) outcome.result.explanations.resize(explain);
+  activity_.RecordClassify(
+      outcome.result.score ? std::optional(outcome.result.verdict) : std::nullopt,
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
+                                                            start));
   return outcome;
 }
 
@@ -158,7 +163,8 @@ void SpamFilter::TakeFeedback(TrainOutcome& outcome) const {
                                           : Feedback::kFalseNegative;
 }
 
-void SpamFilter::TrainAsync(const TrainRequest& train, TrainDone done) {
+void SpamFilter::TrainAsync(const TrainRequest& train, TrainDone caller_done) {
+  TrainDone done = Timed(std::move(caller_done));
   const auto [message, label, id, source, user] = train;
   std::expected<void, Error> valid = RequireMessage(message);
   if (valid) valid = ValidateLabel(label);
@@ -230,7 +236,8 @@ void SpamFilter::SubmitLearn(TrainOutcome outcome, TokenBag bag, std::string_vie
   writer_.Learn(std::move(request), std::move(learned_done));
 }
 
-void SpamFilter::ForgetAsync(const ForgetRequest& request, ForgetDone done) {
+void SpamFilter::ForgetAsync(const ForgetRequest& request, ForgetDone caller_done) {
+  ForgetDone done = Timed(std::move(caller_done));
   std::string content_id;
   if (!request.id) {
     if (auto ok = RequireMessage(request.message); !ok) {
@@ -288,7 +295,8 @@ std::optional<history::ScanRecord> SpamFilter::OwnScanOf(std::string_view messag
   return std::move(*scan);
 }
 
-void SpamFilter::TrainScanAsync(const ScanTrainRequest& request, TrainDone done) {
+void SpamFilter::TrainScanAsync(const ScanTrainRequest& request, TrainDone caller_done) {
+  TrainDone done = Timed(std::move(caller_done));
   if (history_ == nullptr) {
     return done(MakeError(ErrorCode::kFailedPrecondition, "the scan history is off"));
   }

@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "core/activity.h"
 #include "core/readiness.h"
 #include "core/service_status.h"
 #include "core/store_watch.h"
@@ -324,6 +325,8 @@ class SpamFilter {
   }
 
   [[nodiscard]] std::shared_ptr<const model::ModelStats> Stats() const { return store_->Stats(); }
+  // The last hour, minute by minute: classifications through every front end, and trainings.
+  [[nodiscard]] const ActivityWindow& Activity() const { return activity_; }
   // The current calibration and the feedback histogram it was fitted from.
   [[nodiscard]] std::shared_ptr<const model::Calibration> Calibration() const {
     return store_->Calibration();
@@ -374,6 +377,18 @@ class SpamFilter {
   // Sets `outcome.feedback` from the verdict remembered for its id, which is then forgotten.
   // Runs where a train completes: quick, no I/O.
   void TakeFeedback(TrainOutcome& outcome) const;
+  // `done`, recording the training's outcome and latency (from now) in activity_ first.
+  template <typename Outcome>
+  [[nodiscard]] std::move_only_function<void(std::expected<Outcome, Error>)> Timed(
+      std::move_only_function<void(std::expected<Outcome, Error>)> done) {
+    return [this, start = std::chrono::steady_clock::now(),
+            done = std::move(done)](std::expected<Outcome, Error> outcome) mutable {
+      activity_.RecordTrain(outcome.has_value(),
+                            std::chrono::duration_cast<std::chrono::microseconds>(
+                                std::chrono::steady_clock::now() - start));
+      done(std::move(outcome));
+    };
+  }
   // Submits a forget (of the global model or a user's layer) to the training stream.
   void SubmitForget(TrainingChange event, ForgetDone done);
 
@@ -383,6 +398,8 @@ class SpamFilter {
   // What Classify said, by message id, for the feedback of a later train. Before writer_: the
   // writer's last completions may still read it.
   mutable VerdictMemory verdicts_;
+  // The last hour's classifications and trainings (GET /activity). Before writer_, as verdicts_.
+  mutable ActivityWindow activity_;
   // The scan history, set before serving, then never changed. Before writer_: a completion of
   // the writer may use it.
   std::unique_ptr<history::ScanHistory> history_;

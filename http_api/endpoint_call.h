@@ -2,7 +2,8 @@
 // matches the endpoint (endpoints.h), checks the caller and reads the input, then hands a Call to
 // the endpoint's handler: message_endpoints.cc (/classify, /train, /forget),
 // status_endpoints.cc (/stats, /healthz, /readyz, /metrics), user_endpoints.cc (/users/{id}),
-// history_endpoints.cc (/history) and admin_endpoints.cc (/admin/*).
+// history_endpoints.cc (/history), console_endpoints.cc (/ui/, /activity, /calibration) and
+// admin_endpoints.cc (/admin/*).
 //
 // A handler returns its response, or nullopt when it has taken `respond` (TakeRespond) and
 // passed it on to the core, which answers later, exactly once. Handlers run on the caller's
@@ -71,6 +72,10 @@ void Deliver(Respond& respond, unsigned version, Build build) noexcept {
 [[nodiscard]] std::optional<Response> HandleClassify(Call& call, const Input& input);
 [[nodiscard]] std::optional<Response> HandleTrain(Call& call, const Input& input);
 [[nodiscard]] std::optional<Response> HandleForget(Call& call, const Input& input);
+// console_endpoints.cc
+[[nodiscard]] std::optional<Response> HandleConsole(Call& call, const Input& input);
+[[nodiscard]] std::optional<Response> HandleActivity(Call& call, const Input& input);
+[[nodiscard]] std::optional<Response> HandleCalibration(Call& call, const Input& input);
 // status_endpoints.cc
 [[nodiscard]] std::optional<Response> HandleStats(Call& call, const Input& input);
 [[nodiscard]] std::optional<Response> HandleHealth(Call& call, const Input& input);

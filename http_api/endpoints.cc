@@ -38,6 +38,7 @@ bool PathMatches(std::string_view pattern, std::string_view path) {
 }  // namespace
 
 Endpoint EndpointOfPath(std::string_view path) {
+  if (path == "/ui" || path.starts_with("/ui/")) return Endpoint::kConsole;
   for (const EndpointSpec& spec : kEndpoints) {
     if (PathMatches(spec.path, path)) return spec.endpoint;
   }

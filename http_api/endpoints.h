@@ -7,7 +7,8 @@
 //   const EndpointSpec* spec = SpecOf(endpoint);                   // nullptr for kOther
 //
 // A path segment spelt {id} in the table (/users/{id}) matches any one non-empty segment; the
-// table's path, not the request's, is the endpoint's name in /metrics.
+// console's row ("/ui/") matches /ui and every path under it. The table's path, not the
+// request's, is the endpoint's name in /metrics.
 #ifndef NBSPAMD_HTTP_API_ENDPOINTS_H_
 #define NBSPAMD_HTTP_API_ENDPOINTS_H_
 
@@ -36,6 +37,9 @@ enum class Endpoint {
   kUserDelete,
   kHistory,
   kHistoryScan,
+  kActivity,
+  kCalibration,
+  kConsole,
   kOther,
 };
 inline constexpr std::size_t kEndpointCount = static_cast<std::size_t>(Endpoint::kOther) + 1;
@@ -85,6 +89,14 @@ inline constexpr std::array<EndpointSpec, kEndpointCount - 1> kEndpoints = {{
      true},
     {Endpoint::kHistoryScan, "/history/{id}", boost::beast::http::verb::get, Guard::kClassify,
      false, false, true},
+    // What the console shows: read-only, as the history.
+    {Endpoint::kActivity, "/activity", boost::beast::http::verb::get, Guard::kClassify, false,
+     false, true},
+    {Endpoint::kCalibration, "/calibration", boost::beast::http::verb::get, Guard::kClassify, false,
+     false, true},
+    // The console's own files hold no data: anyone may load them (the page then asks for a
+    // token when the API wants one). The path is a prefix: /ui, /ui/ and /ui/<file>.
+    {Endpoint::kConsole, "/ui/", boost::beast::http::verb::get, Guard::kOpen, false, false, true},
 }};
 
 // The endpoint whose path is `path` (no query, percent-encoded as sent): the row whose path it

@@ -31,6 +31,16 @@ TEST(EndpointsTest, AnIdSegmentMatchesAnyOneNonEmptySegment) {
   EXPECT_EQ(EndpointName(Endpoint::kUserStats), "/users/{id}/stats");
 }
 
+TEST(EndpointsTest, TheConsoleIsEveryPathUnderUi) {
+  EXPECT_EQ(EndpointOf("/ui"), Endpoint::kConsole);
+  EXPECT_EQ(EndpointOf("/ui/"), Endpoint::kConsole);
+  EXPECT_EQ(EndpointOf("/ui/app.js?v=1"), Endpoint::kConsole);
+  EXPECT_EQ(EndpointOf("/uix"), Endpoint::kOther);
+  EXPECT_EQ(EndpointOf("/activity"), Endpoint::kActivity);
+  EXPECT_EQ(EndpointOf("/calibration"), Endpoint::kCalibration);
+  EXPECT_EQ(EndpointName(Endpoint::kConsole), "/ui/");
+}
+
 TEST(EndpointsTest, EachRowHasItsOwnPathAndOnlyHealthProbesSkipAdmission) {
   std::set<std::string> paths;
   for (const EndpointSpec& spec : kEndpoints) {

@@ -106,6 +106,12 @@ class Handler {
         return HandleHistory(call_, *input);
       case Endpoint::kHistoryScan:
         return HandleHistoryScan(call_, *input);
+      case Endpoint::kActivity:
+        return HandleActivity(call_, *input);
+      case Endpoint::kCalibration:
+        return HandleCalibration(call_, *input);
+      case Endpoint::kConsole:
+        return HandleConsole(call_, *input);
       case Endpoint::kOther:
         break;
     }
