@@ -14,7 +14,7 @@ RUN apt-get update \
       libboost1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev \
       libboost-url1.81-dev librocksdb-dev libicu-dev libxxhash-dev libtomlplusplus-dev \
       libgmime-3.0-dev libxml2-dev libpsl-dev libuchardet-dev libgtest-dev libgmock-dev libbenchmark-dev \
-      libhiredis-dev redis-server \
+      libhiredis-dev libssl-dev redis-server \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
@@ -40,7 +40,7 @@ ARG DEBIAN_FRONTEND=noninteractive
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       librocksdb7.8 libicu72 libxxhash0 libtomlplusplus3 libgmime-3.0-0 libxml2 libpsl5 libuchardet0 \
-      libhiredis0.14 \
+      libhiredis0.14 libssl3 \
       libboost-json1.81.0 libboost-program-options1.81.0 libboost-url1.81.0 curl \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 7830 nbspamd \

@@ -433,6 +433,10 @@ constexpr std::array kKeys = {
                                                  "File of bearer tokens, one NAME:SECRET a line."),
     BoolKey<&Settings::auth_classify>("auth_classify",
                                       "Also require a bearer token for /classify."),
+    StringKey<&Settings::tls_cert_file, true>(
+        "tls_cert_file", "FILE", "PEM certificate chain: HTTPS on listen (with tls_key_file)."),
+    StringKey<&Settings::tls_key_file, true>("tls_key_file", "FILE",
+                                             "PEM private key of tls_cert_file's certificate."),
     UnsignedKey<&Settings::max_in_flight, 1, 1000000>(
         "max_in_flight", "N", "Requests handled at once; more get 503 at once."),
     Key{.name = "train_rate_limit",

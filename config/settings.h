@@ -41,6 +41,7 @@
 //   auth_tokens               any string; its items are checked by ParseAuthTokens
 //   auth_tokens_file          a path or ""
 //   auth_classify             bool
+//   tls_cert_file, tls_key_file  paths or "" (both or neither: HTTPS on `listen`)
 //   max_in_flight             1..1000000
 //   train_rate_limit          finite, >= 0
 //   log_level                 debug, info, warning or error
@@ -175,6 +176,10 @@ struct Settings {
   std::string auth_tokens_file;
   // Also require a token for /classify.
   bool auth_classify = false;
+  // HTTPS on `listen` with this PEM certificate chain and its PEM private key; both "" (the
+  // default): plain HTTP. One without the other is a start-up error.
+  std::string tls_cert_file;
+  std::string tls_key_file;
   // Requests being handled at once beyond which new ones get 503 at once.
   unsigned max_in_flight = 512;
   // /train and /forget requests a second per source (token name); beyond it 429. 0 = no limit.

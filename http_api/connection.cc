@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <boost/asio/dispatch.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/ssl/stream_base.hpp>
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
@@ -42,57 +44,94 @@ std::string NewRequestId() {
 
 }  // namespace
 
-HttpConnection::HttpConnection(net::ip::tcp::socket&& socket, const Router& router,
-                               const HttpLimits& limits, HttpConnectionRegistry& registry)
+template <class Stream>
+BasicHttpConnection<Stream>::BasicHttpConnection(net::ip::tcp::socket&& socket,
+                                                 const Router& router, const HttpLimits& limits,
+                                                 HttpConnectionRegistry& registry) requires(!kTls)
     : stream_(std::move(socket)), router_(router), limits_(limits), registry_(registry) {}
 
-HttpConnection::~HttpConnection() { registry_.Remove(this); }
+template <class Stream>
+BasicHttpConnection<Stream>::BasicHttpConnection(net::ip::tcp::socket&& socket,
+                                                 net::ssl::context& tls, const Router& router,
+                                                 const HttpLimits& limits,
+                                                 HttpConnectionRegistry& registry) requires(kTls)
+    : stream_(std::move(socket), tls), router_(router), limits_(limits), registry_(registry) {}
 
+template <class Stream>
+BasicHttpConnection<Stream>::~BasicHttpConnection() {
+  registry_.Remove(this);
+}
+
+template <class Stream>
 template <class Step>
-void HttpConnection::Guarded(Step&& step) noexcept {
+void BasicHttpConnection<Stream>::Guarded(Step&& step) noexcept {
   if (GuardStep("http connection", request_id_,
                 router_.metrics().HandlerExceptions(InternalError::kHttpConnection), step))
     return;
   // Whatever the step left half done, this connection cannot go on: close it. Its pending
   // operations then complete with errors and release the connection.
   beast::error_code ignored;
-  stream_.socket().shutdown(net::ip::tcp::socket::shutdown_both, ignored);
-  stream_.socket().close(ignored);
+  Tcp().socket().shutdown(net::ip::tcp::socket::shutdown_both, ignored);
+  Tcp().socket().close(ignored);
 }
 
-void HttpConnection::Run() {
+template <class Stream>
+void BasicHttpConnection<Stream>::Run() {
   // Start on the connection's strand: all later handlers run there too.
   net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
     self->Guarded([&] {
       if (!self->registry_.Add(self.get(), self)) return self->DoClose();
-      self->DoReadHeader();
+      if constexpr (kTls) {
+        // The handshake has the idle timeout of a request's first bytes.
+        self->Tcp().expires_after(self->limits_.idle_timeout);
+        self->stream_.async_handshake(net::ssl::stream_base::server, [self](beast::error_code ec) {
+          self->Guarded([&] { self->OnHandshake(ec); });
+        });
+      } else {
+        self->DoReadHeader();
+      }
     });
   });
 }
 
-void HttpConnection::Shutdown() {
+template <class Stream>
+void BasicHttpConnection<Stream>::OnHandshake(beast::error_code ec) {
+  // A client that speaks plain HTTP, or fails to agree on TLS, is closed: there is no channel to
+  // answer it on.
+  if (ec) {
+    beast::error_code ignored;
+    Tcp().socket().close(ignored);
+    return;
+  }
+  DoReadHeader();
+}
+
+template <class Stream>
+void BasicHttpConnection<Stream>::Shutdown() {
   net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
     self->Guarded([&] {
       self->shutting_down_ = true;
       // Waiting for a request with none of it received: stop waiting. A request in flight, or
       // one whose first bytes have arrived, is answered first; OnWrite then closes.
-      if (!self->in_flight_ && self->buffer_.size() == 0) self->stream_.cancel();
+      if (!self->in_flight_ && self->buffer_.size() == 0) self->Tcp().cancel();
     });
   });
 }
 
-void HttpConnection::DoReadHeader() {
+template <class Stream>
+void BasicHttpConnection<Stream>::DoReadHeader() {
   parser_.emplace();
   parser_->header_limit(static_cast<std::uint32_t>(limits_.max_header_bytes));
   parser_->body_limit(limits_.max_body_bytes);
-  stream_.expires_after(limits_.idle_timeout);
+  Tcp().expires_after(limits_.idle_timeout);
   http::async_read_header(stream_, buffer_, *parser_,
                           [self = shared_from_this()](beast::error_code ec, std::size_t) {
                             self->Guarded([&] { self->OnReadHeader(ec); });
                           });
 }
 
-void HttpConnection::OnReadHeader(beast::error_code ec) {
+template <class Stream>
+void BasicHttpConnection<Stream>::OnReadHeader(beast::error_code ec) {
   if (ec) return OnReadError(ec);
   in_flight_ = true;
   BeginRequest();
@@ -122,7 +161,8 @@ void HttpConnection::OnReadHeader(beast::error_code ec) {
   DoReadBody();
 }
 
-void HttpConnection::BeginRequest() {
+template <class Stream>
+void BasicHttpConnection<Stream>::BeginRequest() {
   started_ = std::chrono::steady_clock::now();
   endpoint_ = Endpoint::kOther;
   method_.clear();
@@ -140,15 +180,17 @@ void HttpConnection::BeginRequest() {
   request.set("X-Request-Id", request_id_);  // The router's log lines can name it.
 }
 
-void HttpConnection::DoReadBody() {
-  stream_.expires_after(limits_.idle_timeout);
+template <class Stream>
+void BasicHttpConnection<Stream>::DoReadBody() {
+  Tcp().expires_after(limits_.idle_timeout);
   http::async_read(stream_, buffer_, *parser_,
                    [self = shared_from_this()](beast::error_code ec, std::size_t) {
                      self->Guarded([&] { self->OnReadBody(ec); });
                    });
 }
 
-void HttpConnection::OnReadBody(beast::error_code ec) {
+template <class Stream>
+void BasicHttpConnection<Stream>::OnReadBody(beast::error_code ec) {
   if (ec) return OnReadError(ec);
   const Request request = parser_->release();
   // Training is answered from the writer thread once durable: come back to the strand to write.
@@ -162,10 +204,12 @@ void HttpConnection::OnReadBody(beast::error_code ec) {
   });
 }
 
-void HttpConnection::OnReadError(beast::error_code ec) {
+template <class Stream>
+void BasicHttpConnection<Stream>::OnReadError(beast::error_code ec) {
   const unsigned version = parser_->is_header_done() ? parser_->get().version() : 11;
   if (ec == http::error::end_of_stream || ec == net::error::operation_aborted ||
-      ec == beast::error::timeout || ec == net::error::connection_reset || ec == net::error::eof) {
+      ec == beast::error::timeout || ec == net::error::connection_reset || ec == net::error::eof ||
+      ec == net::ssl::error::stream_truncated) {  // A TLS peer that left without close_notify.
     return DoClose();  // The peer left, went idle, or shutdown asked us to stop waiting.
   }
   in_flight_ = true;
@@ -189,7 +233,8 @@ void HttpConnection::OnReadError(beast::error_code ec) {
           true);
 }
 
-void HttpConnection::DoWrite(Response response, bool close) {
+template <class Stream>
+void BasicHttpConnection<Stream>::DoWrite(Response response, bool close) {
   close = close || shutting_down_;
   response.keep_alive(!close);
   response.set("X-Request-Id", request_id_);
@@ -208,44 +253,64 @@ void HttpConnection::DoWrite(Response response, bool close) {
   }
   auto shared = std::make_shared<Response>(std::move(response));
   pending_write_ = shared;
-  stream_.expires_after(limits_.idle_timeout);
+  Tcp().expires_after(limits_.idle_timeout);
   http::async_write(stream_, *shared,
                     [self = shared_from_this(), close](beast::error_code ec, std::size_t) {
                       self->Guarded([&] { self->OnWrite(close, ec); });
                     });
 }
 
-void HttpConnection::OnWrite(bool close, beast::error_code ec) {
+template <class Stream>
+void BasicHttpConnection<Stream>::OnWrite(bool close, beast::error_code ec) {
   pending_write_.reset();
   in_flight_ = false;
   if (ec || close || shutting_down_) return DoClose();
   DoReadHeader();
 }
 
-void HttpConnection::DoClose() {
+template <class Stream>
+void BasicHttpConnection<Stream>::DoClose() {
   beast::error_code ignored;
-  stream_.socket().shutdown(net::ip::tcp::socket::shutdown_send, ignored);
-  if (!unread_input_) {
-    stream_.socket().close(ignored);
-    return;
+  if constexpr (kTls) {
+    if (!unread_input_) {
+      // TLS ends with close_notify both ways, for at most 2 s, then the socket closes.
+      Tcp().expires_after(std::chrono::seconds(2));
+      stream_.async_shutdown([self = shared_from_this()](beast::error_code) {
+        self->Guarded([&] {
+          beast::error_code ignored_too;
+          self->Tcp().socket().close(ignored_too);
+        });
+      });
+      return;
+    }
+  } else {
+    Tcp().socket().shutdown(net::ip::tcp::socket::shutdown_send, ignored);
+    if (!unread_input_) {
+      Tcp().socket().close(ignored);
+      return;
+    }
   }
   // Closing with unread bytes would reset the connection and could destroy the error response
   // before the client reads it (an early 413 leaves the body unread): read and drop what the
   // client still sends, for a short while, then close.
-  stream_.expires_after(std::chrono::seconds(2));
+  Tcp().expires_after(std::chrono::seconds(2));
   DoDrain();
 }
 
-void HttpConnection::DoDrain() {
+template <class Stream>
+void BasicHttpConnection<Stream>::DoDrain() {
   buffer_.clear();
   stream_.async_read_some(buffer_.prepare(64 * 1024),
                           [self = shared_from_this()](beast::error_code ec, std::size_t) {
                             self->Guarded([&] {
                               if (!ec) return self->DoDrain();
                               beast::error_code ignored;
-                              self->stream_.socket().close(ignored);
+                              self->Tcp().socket().close(ignored);
                             });
                           });
 }
+
+template class BasicHttpConnection<beast::tcp_stream>;
+template class BasicHttpConnection<beast::ssl_stream<beast::tcp_stream>>;
 
 }  // namespace nbspamd::http_api

@@ -3,6 +3,10 @@
 // limits, a deadline on every read, and keep-alive. Every handler runs its step guarded
 // (common/handler_guard.h): an exception ends this connection only, logged and counted in
 // nbspamd_internal_errors_total{where="http_session"}, and never reaches the I/O thread.
+//
+// BasicHttpConnection<Stream> is that over plain TCP (PlainHttpConnection) or over TLS
+// (TlsHttpConnection: Beast's ssl_stream over OpenSSL, a handshake first, under the idle
+// timeout, and a TLS close at the end). The registry holds both as HttpConnection.
 #ifndef NBSPAMD_HTTP_API_CONNECTION_H_
 #define NBSPAMD_HTTP_API_CONNECTION_H_
 
@@ -11,10 +15,12 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 #include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 #include "http_api/connection_registry.h"
 #include "http_api/http_errors.h"
@@ -24,20 +30,41 @@
 
 namespace nbspamd::http_api {
 
-// Lives as long as an asynchronous operation holds it (enable_shared_from_this).
-class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
+// What the registry and the listener know of a connection, plain or TLS.
+class HttpConnection {
  public:
-  HttpConnection(boost::asio::ip::tcp::socket&& socket, const Router& router,
-                 const HttpLimits& limits, HttpConnectionRegistry& registry);
-  ~HttpConnection();
-
-  // Starts reading requests.
-  void Run();
+  virtual ~HttpConnection() = default;
+  // Starts (the TLS handshake, then) reading requests.
+  virtual void Run() = 0;
   // Asks the connection to end: at once when it waits for a request, else after the response to
   // the request in flight has been written. Thread-safe.
-  void Shutdown();
+  virtual void Shutdown() = 0;
+};
+
+// Lives as long as an asynchronous operation holds it (enable_shared_from_this).
+template <class Stream>
+class BasicHttpConnection final : public HttpConnection,
+                                  public std::enable_shared_from_this<BasicHttpConnection<Stream>> {
+ public:
+  static constexpr bool kTls = !std::is_same_v<Stream, boost::beast::tcp_stream>;
+
+  // Plain TCP.
+  BasicHttpConnection(boost::asio::ip::tcp::socket&& socket, const Router& router,
+                      const HttpLimits& limits, HttpConnectionRegistry& registry) requires(!kTls);
+  // TLS with `tls`'s certificate and key; `tls` outlives the connection.
+  BasicHttpConnection(boost::asio::ip::tcp::socket&& socket, boost::asio::ssl::context& tls,
+                      const Router& router, const HttpLimits& limits,
+                      HttpConnectionRegistry& registry) requires kTls;
+  ~BasicHttpConnection() override;
+
+  void Run() override;
+  void Shutdown() override;
 
  private:
+  using std::enable_shared_from_this<BasicHttpConnection<Stream>>::shared_from_this;
+  // The TCP stream under TLS (or the stream itself): deadlines, cancel, the socket.
+  boost::beast::tcp_stream& Tcp() { return boost::beast::get_lowest_layer(stream_); }
+  void OnHandshake(boost::beast::error_code ec);
   void DoReadHeader();
   void OnReadHeader(boost::beast::error_code ec);
   void DoReadBody();
@@ -54,7 +81,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   template <class Step>
   void Guarded(Step&& step) noexcept;
 
-  boost::beast::tcp_stream stream_;
+  Stream stream_;
   boost::beast::flat_buffer buffer_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   std::shared_ptr<void> pending_write_;  // Keeps the response being written alive.
@@ -70,6 +97,9 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   bool shutting_down_ = false;
   bool unread_input_ = false;  // The client may still be sending a request we answered early.
 };
+
+using PlainHttpConnection = BasicHttpConnection<boost::beast::tcp_stream>;
+using TlsHttpConnection = BasicHttpConnection<boost::beast::ssl_stream<boost::beast::tcp_stream>>;
 
 }  // namespace nbspamd::http_api
 

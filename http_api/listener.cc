@@ -13,20 +13,23 @@ namespace net = boost::asio;
 using net::ip::tcp;
 
 HttpListener::HttpListener(net::io_context& context, const Router& router, const HttpLimits& limits,
-                           HttpConnectionRegistry& registry, IncidentHook on_incident)
+                           HttpConnectionRegistry& registry, IncidentHook on_incident,
+                           std::shared_ptr<net::ssl::context> tls)
     : context_(context),
       acceptor_(net::make_strand(context)),
       retry_timer_(acceptor_.get_executor()),
       router_(router),
       limits_(limits),
       registry_(registry),
-      on_incident_(std::move(on_incident)) {}
+      on_incident_(std::move(on_incident)),
+      tls_(std::move(tls)) {}
 
 std::expected<std::shared_ptr<HttpListener>, Error> HttpListener::Create(
     net::io_context& context, const tcp::endpoint& endpoint, const Router& router,
-    const HttpLimits& limits, HttpConnectionRegistry& registry, IncidentHook on_incident) {
+    const HttpLimits& limits, HttpConnectionRegistry& registry, IncidentHook on_incident,
+    std::shared_ptr<net::ssl::context> tls) {
   std::shared_ptr<HttpListener> listener(
-      new HttpListener(context, router, limits, registry, std::move(on_incident)));
+      new HttpListener(context, router, limits, registry, std::move(on_incident), std::move(tls)));
   if (auto listening = ListenOn(listener->acceptor_, endpoint); !listening) {
     return std::unexpected(std::move(listening.error()));
   }
@@ -62,9 +65,13 @@ void HttpListener::DoAccept() {
       ReportIncident(self->on_incident_, {"http", IncidentKind::kAcceptFailed, ec.message()});
       self->retry_timer_.expires_after(std::chrono::milliseconds(100));
       return self->retry_timer_.async_wait([self](boost::system::error_code) { self->DoAccept(); });
+    } else if (self->tls_) {
+      std::make_shared<TlsHttpConnection>(std::move(socket), *self->tls_, self->router_,
+                                          self->limits_, self->registry_)
+          ->Run();
     } else {
-      std::make_shared<HttpConnection>(std::move(socket), self->router_, self->limits_,
-                                       self->registry_)
+      std::make_shared<PlainHttpConnection>(std::move(socket), self->router_, self->limits_,
+                                            self->registry_)
           ->Run();
     }
     self->DoAccept();

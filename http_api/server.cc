@@ -43,7 +43,7 @@ std::expected<std::unique_ptr<Server>, Error> Server::Create(core::SpamFilter& f
   }
   auto listener =
       HttpListener::Create(server->context_, endpoint, server->router_, server->options_.limits,
-                           server->registry_, server->options_.on_incident);
+                           server->registry_, server->options_.on_incident, server->options_.tls);
   if (!listener) return std::unexpected(listener.error());
   server->listener_ = std::move(*listener);
   // Catch SIGTERM and SIGINT from now on: the caller announces that it listens once this

@@ -8,6 +8,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <chrono>
 #include <cstdint>
 #include <expected>
@@ -39,6 +40,8 @@ struct ServerOptions {
   std::function<void()> on_shutdown;
   // Failed accepts, for the daemon's log (common/incident.h). Unset: not reported.
   IncidentHook on_incident;
+  // HTTPS with this context's certificate and key (MakeTlsContext); null: plain HTTP.
+  std::shared_ptr<boost::asio::ssl::context> tls;
 };
 
 class Server {

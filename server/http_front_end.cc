@@ -3,15 +3,24 @@
 #include <chrono>
 #include <utility>
 
+#include "http_api/tls_context.h"
 #include "server/incident_log.h"
 
 namespace nbspamd::server {
 
-http_api::ServerOptions HttpServerOptions(const config::Settings& settings,
-                                          std::vector<config::AuthToken> tokens,
-                                          std::function<std::string()> extra_metrics,
-                                          std::function<void()> on_shutdown) {
+std::expected<http_api::ServerOptions, Error> HttpServerOptions(
+    const config::Settings& settings, std::vector<config::AuthToken> tokens,
+    std::function<std::string()> extra_metrics, std::function<void()> on_shutdown) {
   http_api::ServerOptions options;
+  if (settings.tls_cert_file.empty() != settings.tls_key_file.empty()) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "tls_cert_file and tls_key_file go together: set both for HTTPS, or neither");
+  }
+  if (!settings.tls_cert_file.empty()) {
+    auto tls = http_api::MakeTlsContext(settings.tls_cert_file, settings.tls_key_file);
+    if (!tls) return std::unexpected(std::move(tls.error()));
+    options.tls = std::move(*tls);
+  }
   options.host = settings.listen_host;
   options.port = settings.listen_port;
   options.threads = settings.threads;

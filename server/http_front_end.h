@@ -5,24 +5,26 @@
 #ifndef NBSPAMD_SERVER_HTTP_FRONT_END_H_
 #define NBSPAMD_SERVER_HTTP_FRONT_END_H_
 
+#include <expected>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "common/error.h"
 #include "config/auth_tokens.h"
 #include "config/settings.h"
 #include "http_api/server.h"
 
 namespace nbspamd::server {
 
-// The options of the daemon's HTTP server: listen address, threads, limits and timeouts,
+// The options of the daemon's HTTP server: listen address, threads, limits and timeouts, TLS,
 // `tokens` for authentication, the router's settings; `extra_metrics` appends the other front
 // ends' metrics to GET /metrics, `on_shutdown` stops them accepting when a signal stops the
-// server.
-[[nodiscard]] http_api::ServerOptions HttpServerOptions(const config::Settings& settings,
-                                                        std::vector<config::AuthToken> tokens,
-                                                        std::function<std::string()> extra_metrics,
-                                                        std::function<void()> on_shutdown);
+// server. Errors: kInvalidArgument for only one of tls_cert_file and tls_key_file, or for a
+// certificate or key that cannot be used (http_api/tls_context.h).
+[[nodiscard]] std::expected<http_api::ServerOptions, Error> HttpServerOptions(
+    const config::Settings& settings, std::vector<config::AuthToken> tokens,
+    std::function<std::string()> extra_metrics, std::function<void()> on_shutdown);
 
 }  // namespace nbspamd::server
 

@@ -181,7 +181,7 @@ int Run(int argc, char** argv) {
   core::SpamFilter filter(std::move(*store), filter_options);
   server::EnableScanHistory(settings, filter);
 
-  const http_api::ServerOptions server_options = server::HttpServerOptions(
+  const auto server_options = server::HttpServerOptions(
       settings, std::move(*tokens),
       [&milter_front, &spamd_front]() -> std::string {
         return milter_front.Metrics() + spamd_front.Metrics();
@@ -190,7 +190,11 @@ int Run(int argc, char** argv) {
         milter_front.StopAccepting();
         spamd_front.StopAccepting();
       });
-  auto created = http_api::Server::Create(filter, server_options);
+  if (!server_options) {
+    std::fprintf(stderr, "nbspamd: %s\n", server_options.error().message.c_str());
+    return 1;
+  }
+  auto created = http_api::Server::Create(filter, *server_options);
   if (!created) {
     std::fprintf(stderr, "nbspamd: %s\n", created.error().message.c_str());
     return 1;
