@@ -273,6 +273,14 @@ class SpamFilter {
   [[nodiscard]] std::expected<std::optional<model::ModelStats>, Error> UserStats(
       std::string_view user) const;
 
+  // The users with a layer after `after` in byte order of their ids, at most `limit`, with their
+  // layers' stats (Store::ListUsers). Errors: storage's; kFailedPrecondition for a store
+  // without user layers.
+  [[nodiscard]] std::expected<std::vector<storage::UserSummary>, Error> ListUsers(
+      std::string_view after, std::size_t limit) const {
+    return store_->ListUsers(after, limit);
+  }
+
   // TrainAsync, ForgetAsync and DeleteUserAsync waiting for the outcome, for tests and tools
   // that have a thread to block (never a front end's I/O thread).
   [[nodiscard]] std::expected<TrainOutcome, Error> Train(

@@ -82,6 +82,7 @@ void Deliver(Respond& respond, unsigned version, Build build) noexcept {
 [[nodiscard]] std::optional<Response> HandleReady(Call& call, const Input& input);
 [[nodiscard]] std::optional<Response> HandleMetricsText(Call& call, const Input& input);
 // user_endpoints.cc
+[[nodiscard]] std::optional<Response> HandleUserList(Call& call, const Input& input);
 [[nodiscard]] std::optional<Response> HandleUserStats(Call& call, const Input& input);
 [[nodiscard]] std::optional<Response> HandleUserDelete(Call& call, const Input& input);
 // history_endpoints.cc

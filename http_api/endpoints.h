@@ -40,6 +40,7 @@ enum class Endpoint {
   kActivity,
   kCalibration,
   kConsole,
+  kUserList,
   kOther,
 };
 inline constexpr std::size_t kEndpointCount = static_cast<std::size_t>(Endpoint::kOther) + 1;
@@ -97,6 +98,9 @@ inline constexpr std::array<EndpointSpec, kEndpointCount - 1> kEndpoints = {{
     // The console's own files hold no data: anyone may load them (the page then asks for a
     // token when the API wants one). The path is a prefix: /ui, /ui/ and /ui/<file>.
     {Endpoint::kConsole, "/ui/", boost::beast::http::verb::get, Guard::kOpen, false, false, true},
+    // The users with a layer, with their sizes: read-only, as /users/{id}/stats.
+    {Endpoint::kUserList, "/users", boost::beast::http::verb::get, Guard::kClassify, false, false,
+     true},
 }};
 
 // The endpoint whose path is `path` (no query, percent-encoded as sent): the row whose path it

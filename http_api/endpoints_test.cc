@@ -27,7 +27,7 @@ TEST(EndpointsTest, AnIdSegmentMatchesAnyOneNonEmptySegment) {
   EXPECT_EQ(EndpointOf("/users//stats"), Endpoint::kOther);
   EXPECT_EQ(EndpointOf("/users/alice/other"), Endpoint::kOther);
   EXPECT_EQ(EndpointOf("/users/alice/stats/more"), Endpoint::kOther);
-  EXPECT_EQ(EndpointOf("/users"), Endpoint::kOther);
+  EXPECT_EQ(EndpointOf("/users"), Endpoint::kUserList);
   EXPECT_EQ(EndpointName(Endpoint::kUserStats), "/users/{id}/stats");
 }
 

@@ -112,6 +112,8 @@ class Handler {
         return HandleCalibration(call_, *input);
       case Endpoint::kConsole:
         return HandleConsole(call_, *input);
+      case Endpoint::kUserList:
+        return HandleUserList(call_, *input);
       case Endpoint::kOther:
         break;
     }

@@ -142,6 +142,18 @@ std::expected<std::optional<model::ModelStats>, Error> MemoryStore::UserStats(
   return model::AlignLayerStats(*stats, *cache_.Stats());
 }
 
+std::expected<std::vector<UserSummary>, Error> MemoryStore::ListUsers(std::string_view after,
+                                                                      std::size_t limit) const {
+  std::vector<UserSummary> users;
+  std::lock_guard lock(ledger_mutex_);
+  for (auto it = layers_.upper_bound(after); it != layers_.end() && users.size() < limit; ++it) {
+    const auto stats = it->second->Stats();
+    if (IsEmptyLayer(*stats)) continue;
+    users.push_back({it->first, model::AlignLayerStats(*stats, *cache_.Stats())});
+  }
+  return users;
+}
+
 std::expected<std::optional<model::LedgerEntry>, Error> MemoryStore::FindUserLearned(
     std::string_view user, std::string_view id) const {
   if (auto valid = model::CheckUserId(user); !valid) return std::unexpected(valid.error());

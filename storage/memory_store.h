@@ -36,6 +36,8 @@ class MemoryStore final : public Store {
   [[nodiscard]] std::expected<std::optional<model::Snapshot>, Error> ReadUser(
       std::string_view user, const model::ModelStats& global,
       std::span<const BagEntry> entries) const override;
+  [[nodiscard]] std::expected<std::vector<UserSummary>, Error> ListUsers(
+      std::string_view after, std::size_t limit) const override;
   [[nodiscard]] std::expected<std::optional<model::ModelStats>, Error> UserStats(
       std::string_view user) const override;
   [[nodiscard]] std::expected<std::optional<model::LedgerEntry>, Error> FindUserLearned(

@@ -110,6 +110,40 @@ std::expected<std::optional<model::ModelStats>, Error> RocksdbStore::UserStats(
   return model::AlignLayerStats(*stats, *cache_.Stats());
 }
 
+std::expected<std::vector<UserSummary>, Error> RocksdbStore::ListUsers(std::string_view after,
+                                                                       std::size_t limit) const {
+  std::shared_lock lock(database_mutex_);
+  if (!database_) return std::unexpected(StoppedError());
+  std::vector<UserSummary> users;
+  rocksdb::ColumnFamilyHandle* const family = database_->family(kUsers);
+  if (family == nullptr) return users;
+  rocksdb::ReadOptions read_options;
+  read_options.fill_cache = false;
+  std::unique_ptr<rocksdb::Iterator> it(database_->db().NewIterator(read_options, family));
+  // As CountUsers: from each user's first key, to its stats record, then past all its keys.
+  if (after.empty()) {
+    it->SeekToFirst();
+  } else {
+    it->Seek(UserKeyEnd(after));
+  }
+  const auto global = cache_.Stats();
+  while (it->Valid() && users.size() < limit) {
+    auto key = DecodeUserKey(std::string_view(it->key().data(), it->key().size()));
+    if (!key) return std::unexpected(key.error());
+    const std::string user(key->user);
+    const std::string stats_key = UserStatsKey(user);
+    it->Seek(stats_key);
+    if (it->Valid() && it->key() == rocksdb::Slice(stats_key)) {
+      auto stats = DecodeModelStats(std::string_view(it->value().data(), it->value().size()));
+      if (!stats) return std::unexpected(stats.error());
+      if (!IsEmptyLayer(*stats)) users.push_back({user, model::AlignLayerStats(*stats, *global)});
+    }
+    it->Seek(UserKeyEnd(user));
+  }
+  if (!it->status().ok()) return RocksdbError("listing user layers", it->status());
+  return users;
+}
+
 std::expected<std::optional<model::LedgerEntry>, Error> RocksdbStore::FindUserLearned(
     std::string_view user, std::string_view id) const {
   if (auto valid = model::CheckUserId(user); !valid) return std::unexpected(valid.error());

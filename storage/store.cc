@@ -20,6 +20,11 @@ std::expected<std::optional<model::ModelStats>, Error> Store::UserStats(
   return NoUserLayers();
 }
 
+std::expected<std::vector<UserSummary>, Error> Store::ListUsers(std::string_view /*after*/,
+                                                                std::size_t /*limit*/) const {
+  return NoUserLayers();
+}
+
 std::expected<std::optional<model::LedgerEntry>, Error> Store::FindUserLearned(
     std::string_view /*user*/, std::string_view /*id*/) const {
   return NoUserLayers();

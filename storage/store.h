@@ -54,6 +54,12 @@ struct LearnedMessage {
   friend bool operator==(const LearnedMessage&, const LearnedMessage&) = default;
 };
 
+// One user's layer as ListUsers reports it: its stats, aligned to the current global classes.
+struct UserSummary {
+  std::string user;
+  model::ModelStats stats;
+};
+
 // What a backend reports about its user layers, for monitoring.
 struct UserLayerFigures {
   std::uint64_t users = 0;          // Users with a layer.
@@ -163,6 +169,12 @@ class Store {
   // user's distinct tokens); nullopt when the user has no layer. Errors: as ReadUser.
   [[nodiscard]] virtual std::expected<std::optional<model::ModelStats>, Error> UserStats(
       std::string_view user) const;
+
+  // The users with a layer, in byte order of their ids, from the first after `after` ("": the
+  // first), at most `limit`, each with its stats. Reads the stats records only, never a layer's
+  // tokens. Errors: kDataLoss for a corrupt record, kInternal for an I/O failure.
+  [[nodiscard]] virtual std::expected<std::vector<UserSummary>, Error> ListUsers(
+      std::string_view after, std::size_t limit) const;
 
   // What `user`'s own ledger holds for message `id`: nullopt when the user never learned it.
   // Errors: as FindLearned.

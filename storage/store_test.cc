@@ -528,6 +528,32 @@ TEST_P(StoreTest, AUserLearnChangesOnlyThatUsersLayer) {
   EXPECT_EQ(store_->UserFigures().users, 1u);
 }
 
+TEST_P(StoreTest, ListUsersPagesThroughTheLayersInIdOrderWithTheirStats) {
+  EXPECT_TRUE(store_->ListUsers("", 10)->empty());
+  UserLearn(*store_, "carol", "m1", "spam", "cheap pills now");
+  UserLearn(*store_, "alice", "m1", "ham", "send us your password");
+  UserLearn(*store_, "alice", "m2", "spam", "cheap pills");
+  UserLearn(*store_, "al", "m1", "ham", "one two three");
+  UserLearn(*store_, "bob", "m1", "ham", "one");
+  UserForget(*store_, "bob", "m1");  // A layer emptied by a forget is no layer.
+  const auto all = store_->ListUsers("", 10);
+  ASSERT_TRUE(all.has_value()) << all.error().message;
+  std::vector<std::string> names;
+  for (const UserSummary& user : *all) names.push_back(user.user);
+  EXPECT_EQ(names, (std::vector<std::string>{"al", "alice", "carol"}));
+  EXPECT_EQ((*all)[1].stats, **store_->UserStats("alice"));
+  EXPECT_EQ((*all)[1].stats.classes[0], (model::ClassStats{"spam", 1, 2}));
+  EXPECT_EQ((*all)[1].stats.classes[1], (model::ClassStats{"ham", 1, 4}));
+  // Pages: after a listed user, at most `limit`.
+  const auto first = store_->ListUsers("", 2);
+  ASSERT_EQ(first->size(), 2u);
+  const auto rest = store_->ListUsers(first->back().user, 2);
+  ASSERT_EQ(rest->size(), 1u);
+  EXPECT_EQ(rest->front().user, "carol");
+  EXPECT_TRUE(store_->ListUsers("carol", 2)->empty());
+  EXPECT_EQ(store_->ListUsers("b", 5)->front().user, "carol");
+}
+
 TEST_P(StoreTest, UserForgetRestoresTheLayerBitForBitAndRelearnMoves) {
   UserLearn(*store_, "alice", "m0", "spam", "cheap pills now");
   const auto before = UserLayerOf(*store_, "alice");

@@ -340,6 +340,8 @@ async function showModel() {
   const outcomes = ['learned', 'relearned', 'unchanged', 'forgotten', 'failed'];
   $('sources-table').tBodies[0].replaceChildren(...Object.entries(bySource).map(([source, counts]) =>
     el('tr', {}, el('td', {}, source || '(no token)'), ...outcomes.map((o) => el('td', {class: 'num'}, number(counts[o] || 0))))));
+  $('user-result').textContent = '';
+  await showUsers('');
 }
 
 function calibrationChart(node, calibration) {
@@ -392,23 +394,30 @@ async function rollback() {
   $('source-result').textContent = `forgotten: ${answer.forgotten}`;
 }
 
-async function showUser(event) {
-  event.preventDefault();
-  const user = new FormData($('user-form')).get('user');
-  try {
-    const stats = await api('GET', `/users/${encodeURIComponent(user)}/stats`);
-    $('user-result').textContent = `${user}: ` + stats.classes.map((c) => `${c.label} ${number(c.documents)} documents, ${number(c.tokens)} tokens`).join('; ') +
-        `; ${number(stats.vocabulary)} distinct tokens`;
-  } catch (error) {
-    $('user-result').textContent = `${user}: ${error.message}`;
-  }
+function classDocuments(stats, label) {
+  const found = stats.classes.find((c) => c.label === label);
+  return found ? found.documents : 0;
 }
 
-async function deleteUser() {
-  const user = new FormData($('user-form')).get('user');
-  if (!user || !confirm(`Delete ${user}'s layer and scans?`)) return;
+async function showUsers(after) {
+  const page = await api('GET', `/users?limit=50${after ? `&after=${encodeURIComponent(after)}` : ''}`);
+  $('users-table').tBodies[0].replaceChildren(...page.users.map((u) => {
+    const remove = el('button', {type: 'button', class: 'danger', 'data-user': u.user}, 'Delete');
+    remove.addEventListener('click', guarded(() => deleteUser(u.user)));
+    return el('tr', {'data-user': u.user}, el('td', {class: 'key'}, u.user),
+              el('td', {class: 'num'}, number(classDocuments(u, 'spam'))), el('td', {class: 'num'}, number(classDocuments(u, 'ham'))),
+              el('td', {class: 'num'}, number(u.documents)), el('td', {class: 'num'}, number(u.vocabulary)), el('td', {}, remove));
+  }));
+  $('users-more').disabled = !page.next;
+  $('users-more').dataset.next = page.next || '';
+  if (!page.users.length) $('user-result').textContent = 'No user has a layer.';
+}
+
+async function deleteUser(user) {
+  if (!confirm(`Delete ${user}'s layer and scans?`)) return;
   await api('DELETE', `/users/${encodeURIComponent(user)}`);
   $('user-result').textContent = `${user}: deleted`;
+  await showUsers('');
 }
 
 // ---- wiring -------------------------------------------------------------------------------------
@@ -448,8 +457,8 @@ function start() {
   $('check-form').addEventListener('submit', guarded(check));
   $('source-form').addEventListener('submit', guarded(listLearned));
   $('source-rollback').addEventListener('click', guarded(rollback));
-  $('user-form').addEventListener('submit', guarded(showUser));
-  $('user-delete').addEventListener('click', guarded(deleteUser));
+  $('users-first').addEventListener('click', guarded(() => showUsers('')));
+  $('users-more').addEventListener('click', guarded(() => showUsers($('users-more').dataset.next)));
   window.addEventListener('hashchange', route);
   route();
 }

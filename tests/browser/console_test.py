@@ -242,12 +242,32 @@ class ConsoleTest(ConsoleTestCase):
         self.text_in('#status-cards', 'CLASSIFIED, LAST HOUR')
         self.shoot('status')
 
-        # Model: the calibration chart and the training by source.
+        # Model: the calibration chart, the training by source, the users' layers.
+        for user in ('alice@example.org', 'bob@example.org'):
+            status, answer = self.daemon.call('POST', f'/train?label=ham&id=u1&user={user}', HAM[0])
+            self.assertEqual(status, 200, answer)
         self.open('model')
         self.find('#chart-calibration polyline')
         self.text_in('#calibration-note', 'held-out scores')
         self.find('#sources-table tbody tr')
+        row = self.find('#users-table tr[data-user="alice@example.org"]')
+        self.assertEqual([td.text for td in row.find_elements(By.CSS_SELECTOR, 'td.num')][:3], ['0', '1', '1'])
         self.shoot('model')
+        row.find_element(By.CSS_SELECTOR, 'button').click()
+        self.wait.until(ec.alert_is_present()).accept()
+        self.text_in('#user-result', 'alice@example.org: deleted')
+        self.assertEqual(len(self.browser.find_elements(By.CSS_SELECTOR, '#users-table tbody tr')), 1)
+        self.assertEqual(self.daemon.call('GET', '/users/alice%40example.org/stats')[0], 404)
+
+        # What the training without a token (source "") learned, then its rollback.
+        self.browser.find_element(By.CSS_SELECTOR, '#source-form button[type=submit]').click()
+        self.text_in('#source-result', 'messages trained through (no token)')
+        listed = len(self.browser.find_elements(By.CSS_SELECTOR, '#learned-table tbody tr'))
+        self.assertEqual(listed, stats['documents'])
+        self.browser.find_element(By.CSS_SELECTOR, '#source-rollback').click()
+        self.wait.until(ec.alert_is_present()).accept()
+        self.text_in('#source-result', f'forgotten: {listed}')
+        self.assertEqual(self.daemon.call('GET', '/stats')[1]['documents'], 0)
 
     def test_an_uploaded_file_is_classified(self):
         self.daemon.seed()

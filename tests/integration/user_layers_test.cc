@@ -92,6 +92,36 @@ TEST_F(UserLayersTest, AUsersTrainingMovesOnlyTheirScoreAndForgetAndDeleteUndoIt
   EXPECT_EQ(Classify(again, "?user=alice"), global);
 }
 
+TEST_F(UserLayersTest, GetUsersListsTheLayersWithTheirSizesPageByPage) {
+  DaemonProcess daemon = Start();
+  HttpClient client(daemon.port());
+  TrainSeed(client);
+  EXPECT_TRUE(client.GetJson("/users").at("users").as_array().empty());
+  for (const char* user : {"carol", "alice", "bob"}) {
+    Train(client, std::string("?label=ham&id=m1&user=") + user, "review account details");
+  }
+  Train(client, "?label=spam&id=m2&user=alice", "cheap pills");
+  const json::value all = client.GetJson("/users");
+  const json::array& users = all.at("users").as_array();
+  ASSERT_EQ(users.size(), 3u);
+  EXPECT_EQ(users[0].at("user").as_string(), "alice");
+  EXPECT_EQ(users[0], client.GetJson("/users/alice/stats"));
+  EXPECT_EQ(users[0].at("documents").as_int64(), 2);
+  EXPECT_EQ(users[2].at("user").as_string(), "carol");
+  EXPECT_TRUE(all.at("next").is_null());
+  const json::value first = client.GetJson("/users?limit=2");
+  EXPECT_EQ(first.at("users").as_array().size(), 2u);
+  EXPECT_EQ(first.at("next").as_string(), "bob");
+  const json::value rest = client.GetJson("/users?after=bob&limit=2");
+  ASSERT_EQ(rest.at("users").as_array().size(), 1u);
+  EXPECT_EQ(rest.at("users").at(0).at("user").as_string(), "carol");
+  EXPECT_EQ(client.Send(http::verb::get, "/users?limit=0").result(), http::status::bad_request);
+  EXPECT_EQ(client.Send(http::verb::get, "/users?limit=1001").result(), http::status::bad_request);
+  EXPECT_EQ(client.Send(http::verb::get, "/users?page=2").result(), http::status::bad_request);
+  ASSERT_EQ(client.Send(http::verb::delete_, "/users/bob").result(), http::status::ok);
+  EXPECT_EQ(client.GetJson("/users").at("users").as_array().size(), 2u);
+}
+
 TEST_F(UserLayersTest, BadUserIdsAre400AndDeleteNeedsATokenAsForgetDoes) {
   DaemonProcess daemon = Start({"--auth-tokens", "mx1:0123456789abcdef"});
   HttpClient client(daemon.port());
