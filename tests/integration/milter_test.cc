@@ -21,6 +21,7 @@
 
 #include "milter/testing/postfix_instance.h"
 #include "milter/testing/smtp_client.h"
+#include "tests/support/activity.h"
 #include "tests/support/daemon_process.h"
 #include "tests/support/http_client.h"
 #include "tests/support/temp_dir.h"
@@ -142,6 +143,9 @@ TEST_F(MilterDaemonTest, RejectsTrainedSpamDeliversHamAndCountsFeedbackByMessage
     EXPECT_EQ(found.at("verdict").as_string(), "ham");
     EXPECT_EQ(found.at("facts").at("client").as_string(), "127.0.0.1") << scan.body();
     EXPECT_EQ(history.GetJson("/history?front_end=milter").at("scans").as_array().size(), 2u);
+    // Every scan counts in the console's last hour too.
+    EXPECT_EQ(ClassifiedLastHour(history),
+              static_cast<std::int64_t>(history.GetJson("/history").at("scans").as_array().size()));
   }
 
   // The user says the delivered message was spam: /train under its Message-ID is a false

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/activity.h"
 #include "tests/support/daemon_process.h"
 #include "tests/support/exim_instance.h"
 #include "tests/support/http_client.h"
@@ -124,6 +125,9 @@ TEST_F(SpamdDaemonTest, SpamcCheckAndReportScoreWithTheDaemonsModel) {
   ASSERT_NE(scan_at, std::string::npos) << processed.out;
   const std::string scan = Get("/history/" + processed.out.substr(scan_at + 16, 20));
   EXPECT_THAT(scan, HasSubstr("\"front_end\":\"spamd\"")) << scan;
+  // Every spamd check counts in the console's last hour (the three above and the one before).
+  HttpClient http(daemon_->port());
+  EXPECT_EQ(ClassifiedLastHour(http), 4);
 
   const std::string metrics = Get("/metrics");
   EXPECT_EQ(MetricValue(metrics, "nbspamd_spamd_requests_answered_total"), 4) << metrics;
