@@ -111,7 +111,9 @@ void ScanHistory::Record(ScanRecord record) {
     }
     queue_.push_back(std::move(record));
     ++queued_total_;
-    if (queue_.size() != kWakeAt) return;
+    // The first scan wakes an idle writer (which then waits kWriteDelay for more), a full batch
+    // one that waits for it; the scans between wake nobody.
+    if (queue_.size() != 1 && queue_.size() != kWakeAt) return;
   }
   wake_.notify_one();
 }
