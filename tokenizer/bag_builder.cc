@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <numeric>
 #include <string>
 
 #include "common/token_hash.h"
@@ -13,27 +14,18 @@ namespace {
 // The first table size: enough for the distinct tokens of most messages.
 constexpr std::size_t kInitialSlots = 512;
 
-std::uint32_t CountOf(std::size_t occurrences, bool boolean_counts) {
-  if (boolean_counts) return 1;
-  return static_cast<std::uint32_t>(
-      std::min<std::size_t>(occurrences, std::numeric_limits<std::uint32_t>::max()));
-}
-
 }  // namespace
 
 bool BagBuilder::Add(std::string_view text, TokenSource source) {
   if (Full()) return false;
   ++produced_;
   const TokenHash hash = HashToken(text);
-  if (keep_text_) {
-    with_text_.emplace_back(hash, TokenText{std::string(text), source});
-  } else {
-    Count(hash);
-  }
+  // A text is kept for a hash's first occurrence only: it names the entry.
+  if (Count(hash) && keep_text_) texts_.push_back(TokenText{std::string(text), source});
   return true;
 }
 
-void BagBuilder::Count(TokenHash hash) {
+bool BagBuilder::Count(TokenHash hash) {
   if (2 * (distinct_.size() + 1) > slots_.size()) Grow();
   const std::size_t mask = slots_.size() - 1;
   // Token hashes are XXH3 values: their low bits are already well mixed.
@@ -42,12 +34,12 @@ void BagBuilder::Count(TokenHash hash) {
     if (index == 0) {
       distinct_.push_back(BagEntry{hash, 1});
       slots_[slot] = static_cast<std::uint32_t>(distinct_.size());
-      return;
+      return true;
     }
     BagEntry& entry = distinct_[index - 1];
     if (entry.hash == hash) {
       if (entry.count != std::numeric_limits<std::uint32_t>::max()) ++entry.count;
-      return;
+      return false;
     }
   }
 }
@@ -64,24 +56,27 @@ void BagBuilder::Grow() {
 
 TokenBag BagBuilder::Finish(bool boolean_counts) && {
   TokenBag bag;
-  if (keep_text_) {
-    // Stable, so that among equal hashes the first occurrence names the entry.
-    std::stable_sort(with_text_.begin(), with_text_.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (std::size_t i = 0; i < with_text_.size();) {
-      std::size_t j = i + 1;
-      while (j < with_text_.size() && with_text_[j].first == with_text_[i].first) ++j;
-      bag.entries.push_back(BagEntry{with_text_[i].first, CountOf(j - i, boolean_counts)});
-      bag.texts.push_back(std::move(with_text_[i].second));
-      i = j;
-    }
-  } else {
+  if (boolean_counts) {
+    for (BagEntry& entry : distinct_) entry.count = 1;
+  }
+  const auto by_hash = [](const BagEntry& a, const BagEntry& b) { return a.hash < b.hash; };
+  if (!keep_text_) {
     bag.entries = std::move(distinct_);
-    if (boolean_counts) {
-      for (BagEntry& entry : bag.entries) entry.count = 1;
-    }
-    std::sort(bag.entries.begin(), bag.entries.end(),
-              [](const BagEntry& a, const BagEntry& b) { return a.hash < b.hash; });
+    std::sort(bag.entries.begin(), bag.entries.end(), by_hash);
+    return bag;
+  }
+  // Sorts the entries' indices, then moves each entry and its text once (a text is a string:
+  // sorting them in place would move each many times).
+  std::vector<std::uint32_t> order(distinct_.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), [this](std::uint32_t a, std::uint32_t b) {
+    return distinct_[a].hash < distinct_[b].hash;
+  });
+  bag.entries.reserve(order.size());
+  bag.texts.reserve(order.size());
+  for (const std::uint32_t i : order) {
+    bag.entries.push_back(distinct_[i]);
+    bag.texts.push_back(std::move(texts_[i]));
   }
   return bag;
 }

@@ -13,8 +13,9 @@
 
 namespace nbspamd::tokenizer {
 
-// Keeps the first `max_tokens` occurrences added. Without texts, occurrences are counted as
-// they come in a hash table, so Finish sorts only the distinct hashes.
+// Keeps the first `max_tokens` occurrences added. Occurrences are counted as they come in a hash
+// table, so Finish sorts only the distinct hashes; with texts, the text of each hash's first
+// occurrence is kept beside it.
 // Not thread-safe; one per Tokenize call.
 class BagBuilder {
  public:
@@ -31,18 +32,19 @@ class BagBuilder {
   [[nodiscard]] TokenBag Finish(bool boolean_counts) &&;
 
  private:
-  void Count(TokenHash hash);
+  // Counts one occurrence of `hash`; true when it is the hash's first.
+  bool Count(TokenHash hash);
   void Grow();
 
   std::size_t max_tokens_;
   bool keep_text_;
   std::size_t produced_ = 0;
-  // When !keep_text_: each distinct hash once with its occurrences, in order of first sight, and
-  // a power-of-two open-addressing table (linear probing) of 1 + their index there, 0 for an
-  // empty slot. The table is at most half full.
+  // Each distinct hash once with its occurrences, in order of first sight, and a power-of-two
+  // open-addressing table (linear probing) of 1 + their index there, 0 for an empty slot. The
+  // table is at most half full.
   std::vector<BagEntry> distinct_;
   std::vector<std::uint32_t> slots_;
-  std::vector<std::pair<TokenHash, TokenText>> with_text_;  // When keep_text_.
+  std::vector<TokenText> texts_;  // When keep_text_: parallel to distinct_.
 };
 
 }  // namespace nbspamd::tokenizer
