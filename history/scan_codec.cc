@@ -126,6 +126,8 @@ std::expected<ScanSummary, Error> DecodeScanSummary(std::string_view scan_id,
 
 std::string EncodeScanDetail(const ScanDetail& detail) {
   std::string out;
+  // At most 10 bytes a varint: one allocation for the whole detail.
+  out.reserve(16 + detail.top.size() * 64 + detail.bag.size() * 20);
   out.push_back(static_cast<char>(kScanFormat));
   PutVarint64(out, detail.top.size());
   for (const ScanToken& token : detail.top) {

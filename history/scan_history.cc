@@ -84,7 +84,10 @@ std::expected<std::unique_ptr<ScanHistory>, Error> ScanHistory::Open(ScanHistory
 
 ScanHistory::ScanHistory(ScanHistoryOptions options, std::unique_ptr<rocksdb::DB> db,
                          std::uint64_t kept, std::string oldest)
-    : options_(std::move(options)), db_(std::move(db)), oldest_(std::move(oldest)) {
+    : options_(std::move(options)),
+      db_(std::move(db)),
+      write_(std::make_unique<rocksdb::WriteBatch>()),
+      oldest_(std::move(oldest)) {
   figures_.kept = kept;
   writer_ = std::thread([this] { WriterLoop(); });
 }
@@ -153,7 +156,8 @@ void ScanHistory::WriterLoop() {
 }
 
 void ScanHistory::WriteBatch(std::vector<ScanRecord>& batch) {
-  rocksdb::WriteBatch write;
+  rocksdb::WriteBatch& write = *write_;
+  write.Clear();  // Keeps its buffer.
   for (const ScanRecord& record : batch) {
     const std::string& id = record.summary.scan_id;
     write.Put(Key(kSummaryKind, id), EncodeScanSummary(record.summary));

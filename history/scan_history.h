@@ -34,6 +34,7 @@
 
 namespace rocksdb {
 class DB;
+class WriteBatch;
 }  // namespace rocksdb
 
 namespace nbspamd::history {
@@ -119,6 +120,9 @@ class ScanHistory {
 
   ScanHistoryOptions options_;
   std::unique_ptr<rocksdb::DB> db_;
+  // The writer thread's batch, cleared and reused: a fresh one per batch (about 1 MiB) would be
+  // mapped and unmapped each time, a page fault per page.
+  std::unique_ptr<rocksdb::WriteBatch> write_;
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;      // The writer: work or stop.

@@ -50,20 +50,34 @@ std::expected<ClassifyResult, Error> ScoreWith(const TokenBag& bag, const ModelS
   const bool two_class =
       spam && ham && estimator.HasDocuments(*spam) && estimator.HasDocuments(*ham);
   double score_sum = 0;
+  // A known token's weight in the explanation (count · (log P(t|a) − log P(t|b))). With spam and
+  // ham, a and b are spam and ham and the weights come from this loop; else they are known only
+  // after it (below).
+  struct Weighed {
+    std::size_t index;
+    double weight;
+  };
+  std::vector<Weighed> weighed;
+  const bool weigh_here = options.explain > 0 && two_class;
+  if (weigh_here) weighed.reserve(bag.entries.size());
+  // log P(t|c) of the current token, each computed once.
+  std::vector<double> log_likelihoods(class_count, 0.0);
   for (std::size_t i = 0; i < bag.entries.size(); ++i) {
     if (!estimator.Known(i)) continue;  // Seen in no class: skipped.
     const double x = bag.entries[i].count;
     result.known_tokens += bag.entries[i].count;
     for (std::size_t c = 0; c < class_count; ++c) {
       if (!estimator.HasDocuments(c)) continue;
-      result.classes[c].log_joint += x * estimator.LogLikelihood(i, c);
+      log_likelihoods[c] = estimator.LogLikelihood(i, c);
+      result.classes[c].log_joint += x * log_likelihoods[c];
     }
     if (two_class) {
-      const double weight = estimator.LogLikelihood(i, *spam) - estimator.LogLikelihood(i, *ham);
+      const double weight = log_likelihoods[*spam] - log_likelihoods[*ham];
       if (std::fabs(weight) > options.score_min_weight) {
         score_sum += x * weight;
         result.scored_tokens += bag.entries[i].count;
       }
+      if (weigh_here) weighed.push_back({i, bag.entries[i].count * weight});
     }
   }
 
@@ -109,17 +123,14 @@ std::expected<ClassifyResult, Error> ScoreWith(const TokenBag& bag, const ModelS
     }
     // Every known token's weight, then the text of the `explain` largest only: a message has
     // hundreds of tokens and an explanation a few.
-    struct Weighed {
-      std::size_t index;
-      double weight;
-    };
-    std::vector<Weighed> weighed;
-    weighed.reserve(bag.entries.size());
-    for (std::size_t i = 0; i < bag.entries.size(); ++i) {
-      if (!estimator.Known(i)) continue;
-      double weight = estimator.LogLikelihood(i, a);
-      if (b) weight -= estimator.LogLikelihood(i, *b);
-      weighed.push_back({i, bag.entries[i].count * weight});
+    if (!weigh_here) {
+      weighed.reserve(bag.entries.size());
+      for (std::size_t i = 0; i < bag.entries.size(); ++i) {
+        if (!estimator.Known(i)) continue;
+        double weight = estimator.LogLikelihood(i, a);
+        if (b) weight -= estimator.LogLikelihood(i, *b);
+        weighed.push_back({i, bag.entries[i].count * weight});
+      }
     }
     // Largest |weight| first; ties by token text so the order is deterministic (without texts,
     // a token's text is its hash in 16 hex digits: the hashes' order).

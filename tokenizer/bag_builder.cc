@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
-#include <numeric>
 #include <string>
 
 #include "common/token_hash.h"
@@ -65,16 +64,17 @@ TokenBag BagBuilder::Finish(bool boolean_counts) && {
     std::sort(bag.entries.begin(), bag.entries.end(), by_hash);
     return bag;
   }
-  // Sorts the entries' indices, then moves each entry and its text once (a text is a string:
-  // sorting them in place would move each many times).
-  std::vector<std::uint32_t> order(distinct_.size());
-  std::iota(order.begin(), order.end(), 0u);
-  std::sort(order.begin(), order.end(), [this](std::uint32_t a, std::uint32_t b) {
-    return distinct_[a].hash < distinct_[b].hash;
-  });
+  // Sorts (hash, index) pairs, then moves each entry's text once (a text is a string: sorting
+  // them in place would move each many times). Hashes are distinct here.
+  std::vector<std::pair<TokenHash, std::uint32_t>> order;
+  order.reserve(distinct_.size());
+  for (std::size_t i = 0; i < distinct_.size(); ++i) {
+    order.emplace_back(distinct_[i].hash, static_cast<std::uint32_t>(i));
+  }
+  std::sort(order.begin(), order.end());
   bag.entries.reserve(order.size());
   bag.texts.reserve(order.size());
-  for (const std::uint32_t i : order) {
+  for (const auto& [hash, i] : order) {
     bag.entries.push_back(distinct_[i]);
     bag.texts.push_back(std::move(texts_[i]));
   }
