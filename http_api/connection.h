@@ -54,7 +54,7 @@ class BasicHttpConnection final : public HttpConnection,
   // TLS with `tls`'s certificate and key; `tls` outlives the connection.
   BasicHttpConnection(boost::asio::ip::tcp::socket&& socket, boost::asio::ssl::context& tls,
                       const Router& router, const HttpLimits& limits,
-                      HttpConnectionRegistry& registry) requires kTls;
+                      HttpConnectionRegistry& registry) requires(kTls);
   ~BasicHttpConnection() override;
 
   void Run() override;
