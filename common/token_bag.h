@@ -7,21 +7,13 @@
 #define NBSPAMD_COMMON_TOKEN_BAG_H_
 
 #include <cstdint>
-#include <string>
 #include <vector>
+
+#include "common/token_texts.h"
 
 namespace nbspamd {
 
 using TokenHash = std::uint64_t;
-
-// Where in the message a token came from. The source is part of the token's text (a prefix such
-// as "subject:"), so the same word in two sources gives two tokens.
-enum class TokenSource : std::uint8_t {
-  kBody,    // A word of the message body (or of plain text).
-  kHeader,  // A word or value of a selected header, e.g. "subject:free".
-  kUrl,     // A host or domain of a URL.
-  kMeta,    // A fact about the message's structure, e.g. "meta:html-only".
-};
 
 // One distinct token of a message and how many times it occurs there (1 with boolean counts).
 struct BagEntry {
@@ -31,19 +23,11 @@ struct BagEntry {
   friend bool operator==(const BagEntry&, const BagEntry&) = default;
 };
 
-// The readable form of one token, for explanations.
-struct TokenText {
-  std::string text;  // The full token text, prefix included ("subject:free").
-  TokenSource source = TokenSource::kBody;
-
-  friend bool operator==(const TokenText&, const TokenText&) = default;
-};
-
 // Invariant: `entries` is sorted by hash and holds each hash once with count >= 1. `texts` is
 // either empty or parallel to `entries` (texts[i] names entries[i]).
 struct TokenBag {
   std::vector<BagEntry> entries;
-  std::vector<TokenText> texts;
+  TokenTexts texts;
 
   // Sum of the counts of all entries.
   [[nodiscard]] std::uint64_t TotalCount() const {

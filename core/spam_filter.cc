@@ -64,7 +64,7 @@ std::expected<ClassifyOutcome, Error> SpamFilter::Classify(const ClassifyRequest
   const bool record = history_ != nullptr && !front_end.empty();
   const std::size_t explained = record ? std::max(explain, history_options_.explain) : explain;
   tokenizer::MessageFacts facts;
-  const TokenBag bag =
+  TokenBag bag =
       tokenizer_.Tokenize(message, /*keep_text=*/explained > 0, record ? &facts : nullptr);
   const model::Snapshot snapshot = store_->Read(bag.entries);
   const model::ClassifyOptions classify_options{.alpha = options_.alpha,
@@ -91,7 +91,7 @@ std::expected<ClassifyOutcome, Error> SpamFilter::Classify(const ClassifyRequest
   if (outcome.result.SpamProbability()) {
     verdicts_.Remember(outcome.id, outcome.result.verdict == model::Verdict::kSpam);
   }
-  if (record) RecordScan(request, bag, facts, outcome);
+  if (record) RecordScan(request, std::move(bag.entries), facts, outcome);  // bag's last use.
   if (outcome.result.explanations.size() > explain) outcome.result.explanations.resize(explain);
   activity_.RecordClassify(
       outcome.result.score ? std::optional(outcome.result.verdict) : std::nullopt,
@@ -107,7 +107,7 @@ void SpamFilter::EnableHistory(std::unique_ptr<history::ScanHistory> history,
   history_ = std::move(history);
 }
 
-void SpamFilter::RecordScan(const ClassifyRequest& request, const TokenBag& bag,
+void SpamFilter::RecordScan(const ClassifyRequest& request, std::vector<BagEntry> bag,
                             const tokenizer::MessageFacts& facts, ClassifyOutcome& outcome) const {
   const std::int64_t now = SystemUnixMillis();
   history::ScanRecord record;
@@ -132,10 +132,12 @@ void SpamFilter::RecordScan(const ClassifyRequest& request, const TokenBag& bag,
   const std::size_t top = std::min(outcome.result.explanations.size(), history_options_.explain);
   record.detail.top.reserve(top);
   for (std::size_t i = 0; i < top; ++i) {
-    const model::TokenExplanation& token = outcome.result.explanations[i];
-    record.detail.top.push_back({token.token, token.source, token.count, token.weight});
+    model::TokenExplanation& token = outcome.result.explanations[i];
+    // The tokens the answer does not show (Classify drops them next) are moved, not copied.
+    record.detail.top.push_back({i < request.explain ? token.token : std::move(token.token),
+                                 token.source, token.count, token.weight});
   }
-  record.detail.bag = bag.entries;
+  record.detail.bag = std::move(bag);
   outcome.scan_id = summary.scan_id;
   history_->Record(std::move(record));
 }

@@ -379,8 +379,9 @@ class SpamFilter {
   // The scan of the history that `message`'s own scan header names (history/scan_header.h), when
   // this daemon has it.
   [[nodiscard]] std::optional<history::ScanRecord> OwnScanOf(std::string_view message) const;
-  // Records the scan of `request` in the history.
-  void RecordScan(const ClassifyRequest& request, const TokenBag& bag,
+  // Records the scan of `request`, whose bag is `bag`, in the history; moves the explaining
+  // tokens past request.explain out of `outcome`.
+  void RecordScan(const ClassifyRequest& request, std::vector<BagEntry> bag,
                   const tokenizer::MessageFacts& facts, ClassifyOutcome& outcome) const;
   // Sets `outcome.feedback` from the verdict remembered for its id, which is then forgotten.
   // Runs where a train completes: quick, no I/O.

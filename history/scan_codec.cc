@@ -2,6 +2,7 @@
 
 #include <bit>
 #include <cstring>
+#include <vector>
 
 #include "storage/encoding.h"
 
@@ -57,6 +58,13 @@ class Reader {
     value = std::bit_cast<double>(bits);
     return true;
   }
+  // The next `size` bytes, consumed; fails when fewer are left.
+  bool Bytes(std::size_t size, std::string_view& value) {
+    if (!ok_ || input_.size() < size) return ok_ = false;
+    value = input_.substr(0, size);
+    input_.remove_prefix(size);
+    return true;
+  }
   [[nodiscard]] bool ok() const { return ok_; }
   [[nodiscard]] bool done() const { return ok_ && input_.empty(); }
 
@@ -65,8 +73,63 @@ class Reader {
   bool ok_ = true;
 };
 
+void PutLittleEndian64(char* out, std::uint64_t value) {
+  if constexpr (std::endian::native != std::endian::little) value = std::byteswap(value);
+  std::memcpy(out, &value, 8);
+}
+
+std::uint64_t GetLittleEndian64(const char* in) {
+  std::uint64_t value = 0;
+  std::memcpy(&value, in, 8);
+  if constexpr (std::endian::native != std::endian::little) value = std::byteswap(value);
+  return value;
+}
+
+bool ValidCount(std::uint64_t count) { return count != 0 && count <= UINT32_MAX; }
+
+// Format 1's bag: each hash as the varint difference from the one before, then its count.
+bool ReadDeltaBag(Reader& in, std::vector<BagEntry>& bag) {
+  TokenHash previous = 0;
+  for (BagEntry& entry : bag) {
+    std::uint64_t delta = 0;
+    std::uint64_t count = 0;
+    if (!in.Varint(delta) || !in.Varint(count) || !ValidCount(count)) return false;
+    previous += delta;  // Wraps only for a malformed value: then the order check fails.
+    entry = {previous, static_cast<std::uint32_t>(count)};
+  }
+  return true;
+}
+
+// The bag log's layout: the hashes as 8-byte little-endian words,
+// then the counts as varints.
+bool ReadFixedBag(Reader& in, std::vector<BagEntry>& bag) {
+  std::string_view hashes;
+  if (!in.Bytes(8 * bag.size(), hashes)) return false;
+  for (std::size_t i = 0; i < bag.size(); ++i) {
+    bag[i].hash = GetLittleEndian64(hashes.data() + 8 * i);
+  }
+  for (BagEntry& entry : bag) {
+    std::uint64_t count = 0;
+    if (!in.Varint(count) || !ValidCount(count)) return false;
+    entry.count = static_cast<std::uint32_t>(count);
+  }
+  return true;
+}
+
 std::unexpected<Error> Malformed(std::string_view what) {
   return MakeError(ErrorCode::kDataLoss, "malformed scan " + std::string(what));
+}
+
+// A bag: varint entries, then format 1's or the fixed layout; sorted hashes, each once.
+bool ReadBag(Reader& in, std::size_t value_size, bool fixed, std::vector<BagEntry>& bag) {
+  std::uint64_t entries = 0;
+  if (!in.Varint(entries) || entries > kMaxBagEntries || entries > value_size) return false;
+  bag.resize(entries);
+  if (!(fixed ? ReadFixedBag(in, bag) : ReadDeltaBag(in, bag))) return false;
+  for (std::size_t i = 1; i < bag.size(); ++i) {
+    if (bag[i].hash <= bag[i - 1].hash) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -124,11 +187,41 @@ std::expected<ScanSummary, Error> DecodeScanSummary(std::string_view scan_id,
   return summary;
 }
 
-std::string EncodeScanDetail(const ScanDetail& detail) {
+std::string EncodeScanBag(std::span<const BagEntry> bag) {
   std::string out;
-  // At most 10 bytes a varint: one allocation for the whole detail.
-  out.reserve(16 + detail.top.size() * 64 + detail.bag.size() * 20);
-  out.push_back(static_cast<char>(kScanFormat));
+  out.reserve(10 + bag.size() * 9);
+  PutVarint64(out, bag.size());
+  // The hashes as one block of 8-byte little-endian words (random: a varint would be longer),
+  // then the counts, nearly all one byte.
+  const std::size_t hashes_at = out.size();
+  out.resize(hashes_at + 8 * bag.size());
+  char* hash_bytes = out.data() + hashes_at;
+  for (const BagEntry& entry : bag) {
+    PutLittleEndian64(hash_bytes, entry.hash);
+    hash_bytes += 8;
+  }
+  for (const BagEntry& entry : bag) {
+    if (entry.count < 0x80) {
+      out.push_back(static_cast<char>(entry.count));
+    } else {
+      PutVarint64(out, entry.count);
+    }
+  }
+  return out;
+}
+
+std::expected<std::vector<BagEntry>, Error> DecodeScanBag(std::string_view value) {
+  Reader in(value);
+  std::vector<BagEntry> bag;
+  if (!ReadBag(in, value.size(), /*fixed=*/true, bag)) return Malformed("bag");
+  if (!in.done()) return Malformed("bag");
+  return bag;
+}
+
+std::string EncodeScanDetail(const ScanDetail& detail, const BagLocation& bag) {
+  std::string out;
+  out.reserve(32 + detail.top.size() * 48);
+  out.push_back(static_cast<char>(kScanDetailFormat));
   PutVarint64(out, detail.top.size());
   for (const ScanToken& token : detail.top) {
     PutString(out, token.text);
@@ -136,21 +229,20 @@ std::string EncodeScanDetail(const ScanDetail& detail) {
     PutVarint64(out, token.count);
     PutDouble(out, token.weight);
   }
-  PutVarint64(out, detail.bag.size());
-  TokenHash previous = 0;
-  for (const BagEntry& entry : detail.bag) {
-    PutVarint64(out, entry.hash - previous);
-    PutVarint64(out, entry.count);
-    previous = entry.hash;
-  }
+  PutString(out, bag.segment);
+  PutVarint64(out, bag.offset);
+  PutVarint64(out, bag.size);
   return out;
 }
 
-std::expected<ScanDetail, Error> DecodeScanDetail(std::string_view value) {
+std::expected<StoredDetail, Error> DecodeScanDetail(std::string_view value) {
   Reader in(value);
-  ScanDetail detail;
+  StoredDetail stored;
+  ScanDetail& detail = stored.detail;
   std::uint8_t format = 0;
-  if (!in.Byte(format) || format != kScanFormat) return Malformed("detail format");
+  if (!in.Byte(format) || format < kScanFormat || format > kScanDetailFormat) {
+    return Malformed("detail format");
+  }
   std::uint64_t top = 0;
   if (!in.Varint(top) || top > kMaxTopTokens) return Malformed("detail");
   detail.top.resize(top);
@@ -165,25 +257,20 @@ std::expected<ScanDetail, Error> DecodeScanDetail(std::string_view value) {
     token.source = static_cast<TokenSource>(source);
     token.count = static_cast<std::uint32_t>(count);
   }
-  std::uint64_t entries = 0;
-  if (!in.Varint(entries) || entries > kMaxBagEntries || entries > value.size()) {
+  if (format == kScanDetailFormat) {
+    BagLocation& bag = stored.bag_location.emplace();
+    std::uint64_t offset = 0;
+    std::uint64_t size = 0;
+    if (!(in.String(bag.segment) && in.Varint(offset) && in.Varint(size)) || size > UINT32_MAX) {
+      return Malformed("detail bag location");
+    }
+    bag.offset = offset;
+    bag.size = static_cast<std::uint32_t>(size);
+  } else if (!ReadBag(in, value.size(), /*fixed=*/false, detail.bag)) {
     return Malformed("detail bag");
   }
-  detail.bag.resize(entries);
-  TokenHash previous = 0;
-  for (std::size_t i = 0; i < entries; ++i) {
-    std::uint64_t delta = 0;
-    std::uint64_t count = 0;
-    if (!in.Varint(delta) || !in.Varint(count) || count == 0 || count > UINT32_MAX ||
-        (i > 0 && delta == 0)) {
-      return Malformed("detail bag entry");
-    }
-    previous += delta;  // Wraps only for a malformed value: then the order check below fails.
-    if (i > 0 && previous <= detail.bag[i - 1].hash) return Malformed("detail bag order");
-    detail.bag[i] = {previous, static_cast<std::uint32_t>(count)};
-  }
   if (!in.done()) return Malformed("detail");
-  return detail;
+  return stored;
 }
 
 }  // namespace nbspamd::history

@@ -1,5 +1,6 @@
 #include "history/scan_history.h"
 
+#include <pthread.h>
 #include <rocksdb/db.h>
 #include <rocksdb/iterator.h>
 #include <rocksdb/options.h>
@@ -7,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <utility>
 
 #include "history/fact_policy.h"
@@ -29,6 +31,16 @@ constexpr std::size_t kMaxRemovedPerWrite = 1'000;
 // the bounds) for many scans, not one for each.
 constexpr std::size_t kWakeAt = 256;
 constexpr std::chrono::milliseconds kWriteDelay{20};
+// Scans are written without RocksDB's write-ahead log (its CRC and second copy of every byte
+// were a third of the writer's work); they reach the disk when the memory table is flushed:
+// once full, on close, and at the latest this long after the first scan it holds.
+constexpr std::chrono::seconds kPersistDelay{10};
+
+rocksdb::WriteOptions UnloggedWrite() {
+  rocksdb::WriteOptions options;
+  options.disableWAL = true;
+  return options;
+}
 
 std::string Key(char kind, std::string_view scan_id) {
   std::string key(1, kind);
@@ -61,6 +73,11 @@ std::expected<std::unique_ptr<ScanHistory>, Error> ScanHistory::Open(ScanHistory
   db_options.write_buffer_size = 32 << 20;
   // Token hashes are random: compressing them costs CPU and saves nothing.
   db_options.compression = rocksdb::kNoCompression;
+  // One writer thread: the plain skip list insert, not the concurrent one.
+  db_options.allow_concurrent_memtable_write = false;
+  // What is written without the log is flushed on close (RocksDB's default, said here because
+  // the history depends on it).
+  db_options.avoid_flush_during_shutdown = false;
   rocksdb::DB* raw = nullptr;
   const rocksdb::Status status = rocksdb::DB::Open(db_options, options.path, &raw);
   if (!status.ok()) {
@@ -78,18 +95,22 @@ std::expected<std::unique_ptr<ScanHistory>, Error> ScanHistory::Open(ScanHistory
     }
     if (!it->status().ok()) return RocksError("counting the scans", it->status());
   }
-  return std::unique_ptr<ScanHistory>(
-      new ScanHistory(std::move(options), std::move(db), kept, std::move(oldest)));
+  auto bags = BagLog::Open(options.path + "/bags");
+  if (!bags) return std::unexpected(std::move(bags.error()));
+  return std::unique_ptr<ScanHistory>(new ScanHistory(std::move(options), std::move(db),
+                                                      std::move(*bags), kept, std::move(oldest)));
 }
 
 ScanHistory::ScanHistory(ScanHistoryOptions options, std::unique_ptr<rocksdb::DB> db,
-                         std::uint64_t kept, std::string oldest)
+                         std::unique_ptr<BagLog> bags, std::uint64_t kept, std::string oldest)
     : options_(std::move(options)),
       db_(std::move(db)),
+      bags_(std::move(bags)),
       write_(std::make_unique<rocksdb::WriteBatch>()),
       oldest_(std::move(oldest)) {
   figures_.kept = kept;
   writer_ = std::thread([this] { WriterLoop(); });
+  pthread_setname_np(writer_.native_handle(), "history-writer");  // As top -H shows it.
 }
 
 ScanHistory::~ScanHistory() {
@@ -99,6 +120,8 @@ ScanHistory::~ScanHistory() {
   }
   wake_.notify_all();
   writer_.join();
+  // The bags on disk before RocksDB, closing next, flushes the summaries that name them.
+  (void)bags_->Sync();
 }
 
 std::int64_t ScanHistory::NowMs() const {
@@ -123,12 +146,22 @@ void ScanHistory::Record(ScanRecord record) {
 
 void ScanHistory::WriterLoop() {
   std::unique_lock lock(mutex_);
+  const auto has_work = [this] { return stopping_ || !queue_.empty() || !tasks_.empty(); };
   for (;;) {
     // Waits for a full batch or a task; a few scans are written after kWriteDelay.
     wake_.wait_for(lock, kWriteDelay,
                    [this] { return stopping_ || queue_.size() >= kWakeAt || !tasks_.empty(); });
-    if (!stopping_ && queue_.empty() && tasks_.empty()) {
-      wake_.wait(lock, [this] { return stopping_ || !queue_.empty() || !tasks_.empty(); });
+    if (!has_work()) {
+      if (unpersisted_since_) {
+        // Idle with scans only in memory: to disk after kPersistDelay, unless work comes first.
+        if (!wake_.wait_until(lock, *unpersisted_since_ + kPersistDelay, has_work)) {
+          lock.unlock();
+          Persist();
+          lock.lock();
+        }
+      } else {
+        wake_.wait(lock, has_work);
+      }
       continue;  // Then wait for the batch to fill, as above.
     }
     if (!tasks_.empty() && tasks_.front().after <= taken_total_) {
@@ -146,6 +179,12 @@ void ScanHistory::WriterLoop() {
       lock.unlock();
       WriteBatch(writing_);
       ApplyBounds();
+      const auto now = std::chrono::steady_clock::now();
+      if (!unpersisted_since_) {
+        unpersisted_since_ = now;
+      } else if (now - *unpersisted_since_ >= kPersistDelay) {
+        Persist();
+      }
       lock.lock();
       writing_.clear();
     } else if (stopping_) {
@@ -155,15 +194,41 @@ void ScanHistory::WriterLoop() {
   }
 }
 
+void ScanHistory::Persist() {
+  // The bags before the summaries that name them.
+  if (!bags_->Sync()) {
+    std::lock_guard lock(mutex_);
+    ++figures_.write_errors;
+  }
+  rocksdb::FlushOptions flush;
+  flush.wait = false;  // RocksDB's flush thread writes the table; the writer goes on.
+  if (!db_->Flush(flush).ok()) {
+    std::lock_guard lock(mutex_);
+    ++figures_.write_errors;
+  }
+  unpersisted_since_.reset();
+}
+
 void ScanHistory::WriteBatch(std::vector<ScanRecord>& batch) {
   rocksdb::WriteBatch& write = *write_;
   write.Clear();  // Keeps its buffer.
+  // The bags first: a summary never names a bag that was not written. The details, then the
+  // summaries: RocksDB's memory table inserts a run of neighbouring keys at a fraction of the
+  // cost of keys that alternate between two places.
   for (const ScanRecord& record : batch) {
     const std::string& id = record.summary.scan_id;
-    write.Put(Key(kSummaryKind, id), EncodeScanSummary(record.summary));
-    write.Put(Key(kDetailKind, id), EncodeScanDetail(record.detail));
+    const BagLocation bag = bags_->Append(id, EncodeScanBag(record.detail.bag));
+    write.Put(Key(kDetailKind, id), EncodeScanDetail(record.detail, bag));
   }
-  const rocksdb::Status status = db_->Write(rocksdb::WriteOptions(), &write);
+  for (const ScanRecord& record : batch) {
+    write.Put(Key(kSummaryKind, record.summary.scan_id), EncodeScanSummary(record.summary));
+  }
+  rocksdb::Status status;
+  if (auto written = bags_->Write(); !written) {
+    status = rocksdb::Status::IOError(written.error().message);
+  } else {
+    status = db_->Write(UnloggedWrite(), &write);
+  }
   std::lock_guard lock(mutex_);
   if (status.ok()) {
     figures_.recorded += batch.size();
@@ -198,6 +263,7 @@ void ScanHistory::ApplyBounds() {
     read.iterate_lower_bound = &lower_bound;
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read));
     rocksdb::WriteBatch write;
+    std::vector<std::string> details;
     std::size_t removed = 0;
     std::string next_oldest;
     for (it->Seek(lower); it->Valid() && it->key().starts_with(std::string_view(&kSummaryKind, 1));
@@ -209,11 +275,12 @@ void ScanHistory::ApplyBounds() {
         break;
       }
       write.Delete(it->key());
-      write.Delete(Key(kDetailKind, id));
+      details.push_back(Key(kDetailKind, id));  // After the summaries, as in WriteBatch.
       ++removed;
     }
     if (!it->status().ok()) return;
-    if (removed > 0 && !db_->Write(rocksdb::WriteOptions(), &write).ok()) {
+    for (const std::string& key : details) write.Delete(key);
+    if (removed > 0 && !db_->Write(UnloggedWrite(), &write).ok()) {
       std::lock_guard lock(mutex_);
       ++figures_.write_errors;
       return;
@@ -231,6 +298,7 @@ void ScanHistory::ApplyBounds() {
         }
       }
     }
+    if (!next_oldest.empty()) bags_->DropBefore(next_oldest);
     if (removed < kMaxRemovedPerWrite) return;
     oldest = next_oldest;
     if (oldest.empty()) return;
@@ -251,6 +319,14 @@ void ScanHistory::RunOnWriter(std::function<void()> task) {
 
 void ScanHistory::Flush() {
   RunOnWriter([] {});
+}
+
+std::unexpected<Error> ScanHistory::AgedOut(std::string_view scan_id) const {
+  return MakeError(ErrorCode::kExpired,
+                   "scan " + std::string(scan_id) +
+                       " has aged out of the history (it keeps the last " +
+                       std::to_string(options_.max_scans) + " scans, of at most " +
+                       std::to_string(options_.max_age_ms / 86'400'000) + " days)");
 }
 
 std::expected<ScanRecord, Error> ScanHistory::Find(std::string_view scan_id) const {
@@ -280,13 +356,7 @@ std::expected<ScanRecord, Error> ScanHistory::Find(std::string_view scan_id) con
       std::lock_guard lock(mutex_);
       aged_out = figures_.kept >= options_.max_scans && !oldest_.empty() && scan_id < oldest_;
     }
-    if (aged_out) {
-      return MakeError(ErrorCode::kExpired,
-                       "scan " + std::string(scan_id) +
-                           " has aged out of the history (it keeps the last " +
-                           std::to_string(options_.max_scans) + " scans, of at most " +
-                           std::to_string(options_.max_age_ms / 86'400'000) + " days)");
-    }
+    if (aged_out) return AgedOut(scan_id);
     return MakeError(ErrorCode::kNotFound, "no scan " + std::string(scan_id) + " in the history");
   }
   if (!status.ok()) return RocksError("reading a scan", status);
@@ -297,7 +367,16 @@ std::expected<ScanRecord, Error> ScanHistory::Find(std::string_view scan_id) con
   if (!decoded_summary) return std::unexpected(std::move(decoded_summary.error()));
   auto decoded_detail = DecodeScanDetail(detail);
   if (!decoded_detail) return std::unexpected(std::move(decoded_detail.error()));
-  return ScanRecord{std::move(*decoded_summary), std::move(*decoded_detail)};
+  if (decoded_detail->bag_location) {
+    auto payload = bags_->Read(*decoded_detail->bag_location);
+    // Its segment went with the scans removed meanwhile.
+    if (!payload && payload.error().code == ErrorCode::kNotFound) return AgedOut(scan_id);
+    if (!payload) return std::unexpected(std::move(payload.error()));
+    auto bag = DecodeScanBag(*payload);
+    if (!bag) return std::unexpected(std::move(bag.error()));
+    decoded_detail->detail.bag = std::move(*bag);
+  }
+  return ScanRecord{std::move(*decoded_summary), std::move(decoded_detail->detail)};
 }
 
 std::expected<ScanPage, Error> ScanHistory::List(const ScanQuery& query) const {
@@ -387,17 +466,32 @@ std::expected<std::uint64_t, Error> ScanHistory::DeleteUser(std::string_view use
       write.Delete(it->key());
       write.Delete(Key(kDetailKind, id));
       ++removed;
+      // Its bag is overwritten, not only unnamed: the user's tokens leave the disk now.
+      std::string detail;
+      if (db_->Get(rocksdb::ReadOptions(), Key(kDetailKind, id), &detail).ok()) {
+        if (auto stored = DecodeScanDetail(detail); stored && stored->bag_location) {
+          if (auto erased = bags_->Erase(*stored->bag_location);
+              !erased && erased.error().code != ErrorCode::kNotFound) {
+            result = std::unexpected(std::move(erased.error()));
+            return;
+          }
+        }
+      }
     }
     if (!it->status().ok()) {
       result = RocksError("reading the scans", it->status());
       return;
     }
     if (removed > 0) {
-      if (const rocksdb::Status status = db_->Write(rocksdb::WriteOptions(), &write);
-          !status.ok()) {
+      // Through the log, then every table to disk: a user's deleted scans never come back after
+      // a crash.
+      rocksdb::Status status = db_->Write(rocksdb::WriteOptions(), &write);
+      if (status.ok()) status = db_->Flush(rocksdb::FlushOptions());
+      if (!status.ok()) {
         result = RocksError("removing a user's scans", status);
         return;
       }
+      unpersisted_since_.reset();
     }
     std::lock_guard lock(mutex_);
     const auto queued = std::erase_if(

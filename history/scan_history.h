@@ -7,8 +7,12 @@
 //   auto scan = (*history)->Find(scan_id);   // a retrain: the bag that was classified
 //   auto page = (*history)->List({.verdict = "spam", .limit = 50});
 //
-// Record only queues; one writer thread writes the queue in batches (not synced: a crash of the
-// machine may lose the last scans, never the model) and then drops what is beyond the bounds:
+// Record only queues; one writer thread writes the queue in batches to RocksDB's memory table,
+// without its write-ahead log; they reach the disk when that table is flushed: once full, when
+// the history closes, and at the latest 10 seconds after the first scan not yet on disk. So a
+// crash of the process or the machine may lose the last 10 seconds of scans, never the model (a
+// user's deleted scans are on disk before DeleteUser returns). Then the writer drops what is
+// beyond the bounds:
 // scans older than max_age_ms and, oldest first, those beyond max_scans. Queued scans are found
 // and listed as soon as Record returns.
 //
@@ -16,6 +20,7 @@
 #ifndef NBSPAMD_HISTORY_SCAN_HISTORY_H_
 #define NBSPAMD_HISTORY_SCAN_HISTORY_H_
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -23,12 +28,14 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
 #include "common/error.h"
+#include "history/bag_log.h"
 #include "history/scan_query.h"
 #include "history/scan_record.h"
 
@@ -107,22 +114,29 @@ class ScanHistory {
     std::function<void()> run;
   };
 
-  ScanHistory(ScanHistoryOptions options, std::unique_ptr<rocksdb::DB> db, std::uint64_t kept,
-              std::string oldest);
+  ScanHistory(ScanHistoryOptions options, std::unique_ptr<rocksdb::DB> db,
+              std::unique_ptr<BagLog> bags, std::uint64_t kept, std::string oldest);
   void WriterLoop();
   void WriteBatch(std::vector<ScanRecord>& batch);
+  // Starts a flush of what was written to memory only (on the writer thread).
+  void Persist();
   void ApplyBounds();
   // Runs `task` on the writer thread after what is queued, and waits for it.
   void RunOnWriter(std::function<void()> task);
   // The id of the first scan at or after `from` in the database ("" when none).
   [[nodiscard]] std::string OldestFrom(const std::string& from) const;
   [[nodiscard]] std::int64_t NowMs() const;
+  // The error for a scan that was in the history and is no longer.
+  [[nodiscard]] std::unexpected<Error> AgedOut(std::string_view scan_id) const;
 
   ScanHistoryOptions options_;
   std::unique_ptr<rocksdb::DB> db_;
+  std::unique_ptr<BagLog> bags_;  // The scans' bags (bag_log.h), in the folder `bags` of path.
   // The writer thread's batch, cleared and reused: a fresh one per batch (about 1 MiB) would be
   // mapped and unmapped each time, a page fault per page.
   std::unique_ptr<rocksdb::WriteBatch> write_;
+  // When the first scan not yet on disk was written; none when all are. Writer thread only.
+  std::optional<std::chrono::steady_clock::time_point> unpersisted_since_;
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;      // The writer: work or stop.

@@ -60,7 +60,7 @@ class SeedModel {
   Snapshot Read(const TokenBag& bag) const {
     Snapshot snapshot{stats_, {}};
     for (const TokenText& token : bag.texts) {
-      const auto it = counts_.find(token.text);
+      const auto it = counts_.find(std::string(token.text));
       snapshot.counts.push_back(it == counts_.end() ? 0 : it->second.first);
       snapshot.counts.push_back(it == counts_.end() ? 0 : it->second.second);
     }

@@ -27,7 +27,7 @@ void ExpectRelative(double actual, double exact) {
 Snapshot Read(const TokenBag& bag, const Counts& counts, ModelStats stats) {
   Snapshot snapshot{std::make_shared<const ModelStats>(std::move(stats)), {}};
   for (const TokenText& token : bag.texts) {
-    const auto it = counts.find(token.text);
+    const auto it = counts.find(std::string(token.text));
     snapshot.counts.push_back(it == counts.end() ? 0 : it->second.first);
     snapshot.counts.push_back(it == counts.end() ? 0 : it->second.second);
   }

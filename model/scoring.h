@@ -141,9 +141,13 @@ std::expected<ClassifyResult, Error> ScoreWith(const TokenBag& bag, const ModelS
       return has_texts ? bag.texts[x.index].text < bag.texts[y.index].text
                        : bag.entries[x.index].hash < bag.entries[y.index].hash;
     };
+    // The order is total (texts, like hashes, are distinct), so the `keep` first are the same
+    // however found: a linear selection, then a sort of those few.
     const std::size_t keep = std::min(options.explain, weighed.size());
-    std::partial_sort(weighed.begin(), weighed.begin() + static_cast<std::ptrdiff_t>(keep),
-                      weighed.end(), by_magnitude);
+    const auto kept_end = weighed.begin() + static_cast<std::ptrdiff_t>(keep);
+    if (keep < weighed.size())
+      std::nth_element(weighed.begin(), kept_end, weighed.end(), by_magnitude);
+    std::sort(weighed.begin(), kept_end, by_magnitude);
     result.explanations.reserve(keep);
     for (std::size_t k = 0; k < keep; ++k) {
       const std::size_t i = weighed[k].index;

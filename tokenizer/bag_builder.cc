@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
-#include <string>
 
 #include "common/token_hash.h"
 
@@ -20,7 +19,7 @@ bool BagBuilder::Add(std::string_view text, TokenSource source) {
   ++produced_;
   const TokenHash hash = HashToken(text);
   // A text is kept for a hash's first occurrence only: it names the entry.
-  if (Count(hash) && keep_text_) texts_.push_back(TokenText{std::string(text), source});
+  if (Count(hash) && keep_text_) texts_.push_back({text, source});
   return true;
 }
 
@@ -64,8 +63,7 @@ TokenBag BagBuilder::Finish(bool boolean_counts) && {
     std::sort(bag.entries.begin(), bag.entries.end(), by_hash);
     return bag;
   }
-  // Sorts (hash, index) pairs, then moves each entry's text once (a text is a string: sorting
-  // them in place would move each many times). Hashes are distinct here.
+  // Sorts (hash, index) pairs; the texts, kept back to back, are only reindexed.
   std::vector<std::pair<TokenHash, std::uint32_t>> order;
   order.reserve(distinct_.size());
   for (std::size_t i = 0; i < distinct_.size(); ++i) {
@@ -73,11 +71,13 @@ TokenBag BagBuilder::Finish(bool boolean_counts) && {
   }
   std::sort(order.begin(), order.end());
   bag.entries.reserve(order.size());
-  bag.texts.reserve(order.size());
+  std::vector<std::uint32_t> text_order;
+  text_order.reserve(order.size());
   for (const auto& [hash, i] : order) {
     bag.entries.push_back(distinct_[i]);
-    bag.texts.push_back(std::move(texts_[i]));
+    text_order.push_back(i);
   }
+  bag.texts = std::move(texts_).Reordered(text_order);
   return bag;
 }
 

@@ -15,12 +15,14 @@ namespace nbspamd::tokenizer {
 
 // Keeps the first `max_tokens` occurrences added. Occurrences are counted as they come in a hash
 // table, so Finish sorts only the distinct hashes; with texts, the text of each hash's first
-// occurrence is kept beside it.
+// occurrence is kept beside it (all texts back to back in one buffer: TokenTexts).
 // Not thread-safe; one per Tokenize call.
 class BagBuilder {
  public:
   BagBuilder(std::size_t max_tokens, bool keep_text)
-      : max_tokens_(max_tokens), keep_text_(keep_text) {}
+      : max_tokens_(max_tokens), keep_text_(keep_text) {
+    if (keep_text_) texts_.reserve(256, 4096);  // Most messages' texts fit.
+  }
 
   [[nodiscard]] bool Full() const { return produced_ >= max_tokens_; }
 
@@ -44,7 +46,7 @@ class BagBuilder {
   // table is at most half full.
   std::vector<BagEntry> distinct_;
   std::vector<std::uint32_t> slots_;
-  std::vector<TokenText> texts_;  // When keep_text_: parallel to distinct_.
+  TokenTexts texts_;  // When keep_text_: parallel to distinct_.
 };
 
 }  // namespace nbspamd::tokenizer

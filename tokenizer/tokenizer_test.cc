@@ -81,7 +81,7 @@ std::map<std::string, std::uint32_t> Counts(const TokenBag& bag) {
   EXPECT_EQ(bag.texts.size(), bag.entries.size());
   std::map<std::string, std::uint32_t> counts;
   for (std::size_t i = 0; i < bag.texts.size() && i < bag.entries.size(); ++i) {
-    counts[bag.texts[i].text] = bag.entries[i].count;
+    counts[std::string(bag.texts[i].text)] = bag.entries[i].count;
   }
   return counts;
 }

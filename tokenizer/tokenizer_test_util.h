@@ -68,8 +68,8 @@ inline Tokens TokensOf(const TokenBag& bag) {
     const TokenText& text = bag.texts[i];
     EXPECT_EQ(HashToken(text.text), bag.entries[i].hash) << text.text;
     EXPECT_TRUE(IsValidUtf8(text.text)) << "not UTF-8 at " << i;
-    tokens.counts[text.text] = bag.entries[i].count;
-    tokens.sources[text.text] = text.source;
+    tokens.counts[std::string(text.text)] = bag.entries[i].count;
+    tokens.sources[std::string(text.text)] = text.source;
   }
   return tokens;
 }

@@ -35,7 +35,8 @@ void ExpectSamePaths(std::string_view message, const TokenizerOptions& options =
         << "keep_text=" << keep_text << " message: " << message.substr(0, 200);
     for (std::size_t i = 0; i < icu_bag.entries.size(); ++i) {
       ASSERT_EQ(fast_bag.entries[i], icu_bag.entries[i])
-          << "entry " << i << (i < icu_bag.texts.size() ? " (" + icu_bag.texts[i].text + ")" : "")
+          << "entry " << i
+          << (i < icu_bag.texts.size() ? " (" + std::string(icu_bag.texts[i].text) + ")" : "")
           << " message: " << message.substr(0, 200);
     }
     ASSERT_EQ(fast_bag.texts, icu_bag.texts) << "message: " << message.substr(0, 200);

@@ -129,7 +129,7 @@ void CheckBag(const TokenBag& bag, const TokenizerOptions& options, bool keep_te
   }
   if (bag.texts.size() != bag.entries.size()) Fail("texts not parallel to entries", selector);
   for (std::size_t i = 0; i < bag.texts.size(); ++i) {
-    const std::string& text = bag.texts[i].text;
+    const std::string_view text = bag.texts[i].text;
     std::size_t chars = 0;
     if (text.empty()) Fail("an empty token", selector);
     if (!CountCodePoints(text, chars)) Fail("a token is not valid UTF-8", selector, text);

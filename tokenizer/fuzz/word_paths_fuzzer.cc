@@ -46,8 +46,8 @@ void CheckSame(std::string_view message, std::uint8_t selector) {
   std::fprintf(stderr, "word paths differ (selector %u): %zu fast vs %zu ICU entries\n",
                static_cast<unsigned>(selector), fast_bag.entries.size(), icu_bag.entries.size());
   for (std::size_t i = 0; i < fast_bag.texts.size() || i < icu_bag.texts.size(); ++i) {
-    const std::string fast_text = i < fast_bag.texts.size() ? fast_bag.texts[i].text : "-";
-    const std::string icu_text = i < icu_bag.texts.size() ? icu_bag.texts[i].text : "-";
+    const std::string fast_text(i < fast_bag.texts.size() ? fast_bag.texts[i].text : "-");
+    const std::string icu_text(i < icu_bag.texts.size() ? icu_bag.texts[i].text : "-");
     if (fast_text != icu_text) {
       std::fprintf(stderr, "  first difference at %zu: fast [%s] ICU [%s]\n", i, fast_text.c_str(),
                    icu_text.c_str());

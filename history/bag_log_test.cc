@@ -1,0 +1,115 @@
+#include "history/bag_log.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "history/scan_id.h"
+#include "tests/support/temp_dir.h"
+
+namespace nbspamd::history {
+namespace {
+
+// A scan id `minutes` minutes after a fixed time.
+std::string IdAt(int minutes) { return FirstScanIdAt(1'790'000'000'000 + minutes * 60'000LL); }
+
+TEST(BagLogTest, ABagIsReadBackOnceWrittenAndAfterAReopen) {
+  TempDir dir;
+  BagLocation first;
+  BagLocation second;
+  {
+    auto log = BagLog::Open(dir.Join("bags"));
+    ASSERT_TRUE(log) << log.error().message;
+    first = (*log)->Append(IdAt(0), "first bag");
+    second = (*log)->Append(IdAt(0), std::string(100'000, 'x'));
+    EXPECT_EQ(first.segment, second.segment);
+    EXPECT_EQ(second.offset, first.offset + 8 + 9);
+    ASSERT_TRUE((*log)->Write());
+    auto read = (*log)->Read(first);
+    ASSERT_TRUE(read) << read.error().message;
+    EXPECT_EQ(*read, "first bag");
+  }
+  auto log = BagLog::Open(dir.Join("bags"));
+  ASSERT_TRUE(log);
+  EXPECT_EQ((*log)->Read(second).value_or(""), std::string(100'000, 'x'));
+  // A reopened log never appends to an old segment (its tail may be cut).
+  const BagLocation third = (*log)->Append(IdAt(1), "third");
+  ASSERT_TRUE((*log)->Write());
+  EXPECT_NE(third.segment, first.segment);
+  EXPECT_EQ(third.offset, 0u);
+  EXPECT_EQ((*log)->Segments().size(), 2u);
+}
+
+TEST(BagLogTest, AnErasedCutOrWrongRecordIsDataLossAndAMissingSegmentNotFound) {
+  TempDir dir;
+  auto log = BagLog::Open(dir.path().string());
+  ASSERT_TRUE(log);
+  const BagLocation where = (*log)->Append(IdAt(0), "secret tokens");
+  ASSERT_TRUE((*log)->Write());
+  BagLocation longer = where;
+  longer.size += 1;
+  EXPECT_EQ((*log)->Read(longer).error().code, ErrorCode::kDataLoss);
+  BagLocation past = where;
+  past.offset += 1000;
+  EXPECT_EQ((*log)->Read(past).error().code, ErrorCode::kDataLoss);
+  ASSERT_TRUE((*log)->Erase(where));
+  EXPECT_EQ((*log)->Read(where).error().code, ErrorCode::kDataLoss);
+  std::ifstream file(dir.Join("bags-" + where.segment), std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(file)), {});
+  EXPECT_EQ(bytes.find("secret"), std::string::npos);
+  BagLocation elsewhere = where;
+  elsewhere.segment = IdAt(99);
+  EXPECT_EQ((*log)->Read(elsewhere).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ((*log)->Erase(elsewhere).error().code, ErrorCode::kNotFound);
+}
+
+TEST(BagLogTest, ASegmentGoesOnceAllItsScansAreOlderThanTheOldestKept) {
+  TempDir dir;
+  std::vector<BagLocation> segments;
+  {
+    // Three segments, started 0, 10 and 20 minutes in: one for each open.
+    for (const int minutes : {0, 10, 20}) {
+      auto log = BagLog::Open(dir.path().string());
+      ASSERT_TRUE(log);
+      segments.push_back((*log)->Append(IdAt(minutes), "bag"));
+      ASSERT_TRUE((*log)->Write());
+    }
+  }
+  auto log = BagLog::Open(dir.path().string());
+  ASSERT_TRUE(log);
+  ASSERT_EQ((*log)->Segments().size(), 3u);
+  // The first segment holds scans up to minute 10: not while a scan of minute 10.5 is kept (a
+  // minute's slack for scans that reached the writer out of order).
+  EXPECT_EQ((*log)->DropBefore(IdAt(10)), 0u);
+  EXPECT_EQ((*log)->DropBefore(FirstScanIdAt(1'790'000'000'000 + 10 * 60'000 + 30'000)), 0u);
+  EXPECT_EQ((*log)->DropBefore(IdAt(11)), 1u);
+  EXPECT_EQ((*log)->Read(segments[0]).error().code, ErrorCode::kNotFound);
+  EXPECT_TRUE((*log)->Read(segments[1]));
+  // The newest segment stays whatever the bound: it is the one appended to.
+  EXPECT_EQ((*log)->DropBefore(IdAt(1000)), 1u);
+  EXPECT_EQ((*log)->Segments().size(), 1u);
+  EXPECT_TRUE((*log)->Read(segments[2]));
+  EXPECT_FALSE(std::filesystem::exists(dir.Join("bags-" + segments[1].segment)));
+}
+
+TEST(BagLogTest, ANewSegmentStartsPastTheSegmentSize) {
+  TempDir dir;
+  auto log = BagLog::Open(dir.path().string());
+  ASSERT_TRUE(log);
+  const std::string big(BagLog::kSegmentBytes / 4, 'b');
+  std::vector<BagLocation> written;
+  for (int i = 0; i < 5; ++i) {
+    written.push_back((*log)->Append(IdAt(i), big));
+    ASSERT_TRUE((*log)->Write());
+  }
+  EXPECT_EQ(written[3].segment, written[0].segment);
+  EXPECT_EQ(written[4].segment, IdAt(4));
+  EXPECT_EQ(written[4].offset, 0u);
+  for (const BagLocation& where : written)
+    EXPECT_EQ((*log)->Read(where).value_or("").size(), big.size());
+}
+
+}  // namespace
+}  // namespace nbspamd::history
