@@ -4,7 +4,6 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -12,6 +11,7 @@
 #include <utility>
 
 #include "history/scan_id.h"
+#include "storage/encoding.h"
 
 namespace nbspamd::history {
 namespace {
@@ -21,18 +21,6 @@ constexpr std::size_t kHeaderBytes = 8;
 // Scans reach the writer in about the order of their ids, not exactly: a segment goes only once
 // the oldest kept scan is this much newer than the next segment's first.
 constexpr std::int64_t kOrderSlackMs = 60'000;
-
-void PutLittleEndian32(char* out, std::uint32_t value) {
-  if constexpr (std::endian::native != std::endian::little) value = std::byteswap(value);
-  std::memcpy(out, &value, 4);
-}
-
-std::uint32_t GetLittleEndian32(const char* in) {
-  std::uint32_t value = 0;
-  std::memcpy(&value, in, 4);
-  if constexpr (std::endian::native != std::endian::little) value = std::byteswap(value);
-  return value;
-}
 
 std::uint32_t Checksum(std::string_view payload) {
   return static_cast<std::uint32_t>(XXH3_64bits(payload.data(), payload.size()));
@@ -123,7 +111,12 @@ BagLocation BagLog::Append(std::string_view scan_id, std::string_view payload) {
   // A new segment at the first append, past kSegmentBytes, and after a failed write (a restart
   // never appends to an old segment: its tail may be cut).
   if (current_.empty() || written_ + buffer_.size() >= kSegmentBytes) {
-    if (!buffer_.empty()) (void)Write();
+    if (!buffer_.empty()) {
+      // Bags of this batch already appended: their write's failure is the batch's (next Write).
+      if (auto written = Write(); !written && !failed_) failed_ = std::move(written.error());
+    }
+    (void)
+        Sync();  // A full segment is not written again: to disk now (a failure loses nothing yet).
     CloseSegment();
     current_ = std::string(scan_id);
   }
@@ -131,13 +124,20 @@ BagLocation BagLog::Append(std::string_view scan_id, std::string_view payload) {
                           static_cast<std::uint32_t>(payload.size())};
   const std::size_t at = buffer_.size();
   buffer_.resize(at + kHeaderBytes);
-  PutLittleEndian32(buffer_.data() + at, where.size);
-  PutLittleEndian32(buffer_.data() + at + 4, Checksum(payload));
+  storage::EncodeFixed32(buffer_.data() + at, where.size);
+  storage::EncodeFixed32(buffer_.data() + at + 4, Checksum(payload));
   buffer_.append(payload);
   return where;
 }
 
 std::expected<void, Error> BagLog::Write() {
+  if (failed_) {
+    Error error = std::move(*failed_);
+    failed_.reset();
+    buffer_.clear();
+    CloseSegment();
+    return std::unexpected(std::move(error));
+  }
   if (buffer_.empty()) return {};
   const std::string path = PathOf(current_);
   if (fd_ < 0) {
@@ -216,8 +216,8 @@ std::expected<std::string, Error> BagLog::Read(const BagLocation& where) const {
   const int error = errno;
   ::close(fd);
   if (!read && error != 0) return FileError("cannot read", path, error);
-  if (!read || GetLittleEndian32(header) != where.size ||
-      GetLittleEndian32(header + 4) != Checksum(payload)) {
+  if (!read || storage::DecodeFixed32(header) != where.size ||
+      storage::DecodeFixed32(header + 4) != Checksum(payload)) {
     return MakeError(ErrorCode::kDataLoss, "the bag at " + std::to_string(where.offset) + " in " +
                                                path + " is cut, erased or corrupt");
   }

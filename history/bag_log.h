@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <expected>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -51,8 +52,9 @@ class BagLog {
   // it can be read once Write succeeds.
   [[nodiscard]] BagLocation Append(std::string_view scan_id, std::string_view payload);
   // Writes what was appended since the last Write (to the page cache: not synced). Errors:
-  // kInsufficientStorage for a full disk, kUnavailable otherwise; those bags are then not kept
-  // and the next Append starts a new segment.
+  // kInsufficientStorage for a full disk, kUnavailable otherwise (also when Append started a new
+  // segment and the write of the old one's bags failed); those bags are then not kept and the
+  // next Append starts a new segment.
   [[nodiscard]] std::expected<void, Error> Write();
   // Syncs the segment being appended to (fdatasync). Errors: as Write.
   [[nodiscard]] std::expected<void, Error> Sync();
@@ -83,6 +85,7 @@ class BagLog {
   int fd_ = -1;                     // current_'s, open for appending.
   std::uint64_t written_ = 0;       // current_'s size on disk.
   std::string buffer_;              // Appended, not yet written.
+  std::optional<Error> failed_;     // A write Append did at a new segment failed.
 };
 
 }  // namespace nbspamd::history

@@ -73,18 +73,6 @@ class Reader {
   bool ok_ = true;
 };
 
-void PutLittleEndian64(char* out, std::uint64_t value) {
-  if constexpr (std::endian::native != std::endian::little) value = std::byteswap(value);
-  std::memcpy(out, &value, 8);
-}
-
-std::uint64_t GetLittleEndian64(const char* in) {
-  std::uint64_t value = 0;
-  std::memcpy(&value, in, 8);
-  if constexpr (std::endian::native != std::endian::little) value = std::byteswap(value);
-  return value;
-}
-
 bool ValidCount(std::uint64_t count) { return count != 0 && count <= UINT32_MAX; }
 
 // Format 1's bag: each hash as the varint difference from the one before, then its count.
@@ -106,7 +94,7 @@ bool ReadFixedBag(Reader& in, std::vector<BagEntry>& bag) {
   std::string_view hashes;
   if (!in.Bytes(8 * bag.size(), hashes)) return false;
   for (std::size_t i = 0; i < bag.size(); ++i) {
-    bag[i].hash = GetLittleEndian64(hashes.data() + 8 * i);
+    bag[i].hash = storage::DecodeFixed64(hashes.data() + 8 * i);
   }
   for (BagEntry& entry : bag) {
     std::uint64_t count = 0;
@@ -197,7 +185,7 @@ std::string EncodeScanBag(std::span<const BagEntry> bag) {
   out.resize(hashes_at + 8 * bag.size());
   char* hash_bytes = out.data() + hashes_at;
   for (const BagEntry& entry : bag) {
-    PutLittleEndian64(hash_bytes, entry.hash);
+    storage::EncodeFixed64(hash_bytes, entry.hash);
     hash_bytes += 8;
   }
   for (const BagEntry& entry : bag) {

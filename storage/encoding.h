@@ -6,7 +6,9 @@
 #ifndef NBSPAMD_STORAGE_ENCODING_H_
 #define NBSPAMD_STORAGE_ENCODING_H_
 
+#include <bit>
 #include <cstdint>
+#include <cstring>
 #include <expected>
 #include <string>
 #include <string_view>
@@ -24,6 +26,29 @@ namespace nbspamd::storage {
 inline constexpr std::uint64_t kSchemaVersion = 3;
 
 void PutVarint64(std::string& out, std::uint64_t value);
+
+// Fixed-width little-endian integers into and out of raw bytes (LevelDB's EncodeFixed32 and
+// DecodeFixed32), for layouts that write many at once. REQUIRES: 4 or 8 bytes at the pointer.
+inline void EncodeFixed32(char* out, std::uint32_t value) {
+  if constexpr (std::endian::native != std::endian::little) value = std::byteswap(value);
+  std::memcpy(out, &value, sizeof value);
+}
+inline void EncodeFixed64(char* out, std::uint64_t value) {
+  if constexpr (std::endian::native != std::endian::little) value = std::byteswap(value);
+  std::memcpy(out, &value, sizeof value);
+}
+[[nodiscard]] inline std::uint32_t DecodeFixed32(const char* in) {
+  std::uint32_t value = 0;
+  std::memcpy(&value, in, sizeof value);
+  if constexpr (std::endian::native != std::endian::little) value = std::byteswap(value);
+  return value;
+}
+[[nodiscard]] inline std::uint64_t DecodeFixed64(const char* in) {
+  std::uint64_t value = 0;
+  std::memcpy(&value, in, sizeof value);
+  if constexpr (std::endian::native != std::endian::little) value = std::byteswap(value);
+  return value;
+}
 // Reads a varint from the front of `input` and advances it. False when truncated or too long.
 [[nodiscard]] bool GetVarint64(std::string_view& input, std::uint64_t& value);
 

@@ -9,6 +9,18 @@
 namespace nbspamd::storage {
 namespace {
 
+TEST(EncodingTest, FixedWidthIntegersAreLittleEndian) {
+  char bytes[8];
+  EncodeFixed32(bytes, 0x01020304);
+  EXPECT_EQ(std::string(bytes, 4), std::string("\x04\x03\x02\x01", 4));
+  EXPECT_EQ(DecodeFixed32(bytes), 0x01020304u);
+  EncodeFixed64(bytes, 0x0102030405060708);
+  EXPECT_EQ(std::string(bytes, 8), std::string("\x08\x07\x06\x05\x04\x03\x02\x01", 8));
+  EXPECT_EQ(DecodeFixed64(bytes), 0x0102030405060708u);
+  EncodeFixed64(bytes, ~std::uint64_t{0});
+  EXPECT_EQ(DecodeFixed64(bytes), ~std::uint64_t{0});
+}
+
 TEST(EncodingTest, VarintRoundTripsEdgeValues) {
   for (std::uint64_t value :
        std::vector<std::uint64_t>{0, 1, 127, 128, 300, std::uint64_t{1} << 35,
