@@ -1,5 +1,6 @@
 // Tokenizer throughput on real mail: every corpus message tokenized once per iteration, reported
-// as bytes/s of raw message (MB/s in the "bytes_per_second" column) on one thread.
+// as bytes/s of raw message (MB/s in the "bytes_per_second" column) on one thread. texts:1 keeps
+// each token's text too, as an explanation or the scan history needs.
 //   NBSPAMD_BENCH_CORPUS=bench/accuracy/corpus build/release/bench/tokenizer_benchmark
 #include <benchmark/benchmark.h>
 
@@ -16,10 +17,11 @@ void BM_TokenizeCorpus(benchmark::State& state) {
   options.word_path =
       state.range(1) != 0 ? tokenizer::WordPath::kIcuOnly : tokenizer::WordPath::kAsciiFast;
   const tokenizer::Tokenizer tokenizer(options);
+  const bool keep_text = state.range(2) != 0;
   std::size_t tokens = 0;
   for (auto _ : state) {
     for (const std::string& message : messages) {
-      const TokenBag bag = tokenizer.Tokenize(message);
+      const TokenBag bag = tokenizer.Tokenize(message, keep_text);
       tokens += bag.entries.size();
       benchmark::DoNotOptimize(bag.entries.data());
     }
@@ -31,9 +33,10 @@ void BM_TokenizeCorpus(benchmark::State& state) {
 }
 // icu_only:1 measures the reference word path (every word through ICU) for comparison.
 BENCHMARK(BM_TokenizeCorpus)
-    ->Args({0, 0})
-    ->Args({0, 1})
-    ->ArgNames({"boolean", "icu_only"})
+    ->Args({0, 0, 0})
+    ->Args({0, 0, 1})
+    ->Args({0, 1, 0})
+    ->ArgNames({"boolean", "icu_only", "texts"})
     ->Unit(benchmark::kMillisecond)
     ->MinTime(2);
 

@@ -4,11 +4,11 @@
 
 #include <cassert>
 #include <chrono>
-#include <cstdio>
 #include <exception>
 #include <future>
 #include <mutex>
 
+#include "common/hex.h"
 #include "common/utf8.h"
 #include "model/user_layer.h"
 
@@ -499,9 +499,10 @@ std::expected<std::string, Error> SpamFilter::ForgetMessage(std::string_view mes
 
 std::string SpamFilter::ContentId(std::string_view message) {
   const XXH128_hash_t hash = XXH3_128bits(message.data(), message.size());
-  char text[33];
-  std::snprintf(text, sizeof text, "%016llx%016llx", static_cast<unsigned long long>(hash.high64),
-                static_cast<unsigned long long>(hash.low64));
+  std::string text;
+  text.reserve(32);
+  AppendHex(text, hash.high64, 16);
+  AppendHex(text, hash.low64, 16);
   return text;
 }
 

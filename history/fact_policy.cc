@@ -2,8 +2,7 @@
 
 #include <xxhash.h>
 
-#include <cstdio>
-
+#include "common/hex.h"
 #include "common/utf8.h"
 
 namespace nbspamd::history {
@@ -41,10 +40,9 @@ std::string HashedFact(std::string_view value) {
   for (char& c : lower) {
     if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
   }
-  char text[18];
-  std::snprintf(text, sizeof text, "#%016llx",
-                static_cast<unsigned long long>(XXH3_64bits(lower.data(), lower.size())));
-  return std::string(text, 17);
+  std::string text(1, '#');
+  AppendHex(text, XXH3_64bits(lower.data(), lower.size()), 16);
+  return text;
 }
 
 std::string KeptFact(std::string_view value, FactPolicy policy) {

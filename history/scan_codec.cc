@@ -24,7 +24,9 @@ void PutString(std::string& out, std::string_view text) {
 
 void PutDouble(std::string& out, double value) {
   const auto bits = std::bit_cast<std::uint64_t>(value);
-  for (int shift = 56; shift >= 0; shift -= 8) out.push_back(static_cast<char>(bits >> shift));
+  char bytes[8];
+  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>(bits >> (56 - 8 * i));
+  out.append(bytes, 8);
 }
 
 // Reads from the front of the input, remembering the first failure.
@@ -120,10 +122,73 @@ bool ReadBag(Reader& in, std::size_t value_size, bool fixed, std::vector<BagEntr
   return true;
 }
 
+void PutLocation(std::string& out, const BagLocation& where) {
+  PutString(out, where.segment);
+  PutVarint64(out, where.offset);
+  PutVarint64(out, where.size);
+}
+
+bool ReadLocation(Reader& in, BagLocation& where) {
+  std::uint64_t size = 0;
+  if (!(in.String(where.segment) && in.Varint(where.offset) && in.Varint(size)) ||
+      size > UINT32_MAX) {
+    return false;
+  }
+  where.size = static_cast<std::uint32_t>(size);
+  return true;
+}
+
+// The hashes as one block of 8-byte little-endian words (random: a varint would be longer), then
+// the counts, nearly all one byte. Sized once, then written in place.
+void PutBag(std::string& out, std::span<const BagEntry> bag) {
+  PutVarint64(out, bag.size());
+  std::size_t count_bytes = bag.size();
+  for (const BagEntry& entry : bag) {
+    for (std::uint32_t rest = entry.count >> 7; rest != 0; rest >>= 7) ++count_bytes;
+  }
+  const std::size_t at = out.size();
+  out.resize(at + 8 * bag.size() + count_bytes);
+  char* next = out.data() + at;
+  for (const BagEntry& entry : bag) {
+    storage::EncodeFixed64(next, entry.hash);
+    next += 8;
+  }
+  for (const BagEntry& entry : bag) {
+    std::uint32_t count = entry.count;
+    while (count >= 0x80) {
+      *next++ = static_cast<char>(count | 0x80);
+      count >>= 7;
+    }
+    *next++ = static_cast<char>(count);
+  }
+}
+
+// A summary's fields after its format byte, up to where its detail is.
+bool ReadSummaryFields(Reader& in, ScanSummary& summary) {
+  std::uint64_t time = 0;
+  std::uint8_t flags = 0;
+  in.Varint(time);
+  summary.time_ms = static_cast<std::int64_t>(time);
+  for (std::string* text : {&summary.front_end, &summary.user, &summary.message_key, &summary.label,
+                            &summary.verdict}) {
+    in.String(*text);
+  }
+  in.Byte(flags);
+  if ((flags & kHasScore) != 0) in.Double(summary.score.emplace());
+  if ((flags & kHasConfidence) != 0) in.Double(summary.spam_confidence.emplace());
+  in.Varint(summary.size);
+  in.Varint(summary.tokens);
+  ScanFacts& facts = summary.facts;
+  for (std::string* fact :
+       {&facts.message_id, &facts.from_domain, &facts.subject, &facts.client, &facts.recipients}) {
+    in.String(*fact);
+  }
+  return in.ok() && (flags & ~(kHasScore | kHasConfidence)) == 0;
+}
+
 }  // namespace
 
-std::string EncodeScanSummary(const ScanSummary& summary) {
-  std::string out;
+void AppendScanSummary(std::string& out, const ScanSummary& summary) {
   out.push_back(static_cast<char>(kScanFormat));
   PutVarint64(out, static_cast<std::uint64_t>(summary.time_ms));
   PutString(out, summary.front_end);
@@ -143,59 +208,23 @@ std::string EncodeScanSummary(const ScanSummary& summary) {
        {&facts.message_id, &facts.from_domain, &facts.subject, &facts.client, &facts.recipients}) {
     PutString(out, *fact);
   }
-  return out;
 }
 
-std::expected<ScanSummary, Error> DecodeScanSummary(std::string_view scan_id,
-                                                    std::string_view value) {
+void AppendDetailLocation(std::string& out, const BagLocation& detail) { PutLocation(out, detail); }
+
+std::expected<StoredSummary, Error> DecodeScanSummary(std::string_view scan_id,
+                                                      std::string_view value) {
   Reader in(value);
-  ScanSummary summary;
-  summary.scan_id = std::string(scan_id);
+  StoredSummary stored;
+  stored.summary.scan_id = std::string(scan_id);
   std::uint8_t format = 0;
-  if (!in.Byte(format) || format != kScanFormat) return Malformed("summary format");
-  std::uint64_t time = 0;
-  std::uint8_t flags = 0;
-  in.Varint(time);
-  summary.time_ms = static_cast<std::int64_t>(time);
-  for (std::string* text : {&summary.front_end, &summary.user, &summary.message_key, &summary.label,
-                            &summary.verdict}) {
-    in.String(*text);
+  if (!in.Byte(format) || format < 1 || format > kScanFormat) return Malformed("summary format");
+  if (!ReadSummaryFields(in, stored.summary)) return Malformed("summary");
+  if (format == kScanFormat && !ReadLocation(in, stored.detail_location.emplace())) {
+    return Malformed("summary's detail location");
   }
-  in.Byte(flags);
-  if ((flags & kHasScore) != 0) in.Double(summary.score.emplace());
-  if ((flags & kHasConfidence) != 0) in.Double(summary.spam_confidence.emplace());
-  in.Varint(summary.size);
-  in.Varint(summary.tokens);
-  ScanFacts& facts = summary.facts;
-  for (std::string* fact :
-       {&facts.message_id, &facts.from_domain, &facts.subject, &facts.client, &facts.recipients}) {
-    in.String(*fact);
-  }
-  if (!in.done() || (flags & ~(kHasScore | kHasConfidence)) != 0) return Malformed("summary");
-  return summary;
-}
-
-std::string EncodeScanBag(std::span<const BagEntry> bag) {
-  std::string out;
-  out.reserve(10 + bag.size() * 9);
-  PutVarint64(out, bag.size());
-  // The hashes as one block of 8-byte little-endian words (random: a varint would be longer),
-  // then the counts, nearly all one byte.
-  const std::size_t hashes_at = out.size();
-  out.resize(hashes_at + 8 * bag.size());
-  char* hash_bytes = out.data() + hashes_at;
-  for (const BagEntry& entry : bag) {
-    storage::EncodeFixed64(hash_bytes, entry.hash);
-    hash_bytes += 8;
-  }
-  for (const BagEntry& entry : bag) {
-    if (entry.count < 0x80) {
-      out.push_back(static_cast<char>(entry.count));
-    } else {
-      PutVarint64(out, entry.count);
-    }
-  }
-  return out;
+  if (!in.done()) return Malformed("summary");
+  return stored;
 }
 
 std::expected<std::vector<BagEntry>, Error> DecodeScanBag(std::string_view value) {
@@ -206,9 +235,7 @@ std::expected<std::vector<BagEntry>, Error> DecodeScanBag(std::string_view value
   return bag;
 }
 
-std::string EncodeScanDetail(const ScanDetail& detail, const BagLocation& bag) {
-  std::string out;
-  out.reserve(32 + detail.top.size() * 48);
+void AppendScanDetail(std::string& out, const ScanDetail& detail) {
   out.push_back(static_cast<char>(kScanDetailFormat));
   PutVarint64(out, detail.top.size());
   for (const ScanToken& token : detail.top) {
@@ -217,10 +244,7 @@ std::string EncodeScanDetail(const ScanDetail& detail, const BagLocation& bag) {
     PutVarint64(out, token.count);
     PutDouble(out, token.weight);
   }
-  PutString(out, bag.segment);
-  PutVarint64(out, bag.offset);
-  PutVarint64(out, bag.size);
-  return out;
+  PutBag(out, detail.bag);
 }
 
 std::expected<StoredDetail, Error> DecodeScanDetail(std::string_view value) {
@@ -228,7 +252,7 @@ std::expected<StoredDetail, Error> DecodeScanDetail(std::string_view value) {
   StoredDetail stored;
   ScanDetail& detail = stored.detail;
   std::uint8_t format = 0;
-  if (!in.Byte(format) || format < kScanFormat || format > kScanDetailFormat) {
+  if (!in.Byte(format) || format < 1 || format > kScanDetailFormat) {
     return Malformed("detail format");
   }
   std::uint64_t top = 0;
@@ -245,20 +269,39 @@ std::expected<StoredDetail, Error> DecodeScanDetail(std::string_view value) {
     token.source = static_cast<TokenSource>(source);
     token.count = static_cast<std::uint32_t>(count);
   }
-  if (format == kScanDetailFormat) {
-    BagLocation& bag = stored.bag_location.emplace();
-    std::uint64_t offset = 0;
-    std::uint64_t size = 0;
-    if (!(in.String(bag.segment) && in.Varint(offset) && in.Varint(size)) || size > UINT32_MAX) {
-      return Malformed("detail bag location");
-    }
-    bag.offset = offset;
-    bag.size = static_cast<std::uint32_t>(size);
-  } else if (!ReadBag(in, value.size(), /*fixed=*/false, detail.bag)) {
+  if (format == 2) {
+    if (!ReadLocation(in, stored.bag_location.emplace())) return Malformed("detail bag location");
+  } else if (!ReadBag(in, value.size(), /*fixed=*/format == kScanDetailFormat, detail.bag)) {
     return Malformed("detail bag");
   }
   if (!in.done()) return Malformed("detail");
   return stored;
+}
+
+EncodedScan::EncodedScan(const ScanRecord& record) {
+  const std::string& id = record.summary.scan_id;
+  bytes_.reserve(id.size() + 256 + record.detail.top.size() * 32 + record.detail.bag.size() * 9);
+  bytes_.append(id);
+  AppendScanSummary(bytes_, record.summary);
+  id_size_ = static_cast<std::uint32_t>(id.size());
+  summary_size_ = static_cast<std::uint32_t>(bytes_.size() - id.size());
+  AppendScanDetail(bytes_, record.detail);
+}
+
+std::expected<ScanSummary, Error> EncodedScan::DecodeSummary() const {
+  Reader in(summary().substr(1));  // After the format byte.
+  ScanSummary summary;
+  summary.scan_id = std::string(id());
+  if (!ReadSummaryFields(in, summary) || !in.done()) return Malformed("summary");
+  return summary;
+}
+
+std::expected<ScanRecord, Error> EncodedScan::Decode() const {
+  auto summary = DecodeSummary();
+  if (!summary) return std::unexpected(std::move(summary.error()));
+  auto detail = DecodeScanDetail(detail_bytes());
+  if (!detail) return std::unexpected(std::move(detail.error()));
+  return ScanRecord{std::move(*summary), std::move(detail->detail)};
 }
 
 }  // namespace nbspamd::history

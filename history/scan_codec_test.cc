@@ -32,47 +32,93 @@ ScanRecord Sample() {
   return record;
 }
 
-TEST(ScanCodecTest, ASummaryAndADetailRoundTrip) {
-  const ScanRecord record = Sample();
-  auto summary = DecodeScanSummary(record.summary.scan_id, EncodeScanSummary(record.summary));
-  ASSERT_TRUE(summary) << summary.error().message;
-  EXPECT_EQ(*summary, record.summary);
-  const BagLocation where{"018bcfe5680012340000", 123'456'789'012, 4000};
-  auto stored = DecodeScanDetail(EncodeScanDetail(record.detail, where));
-  ASSERT_TRUE(stored) << stored.error().message;
-  EXPECT_EQ(stored->detail.top, record.detail.top);
-  EXPECT_TRUE(stored->detail.bag.empty());  // In the bag log.
-  EXPECT_EQ(stored->bag_location, where);
-  auto bag = DecodeScanBag(EncodeScanBag(record.detail.bag));
-  ASSERT_TRUE(bag) << bag.error().message;
-  EXPECT_EQ(*bag, record.detail.bag);
+std::string Summary(const ScanSummary& summary, const BagLocation& detail) {
+  std::string out;
+  AppendScanSummary(out, summary);
+  AppendDetailLocation(out, detail);
+  return out;
 }
 
-TEST(ScanCodecTest, NoScoreNoConfidenceAndAnEmptyBagRoundTrip) {
+std::string Detail(const ScanDetail& detail) {
+  std::string out;
+  AppendScanDetail(out, detail);
+  return out;
+}
+
+// A bag alone, as format 2's bag log records held it: entries, hashes of 8 bytes little-endian,
+// counts of one byte each (all < 128 here).
+std::string FormatTwoBag(const std::vector<BagEntry>& bag) {
+  std::string out(1, static_cast<char>(bag.size()));
+  for (const BagEntry& entry : bag) {
+    for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(entry.hash >> (8 * i)));
+  }
+  for (const BagEntry& entry : bag) out.push_back(static_cast<char>(entry.count));
+  return out;
+}
+
+TEST(ScanCodecTest, ASummaryAndADetailRoundTrip) {
+  const ScanRecord record = Sample();
+  const BagLocation where{"018bcfe5680012340000", 123'456'789'012, 4000};
+  auto summary = DecodeScanSummary(record.summary.scan_id, Summary(record.summary, where));
+  ASSERT_TRUE(summary) << summary.error().message;
+  EXPECT_EQ(summary->summary, record.summary);
+  EXPECT_EQ(summary->detail_location, where);
+  auto stored = DecodeScanDetail(Detail(record.detail));
+  ASSERT_TRUE(stored) << stored.error().message;
+  EXPECT_EQ(stored->detail, record.detail);
+  EXPECT_FALSE(stored->bag_location);
+}
+
+TEST(ScanCodecTest, NoScoreNoConfidenceAndAnEmptyDetailRoundTrip) {
   ScanRecord record = Sample();
   record.summary.score.reset();
   record.summary.spam_confidence.reset();
   record.detail = {};
-  auto summary = DecodeScanSummary(record.summary.scan_id, EncodeScanSummary(record.summary));
+  auto summary = DecodeScanSummary(record.summary.scan_id, Summary(record.summary, {}));
   ASSERT_TRUE(summary);
-  EXPECT_EQ(*summary, record.summary);
-  auto stored = DecodeScanDetail(EncodeScanDetail(record.detail, {}));
+  EXPECT_EQ(summary->summary, record.summary);
+  EXPECT_EQ(summary->detail_location, BagLocation{});
+  auto stored = DecodeScanDetail(Detail(record.detail));
   ASSERT_TRUE(stored);
   EXPECT_EQ(stored->detail, record.detail);
-  EXPECT_EQ(stored->bag_location, BagLocation{});
-  auto bag = DecodeScanBag(EncodeScanBag({}));
-  ASSERT_TRUE(bag);
-  EXPECT_TRUE(bag->empty());
 }
 
 TEST(ScanCodecTest, ABagCostsNineBytesATokenSeenFewerThan128Times) {
-  std::vector<BagEntry> bag;
+  ScanDetail detail;
   TokenHash hash = 0;
-  for (int i = 0; i < 300; ++i) bag.push_back({hash += 0x00d5a3c1b2e4f607ull, 1});
-  // 300 entries (2 bytes), 300 hashes of 8 and counts of 1.
-  EXPECT_EQ(EncodeScanBag(bag).size(), 2u + 300 * 9);
-  bag.back().count = 128;  // A two-byte varint.
-  EXPECT_EQ(EncodeScanBag(bag).size(), 2u + 300 * 9 + 1);
+  for (int i = 0; i < 300; ++i) detail.bag.push_back({hash += 0x00d5a3c1b2e4f607ull, 1});
+  // Format and no top token (2 bytes), 300 entries (2 bytes), 300 hashes of 8 and counts of 1.
+  EXPECT_EQ(Detail(detail).size(), 4u + 300 * 9);
+  detail.bag.back().count = 128;  // A two-byte varint.
+  EXPECT_EQ(Detail(detail).size(), 4u + 300 * 9 + 1);
+}
+
+TEST(ScanCodecTest, AFormatOneSummaryHasItsDetailElsewhere) {
+  const ScanRecord record = Sample();
+  // Format 1 is format 2 without the location (here three bytes: "", 0, 0).
+  std::string format_one = Summary(record.summary, {});
+  format_one.resize(format_one.size() - 3);
+  format_one[0] = 1;
+  auto summary = DecodeScanSummary(record.summary.scan_id, format_one);
+  ASSERT_TRUE(summary) << summary.error().message;
+  EXPECT_EQ(summary->summary, record.summary);
+  EXPECT_FALSE(summary->detail_location);
+}
+
+TEST(ScanCodecTest, AFormatTwoDetailNamesItsBagWhichIsReadAlone) {
+  // Format 2: one top token, then where the bag is: segment "x", offset 1, size 2.
+  std::string format_two = {2, 1, 2, 'h', 'i', 0, 1};
+  format_two += std::string(8, '\0');  // The weight, 0.0.
+  format_two += {1, 'x', 1, 2};
+  auto stored = DecodeScanDetail(format_two);
+  ASSERT_TRUE(stored) << stored.error().message;
+  EXPECT_EQ(stored->detail.top, (std::vector<ScanToken>{{"hi", TokenSource::kBody, 1, 0.0}}));
+  EXPECT_TRUE(stored->detail.bag.empty());
+  EXPECT_EQ(stored->bag_location, (BagLocation{"x", 1, 2}));
+  const std::vector<BagEntry> bag = {{5, 1}, {0x8000000000000001, 127}};
+  auto read = DecodeScanBag(FormatTwoBag(bag));
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_EQ(*read, bag);
 }
 
 TEST(ScanCodecTest, AFormatOneDetailWithItsBagIsStillRead) {
@@ -89,26 +135,28 @@ TEST(ScanCodecTest, AFormatOneDetailWithItsBagIsStillRead) {
 }
 
 TEST(ScanCodecTest, AnUnknownFormatOrABagOutOfOrderIsDataLoss) {
-  std::string encoded = EncodeScanDetail({}, {"x", 1, 2});
-  encoded[0] = 3;
+  std::string encoded = Detail({});
+  encoded[0] = 4;
   auto decoded = DecodeScanDetail(encoded);
   ASSERT_FALSE(decoded);
   EXPECT_EQ(decoded.error().code, ErrorCode::kDataLoss);
   for (const std::vector<BagEntry>& bag :
        {std::vector<BagEntry>{{2, 1}, {1, 1}}, std::vector<BagEntry>{{1, 1}, {1, 2}}}) {
-    auto read = DecodeScanBag(EncodeScanBag(bag));  // Encoded as given: the decoder checks.
+    // Encoded as given: the decoder checks.
+    auto read = DecodeScanDetail(Detail({.top = {}, .bag = bag}));
     ASSERT_FALSE(read);
     EXPECT_EQ(read.error().code, ErrorCode::kDataLoss);
+    EXPECT_FALSE(DecodeScanBag(FormatTwoBag(bag)));
   }
-  auto zero_count = DecodeScanBag(EncodeScanBag(std::vector<BagEntry>{{1, 0}}));
-  EXPECT_FALSE(zero_count);
+  EXPECT_FALSE(DecodeScanDetail(Detail({.top = {}, .bag = {{1, 0}}})));
+  EXPECT_FALSE(DecodeScanBag(FormatTwoBag({{1, 0}})));
 }
 
 TEST(ScanCodecTest, EveryCutOrCorruptValueIsDataLoss) {
   const ScanRecord record = Sample();
-  const std::string summary = EncodeScanSummary(record.summary);
-  const std::string detail = EncodeScanDetail(record.detail, {"018bcfe5680012340000", 1, 2});
-  const std::string bag = EncodeScanBag(record.detail.bag);
+  const std::string summary = Summary(record.summary, {"018bcfe5680012340000", 1, 2});
+  const std::string detail = Detail(record.detail);
+  const std::string bag = FormatTwoBag(record.detail.bag);
   for (std::size_t size = 0; size < summary.size(); ++size) {
     auto decoded = DecodeScanSummary("x", summary.substr(0, size));
     ASSERT_FALSE(decoded) << size;
@@ -128,8 +176,22 @@ TEST(ScanCodecTest, EveryCutOrCorruptValueIsDataLoss) {
   EXPECT_FALSE(DecodeScanDetail(detail + "z"));
   EXPECT_FALSE(DecodeScanBag(bag + "z"));
   std::string other_format = summary;
-  other_format[0] = 2;
+  other_format[0] = 3;
   EXPECT_FALSE(DecodeScanSummary("x", other_format));
+}
+
+TEST(ScanCodecTest, AnEncodedScanHoldsItsIdSummaryAndDetail) {
+  const ScanRecord record = Sample();
+  const EncodedScan encoded(record);
+  EXPECT_EQ(encoded.id(), record.summary.scan_id);
+  const BagLocation where{"018bcfe5680012340000", 7, 9};
+  std::string summary(encoded.summary());
+  AppendDetailLocation(summary, where);
+  EXPECT_EQ(summary, Summary(record.summary, where));
+  EXPECT_EQ(encoded.detail_bytes(), Detail(record.detail));
+  auto decoded = encoded.Decode();
+  ASSERT_TRUE(decoded) << decoded.error().message;
+  EXPECT_EQ(*decoded, record);
 }
 
 }  // namespace

@@ -18,10 +18,11 @@
 namespace nbspamd::history {
 namespace {
 
-// Keys: kind byte then the scan id. Summaries apart from details, so that a listing reads only
-// the small summaries.
+// Keys: kind byte then the scan id. The summaries; their details are in the bag log, but for
+// summaries of format 1, whose details are under the detail kind.
 constexpr char kSummaryKind = 'm';
 constexpr char kDetailKind = 'd';
+constexpr std::uint8_t kSummaryWithDetailInDb = 1;  // The format byte of those summaries.
 constexpr std::size_t kMaxBatch = 512;
 // A listing reads at most this many summaries for one page.
 constexpr std::size_t kMaxExaminedPerPage = 10'000;
@@ -128,14 +129,15 @@ std::int64_t ScanHistory::NowMs() const {
   return options_.clock_ms ? options_.clock_ms() : SystemMs();
 }
 
-void ScanHistory::Record(ScanRecord record) {
+void ScanHistory::Record(const ScanRecord& record) {
+  EncodedScan encoded(record);
   {
     std::lock_guard lock(mutex_);
     if (stopping_ || queue_.size() >= options_.queue_limit) {
       ++figures_.dropped;
       return;
     }
-    queue_.push_back(std::move(record));
+    queue_.push_back(std::move(encoded));
     ++queued_total_;
     // The first scan wakes an idle writer (which then waits kWriteDelay for more), a full batch
     // one that waits for it; the scans between wake nobody.
@@ -209,19 +211,19 @@ void ScanHistory::Persist() {
   unpersisted_since_.reset();
 }
 
-void ScanHistory::WriteBatch(std::vector<ScanRecord>& batch) {
+void ScanHistory::WriteBatch(std::vector<EncodedScan>& batch) {
   rocksdb::WriteBatch& write = *write_;
   write.Clear();  // Keeps its buffer.
-  // The bags first: a summary never names a bag that was not written. The details, then the
-  // summaries: RocksDB's memory table inserts a run of neighbouring keys at a fraction of the
-  // cost of keys that alternate between two places.
-  for (const ScanRecord& record : batch) {
-    const std::string& id = record.summary.scan_id;
-    const BagLocation bag = bags_->Append(id, EncodeScanBag(record.detail.bag));
-    write.Put(Key(kDetailKind, id), EncodeScanDetail(record.detail, bag));
-  }
-  for (const ScanRecord& record : batch) {
-    write.Put(Key(kSummaryKind, record.summary.scan_id), EncodeScanSummary(record.summary));
+  // The details first: a summary never names a detail that was not written.
+  std::string key(1, kSummaryKind);
+  std::string value;
+  for (const EncodedScan& scan : batch) {
+    const BagLocation detail = bags_->Append(scan.id(), scan.detail_bytes());
+    key.resize(1);
+    key.append(scan.id());
+    value.assign(scan.summary());
+    AppendDetailLocation(value, detail);
+    write.Put(key, value);
   }
   rocksdb::Status status;
   if (auto written = bags_->Write(); !written) {
@@ -233,8 +235,8 @@ void ScanHistory::WriteBatch(std::vector<ScanRecord>& batch) {
   if (status.ok()) {
     figures_.recorded += batch.size();
     figures_.kept += batch.size();
-    for (const ScanRecord& record : batch) {
-      if (oldest_.empty() || record.summary.scan_id < oldest_) oldest_ = record.summary.scan_id;
+    for (const EncodedScan& scan : batch) {
+      if (oldest_.empty() || scan.id() < oldest_) oldest_ = scan.id();
     }
   } else {
     ++figures_.write_errors;
@@ -275,7 +277,10 @@ void ScanHistory::ApplyBounds() {
         break;
       }
       write.Delete(it->key());
-      details.push_back(Key(kDetailKind, id));  // After the summaries, as in WriteBatch.
+      if (!it->value().empty() &&
+          static_cast<std::uint8_t>(it->value()[0]) == kSummaryWithDetailInDb) {
+        details.push_back(Key(kDetailKind, id));  // After the summaries: neighbouring keys.
+      }
       ++removed;
     }
     if (!it->status().ok()) return;
@@ -293,8 +298,8 @@ void ScanHistory::ApplyBounds() {
       // A scan written meanwhile is newer than any kept one: the oldest is where the pass stopped.
       oldest_ = next_oldest;
       if (oldest_.empty()) {
-        for (const ScanRecord& record : writing_) {
-          if (oldest_.empty() || record.summary.scan_id < oldest_) oldest_ = record.summary.scan_id;
+        for (const EncodedScan& scan : writing_) {
+          if (oldest_.empty() || scan.id() < oldest_) oldest_ = scan.id();
         }
       }
     }
@@ -337,13 +342,11 @@ std::expected<ScanRecord, Error> ScanHistory::Find(std::string_view scan_id) con
   }
   {
     std::lock_guard lock(mutex_);
-    for (const auto* records : {&writing_}) {
-      for (const ScanRecord& record : *records) {
-        if (record.summary.scan_id == scan_id) return record;
-      }
+    for (const EncodedScan& scan : writing_) {
+      if (scan.id() == scan_id) return scan.Decode();
     }
-    for (const ScanRecord& record : queue_) {
-      if (record.summary.scan_id == scan_id) return record;
+    for (const EncodedScan& scan : queue_) {
+      if (scan.id() == scan_id) return scan.Decode();
     }
   }
   std::string summary;
@@ -360,23 +363,42 @@ std::expected<ScanRecord, Error> ScanHistory::Find(std::string_view scan_id) con
     return MakeError(ErrorCode::kNotFound, "no scan " + std::string(scan_id) + " in the history");
   }
   if (!status.ok()) return RocksError("reading a scan", status);
-  std::string detail;
-  status = db_->Get(rocksdb::ReadOptions(), Key(kDetailKind, scan_id), &detail);
-  if (!status.ok()) return RocksError("reading a scan's detail", status);
-  auto decoded_summary = DecodeScanSummary(scan_id, summary);
-  if (!decoded_summary) return std::unexpected(std::move(decoded_summary.error()));
-  auto decoded_detail = DecodeScanDetail(detail);
-  if (!decoded_detail) return std::unexpected(std::move(decoded_detail.error()));
-  if (decoded_detail->bag_location) {
-    auto payload = bags_->Read(*decoded_detail->bag_location);
-    // Its segment went with the scans removed meanwhile.
-    if (!payload && payload.error().code == ErrorCode::kNotFound) return AgedOut(scan_id);
-    if (!payload) return std::unexpected(std::move(payload.error()));
-    auto bag = DecodeScanBag(*payload);
-    if (!bag) return std::unexpected(std::move(bag.error()));
-    decoded_detail->detail.bag = std::move(*bag);
+  auto stored = DecodeScanSummary(scan_id, summary);
+  if (!stored) return std::unexpected(std::move(stored.error()));
+  auto detail = ReadDetail(scan_id, stored->detail_location);
+  if (!detail) return std::unexpected(std::move(detail.error()));
+  return ScanRecord{std::move(stored->summary), std::move(*detail)};
+}
+
+std::expected<ScanDetail, Error> ScanHistory::ReadDetail(
+    std::string_view scan_id, const std::optional<BagLocation>& location) const {
+  // From the bag log; for a summary of format 1, from RocksDB (with its bag, or where that is).
+  std::optional<BagLocation> in_log = location;
+  std::optional<ScanDetail> detail;
+  if (!in_log) {
+    std::string value;
+    const rocksdb::Status status =
+        db_->Get(rocksdb::ReadOptions(), Key(kDetailKind, scan_id), &value);
+    if (!status.ok()) return RocksError("reading a scan's detail", status);
+    auto stored = DecodeScanDetail(value);
+    if (!stored) return std::unexpected(std::move(stored.error()));
+    if (!stored->bag_location) return std::move(stored->detail);
+    detail = std::move(stored->detail);
+    in_log = std::move(stored->bag_location);
   }
-  return ScanRecord{std::move(*decoded_summary), std::move(decoded_detail->detail)};
+  auto payload = bags_->Read(*in_log);
+  // Its segment went with the scans removed meanwhile.
+  if (!payload && payload.error().code == ErrorCode::kNotFound) return AgedOut(scan_id);
+  if (!payload) return std::unexpected(std::move(payload.error()));
+  if (!detail) {
+    auto stored = DecodeScanDetail(*payload);
+    if (!stored) return std::unexpected(std::move(stored.error()));
+    return std::move(stored->detail);
+  }
+  auto bag = DecodeScanBag(*payload);  // A format 2 detail's bag, alone.
+  if (!bag) return std::unexpected(std::move(bag.error()));
+  detail->bag = std::move(*bag);
+  return std::move(*detail);
 }
 
 std::expected<ScanPage, Error> ScanHistory::List(const ScanQuery& query) const {
@@ -391,7 +413,7 @@ std::expected<ScanPage, Error> ScanHistory::List(const ScanQuery& query) const {
   const std::string low = query.since_ms ? FirstScanIdAt(*query.since_ms) : std::string();
   std::string high = query.until_ms ? FirstScanIdAt(*query.until_ms) : std::string();
   if (!query.before.empty() && (high.empty() || query.before < high)) high = query.before;
-  const auto in_window = [&](const std::string& id) {
+  const auto in_window = [&](std::string_view id) {
     return id >= low && (high.empty() || id < high);
   };
   const std::string hashed = query.text.empty() ? std::string() : HashedFact(query.text);
@@ -399,17 +421,18 @@ std::expected<ScanPage, Error> ScanHistory::List(const ScanQuery& query) const {
   std::vector<ScanSummary> found;
   {
     std::lock_guard lock(mutex_);
-    for (const auto* records : {&writing_}) {
-      for (const ScanRecord& record : *records) {
-        if (in_window(record.summary.scan_id) && Matches(query, hashed, record.summary)) {
-          found.push_back(record.summary);
-        }
-      }
+    const auto add = [&](const EncodedScan& scan) -> std::expected<void, Error> {
+      if (!in_window(scan.id())) return {};
+      auto summary = scan.DecodeSummary();
+      if (!summary) return std::unexpected(std::move(summary.error()));
+      if (Matches(query, hashed, *summary)) found.push_back(std::move(*summary));
+      return {};
+    };
+    for (const EncodedScan& scan : writing_) {
+      if (auto added = add(scan); !added) return std::unexpected(std::move(added.error()));
     }
-    for (const ScanRecord& record : queue_) {
-      if (in_window(record.summary.scan_id) && Matches(query, hashed, record.summary)) {
-        found.push_back(record.summary);
-      }
+    for (const EncodedScan& scan : queue_) {
+      if (auto added = add(scan); !added) return std::unexpected(std::move(added.error()));
     }
   }
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
@@ -427,11 +450,11 @@ std::expected<ScanPage, Error> ScanHistory::List(const ScanQuery& query) const {
       break;
     }
     ++examined;
-    auto summary = DecodeScanSummary(id, it->value().ToStringView());
-    if (!summary) return std::unexpected(std::move(summary.error()));
+    auto stored = DecodeScanSummary(id, it->value().ToStringView());
+    if (!stored) return std::unexpected(std::move(stored.error()));
     last_examined = std::move(id);
-    if (!Matches(query, hashed, *summary)) continue;
-    found.push_back(std::move(*summary));
+    if (!Matches(query, hashed, stored->summary)) continue;
+    found.push_back(std::move(stored->summary));
     ++matched;
   }
   if (!it->status().ok()) return RocksError("listing the scans", it->status());
@@ -460,21 +483,25 @@ std::expected<std::uint64_t, Error> ScanHistory::DeleteUser(std::string_view use
     for (it->Seek(std::string(1, kSummaryKind));
          it->Valid() && it->key().starts_with(std::string_view(&kSummaryKind, 1)); it->Next()) {
       const std::string id = it->key().ToString().substr(1);
-      auto summary = DecodeScanSummary(id, it->value().ToStringView());
-      if (summary && summary->user != user) continue;
+      auto stored = DecodeScanSummary(id, it->value().ToStringView());
+      if (stored && stored->summary.user != user) continue;
       // A summary that cannot be read goes too: nothing could show or retrain it.
       write.Delete(it->key());
-      write.Delete(Key(kDetailKind, id));
       ++removed;
-      // Its bag is overwritten, not only unnamed: the user's tokens leave the disk now.
-      std::string detail;
-      if (db_->Get(rocksdb::ReadOptions(), Key(kDetailKind, id), &detail).ok()) {
-        if (auto stored = DecodeScanDetail(detail); stored && stored->bag_location) {
-          if (auto erased = bags_->Erase(*stored->bag_location);
-              !erased && erased.error().code != ErrorCode::kNotFound) {
-            result = std::unexpected(std::move(erased.error()));
-            return;
-          }
+      // Its detail is overwritten, not only unnamed: the user's tokens leave the disk now.
+      std::optional<BagLocation> in_log = stored ? stored->detail_location : std::nullopt;
+      if (!in_log) {  // Format 1: the detail in RocksDB, its bag maybe in the log.
+        write.Delete(Key(kDetailKind, id));
+        std::string detail;
+        if (db_->Get(rocksdb::ReadOptions(), Key(kDetailKind, id), &detail).ok()) {
+          if (auto old = DecodeScanDetail(detail); old) in_log = old->bag_location;
+        }
+      }
+      if (in_log) {
+        if (auto erased = bags_->Erase(*in_log);
+            !erased && erased.error().code != ErrorCode::kNotFound) {
+          result = std::unexpected(std::move(erased.error()));
+          return;
         }
       }
     }
@@ -494,8 +521,10 @@ std::expected<std::uint64_t, Error> ScanHistory::DeleteUser(std::string_view use
       unpersisted_since_.reset();
     }
     std::lock_guard lock(mutex_);
-    const auto queued = std::erase_if(
-        queue_, [&](const ScanRecord& record) { return record.summary.user == user; });
+    const auto queued = std::erase_if(queue_, [&](const EncodedScan& scan) {
+      auto summary = scan.DecodeSummary();
+      return !summary || summary->user == user;  // One that cannot be read goes, as above.
+    });
     taken_total_ += queued;  // Never written: as if taken, for the tasks that wait on them.
     figures_.kept -= std::min<std::uint64_t>(figures_.kept, removed);
     if (removed > 0) oldest_ = OldestFrom(oldest_);

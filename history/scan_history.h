@@ -36,6 +36,7 @@
 
 #include "common/error.h"
 #include "history/bag_log.h"
+#include "history/scan_codec.h"
 #include "history/scan_query.h"
 #include "history/scan_record.h"
 
@@ -83,9 +84,10 @@ class ScanHistory {
   // Writes what is queued, then closes.
   ~ScanHistory();
 
-  // Queues `record` (its summary.scan_id set, detail.bag sorted) for the writer; drops it (and
-  // counts it) when queue_limit scans are waiting. Never waits for the disk.
-  void Record(ScanRecord record);
+  // Queues `record` (its summary.scan_id set, detail.bag sorted) for the writer, encoded on the
+  // calling thread; drops it (and counts it) when queue_limit scans are waiting. Never waits for
+  // the disk.
+  void Record(const ScanRecord& record);
 
   // The scan `scan_id`. Errors: kInvalidArgument when it is not a scan id (scan_id.h);
   // kExpired when it has aged out (older than max_age_ms, or than every scan of a history that
@@ -117,7 +119,7 @@ class ScanHistory {
   ScanHistory(ScanHistoryOptions options, std::unique_ptr<rocksdb::DB> db,
               std::unique_ptr<BagLog> bags, std::uint64_t kept, std::string oldest);
   void WriterLoop();
-  void WriteBatch(std::vector<ScanRecord>& batch);
+  void WriteBatch(std::vector<EncodedScan>& batch);
   // Starts a flush of what was written to memory only (on the writer thread).
   void Persist();
   void ApplyBounds();
@@ -126,12 +128,16 @@ class ScanHistory {
   // The id of the first scan at or after `from` in the database ("" when none).
   [[nodiscard]] std::string OldestFrom(const std::string& from) const;
   [[nodiscard]] std::int64_t NowMs() const;
+  // The detail of scan `scan_id`, whose summary says it is at `location` in the bag log (none:
+  // in RocksDB). Errors: as Find.
+  [[nodiscard]] std::expected<ScanDetail, Error> ReadDetail(
+      std::string_view scan_id, const std::optional<BagLocation>& location) const;
   // The error for a scan that was in the history and is no longer.
   [[nodiscard]] std::unexpected<Error> AgedOut(std::string_view scan_id) const;
 
   ScanHistoryOptions options_;
   std::unique_ptr<rocksdb::DB> db_;
-  std::unique_ptr<BagLog> bags_;  // The scans' bags (bag_log.h), in the folder `bags` of path.
+  std::unique_ptr<BagLog> bags_;  // The scans' details (bag_log.h), in the folder `bags` of path.
   // The writer thread's batch, cleared and reused: a fresh one per batch (about 1 MiB) would be
   // mapped and unmapped each time, a page fault per page.
   std::unique_ptr<rocksdb::WriteBatch> write_;
@@ -141,8 +147,8 @@ class ScanHistory {
   mutable std::mutex mutex_;
   std::condition_variable wake_;      // The writer: work or stop.
   std::condition_variable progress_;  // Waiters: the writer finished something.
-  std::deque<ScanRecord> queue_;      // Recorded, not yet taken by the writer.
-  std::vector<ScanRecord> writing_;   // Taken by the writer, not yet written.
+  std::deque<EncodedScan> queue_;     // Recorded, not yet taken by the writer.
+  std::vector<EncodedScan> writing_;  // Taken by the writer, not yet written.
   std::deque<Task> tasks_;
   std::uint64_t queued_total_ = 0;  // Scans ever queued.
   std::uint64_t taken_total_ = 0;   // Of those, taken by the writer (or removed from the queue).

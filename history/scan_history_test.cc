@@ -1,6 +1,7 @@
 #include "history/scan_history.h"
 
 #include <gtest/gtest.h>
+#include <rocksdb/db.h>
 
 #include <algorithm>
 #include <atomic>
@@ -9,6 +10,7 @@
 #include <fstream>
 #include <thread>
 
+#include "history/scan_codec.h"
 #include "history/scan_id.h"
 #include "tests/support/temp_dir.h"
 
@@ -199,25 +201,77 @@ std::string BagBytes(const std::filesystem::path& history) {
   return bytes;
 }
 
-TEST_F(ScanHistoryTest, DeletingAUserErasesTheirBagsFromTheDisk) {
+TEST_F(ScanHistoryTest, DeletingAUserErasesTheirDetailsFromTheDisk) {
   auto history = Open();
   constexpr TokenHash kAlices = 0x5ec7e75ec7e75ec7;
   constexpr TokenHash kBobs = 0x0b0b0b0b0b0b0b0b;
   for (const auto& [user, hash] : {std::pair{"alice", kAlices}, std::pair{"bob", kBobs}}) {
     ScanRecord scan = Scan(1, user);
     scan.detail.bag = {{hash, 1}};
+    scan.detail.top = {{std::string(user) + "s-own-word", TokenSource::kBody, 1, 2.0}};
     history->Record(std::move(scan));
   }
   history->Flush();
-  const auto contains = [&](TokenHash hash) {
-    return BagBytes(dir_.Join("history"))
-               .find(std::string_view(reinterpret_cast<const char*>(&hash), sizeof hash)) !=
-           std::string::npos;
+  const auto contains = [&](std::string_view bytes) {
+    return BagBytes(dir_.Join("history")).find(bytes) != std::string::npos;
   };
-  ASSERT_TRUE(contains(kAlices));
+  const auto hash_bytes = [](const TokenHash& hash) {
+    return std::string_view(reinterpret_cast<const char*>(&hash), sizeof hash);
+  };
+  ASSERT_TRUE(contains(hash_bytes(kAlices)));
+  ASSERT_TRUE(contains("alices-own-word"));
   ASSERT_TRUE(history->DeleteUser("alice"));
-  EXPECT_FALSE(contains(kAlices));
-  EXPECT_TRUE(contains(kBobs));
+  EXPECT_FALSE(contains(hash_bytes(kAlices)));
+  EXPECT_FALSE(contains("alices-own-word"));
+  EXPECT_TRUE(contains(hash_bytes(kBobs)));
+  EXPECT_TRUE(contains("bobs-own-word"));
+}
+
+TEST_F(ScanHistoryTest, ScansOfTheFirstFormatAreReadBoundedAndDeleted) {
+  // Summaries of format 1, their details in RocksDB beside them (each with its bag, format 1).
+  const std::string path = dir_.Join("history");
+  std::vector<ScanRecord> old_scans = {Scan(1, "carol"), Scan(2, "dave")};
+  {
+    rocksdb::Options options;
+    options.create_if_missing = true;
+    rocksdb::DB* raw = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(options, path, &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    for (ScanRecord& scan : old_scans) {
+      std::string summary;
+      AppendScanSummary(summary, scan.summary);  // Without where its detail is: format 1.
+      summary[0] = 1;
+      // No top token, one bag entry: hash 7, count 1.
+      const std::string detail = {1, 0, 1, 7, 1};
+      scan.detail = {.top = {}, .bag = {{7, 1}}};
+      ASSERT_TRUE(db->Put({}, "m" + scan.summary.scan_id, summary).ok());
+      ASSERT_TRUE(db->Put({}, "d" + scan.summary.scan_id, detail).ok());
+    }
+  }
+  now_ += 1000;
+  auto history = Open(/*max_scans=*/3);
+  EXPECT_EQ(history->Figures().kept, 2u);
+  for (const ScanRecord& scan : old_scans) {
+    auto found = history->Find(scan.summary.scan_id);
+    ASSERT_TRUE(found) << found.error().message;
+    EXPECT_EQ(*found, scan);
+  }
+  auto deleted = history->DeleteUser("dave");
+  ASSERT_TRUE(deleted);
+  EXPECT_EQ(*deleted, 1u);
+  EXPECT_EQ(history->Find(old_scans[1].summary.scan_id).error().code, ErrorCode::kNotFound);
+  // Three new scans: the count bound removes carol's.
+  for (int i = 3; i < 6; ++i) history->Record(Scan(i));
+  history->Flush();
+  EXPECT_EQ(history->Find(old_scans[0].summary.scan_id).error().code, ErrorCode::kExpired);
+  history.reset();
+  rocksdb::DB* raw = nullptr;
+  ASSERT_TRUE(rocksdb::DB::OpenForReadOnly(rocksdb::Options(), path, &raw).ok());
+  std::unique_ptr<rocksdb::DB> db(raw);
+  std::string value;
+  for (const ScanRecord& scan : old_scans) {
+    EXPECT_TRUE(db->Get({}, "d" + scan.summary.scan_id, &value).IsNotFound());
+  }
 }
 
 TEST_F(ScanHistoryTest, ABagSegmentGoesOnceEveryScanInItHasAgedOut) {

@@ -1,6 +1,6 @@
 #include "history/scan_id.h"
 
-#include <cstdio>
+#include "common/hex.h"
 
 namespace nbspamd::history {
 namespace {
@@ -8,10 +8,11 @@ namespace {
 constexpr std::uint64_t kMaxTime = (std::uint64_t{1} << 48) - 1;  // 12 hex digits.
 
 std::string Format(std::uint64_t time_ms, std::uint32_t low) {
-  char text[kScanIdLength + 1];
-  std::snprintf(text, sizeof text, "%012llx%08x",
-                static_cast<unsigned long long>(time_ms & kMaxTime), low);
-  return std::string(text, kScanIdLength);
+  std::string text;
+  text.reserve(kScanIdLength);
+  AppendHex(text, time_ms & kMaxTime, 12);
+  AppendHex(text, low, 8);
+  return text;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace nbspamd::model {
 namespace {
@@ -170,6 +171,28 @@ TEST(ClassifierTest, ExplainKeepsTheLargestWeightsAndScalesByCount) {
   EXPECT_EQ(result.explanations[0].token, "review");
   EXPECT_EQ(result.explanations[0].count, 2u);
   ExpectGolden(result.explanations[0].weight, 2 * -0.8649974374);
+}
+
+TEST(ClassifierTest, ExplainBreaksTiesByTextAndAnyLengthIsAPrefixOfTheWhole) {
+  // send, us and your have the same counts, so the same weight.
+  const std::string text = "your us send password review account";
+  const ClassifyResult whole = SeedModel().Classify(text, {.alpha = 1.0, .explain = 6});
+  ASSERT_EQ(whole.explanations.size(), 6u);
+  std::vector<std::string> tied;
+  for (const TokenExplanation& token : whole.explanations) {
+    if (token.token == "send" || token.token == "us" || token.token == "your") {
+      tied.push_back(token.token);
+    }
+  }
+  EXPECT_THAT(tied, ::testing::ElementsAre("send", "us", "your"));
+  for (std::size_t keep = 1; keep < 6; ++keep) {
+    const ClassifyResult part = SeedModel().Classify(text, {.alpha = 1.0, .explain = keep});
+    ASSERT_EQ(part.explanations.size(), keep);
+    for (std::size_t k = 0; k < keep; ++k) {
+      EXPECT_EQ(part.explanations[k].token, whole.explanations[k].token) << keep << " " << k;
+      EXPECT_EQ(part.explanations[k].weight, whole.explanations[k].weight);
+    }
+  }
 }
 
 TEST(ClassifierTest, EmptyModelIsAnError) {

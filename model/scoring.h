@@ -14,21 +14,21 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <expected>
 #include <limits>
 #include <string>
 #include <vector>
 
+#include "common/hex.h"
 #include "model/classifier.h"
 #include "model/model_stats.h"
 
 namespace nbspamd::model::internal {
 
 inline std::string HashText(TokenHash hash) {
-  char buffer[17];
-  std::snprintf(buffer, sizeof buffer, "%016llx", static_cast<unsigned long long>(hash));
-  return buffer;
+  std::string text;
+  AppendHex(text, hash, 16);
+  return text;
 }
 
 template <typename Estimator>
@@ -56,6 +56,7 @@ std::expected<ClassifyResult, Error> ScoreWith(const TokenBag& bag, const ModelS
   struct Weighed {
     std::size_t index;
     double weight;
+    double magnitude;  // |weight|.
   };
   std::vector<Weighed> weighed;
   const bool weigh_here = options.explain > 0 && two_class;
@@ -77,7 +78,10 @@ std::expected<ClassifyResult, Error> ScoreWith(const TokenBag& bag, const ModelS
         score_sum += x * weight;
         result.scored_tokens += bag.entries[i].count;
       }
-      if (weigh_here) weighed.push_back({i, bag.entries[i].count * weight});
+      if (weigh_here) {
+        const double token_weight = bag.entries[i].count * weight;
+        weighed.push_back({i, token_weight, std::fabs(token_weight)});
+      }
     }
   }
 
@@ -129,24 +133,40 @@ std::expected<ClassifyResult, Error> ScoreWith(const TokenBag& bag, const ModelS
         if (!estimator.Known(i)) continue;
         double weight = estimator.LogLikelihood(i, a);
         if (b) weight -= estimator.LogLikelihood(i, *b);
-        weighed.push_back({i, bag.entries[i].count * weight});
+        const double token_weight = bag.entries[i].count * weight;
+        weighed.push_back({i, token_weight, std::fabs(token_weight)});
       }
     }
     // Largest |weight| first; ties by token text so the order is deterministic (without texts,
     // a token's text is its hash in 16 hex digits: the hashes' order).
     const bool has_texts = !bag.texts.empty();
-    const auto by_magnitude = [&](const Weighed& x, const Weighed& y) {
-      const double mx = std::fabs(x.weight), my = std::fabs(y.weight);
-      if (mx != my) return mx > my;
+    const auto by_text = [&](const Weighed& x, const Weighed& y) {
       return has_texts ? bag.texts[x.index].text < bag.texts[y.index].text
                        : bag.entries[x.index].hash < bag.entries[y.index].hash;
     };
+    const auto by_magnitude = [&](const Weighed& x, const Weighed& y) {
+      if (x.magnitude != y.magnitude) return x.magnitude > y.magnitude;
+      return by_text(x, y);
+    };
     // The order is total (texts, like hashes, are distinct), so the `keep` first are the same
-    // however found: a linear selection, then a sort of those few.
+    // however found. Found without comparing texts but where they decide: the keep-th largest
+    // magnitude by magnitude alone, then those above it, then of those at it the first by text
+    // (weights tie often: every token seen once in one class only weighs the same).
     const std::size_t keep = std::min(options.explain, weighed.size());
     const auto kept_end = weighed.begin() + static_cast<std::ptrdiff_t>(keep);
-    if (keep < weighed.size())
-      std::nth_element(weighed.begin(), kept_end, weighed.end(), by_magnitude);
+    if (keep > 0 && keep < weighed.size()) {
+      std::nth_element(
+          weighed.begin(), kept_end - 1, weighed.end(),
+          [](const Weighed& x, const Weighed& y) { return x.magnitude > y.magnitude; });
+      const double threshold = (kept_end - 1)->magnitude;
+      const auto above_end = std::partition(weighed.begin(), weighed.end(), [&](const Weighed& w) {
+        return w.magnitude > threshold;
+      });
+      const auto at_end = std::partition(
+          above_end, weighed.end(), [&](const Weighed& w) { return w.magnitude == threshold; });
+      // above_end < kept_end <= at_end: the keep-th is at the threshold.
+      if (kept_end < at_end) std::nth_element(above_end, kept_end, at_end, by_text);
+    }
     std::sort(weighed.begin(), kept_end, by_magnitude);
     result.explanations.reserve(keep);
     for (std::size_t k = 0; k < keep; ++k) {
