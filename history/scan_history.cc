@@ -24,15 +24,17 @@ namespace {
 constexpr char kSummaryKind = 'm';
 constexpr char kDetailKind = 'd';
 constexpr std::uint8_t kSummaryWithDetailInDb = 1;  // The format byte of those summaries.
-constexpr std::size_t kMaxBatch = 512;
+constexpr std::size_t kMaxBatch = 1024;
 // A listing reads at most this many summaries for one page.
 constexpr std::size_t kMaxExaminedPerPage = 10'000;
 // The bounds remove at most this many scans in one write.
 constexpr std::size_t kMaxRemovedPerWrite = 1'000;
 // The writer wakes when this many scans wait, or after kWriteDelay: one write (and one pass of
-// the bounds) for many scans, not one for each.
-constexpr std::size_t kWakeAt = 256;
-constexpr std::chrono::milliseconds kWriteDelay{20};
+// the bounds) for many scans, not one for each. A write's own cost (a pass of the bounds,
+// RocksDB's write, the segment's write call, waking the thread) was half the writer's work with
+// batches of 20 ms; queued scans are found and listed all the same.
+constexpr std::size_t kWakeAt = 512;
+constexpr std::chrono::milliseconds kWriteDelay{100};
 // Scans are written without RocksDB's write-ahead log (its CRC and second copy of every byte
 // were a third of the writer's work); they reach the disk when the memory table is flushed:
 // once full, on close, and at the latest this long after the first scan it holds.

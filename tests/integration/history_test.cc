@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/support/daemon_process.h"
@@ -236,10 +238,13 @@ TEST_F(HistoryTest, AScanBeyondTheBoundsIsGoneAndSaysSo) {
   const std::string first = ScanOf(client, "", "review us 1");
   ScanOf(client, "", "review us 2");
   ScanOf(client, "", "review us 3");
-  // The bound applies once the writer has written the scans: wait for it, not for time.
-  for (int i = 0; i < 500; ++i) {
+  // The bound applies once the writer has written the scans (it waits a moment to write many at
+  // once): wait for it, at most 10 s.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
     if (client.Send(http::verb::get, "/history/" + first).result() == http::status::gone) break;
     ScanOf(client, "", "review us more");
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   const auto gone = client.Send(http::verb::get, "/history/" + first);
   ASSERT_EQ(gone.result(), http::status::gone) << gone.body();
