@@ -12,7 +12,7 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       build-essential cmake ninja-build pkg-config \
       libboost1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev \
-      libboost-url1.81-dev librocksdb-dev libicu-dev libxxhash-dev libtomlplusplus-dev \
+      libboost-url1.81-dev librocksdb-dev libicu-dev libxxhash-dev libtomlplusplus-dev libjemalloc-dev \
       libgmime-3.0-dev libxml2-dev libpsl-dev libuchardet-dev libgtest-dev libgmock-dev libbenchmark-dev \
       libhiredis-dev libssl-dev redis-server \
  && rm -rf /var/lib/apt/lists/*
@@ -39,7 +39,7 @@ ARG DEBIAN_FRONTEND=noninteractive
 # curl is for the health check (and for looking at the daemon from inside the container).
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
-      librocksdb7.8 libicu72 libxxhash0 libtomlplusplus3 libgmime-3.0-0 libxml2 libpsl5 libuchardet0 \
+      librocksdb7.8 libicu72 libxxhash0 libtomlplusplus3 libjemalloc2 libgmime-3.0-0 libxml2 libpsl5 libuchardet0 \
       libhiredis0.14 libssl3 \
       libboost-json1.81.0 libboost-program-options1.81.0 libboost-url1.81.0 curl \
  && rm -rf /var/lib/apt/lists/* \

@@ -7,6 +7,8 @@
 #include <boost/beast/http/field.hpp>
 #include <boost/json.hpp>
 #include <chrono>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -83,6 +85,17 @@ TEST_F(DaemonTest, SeedDocumentsThroughHttpGiveTheGoldenNumbersAcrossARestart) {
   EXPECT_EQ(stats.at("documents").as_int64(), 6);
   EXPECT_EQ(stats.at("vocabulary").as_int64(), 6);
 }
+
+#if NBSPAMD_JEMALLOC
+// The release build's daemon allocates with jemalloc (README, "Dependencies"), linked so that it
+// replaces malloc when loaded: a build that dropped it would not have it mapped.
+TEST_F(DaemonTest, TheDaemonAllocatesWithJemalloc) {
+  DaemonProcess daemon = Start();
+  std::ifstream maps("/proc/" + std::to_string(daemon.pid()) + "/maps");
+  const std::string mapped((std::istreambuf_iterator<char>(maps)), {});
+  EXPECT_NE(mapped.find("/libjemalloc.so"), std::string::npos);
+}
+#endif
 
 TEST_F(DaemonTest, IncrementalTrainingInAnotherOrderGivesTheSameModel) {
   DaemonProcess daemon = Start();
