@@ -139,6 +139,7 @@ int main(int argc, char** argv) {
   time_queries("one user's scans", [](int i) {
     return ScanQuery{.user = "user" + std::to_string(i * 10) + "@example.org"};
   });
+  opened->reset();  // Closed first: RocksDB's threads may still be writing files into the folder.
   std::filesystem::remove_all(dir);
   return 0;
 }
