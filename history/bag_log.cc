@@ -107,7 +107,7 @@ void BagLog::CloseSegment() {
   written_ = 0;
 }
 
-std::size_t BagLog::StartRecord(std::string_view scan_id) {
+BagLocation BagLog::Append(std::string_view scan_id, std::string_view payload) {
   // A new segment at the first append, past kSegmentBytes, and after a failed write (a restart
   // never appends to an old segment: its tail may be cut).
   if (current_.empty() || written_ + buffer_.size() >= kSegmentBytes) {
@@ -121,16 +121,13 @@ std::size_t BagLog::StartRecord(std::string_view scan_id) {
     CloseSegment();
     current_ = std::string(scan_id);
   }
+  const BagLocation where{current_, written_ + buffer_.size(),
+                          static_cast<std::uint32_t>(payload.size())};
   const std::size_t at = buffer_.size();
   buffer_.resize(at + kHeaderBytes);
-  return at;
-}
-
-BagLocation BagLog::FinishRecord(std::size_t at) {
-  const std::string_view payload = std::string_view(buffer_).substr(at + kHeaderBytes);
-  const BagLocation where{current_, written_ + at, static_cast<std::uint32_t>(payload.size())};
   storage::EncodeFixed32(buffer_.data() + at, where.size);
   storage::EncodeFixed32(buffer_.data() + at + 4, Checksum(payload));
+  buffer_.append(payload);
   return where;
 }
 

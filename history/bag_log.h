@@ -4,7 +4,7 @@
 // A detail is most of a scan's bytes (9 a token of its bag) and is written once, read only to
 // show the scan or retrain it, and dropped with its scan, oldest first: in RocksDB it went through
 // the memory table, a flush and compaction after compaction, more than half of what the history
-// cost each classify. Here it is encoded once into a buffer and written with the batch; whole
+// cost each classify. Here it is copied once into a buffer and written with the batch; whole
 // segments go once every scan in them is older than the oldest kept.
 //
 // Files: `bags-<scan id>` in the folder given to Open, named after the first scan appended, so
@@ -50,17 +50,7 @@ class BagLog {
 
   // Buffers `payload` as the record of scan `scan_id` (REQUIRES: a scan id, payload < 4 GiB);
   // it can be read once Write succeeds.
-  [[nodiscard]] BagLocation Append(std::string_view scan_id, std::string_view payload) {
-    return AppendWith(scan_id, [payload](std::string& out) { out.append(payload); });
-  }
-  // As Append, with the payload that `encode(std::string& out)` appends to `out`: encoded in
-  // place, never copied.
-  template <typename Encode>
-  [[nodiscard]] BagLocation AppendWith(std::string_view scan_id, Encode&& encode) {
-    const std::size_t at = StartRecord(scan_id);
-    encode(buffer_);
-    return FinishRecord(at);
-  }
+  [[nodiscard]] BagLocation Append(std::string_view scan_id, std::string_view payload);
   // Writes what was appended since the last Write (to the page cache: not synced). Errors:
   // kInsufficientStorage for a full disk, kUnavailable otherwise (also when Append started a new
   // segment and the write of the old one's bags failed); those bags are then not kept and the
@@ -86,10 +76,6 @@ class BagLog {
 
  private:
   explicit BagLog(std::string dir, std::set<std::string> segments);
-  // Starts a record in buffer_ (a new segment when due) and returns where its header is; then
-  // FinishRecord fills the header in for the payload after it.
-  std::size_t StartRecord(std::string_view scan_id);
-  BagLocation FinishRecord(std::size_t at);
   [[nodiscard]] std::string PathOf(std::string_view segment) const;
   void CloseSegment();
 
