@@ -15,6 +15,7 @@ constexpr char kUsage[] =
     "  nbspamc train --label LABEL [--id ID] [--jobs N] PATH...\n"
     "  nbspamc forget [--jobs N] PATH...  |  nbspamc forget --id ID\n"
     "  nbspamc stats [--json]\n"
+    "  nbspamc report --label LABEL [--user USER] [FILE|-]   a user's verdict on one message\n"
     "PATH: a message file, an mbox, a Maildir, or a directory of them (recursive).\n"
     "Exit status: 2 usage, 3 daemon unreachable or no answer in time, 4 the daemon's error\n"
     "or some messages failed. nbspamc COMMAND --help lists the command's flags.\n";
@@ -57,6 +58,16 @@ po::options_description CommandFlags(Command command, ClientOptions& o) {
     case Command::kStats:
       flags.add_options()("json", po::bool_switch(&o.json), "print the daemon's JSON answer");
       break;
+    case Command::kReport:
+      flags.add_options()("label", po::value(&o.label)->value_name("LABEL"),
+                          "the class the user says the message is: spam or ham (required)")(
+          "user", po::value<std::string>()->value_name("USER"),
+          "learn in this user's layer (e.g. Dovecot's imap.user); default: the global model")(
+          "strict", po::bool_switch(&o.strict),
+          "exit 3 or 4 when the message could not be learned (default: log it and exit 0)")(
+          "max-size", po::value(&o.max_message_bytes)->value_name("BYTES"),
+          "a larger message is not learned (default 64 MiB)");
+      break;
   }
   return flags;
 }
@@ -66,6 +77,7 @@ std::optional<Command> CommandNamed(const std::string& name) {
   if (name == "train") return Command::kTrain;
   if (name == "forget") return Command::kForget;
   if (name == "stats") return Command::kStats;
+  if (name == "report") return Command::kReport;
   return std::nullopt;
 }
 
@@ -76,6 +88,7 @@ std::expected<void, Error> ApplyEnvironment(const Environment& environment, Clie
     try {
       std::size_t used = 0;
       o.timeout_seconds = std::stod(*timeout, &used);
+      o.timeout_given = true;
       if (used != timeout->size()) throw std::invalid_argument("trailing characters");
     } catch (const std::exception&) {
       return MakeError(ErrorCode::kInvalidArgument,
@@ -110,6 +123,12 @@ std::expected<void, Error> Check(const ClientOptions& o) {
       break;
     case Command::kStats:
       if (!o.paths.empty()) return fail("stats takes no arguments");
+      break;
+    case Command::kReport:
+      if (o.label.empty()) return fail("report needs --label");
+      if (o.user && o.user->empty()) return fail("--user must not be empty");
+      if (o.paths.size() > 1) return fail("report takes one FILE, or - (the default) for stdin");
+      if (o.max_message_bytes == 0) return fail("--max-size must be more than 0");
       break;
   }
   return {};
@@ -182,6 +201,11 @@ std::expected<ParsedCommandLine, Error> ParseCommandLine(const std::vector<std::
   if (!command) return MakeError(ErrorCode::kInvalidArgument, "give a command");
   if (vm.count("id")) o.id = vm["id"].as<std::string>();
   if (vm.count("quiet")) o.progress = false;
+  if (vm.count("user")) o.user = vm["user"].as<std::string>();
+  if (vm.count("timeout")) o.timeout_given = true;
+  // A report runs while a user's IMAP move waits for it: a short deadline unless one is given.
+  if (o.command == Command::kReport && !o.timeout_given) o.timeout_seconds = kReportTimeoutSeconds;
+  if (o.command == Command::kReport && o.paths.empty()) o.paths.push_back("-");
   if (auto checked = Check(o); !checked) return std::unexpected(checked.error());
   return parsed;
 }

@@ -19,7 +19,11 @@
 
 namespace nbspamd::client {
 
-enum class Command { kClassify, kTrain, kForget, kStats };
+enum class Command { kClassify, kTrain, kForget, kStats, kReport };
+
+// The per-request deadline of `report` when neither --timeout nor NBSPAMC_TIMEOUT gives one: a
+// report runs while a user's IMAP move waits for it.
+inline constexpr double kReportTimeoutSeconds = 5;
 
 // Everything a command needs to run.
 struct ClientOptions {
@@ -27,14 +31,17 @@ struct ClientOptions {
   std::string server = "127.0.0.1:7830";      // --server, NBSPAMC_SERVER
   std::string token;                          // --token, NBSPAMC_TOKEN; never printed.
   double timeout_seconds = 30;                // --timeout, NBSPAMC_TIMEOUT; per request.
+  bool timeout_given = false;                 // --timeout or NBSPAMC_TIMEOUT was given.
   bool json = false;                          // --json: the daemon's answer unchanged.
   int explain = 0;                            // classify --explain N
-  std::string label;                          // train --label
+  std::string label;                          // train, report --label
+  std::optional<std::string> user;            // report --user: that user's layer.
+  bool strict = false;                        // report --strict: failures are exit statuses.
   std::optional<std::string> id;              // train/forget --id
   int jobs = 4;                               // train/forget --jobs: concurrent requests.
-  std::size_t max_message_bytes = 64u << 20;  // train/forget --max-size
+  std::size_t max_message_bytes = 64u << 20;  // train/forget/report --max-size
   bool progress = true;                       // train/forget: false with --quiet.
-  std::vector<std::string> paths;             // FILE|- for classify, PATH... for train/forget.
+  std::vector<std::string> paths;  // FILE|- for classify and report, PATH... for train/forget.
 };
 
 // What the command line asks for.

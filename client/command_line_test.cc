@@ -58,6 +58,32 @@ TEST(CommandLineTest, ParsesEachCommand) {
   ASSERT_TRUE(parsed) << parsed.error().message;
   EXPECT_EQ(parsed->options.command, Command::kForget);
   EXPECT_EQ(parsed->options.id, "<x@y>");
+
+  parsed = Parse({"report", "--label", "ham", "--user", "alice@example.org"});
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->options.command, Command::kReport);
+  EXPECT_EQ(parsed->options.label, "ham");
+  EXPECT_EQ(parsed->options.user, "alice@example.org");
+  EXPECT_FALSE(parsed->options.strict);
+  EXPECT_EQ(parsed->options.paths, std::vector<std::string>{"-"});  // stdin by default
+}
+
+TEST(CommandLineTest, AReportWaitsBrieflyUnlessToldOtherwise) {
+  auto parsed = Parse({"report", "--label", "spam"});
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->options.timeout_seconds, kReportTimeoutSeconds);
+  EXPECT_FALSE(parsed->options.user);
+  parsed = Parse({"report", "--label", "spam"}, {{"NBSPAMC_TIMEOUT", "12"}});
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ(parsed->options.timeout_seconds, 12);
+  parsed = Parse({"--timeout", "30", "report", "--label", "spam", "--strict", "file"});
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->options.timeout_seconds, 30);
+  EXPECT_TRUE(parsed->options.strict);
+  EXPECT_EQ(parsed->options.paths, std::vector<std::string>{"file"});
+  parsed = Parse({"classify", "-"});  // Other commands keep theirs.
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ(parsed->options.timeout_seconds, 30);
 }
 
 TEST(CommandLineTest, HelpAndVersion) {
@@ -91,6 +117,10 @@ TEST(CommandLineTest, RejectsBadCommandLines) {
       {"stats", "--timeout", "0"},
       {"stats", "--timeout", "soon"},
       {"classify", "--label", "spam", "-"},  // A flag of another command.
+      {"report"},
+      {"report", "--label", "spam", "a", "b"},
+      {"report", "--label", "spam", "--user", ""},
+      {"report", "--label", "spam", "--jobs", "2"},
   };
   for (const auto& args : bad) {
     const auto parsed = Parse(args);

@@ -5,6 +5,7 @@
 //   nbspamc train --label spam ~/corpus/spam
 //   nbspamc forget archive.mbox
 //   nbspamc stats
+//   nbspamc report --label spam --user alice < message   a user moved it into Junk
 //
 // Exit status: client/exit_codes.h; docs/CLIENT.md has the whole manual.
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include "client/command_line.h"
 #include "client/connect_options.h"
 #include "client/exit_codes.h"
+#include "client/report_command.h"
 #include "client/simple_commands.h"
 
 namespace nbspamd::client {
@@ -54,6 +56,8 @@ int Main(int argc, char** argv) {
       return RunClassify(options, *connect, stdout, stderr);
     case Command::kStats:
       return RunStats(options, *connect, stdout, stderr);
+    case Command::kReport:
+      return RunReport(options, *connect, stdout, stderr);
     case Command::kTrain:
     case Command::kForget:
       return RunBulk(options, *connect, stdout, stderr, isatty(STDERR_FILENO) == 1);

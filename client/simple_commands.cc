@@ -32,21 +32,6 @@ std::string Text(const json::value* value) {
   return WriteJson(*value);  // Numbers as people write them: 0.04, 1.
 }
 
-// Reads FILE, or standard input for "-".
-std::expected<std::string, Error> ReadInput(const std::string& path) {
-  std::ostringstream content;
-  if (path == "-") {
-    content << std::cin.rdbuf();
-    if (std::cin.bad()) return MakeError(ErrorCode::kInvalidArgument, "cannot read standard input");
-    return content.str();
-  }
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return MakeError(ErrorCode::kNotFound, "cannot open " + path);
-  content << file.rdbuf();
-  if (file.bad()) return MakeError(ErrorCode::kInvalidArgument, "cannot read " + path);
-  return content.str();
-}
-
 // Sends one request; on failure prints why and sets `status` to the exit status.
 std::optional<HttpReply> Request(const ConnectOptions& connect, http::verb method,
                                  const std::string& target, const std::string& body, std::FILE* err,
@@ -77,6 +62,20 @@ std::optional<json::value> ParseAnswer(const std::string& body, std::FILE* err) 
 }
 
 }  // namespace
+
+std::expected<std::string, Error> ReadInput(const std::string& path) {
+  std::ostringstream content;
+  if (path == "-") {
+    content << std::cin.rdbuf();
+    if (std::cin.bad()) return MakeError(ErrorCode::kInvalidArgument, "cannot read standard input");
+    return content.str();
+  }
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return MakeError(ErrorCode::kNotFound, "cannot open " + path);
+  content << file.rdbuf();
+  if (file.bad()) return MakeError(ErrorCode::kInvalidArgument, "cannot read " + path);
+  return content.str();
+}
 
 std::string VerdictOf(const json::value& answer) {
   const json::object& o = answer.as_object();

@@ -5,10 +5,12 @@
 
 #include <boost/json/value.hpp>
 #include <cstdio>
+#include <expected>
 #include <string>
 
 #include "client/command_line.h"
 #include "client/connect_options.h"
+#include "common/error.h"
 
 namespace nbspamd::client {
 
@@ -30,6 +32,10 @@ namespace nbspamd::client {
 // spam_confidence when the daemon gives one, as in "unsure 0.9994 score=0.0178
 // confidence=0.8512"; then with explanations one line per token: "  +3.1000 body viagra x2".
 [[nodiscard]] std::string FormatVerdict(const boost::json::value& answer);
+
+// The contents of FILE, or of standard input for "-". kNotFound when FILE cannot be opened,
+// kInvalidArgument when it cannot be read.
+[[nodiscard]] std::expected<std::string, Error> ReadInput(const std::string& path);
 
 // The /stats answer as readable lines.
 [[nodiscard]] std::string FormatStats(const boost::json::value& answer);

@@ -112,9 +112,11 @@ std::string HamMail(int i) {
       "the project meeting is on friday, lunch after, see the report draft " + std::to_string(i));
 }
 
-// The number of documents of `label` in the daemon's /stats.
-std::int64_t Documents(HttpClient& client, const std::string& label) {
-  const json::value stats = client.GetJson("/stats");
+// The number of documents of `label` in the daemon's /stats (or in the stats at `path`, such as
+// a user's /users/{id}/stats).
+std::int64_t Documents(HttpClient& client, const std::string& label,
+                       const std::string& path = "/stats") {
+  const json::value stats = client.GetJson(path);
   for (const json::value& c : stats.at("classes").as_array()) {
     if (c.at("label").as_string() == label) return c.at("documents").to_number<std::int64_t>();
   }
@@ -319,6 +321,57 @@ TEST_F(ClientTest, BadCommandLinesExit2WithUsage) {
   run = RunClient({"--version"});
   EXPECT_EQ(run.status, 0);
   EXPECT_THAT(run.out, HasSubstr("nbspamc "));
+}
+
+// What a user's move into or out of Junk runs (contrib/dovecot): one message on stdin, learned
+// in that user's layer, idempotent, relearned by the other label; a daemon that is down or
+// refuses never makes it fail unless --strict.
+TEST_F(ClientTest, AReportLearnsInTheUsersLayerOnceAndNeverFailsTheMove) {
+  DaemonProcess daemon = Start();
+  const std::string server = Server(daemon);
+  HttpClient client(daemon.port());
+  const std::string message = SpamMail(1);
+  ClientExit run =
+      RunClient({"--server", server, "report", "--label", "spam", "--user", "alice"}, message);
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_THAT(run.out, ::testing::StartsWith("spam learned alice "));
+  EXPECT_EQ(run.err, "");
+  run = RunClient({"--server", server, "report", "--label", "spam", "--user", "alice"}, message);
+  EXPECT_EQ(run.status, 0);
+  EXPECT_THAT(run.out, ::testing::StartsWith("spam unchanged alice "));
+  EXPECT_EQ(Documents(client, "spam", "/users/alice/stats"), 1);
+  run = RunClient({"--server", server, "report", "--label", "ham", "--user", "alice"}, message);
+  EXPECT_EQ(run.status, 0);
+  EXPECT_THAT(run.out, ::testing::StartsWith("ham relearned alice "));
+  EXPECT_EQ(Documents(client, "spam", "/users/alice/stats"), 0);
+  EXPECT_EQ(Documents(client, "ham", "/users/alice/stats"), 1);
+  EXPECT_EQ(Documents(client, "spam"), 0);  // The global model: train_global_from_users off.
+  EXPECT_EQ(Documents(client, "ham"), 0);
+
+  // Without --user: the global model.
+  run = RunClient({"--server", server, "report", "--label", "spam"}, SpamMail(2));
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(Documents(client, "spam"), 1);
+
+  // The daemon's refusal: logged, exit 0; with --strict, exit 4.
+  run = RunClient({"--server", server, "report", "--label", "spam"}, "");
+  EXPECT_EQ(run.status, 0);
+  EXPECT_THAT(run.err, HasSubstr("nbspamc: report: spam not learned: "));
+  run = RunClient({"--server", server, "report", "--label", "spam", "--strict"}, "");
+  EXPECT_EQ(run.status, 4);
+  run = RunClient({"--server", server, "report", "--label", "spam", "--max-size", "10"}, message);
+  EXPECT_EQ(run.status, 0);
+  EXPECT_THAT(run.err, HasSubstr("more than --max-size 10"));
+
+  // The daemon down: logged, exit 0 at once; with --strict, exit 3.
+  EXPECT_EQ(daemon.Terminate(), 0);
+  const auto start = std::chrono::steady_clock::now();
+  run = RunClient({"--server", server, "report", "--label", "spam", "--user", "bob"}, message);
+  EXPECT_EQ(run.status, 0);
+  EXPECT_THAT(run.err, HasSubstr("nbspamc: report: spam for bob not learned: "));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+  run = RunClient({"--server", server, "report", "--label", "spam", "--strict"}, message);
+  EXPECT_EQ(run.status, 3);
 }
 
 TEST_F(ClientTest, AMessageOverTheDaemonsBodyLimitFailsAlone) {
