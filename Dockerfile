@@ -22,16 +22,16 @@ COPY . .
 # passes (the integration tests start the daemon on 127.0.0.1 inside the build container).
 # --build-arg NBSPAMD_TESTS=OFF builds the daemon and nbspamc alone, for CI, which has just run
 # the suite.
-# Except PostfixTest.*, SpamcTest.*, EximTest.* and BrowserTest.*, which run Postfix, Debian's
-# spamc, a throw-away Exim and Chromium that this stage does not have: they run in scripts/test
-# (and so CI), where scripts/install-deps installs them.
+# Except PostfixTest.*, SpamcTest.*, EximTest.*, DovecotTest.* and BrowserTest.*, which run
+# Postfix, Debian's spamc, a throw-away Exim, Dovecot and Chromium that this stage does not have:
+# they run in scripts/test (and so CI), where scripts/install-deps installs them.
 ARG NBSPAMD_TESTS=ON
 RUN cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DNBSPAMD_BUILD_TESTS="$NBSPAMD_TESTS" \
       -DNBSPAMD_BUILD_BENCH=OFF \
  && if [ "$NBSPAMD_TESTS" = ON ]; then cmake --build build -j "$(nproc)"; \
     else cmake --build build -j "$(nproc)" --target nbspamd nbspamc; fi \
  && if [ "$NBSPAMD_TESTS" = ON ]; then \
-      ctest --test-dir build --output-on-failure -j "$(nproc)" -E '^(PostfixTest|SpamcTest|EximTest|BrowserTest)\.'; fi \
+      ctest --test-dir build --output-on-failure -j "$(nproc)" -E '^(PostfixTest|SpamcTest|EximTest|DovecotTest|BrowserTest)\.'; fi \
  && strip build/server/nbspamd
 
 FROM debian:bookworm-slim
