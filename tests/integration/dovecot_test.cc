@@ -163,6 +163,8 @@ TEST_F(DovecotTest, MovesTeachTheUsersLayerExactlyAndNeverFailWithTheDaemonDown)
   ASSERT_TRUE(in_junk.has_value());
   EXPECT_EQ(in_junk->size(), 1u);
   EXPECT_THAT(dovecot_->Log(), HasSubstr("nbspamc: report: spam for alice not learned: "));
+  // The scripts ran from the binaries compiled at set-up (a recompile would fail to save).
+  EXPECT_THAT(dovecot_->Log(), ::testing::Not(HasSubstr("sieve"))) << dovecot_->Log();
 }
 
 // A site that trains only the global model says so in nbspamd-learn.conf; a site whose Dovecot
@@ -188,6 +190,16 @@ TEST_F(DovecotTest, TheLearnSettingsChooseTheGlobalModelOrAddTheDomain) {
   ASSERT_NO_FATAL_FAILURE(MoveOnly(alice, "INBOX", "Junk"));
   EXPECT_EQ(Documents(client, "/users/alice@example.org/stats", "spam"), 1) << dovecot_->Log();
   EXPECT_EQ(client.Send(http::verb::get, "/users/alice/stats").result(), http::status::not_found);
+
+  // Settings the mail user cannot read are said so in Dovecot's log (the move goes on).
+  std::filesystem::permissions(
+      dovecot_->dir() / "pipe" / "nbspamd-learn.conf",
+      std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  ASSERT_NO_FATAL_FAILURE(MoveOnly(alice, "Junk", "INBOX"));
+  EXPECT_THAT(dovecot_->Log(),
+              HasSubstr("nbspamd-learn: cannot read " +
+                        (dovecot_->dir() / "pipe" / "nbspamd-learn.conf").string() +
+                        " as nobody: going on without its settings"));
 }
 
 // A user selects a thousand messages and drops them into Junk: one command, each message piped

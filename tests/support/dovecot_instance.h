@@ -1,11 +1,13 @@
 // DovecotInstance: a throw-away Dovecot (Debian's dovecot-imapd, dovecot-lmtpd, dovecot-sieve)
 // for tests, set up as docs/DOVECOT.md tells an administrator: its configuration includes
 // contrib/dovecot/90-nbspamd.conf itself, and only the paths are the instance's own (copies of
-// the contrib Sieve scripts, a pipe folder whose nbspamd-learn is a link to the contrib program
-// with an nbspamd-learn.conf beside it). IMAP and LMTP listen on free ports of 127.0.0.1; users
-// log in with kDovecotPassword; mail is stored in Maildirs under the instance's folder, owned
-// by the unprivileged user nobody, as which the IMAP and LMTP processes (and so the pipe
-// program) run. Configuration, mail, state and log are removed with the instance.
+// the contrib Sieve scripts, compiled with the documented sievec command into a folder the mail
+// user cannot write, so that Dovecot runs those binaries; a pipe folder whose nbspamd-learn is a
+// link to the contrib program with an nbspamd-learn.conf beside it). IMAP and LMTP listen on
+// free ports of 127.0.0.1; users log in with kDovecotPassword; mail is stored in Maildirs under
+// the instance's folder, owned by the unprivileged user nobody, as which the IMAP and LMTP
+// processes (and so the pipe program) run. Configuration, mail, state and log are removed with
+// the instance.
 //
 //   auto dovecot = DovecotInstance::Start({.users = {"alice", "bob"},
 //                                          .learn_conf = "NBSPAMC=/path/nbspamc\n..."});
