@@ -127,6 +127,9 @@ std::string HelpText() {
   std::string text =
       "Usage: nbspamd [--config FILE] [--KEY VALUE]...\n"
       "       nbspamd check [--repair] [--config FILE] [--KEY VALUE]...\n"
+      "       nbspamd dump [--output FILE] [--config FILE] [--KEY VALUE]...\n"
+      "       nbspamd restore [--mode replace|append|subtract] [--config FILE] [--KEY VALUE]...\n"
+      "                       FILE|-\n"
       "       nbspamd --help | --version\n"
       "\n"
       "nbspamd is a naive-Bayes spam-filter HTTP daemon.\n"

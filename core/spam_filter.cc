@@ -10,6 +10,7 @@
 
 #include "common/hex.h"
 #include "common/utf8.h"
+#include "dump/dump_format.h"
 #include "model/user_layer.h"
 
 namespace nbspamd::core {
@@ -536,6 +537,12 @@ std::expected<void, Error> SpamFilter::ValidateId(std::string_view id) {
     return MakeError(ErrorCode::kInvalidArgument, "the id is not valid UTF-8");
   }
   return {};
+}
+
+std::expected<void, Error> SpamFilter::Dump(std::FILE* out) const {
+  dump::DumpWriter writer(out, {options_.alpha, dump::TokenizerFingerprint(options_.tokenizer)});
+  if (auto exported = store_->Export(writer); !exported) return exported;
+  return writer.Finish();
 }
 
 }  // namespace nbspamd::core

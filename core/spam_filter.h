@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <expected>
 #include <functional>
 #include <memory>
@@ -359,6 +360,10 @@ class SpamFilter {
   [[nodiscard]] std::expected<void, Error> Backup(const std::string& path) {
     return store_->Checkpoint(path);
   }
+  // Writes the whole model, the global layer and every user's, as a dump (dump/dump_format.h,
+  // with this filter's alpha and tokenizer options) to `out`, as it is at one moment, while
+  // serving goes on. Errors: Store::Export's; kInternal when `out` cannot be written.
+  [[nodiscard]] std::expected<void, Error> Dump(std::FILE* out) const;
   [[nodiscard]] const SpamFilterOptions& options() const { return options_; }
 
   // The id a message gets when the client gives none: 32 hex digits of XXH3-128 of its bytes.

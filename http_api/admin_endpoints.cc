@@ -1,7 +1,12 @@
-// /admin/backup, /admin/learned and /admin/rollback: operating on the model as a whole.
+// /admin/backup, /admin/dump, /admin/learned and /admin/rollback: operating on the model as a
+// whole.
+#include <atomic>
 #include <boost/beast/http/field.hpp>
 #include <boost/json.hpp>
+#include <cerrno>
 #include <charconv>
+#include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <limits>
@@ -99,6 +104,48 @@ std::optional<Response> HandleBackup(Call& call, const Input& input) {
   }
   return call.Error(http::status::conflict, "failed_precondition",
                     "too many backups in one second; try again");
+}
+
+std::optional<Response> HandleDump(Call& call, const Input& input) {
+  if (auto rejected = call.RejectUnknown(input, {}, {})) return *rejected;
+  // One dump at a time: each takes an I/O thread and a file the size of the model.
+  static std::atomic<bool> dumping{false};
+  if (dumping.exchange(true)) {
+    return call.Error(http::status::conflict, "failed_precondition",
+                      "a dump is being written; try again when it is done");
+  }
+  struct Done {
+    ~Done() { dumping.store(false); }
+  } done;
+  std::error_code error;
+  std::filesystem::create_directories(call.options.backup_dir, error);
+  const std::string name = std::filesystem::path(BackupPath(call.options.backup_dir, 0)).filename();
+  static std::atomic<std::uint64_t> serial{0};
+  // Sent, then removed, by the connection (kBodyFileField).
+  const std::string path = (std::filesystem::path(call.options.backup_dir) /
+                            ("." + name + "-" + std::to_string(++serial) + ".dump.partial"))
+                               .string();
+  std::FILE* out = std::fopen(path.c_str(), "we");
+  if (out == nullptr) {
+    LogError("cannot write the dump file " + path + ": " + std::strerror(errno));
+    return call.Error(nbspamd::Error{ErrorCode::kInternal, "cannot write " + path});
+  }
+  auto written = call.filter.Dump(out);
+  if (std::fclose(out) != 0 && written) {
+    written = MakeError(ErrorCode::kInternal, "cannot write " + path);
+  }
+  if (!written) {
+    std::filesystem::remove(path, error);
+    LogError("dump failed: " + written.error().message);
+    return call.Error(written.error());
+  }
+  LogInfo("model dumped for source '" + call.source + "'");
+  Response response{http::status::ok, call.request.version()};
+  response.set(http::field::content_type, "text/plain; charset=utf-8");
+  response.set(http::field::content_disposition, "attachment; filename=\"" + name + ".dump\"");
+  response.set(http::field::cache_control, "no-store");
+  response.set(kBodyFileField, path);
+  return response;
 }
 
 std::optional<Response> HandleLearned(Call& call, const Input& input) {

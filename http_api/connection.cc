@@ -1,5 +1,7 @@
 #include "http_api/connection.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <boost/asio/dispatch.hpp>
@@ -7,10 +9,12 @@
 #include <boost/asio/ssl/stream_base.hpp>
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/error.hpp>
+#include <boost/beast/http/file_body.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 #include <cstdio>
 #include <random>
+#include <string>
 
 #include "common/handler_guard.h"
 #include "common/log.h"
@@ -251,7 +255,35 @@ void BasicHttpConnection<Stream>::DoWrite(Response response, bool close) {
          {"status", status},
          {"micros", micros}});
   }
+  if (const auto file = response.find(kBodyFileField); file != response.end()) {
+    return DoWriteFile(std::move(response), std::string(file->value()), close);
+  }
   auto shared = std::make_shared<Response>(std::move(response));
+  pending_write_ = shared;
+  Tcp().expires_after(limits_.idle_timeout);
+  http::async_write(stream_, *shared,
+                    [self = shared_from_this(), close](beast::error_code ec, std::size_t) {
+                      self->Guarded([&] { self->OnWrite(close, ec); });
+                    });
+}
+
+template <class Stream>
+void BasicHttpConnection<Stream>::DoWriteFile(Response head, const std::string& path, bool close) {
+  auto shared = std::make_shared<http::response<http::file_body>>(head.result(), head.version());
+  beast::error_code ec;
+  shared->body().open(path.c_str(), beast::file_mode::scan, ec);
+  ::unlink(path.c_str());  // The open file stays readable until the body is sent.
+  if (ec) {
+    LogError("cannot send the body file " + path + ": " + ec.message());
+    return DoWrite(ErrorResponse(http::status::internal_server_error, "internal",
+                                 "the response's body could not be read", head.version()),
+                   true);
+  }
+  for (const auto& field : head) {
+    if (field.name_string() != kBodyFileField) shared->insert(field.name_string(), field.value());
+  }
+  shared->keep_alive(!close);
+  shared->prepare_payload();
   pending_write_ = shared;
   Tcp().expires_after(limits_.idle_timeout);
   http::async_write(stream_, *shared,

@@ -73,6 +73,8 @@ class BasicHttpConnection final : public HttpConnection,
   // Notes the request whose header has arrived (or failed): its endpoint, start and id.
   void BeginRequest();
   void DoWrite(Response response, bool close);
+  // Writes `head` with the file at `path` as its body (kBodyFileField), then removes the file.
+  void DoWriteFile(Response head, const std::string& path, bool close);
   void OnWrite(bool close, boost::beast::error_code ec);
   void DoClose();
   void DoDrain();

@@ -90,6 +90,7 @@ void Deliver(Respond& respond, unsigned version, Build build) noexcept {
 [[nodiscard]] std::optional<Response> HandleHistoryScan(Call& call, const Input& input);
 // admin_endpoints.cc
 [[nodiscard]] std::optional<Response> HandleBackup(Call& call, const Input& input);
+[[nodiscard]] std::optional<Response> HandleDump(Call& call, const Input& input);
 [[nodiscard]] std::optional<Response> HandleLearned(Call& call, const Input& input);
 [[nodiscard]] std::optional<Response> HandleRollback(Call& call, const Input& input);
 

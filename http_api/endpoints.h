@@ -31,6 +31,7 @@ enum class Endpoint {
   kReady,
   kMetrics,
   kAdminBackup,
+  kAdminDump,
   kAdminLearned,
   kAdminRollback,
   kUserStats,
@@ -75,6 +76,9 @@ inline constexpr std::array<EndpointSpec, kEndpointCount - 1> kEndpoints = {{
     {Endpoint::kMetrics, "/metrics", boost::beast::http::verb::get, Guard::kOpen, false, false,
      true},
     {Endpoint::kAdminBackup, "/admin/backup", boost::beast::http::verb::post, Guard::kToken, false,
+     false, true},
+    // The whole model: an administrator's, as a backup is.
+    {Endpoint::kAdminDump, "/admin/dump", boost::beast::http::verb::get, Guard::kToken, false,
      false, true},
     {Endpoint::kAdminLearned, "/admin/learned", boost::beast::http::verb::get, Guard::kToken, false,
      false, true},

@@ -15,6 +15,11 @@ namespace nbspamd::http_api {
 using Request = boost::beast::http::request<boost::beast::http::string_body>;
 using Response = boost::beast::http::response<boost::beast::http::string_body>;
 
+// A response with this header has its body in the file the header names (a large answer such as
+// GET /admin/dump): the connection sends that file's bytes as the body, streaming them from
+// disk, removes the file and never sends the header itself.
+inline constexpr char kBodyFileField[] = "X-Nbspamd-Body-File";
+
 // 400 kInvalidArgument, 401 kUnauthenticated, 403 kPermissionDenied, 404 kNotFound,
 // 409 kFailedPrecondition, 413 kResourceExhausted,
 // 503 kUnavailable, 507 kInsufficientStorage, 500 kDataLoss and kInternal (faults of the server,

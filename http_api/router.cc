@@ -94,6 +94,8 @@ class Handler {
         return HandleMetricsText(call_, *input);
       case Endpoint::kAdminBackup:
         return HandleBackup(call_, *input);
+      case Endpoint::kAdminDump:
+        return HandleDump(call_, *input);
       case Endpoint::kAdminLearned:
         return HandleLearned(call_, *input);
       case Endpoint::kAdminRollback:

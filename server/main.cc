@@ -3,10 +3,11 @@
 //
 //   nbspamd [FLAGS]                    serve
 //   nbspamd check [--repair] [FLAGS]   verify the model in the data folder offline (and repair)
+//   nbspamd dump [--output FILE] [FLAGS]               the model as text (a dump)
+//   nbspamd restore [--mode MODE] [FLAGS] FILE|-       a dump into the data folder
 //
 // Exit status: 0 after a clean shutdown, 1 for a start-up error (bad settings, data folder, or
-// listen address), 2 for a bad command line. `check`: 0 when the model is consistent (or was
-// repaired), 1 when it cannot be read, 2 for a bad command line, 3 when it is inconsistent.
+// listen address), 2 for a bad command line; the offline commands' in server/model_commands.h.
 #include <unistd.h>
 
 #include <chrono>
@@ -27,78 +28,13 @@
 #include "replication/cluster.h"
 #include "server/http_front_end.h"
 #include "server/milter_front_end.h"
+#include "server/model_commands.h"
 #include "server/scan_history_setup.h"
 #include "server/spamd_front_end.h"
-#include "storage/model_check.h"
 #include "storage/rocksdb_store.h"
-
-extern char** environ;
 
 namespace nbspamd {
 namespace {
-
-std::vector<std::string> Environment() {
-  std::vector<std::string> environment;
-  for (char** variable = environ; *variable != nullptr; ++variable) {
-    environment.emplace_back(*variable);
-  }
-  return environment;
-}
-
-void PrintReport(const storage::CheckReport& report) {
-  for (const model::ClassStats& c : report.stats.classes) {
-    std::printf("class %s: %llu documents, %llu tokens\n", c.label.c_str(),
-                static_cast<unsigned long long>(c.documents),
-                static_cast<unsigned long long>(c.tokens));
-  }
-  std::printf("vocabulary: %llu; token records: %llu; ledger records: %llu\n",
-              static_cast<unsigned long long>(report.stats.vocabulary_size),
-              static_cast<unsigned long long>(report.token_records),
-              static_cast<unsigned long long>(report.ledger_records));
-  for (const std::string& problem : report.problems) std::printf("problem: %s\n", problem.c_str());
-}
-
-// `nbspamd check [--repair] [FLAGS]`: the data folder comes from the settings, as when serving.
-int Check(int argc, char** argv) {
-  bool repair = false;
-  std::vector<const char*> args = {argv[0]};
-  for (int i = 2; i < argc; ++i) {
-    if (std::string_view(argv[i]) == "--repair") {
-      repair = true;
-    } else {
-      args.push_back(argv[i]);
-    }
-  }
-  const std::vector<std::string> environment = Environment();
-  auto loaded = config::LoadSettings(args, environment);
-  if (!loaded) {
-    std::fprintf(stderr, "nbspamd check: %s\n", loaded.error().message.c_str());
-    return 2;
-  }
-  if (loaded->action != config::LoadResult::Action::kRun) {
-    std::puts(
-        "usage: nbspamd check [--repair] [--data-dir DIR | --config FILE]\n"
-        "Checks that the model in the data folder is consistent: token counts, class totals,\n"
-        "|V| and document counts agree with the training ledger. --repair rebuilds the counts\n"
-        "from the ledger (stop the daemon first). Exit status: 0 consistent or repaired,\n"
-        "1 unreadable, 2 bad command line, 3 inconsistent.");
-    return 0;
-  }
-  const std::string& path = loaded->settings.data_dir;
-  auto report = repair ? storage::RepairModel(path) : storage::CheckModel(path);
-  if (!report) {
-    std::fprintf(stderr, "nbspamd check: %s\n", report.error().message.c_str());
-    return 1;
-  }
-  PrintReport(*report);
-  if (!report->ok()) {
-    std::printf("%s: inconsistent; 'nbspamd check --repair' rebuilds it from the ledger\n",
-                path.c_str());
-    return 3;
-  }
-  std::printf("%s: %s\n", path.c_str(), repair ? "consistent (repaired if needed)" : "consistent");
-  return 0;
-}
 
 // True for addresses only this machine reaches.
 bool IsLoopback(const std::string& host) {
@@ -106,8 +42,13 @@ bool IsLoopback(const std::string& host) {
 }
 
 int Run(int argc, char** argv) {
-  if (argc > 1 && std::string_view(argv[1]) == "check") return Check(argc, argv);
-  const std::vector<std::string> environment = Environment();
+  if (argc > 1) {
+    const std::string_view command(argv[1]);
+    if (command == "check") return server::CheckCommand(argc, argv);
+    if (command == "dump") return server::DumpCommand(argc, argv);
+    if (command == "restore") return server::RestoreCommand(argc, argv);
+  }
+  const std::vector<std::string> environment = server::ProcessEnvironment();
   auto loaded = config::LoadSettings(std::span<const char* const>(argv, argc), environment);
   if (!loaded) {
     std::fprintf(stderr, "nbspamd: %s\nTry 'nbspamd --help'.\n", loaded.error().message.c_str());
@@ -172,12 +113,7 @@ int Run(int argc, char** argv) {
   const auto train_global = config::ParseTrainGlobalFromUsers(settings.train_global_from_users);
   filter_options.train_global_from_users = train_global && train_global->on;
   if (train_global) filter_options.train_global_sources = train_global->sources;
-  filter_options.tokenizer.max_message_bytes = settings.max_message_bytes;
-  filter_options.tokenizer.max_tokens = settings.max_tokens;
-  filter_options.tokenizer.max_token_chars = settings.max_token_chars;
-  filter_options.tokenizer.boolean_counts = settings.boolean_counts;
-  filter_options.tokenizer.header_tokens = settings.header_tokens;
-  filter_options.tokenizer.word_bigrams = settings.word_bigrams;
+  filter_options.tokenizer = server::TokenizerOptionsOf(settings);
   core::SpamFilter filter(std::move(*store), filter_options);
   server::EnableScanHistory(settings, filter);
 

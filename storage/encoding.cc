@@ -73,6 +73,20 @@ std::string EncodeTokenCounts(const TokenCounts& counts) {
   return value;
 }
 
+std::string EncodeDocumentCounts(const std::vector<std::uint64_t>& documents) {
+  std::string value;
+  PutVarint64(value, documents.size());
+  for (std::uint64_t count : documents) PutVarint64(value, count);
+  return value;
+}
+
+std::expected<std::vector<std::uint64_t>, Error> DecodeDocumentCounts(std::string_view value) {
+  // The same layout as a token value.
+  auto counts = DecodeTokenCounts(value);
+  if (!counts) return MakeError(ErrorCode::kDataLoss, "corrupt base documents record");
+  return std::vector<std::uint64_t>(counts->begin(), counts->end());
+}
+
 std::expected<TokenCounts, Error> DecodeTokenCounts(std::string_view value) {
   TokenCounts counts;
   if (auto decoded = DecodeTokenCountsInto(value, counts); !decoded) {
@@ -269,6 +283,16 @@ std::string UserTokenKey(std::string_view user, TokenHash hash) {
   std::string key = UserKindPrefix(user, kUserTokenKind);
   PutFixed64BigEndian(key, hash);
   return key;
+}
+
+std::string UserBaseKey(std::string_view user, TokenHash hash) {
+  std::string key = UserKindPrefix(user, kUserBaseKind);
+  PutFixed64BigEndian(key, hash);
+  return key;
+}
+
+std::string UserBaseDocumentsKey(std::string_view user) {
+  return UserKindPrefix(user, kUserBaseDocumentsKind);
 }
 
 std::string UserLedgerKey(std::string_view user, std::string_view id) {

@@ -12,6 +12,7 @@
 #include <expected>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/error.h"
 #include "model/calibration.h"
@@ -23,7 +24,8 @@ namespace nbspamd::storage {
 
 // Do not change: stored on disk. Bumped whenever any encoding below changes.
 // 3: ledger records may end with a held-out score; the calibration meta record.
-inline constexpr std::uint64_t kSchemaVersion = 3;
+// 4: base counts (the `base` family, the base_documents record, users' kinds 'b' and 'd').
+inline constexpr std::uint64_t kSchemaVersion = 4;
 
 void PutVarint64(std::string& out, std::uint64_t value);
 
@@ -68,6 +70,11 @@ inline void EncodeFixed64(char* out, std::uint64_t value) {
 [[nodiscard]] std::string EncodeModelStats(const model::ModelStats& stats);
 [[nodiscard]] std::expected<model::ModelStats, Error> DecodeModelStats(std::string_view value);
 
+// Documents per class (base_documents, schema 4): varint class count, then a varint per class.
+[[nodiscard]] std::string EncodeDocumentCounts(const std::vector<std::uint64_t>& documents);
+[[nodiscard]] std::expected<std::vector<std::uint64_t>, Error> DecodeDocumentCounts(
+    std::string_view value);
+
 // Ledger value: varint label length, label bytes, varint token count, then per token 8 bytes
 // big-endian hash and a varint count; then (since schema 2) varint source length, source bytes
 // and varint learned_at; then (since schema 3, only when the record has one) the held-out score:
@@ -103,6 +110,9 @@ inline constexpr char kUserStatsKind = 's';   // → EncodeModelStats of the lay
 inline constexpr char kUserTokenKind = 't';   // + EncodeTokenKey → EncodeTokenCounts.
 inline constexpr char kUserLedgerKind = 'l';  // + message id → EncodeLedgerEntry.
 inline constexpr char kUserSourceKind = 'o';  // + EncodeSourceKey → "".
+// Schema 4: the user's base counts, as the global ones (rocksdb_layout.h's kBaseFamily).
+inline constexpr char kUserBaseKind = 'b';           // + EncodeTokenKey → EncodeTokenCounts.
+inline constexpr char kUserBaseDocumentsKind = 'd';  // → EncodeDocumentCounts.
 
 // user, 0.
 [[nodiscard]] std::string UserKeyPrefix(std::string_view user);
@@ -113,6 +123,8 @@ inline constexpr char kUserSourceKind = 'o';  // + EncodeSourceKey → "".
 [[nodiscard]] std::string UserStatsKey(std::string_view user);
 [[nodiscard]] std::string UserTokenKey(std::string_view user, TokenHash hash);
 [[nodiscard]] std::string UserLedgerKey(std::string_view user, std::string_view id);
+[[nodiscard]] std::string UserBaseKey(std::string_view user, TokenHash hash);
+[[nodiscard]] std::string UserBaseDocumentsKey(std::string_view user);
 [[nodiscard]] std::string UserSourceKey(std::string_view user, std::string_view id,
                                         const model::LearnOrigin& origin);
 

@@ -6,89 +6,20 @@
 
 #include <algorithm>
 #include <charconv>
-#include <filesystem>
 #include <memory>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "storage/encoding.h"
+#include "storage/rocksdb_folder.h"
 #include "storage/rocksdb_layout.h"
 #include "storage/rocksdb_status.h"
 
 namespace nbspamd::storage {
 namespace {
 
-// An open data folder: the database and its meta, tokens and ledger families.
-struct Folder {
-  std::unique_ptr<rocksdb::DB> db;
-  std::vector<rocksdb::ColumnFamilyHandle*> handles;
-  rocksdb::ColumnFamilyHandle* meta = nullptr;
-  rocksdb::ColumnFamilyHandle* tokens = nullptr;
-  rocksdb::ColumnFamilyHandle* ledger = nullptr;
-  rocksdb::ColumnFamilyHandle* sources = nullptr;
-  rocksdb::ColumnFamilyHandle* users = nullptr;  // nullptr: a folder without user layers.
-
-  Folder() = default;
-  Folder(Folder&&) = default;
-  ~Folder() {
-    if (!db) return;
-    for (auto* handle : handles) db->DestroyColumnFamilyHandle(handle);
-    db->Close().PermitUncheckedError();
-  }
-};
-
-std::expected<Folder, Error> OpenFolder(const std::string& path, bool read_only) {
-  if (!std::filesystem::exists(std::filesystem::path(path) / "CURRENT")) {
-    return MakeError(ErrorCode::kNotFound, "no model in " + path);
-  }
-  rocksdb::Options options;
-  std::vector<std::string> families;
-  if (auto listed = rocksdb::DB::ListColumnFamilies(options, path, &families); !listed.ok()) {
-    return RocksdbError("cannot read the column families of " + path, listed);
-  }
-  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
-  for (const std::string& name : families) descriptors.emplace_back(name, options);
-  Folder folder;
-  rocksdb::DB* raw_db = nullptr;
-  const rocksdb::Status status =
-      read_only ? rocksdb::DB::OpenForReadOnly(rocksdb::DBOptions(options), path, descriptors,
-                                               &folder.handles, &raw_db)
-                : rocksdb::DB::Open(rocksdb::DBOptions(options), path, descriptors, &folder.handles,
-                                    &raw_db);
-  if (!status.ok()) return RocksdbError("cannot open data folder " + path, status);
-  folder.db.reset(raw_db);
-  for (std::size_t i = 0; i < families.size(); ++i) {
-    if (families[i] == rocksdb::kDefaultColumnFamilyName) folder.meta = folder.handles[i];
-    if (families[i] == kTokensFamily) folder.tokens = folder.handles[i];
-    if (families[i] == kLedgerFamily) folder.ledger = folder.handles[i];
-    if (families[i] == kSourcesFamily) folder.sources = folder.handles[i];
-    if (families[i] == kUsersFamily) folder.users = folder.handles[i];
-  }
-  if (folder.meta == nullptr || folder.tokens == nullptr || folder.ledger == nullptr ||
-      folder.sources == nullptr) {
-    return MakeError(ErrorCode::kDataLoss, "data folder " + path + " lacks a column family");
-  }
-  return folder;
-}
-
-std::expected<model::ModelStats, Error> ReadStats(const Folder& folder) {
-  std::string version;
-  rocksdb::Status status =
-      folder.db->Get(rocksdb::ReadOptions(), folder.meta, kSchemaVersionKey, &version);
-  if (!status.ok()) return RocksdbError("reading the schema version", status);
-  std::uint64_t stored = 0;
-  const auto [end, parsed] =
-      std::from_chars(version.data(), version.data() + version.size(), stored);
-  if (parsed != std::errc() || end != version.data() + version.size() || stored != kSchemaVersion) {
-    return MakeError(ErrorCode::kDataLoss,
-                     "schema version '" + version + "' is not " + std::to_string(kSchemaVersion));
-  }
-  std::string stats;
-  status = folder.db->Get(rocksdb::ReadOptions(), folder.meta, kModelStatsKey, &stats);
-  if (!status.ok()) return RocksdbError("reading the model stats", status);
-  return DecodeModelStats(stats);
-}
+using Folder = RocksdbFolder;
 
 // Counts with trailing zeros removed: a record may be shorter than the class list.
 void Trim(TokenCounts& counts) {
@@ -109,6 +40,8 @@ struct Scan {
   std::unordered_set<std::string> expected_source_keys;  // From the ledger.
   std::vector<std::string> stray_source_keys;            // In the index, of no ledger record.
   std::vector<std::string> corrupt_ledger_ids;
+  std::vector<std::string> corrupt_base_keys;  // Base records that cannot be read.
+  bool corrupt_base_documents = false;
   model::FeedbackHistogram expected_feedback;    // From the ledger.
   std::vector<std::string> damaged_users;        // Users with a problem of invariant 8.
   std::vector<std::string> malformed_user_keys;  // Users-family keys of no user.
@@ -218,6 +151,35 @@ std::expected<void, Error> ScanUsers(const Folder& folder, Scan& scan) {
     ++user->records;
     const std::string name = "user '" + user->user + "'";
     switch (key->kind) {
+      case kUserBaseKind: {
+        auto hash = DecodeTokenKey(key->rest);
+        auto counts = DecodeTokenCounts(value);
+        if (!hash || !counts) {
+          scan.Problem(name + " has a corrupt base count record");
+          break;
+        }
+        if (counts->size() > global.classes.size()) {
+          scan.Problem(name + " base counts of token " + Hex(*hash) + " name unknown classes");
+          break;
+        }
+        TokenCounts& expected = user->expected[*hash];
+        expected.resize(std::max(expected.size(), counts->size()), 0);
+        for (std::size_t c = 0; c < counts->size(); ++c) expected[c] += (*counts)[c];
+        Trim(*counts);
+        if (counts->empty()) scan.Problem(name + " base token " + Hex(*hash) + " has zero counts");
+        break;
+      }
+      case kUserBaseDocumentsKind: {
+        auto documents = DecodeDocumentCounts(value);
+        if (!documents || documents->size() > global.classes.size()) {
+          scan.Problem(name + " has a corrupt base documents record");
+          break;
+        }
+        for (std::size_t c = 0; c < documents->size(); ++c) {
+          user->expected_stats.classes[c].documents += (*documents)[c];
+        }
+        break;
+      }
       case kUserLedgerKind: {
         const std::string id(key->rest);
         auto entry = DecodeLedgerEntry(value);
@@ -305,6 +267,37 @@ std::expected<void, Error> RebuildUser(const Folder& folder, const std::string& 
   rocksdb::ReadOptions read_options;
   read_options.fill_cache = false;
   std::unique_ptr<rocksdb::Iterator> it(folder.db->NewIterator(read_options, folder.users));
+  // The base counts stay as they are (the check reported those it cannot read: they go).
+  const std::string base_begin = UserKindPrefix(user, kUserBaseKind);
+  const std::string base_end = UserKindPrefix(user, kUserBaseKind + 1);
+  for (it->Seek(base_begin); it->Valid() && it->key().compare(base_end) < 0; it->Next()) {
+    auto hash = DecodeTokenKey(
+        std::string_view(it->key().data(), it->key().size()).substr(base_begin.size()));
+    auto counts = DecodeTokenCounts(std::string_view(it->value().data(), it->value().size()));
+    if (!hash || !counts || counts->size() > stats.classes.size()) {
+      batch.Delete(folder.users, it->key());
+      continue;
+    }
+    TokenCounts& total = tokens[*hash];
+    total.resize(std::max(total.size(), counts->size()), 0);
+    for (std::size_t c = 0; c < counts->size(); ++c) total[c] += (*counts)[c];
+  }
+  if (!it->status().ok()) return RocksdbError("reading a user's base counts", it->status());
+  std::string documents_value;
+  const rocksdb::Status documents_status = folder.db->Get(
+      rocksdb::ReadOptions(), folder.users, UserBaseDocumentsKey(user), &documents_value);
+  if (documents_status.ok()) {
+    auto documents = DecodeDocumentCounts(documents_value);
+    if (documents && documents->size() <= stats.classes.size()) {
+      for (std::size_t c = 0; c < documents->size(); ++c) {
+        stats.classes[c].documents += (*documents)[c];
+      }
+    } else {
+      batch.Delete(folder.users, UserBaseDocumentsKey(user));
+    }
+  } else if (!documents_status.IsNotFound()) {
+    return RocksdbError("reading a user's base documents", documents_status);
+  }
   for (it->Seek(begin); it->Valid() && it->key().compare(end) < 0; it->Next()) {
     const std::string_view key(it->key().data(), it->key().size());
     auto entry = DecodeLedgerEntry(std::string_view(it->value().data(), it->value().size()));
@@ -322,7 +315,8 @@ std::expected<void, Error> RebuildUser(const Folder& folder, const std::string& 
     source_keys.push_back(UserSourceKey(user, key.substr(begin.size()), entry->origin));
   }
   if (!it->status().ok()) return RocksdbError("reading a user's ledger", it->status());
-  batch.DeleteRange(folder.users, UserKeyPrefix(user), begin);
+  batch.DeleteRange(folder.users, UserKeyPrefix(user), base_begin);
+  batch.DeleteRange(folder.users, UserKindPrefix(user, kUserBaseDocumentsKind + 1), begin);
   batch.DeleteRange(folder.users, end, UserKeyEnd(user));
   for (auto& [hash, counts] : tokens) {
     Trim(counts);
@@ -338,9 +332,55 @@ std::expected<void, Error> RebuildUser(const Folder& folder, const std::string& 
   return {};
 }
 
+// Adds the base counts and documents (schema 4) to what the ledger says the model must be.
+// Unreadable base records are problems; repair leaves them out.
+std::expected<void, Error> AddBaseCounts(const Folder& folder, Scan& scan) {
+  const std::size_t classes = scan.report.stats.classes.size();
+  std::string documents_value;
+  const rocksdb::Status status =
+      folder.db->Get(rocksdb::ReadOptions(), folder.meta, kBaseDocumentsKey, &documents_value);
+  if (status.ok()) {
+    auto documents = DecodeDocumentCounts(documents_value);
+    if (!documents || documents->size() > classes) {
+      scan.Problem("the base documents record cannot be decoded");
+      scan.corrupt_base_documents = true;
+    } else {
+      for (std::size_t c = 0; c < documents->size(); ++c) {
+        scan.expected_stats.classes[c].documents += (*documents)[c];
+      }
+    }
+  } else if (!status.IsNotFound()) {
+    return RocksdbError("reading the base documents", status);
+  }
+  if (folder.base == nullptr) return {};
+  rocksdb::ReadOptions read_options;
+  read_options.fill_cache = false;
+  std::unique_ptr<rocksdb::Iterator> it(folder.db->NewIterator(read_options, folder.base));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    ++scan.report.base_records;
+    auto hash = DecodeTokenKey(std::string_view(it->key().data(), it->key().size()));
+    auto counts = DecodeTokenCounts(std::string_view(it->value().data(), it->value().size()));
+    if (!hash || !counts || counts->size() > classes) {
+      scan.Problem("a base count record cannot be decoded");
+      scan.corrupt_base_keys.push_back(it->key().ToString());
+      continue;
+    }
+    TokenCounts& expected = scan.expected[*hash];
+    expected.resize(std::max(expected.size(), counts->size()), 0);
+    for (std::size_t c = 0; c < counts->size(); ++c) {
+      expected[c] += (*counts)[c];
+      scan.expected_stats.classes[c].tokens += (*counts)[c];
+    }
+    Trim(*counts);
+    if (counts->empty()) scan.Problem("base token " + Hex(*hash) + " has zero counts");
+  }
+  if (!it->status().ok()) return RocksdbError("reading the base counts", it->status());
+  return {};
+}
+
 std::expected<Scan, Error> ScanFolder(const Folder& folder) {
   Scan scan;
-  auto stats = ReadStats(folder);
+  auto stats = ReadFolderStats(folder);
   if (!stats) return std::unexpected(stats.error());
   scan.report.stats = *stats;
   scan.expected_stats = *stats;
@@ -377,6 +417,8 @@ std::expected<Scan, Error> ScanFolder(const Folder& folder) {
     }
   }
   if (!it->status().ok()) return RocksdbError("reading the ledger", it->status());
+  // Invariants 1 and 4 count the base counts too.
+  if (auto base = AddBaseCounts(folder, scan); !base) return std::unexpected(base.error());
   for (auto& [hash, counts] : scan.expected) Trim(counts);
   std::erase_if(scan.expected, [](const auto& item) { return item.second.empty(); });
   scan.expected_stats.vocabulary_size = scan.expected.size();
@@ -406,7 +448,8 @@ std::expected<Scan, Error> ScanFolder(const Folder& folder) {
     const TokenCounts& want = expected == scan.expected.end() ? none : expected->second;
     if (expected != scan.expected.end()) ++matched;
     if (*counts != want) {
-      scan.Problem("token " + Hex(*hash) + " counts differ from what the ledger added");
+      scan.Problem("token " + Hex(*hash) +
+                   " counts differ from what the ledger and the base counts added");
     }
   }
   if (!it->status().ok()) return RocksdbError("reading the token counts", it->status());
@@ -466,7 +509,7 @@ std::expected<Scan, Error> ScanFolder(const Folder& folder) {
     }
     if (s.documents != scan.expected_stats.classes[c].documents) {
       scan.Problem("class '" + s.label + "' has " + std::to_string(s.documents) +
-                   " documents but the ledger holds " +
+                   " documents but the ledger and the base documents hold " +
                    std::to_string(scan.expected_stats.classes[c].documents));
     }
   }
@@ -485,7 +528,7 @@ std::expected<Scan, Error> ScanFolder(const Folder& folder) {
 }  // namespace
 
 std::expected<CheckReport, Error> CheckModel(const std::string& path) {
-  auto folder = OpenFolder(path, /*read_only=*/true);
+  auto folder = OpenRocksdbFolder(path, FolderAccess::kReadOnly);
   if (!folder) return std::unexpected(folder.error());
   auto scan = ScanFolder(*folder);
   if (!scan) return std::unexpected(scan.error());
@@ -494,7 +537,7 @@ std::expected<CheckReport, Error> CheckModel(const std::string& path) {
 
 std::expected<CheckReport, Error> RepairModel(const std::string& path) {
   {
-    auto folder = OpenFolder(path, /*read_only=*/false);
+    auto folder = OpenRocksdbFolder(path, FolderAccess::kReadWrite);
     if (!folder) return std::unexpected(folder.error());
     auto scan = ScanFolder(*folder);
     if (!scan) return std::unexpected(scan.error());
@@ -513,6 +556,8 @@ std::expected<CheckReport, Error> RepairModel(const std::string& path) {
         batch.Put(folder->tokens, EncodeTokenKey(hash), EncodeTokenCounts(counts));
       }
       for (const std::string& id : scan->corrupt_ledger_ids) batch.Delete(folder->ledger, id);
+      for (const std::string& key : scan->corrupt_base_keys) batch.Delete(folder->base, key);
+      if (scan->corrupt_base_documents) batch.Delete(folder->meta, kBaseDocumentsKey);
       for (const std::string& key : scan->stray_source_keys) batch.Delete(folder->sources, key);
       for (const std::string& key : scan->expected_source_keys) batch.Put(folder->sources, key, "");
       batch.Put(folder->meta, kModelStatsKey, EncodeModelStats(scan->expected_stats));

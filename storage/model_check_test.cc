@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <rocksdb/db.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <tuple>
@@ -11,6 +12,7 @@
 #include "model/learning.h"
 #include "model/user_layer.h"
 #include "storage/encoding.h"
+#include "storage/model_transfer.h"
 #include "storage/rocksdb_layout.h"
 #include "storage/rocksdb_store.h"
 #include "tests/support/temp_dir.h"
@@ -104,7 +106,8 @@ TEST_F(ModelCheckTest, ATokenCountTheLedgerDoesNotExplainIsFoundAndRepaired) {
   auto report = CheckModel(path_);
   ASSERT_TRUE(report.has_value()) << report.error().message;
   EXPECT_FALSE(report->ok());
-  EXPECT_THAT(report->problems.front(), HasSubstr("counts differ from what the ledger added"));
+  EXPECT_THAT(report->problems.front(),
+              HasSubstr("counts differ from what the ledger and the base counts added"));
   // The daemon itself refuses it: the class totals no longer match.
   auto refused = RocksdbStore::Open(path_);
   ASSERT_FALSE(refused.has_value());
@@ -130,10 +133,95 @@ TEST_F(ModelCheckTest, StrayTokensAndWrongDocumentCountsAreRepaired) {
   ASSERT_TRUE(report.has_value());
   ASSERT_EQ(report->problems.size(), 2u);
   EXPECT_THAT(report->problems[0], HasSubstr("counts differ"));
-  EXPECT_THAT(report->problems[1], HasSubstr("has 6 documents but the ledger holds 3"));
+  EXPECT_THAT(report->problems[1],
+              HasSubstr("has 6 documents but the ledger and the base documents hold 3"));
 
   ASSERT_TRUE(RepairModel(path_).has_value());
   ExpectOriginalModel();
+}
+
+// Counts from elsewhere (storage/model_transfer.h): a global layer with a token of the model and
+// a new one, and a user layer, appended as base counts.
+void AppendBase(const std::string& path) {
+  auto import = ModelImport::Begin(path, ImportMode::kAppend);
+  ASSERT_TRUE(import.has_value()) << import.error().message;
+  model::ModelStats global;
+  global.classes = {{"spam", 2, 5}, {"ham", 1, 1}};
+  global.vocabulary_size = 2;
+  ASSERT_TRUE((*import)->BeginLayer("", global).has_value());
+  const std::vector<std::pair<TokenHash, std::vector<std::uint64_t>>> tokens = {
+      {std::hash<std::string>{}("review"), {4}}, {std::hash<std::string>{}("zzz-new"), {1, 1}}};
+  auto sorted = tokens;
+  std::sort(sorted.begin(), sorted.end());
+  for (const auto& [hash, counts] : sorted) ASSERT_TRUE((*import)->Token(hash, counts).has_value());
+  ASSERT_TRUE((*import)->EndLayer().has_value());
+  model::ModelStats user = global;
+  user.classes = {{"spam", 0, 0}, {"ham", 1, 2}};
+  user.vocabulary_size = 1;
+  ASSERT_TRUE((*import)->BeginLayer("alice", user).has_value());
+  const std::vector<std::uint64_t> ham = {0, 2};
+  ASSERT_TRUE((*import)->Token(std::hash<std::string>{}("lunch"), ham).has_value());
+  ASSERT_TRUE((*import)->EndLayer().has_value());
+  auto committed = (*import)->Commit();
+  ASSERT_TRUE(committed.has_value()) << committed.error().message;
+}
+
+TEST_F(ModelCheckTest, BaseCountsBalanceTheInvariantsAndARepairKeepsThem) {
+  AppendBase(path_);
+  auto report = CheckModel(path_);
+  ASSERT_TRUE(report.has_value()) << report.error().message;
+  EXPECT_TRUE(report->ok()) << ::testing::PrintToString(report->problems);
+  EXPECT_EQ(report->base_records, 2u);
+  EXPECT_EQ(report->stats.classes[0].documents, stats_.classes[0].documents + 2);
+  model::ModelStats merged;
+  model::Snapshot merged_snapshot;
+  {
+    auto store = RocksdbStore::Open(path_);
+    ASSERT_TRUE(store.has_value()) << store.error().message;
+    merged = *(*store)->Stats();
+    merged_snapshot = (*store)->Read(BagOfWords(kAllWords).entries);
+  }
+  // A damaged token record and document count: found, and repaired from ledger and base.
+  const TokenHash hash = std::hash<std::string>{}("review");
+  WriteRaw(path_, kTokensFamily, EncodeTokenKey(hash), EncodeTokenCounts({1}));
+  model::ModelStats bad = merged;
+  bad.classes[1].documents += 5;
+  WriteRaw(path_, "default", kModelStatsKey, EncodeModelStats(bad));
+  report = CheckModel(path_);
+  ASSERT_TRUE(report.has_value());
+  EXPECT_FALSE(report->ok());
+  ASSERT_TRUE(RepairModel(path_).has_value());
+  auto store = RocksdbStore::Open(path_);
+  ASSERT_TRUE(store.has_value()) << store.error().message;
+  EXPECT_EQ(*(*store)->Stats(), merged);
+  EXPECT_EQ((*store)->Read(BagOfWords(kAllWords).entries).counts, merged_snapshot.counts);
+  // Forgetting every learned message leaves the base counts and nothing else.
+  for (const char* id : {"d1", "d2", "d5", "d6"}) {
+    auto learned = (*store)->FindLearned(id);
+    ASSERT_TRUE(learned.has_value() && learned->has_value());
+    ASSERT_TRUE((*store)->Apply(model::PlanForget(id, **learned, *(*store)->Stats())).has_value());
+  }
+  const auto stats = (*store)->Stats();
+  EXPECT_EQ(stats->classes[0].documents, 2u);
+  EXPECT_EQ(stats->classes[0].tokens, 5u);
+  EXPECT_EQ(stats->vocabulary_size, 2u);
+  store->reset();
+  auto after = CheckModel(path_);
+  ASSERT_TRUE(after.has_value());
+  EXPECT_TRUE(after->ok()) << ::testing::PrintToString(after->problems);
+}
+
+TEST_F(ModelCheckTest, ACorruptBaseRecordIsReportedAndDropped) {
+  AppendBase(path_);
+  WriteRaw(path_, kBaseFamily, EncodeTokenKey(99), "\xff\xff");
+  auto report = CheckModel(path_);
+  ASSERT_TRUE(report.has_value());
+  ASSERT_FALSE(report->ok());
+  EXPECT_THAT(report->problems.front(), HasSubstr("base count record cannot be decoded"));
+  auto repaired = RepairModel(path_);
+  ASSERT_TRUE(repaired.has_value()) << repaired.error().message;
+  EXPECT_TRUE(repaired->ok()) << ::testing::PrintToString(repaired->problems);
+  EXPECT_EQ(repaired->base_records, 2u);
 }
 
 TEST_F(ModelCheckTest, ACorruptLedgerRecordIsReportedAndDropped) {

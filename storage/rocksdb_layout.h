@@ -11,12 +11,19 @@ inline constexpr char kLedgerFamily[] = "ledger";  // Message id → LedgerEntry
 inline constexpr char kSourcesFamily[] = "sources";
 // User layers (docs/STORAGE.md): keys of storage/encoding.h's User*Key, by user first.
 inline constexpr char kUsersFamily[] = "users";
+// Base counts (schema 4): token key → the per-class counts of that token that no ledger record
+// accounts for (restored or merged from a dump, docs/STORAGE.md "Base counts"). Created by the
+// first restore; a folder without it has none.
+inline constexpr char kBaseFamily[] = "base";
 // Meta records, in the default column family.
 inline constexpr char kSchemaVersionKey[] = "schema_version";
 inline constexpr char kModelStatsKey[] = "model_stats";
 inline constexpr char kStreamPositionKey[] = "stream_position";
 // Schema 3: the feedback histogram of held-out scores (EncodeFeedbackHistogram).
 inline constexpr char kCalibrationKey[] = "calibration";
+// Schema 4: the documents per class that no ledger record accounts for (EncodeDocumentCounts);
+// absent: none.
+inline constexpr char kBaseDocumentsKey[] = "base_documents";
 
 }  // namespace nbspamd::storage
 

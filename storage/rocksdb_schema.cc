@@ -51,6 +51,17 @@ std::expected<void, Error> UpgradeFromSchema2(
   return {};
 }
 
+// Schema 3 → 4: a schema 3 folder has no base counts (neither the family nor the records), which
+// schema 4 reads as none; only the version record changes.
+std::expected<void, Error> UpgradeFromSchema3(rocksdb::DB& db, rocksdb::ColumnFamilyHandle* meta,
+                                              const std::string& path) {
+  rocksdb::WriteOptions write_options;
+  write_options.sync = true;
+  const rocksdb::Status status = db.Put(write_options, meta, kSchemaVersionKey, "4");
+  if (!status.ok()) return RocksdbError("upgrading " + path, status);
+  return {};
+}
+
 }  // namespace
 
 std::expected<model::FeedbackHistogram, Error> FeedbackFromLedger(
@@ -109,7 +120,7 @@ std::expected<model::ModelStats, Error> InitialiseOrCheck(const RocksdbDatabase&
   if (parse_error != std::errc() || end != text.data() + text.size()) {
     return MakeError(ErrorCode::kDataLoss, "data folder " + path + " has a corrupt schema version");
   }
-  if (stored == 1 || stored == 2) {
+  if (stored >= 1 && stored <= 3) {
     if (auto can = writable(); !can) return std::unexpected(can.error());
   }
   if (stored == 1) {
@@ -123,6 +134,12 @@ std::expected<model::ModelStats, Error> InitialiseOrCheck(const RocksdbDatabase&
       return std::unexpected(upgraded.error());
     }
     stored = 3;
+  }
+  if (stored == 3) {
+    if (auto upgraded = UpgradeFromSchema3(db, meta, path); !upgraded) {
+      return std::unexpected(upgraded.error());
+    }
+    stored = 4;
   }
   if (stored != kSchemaVersion) {
     return MakeError(ErrorCode::kDataLoss, "data folder " + path + " holds schema version " + text +

@@ -16,7 +16,7 @@
 
 namespace nbspamd::storage {
 
-// Checks the schema version of an existing model (upgrading schemas 1 and 2 in place, each in
+// Checks the schema version of an existing model (upgrading schemas 1 to 3 in place, each in
 // one synced write), or writes the version, empty stats and an empty calibration record for a
 // new one. Returns the stored stats. A database opened read-only can be neither initialised nor
 // upgraded: kInternal. Errors: kDataLoss for another schema version or corrupt records.

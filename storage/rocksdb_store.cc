@@ -18,6 +18,7 @@
 
 #include "model/user_layer.h"
 #include "storage/encoding.h"
+#include "storage/model_transfer.h"
 #include "storage/rocksdb_database.h"
 #include "storage/rocksdb_layout.h"
 #include "storage/rocksdb_logger.h"
@@ -403,4 +404,12 @@ std::expected<void, Error> RocksdbStore::Checkpoint(const std::string& path) {
   if (!status.ok()) return RocksdbError("writing the backup " + path, status);
   return {};
 }
+
+std::expected<void, Error> RocksdbStore::Export(ModelVisitor& visitor) const {
+  std::shared_lock lock(database_mutex_);
+  if (!database_) return MakeError(ErrorCode::kUnavailable, "the model's database is not open");
+  return ExportDatabase(database_->db(), database_->family(kMeta), database_->family(kTokens),
+                        database_->family(kUsers), visitor);
+}
+
 }  // namespace nbspamd::storage

@@ -105,6 +105,7 @@ class RocksdbStore final : public Store {
   [[nodiscard]] std::expected<void, Error> DeleteUser(
       std::string_view user, std::string_view stream_position = "") override;
   [[nodiscard]] UserLayerFigures UserFigures() const override;
+  [[nodiscard]] std::expected<void, Error> Export(ModelVisitor& visitor) const override;
 
  private:
   // What a write that failed would have made of the model: the memory copy takes it if the

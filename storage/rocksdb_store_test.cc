@@ -438,7 +438,7 @@ TEST(RocksdbStoreTest, ASchemaTwoFolderIsUpgradedWithAnEmptyCalibration) {
     EXPECT_EQ((*store)->Stats()->TotalDocuments(), 2u);
     EXPECT_FALSE((**(*store)->FindLearned("a")).held_out.has_value());
   }
-  EXPECT_EQ(ReadRaw(dir.Join("model"), "schema_version"), "3");
+  EXPECT_EQ(ReadRaw(dir.Join("model"), "schema_version"), "4");
   EXPECT_EQ(ReadRaw(dir.Join("model"), "calibration"), EncodeFeedbackHistogram({}));
 }
 

@@ -41,4 +41,8 @@ std::expected<void, Error> Store::DeleteUser(std::string_view /*user*/,
   return NoUserLayers();
 }
 
+std::expected<void, Error> Store::Export(ModelVisitor& /*visitor*/) const {
+  return MakeError(ErrorCode::kFailedPrecondition, "this store cannot be dumped");
+}
+
 }  // namespace nbspamd::storage

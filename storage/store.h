@@ -35,6 +35,8 @@
 
 namespace nbspamd::storage {
 
+class ModelVisitor;
+
 // One result per delta of a batch, in the batch's order.
 using BatchResults = std::vector<std::expected<void, Error>>;
 
@@ -192,6 +194,12 @@ class Store {
   // a layer succeeds and changes nothing else. Errors: as ApplyBatch's whole-batch errors.
   [[nodiscard]] virtual std::expected<void, Error> DeleteUser(
       std::string_view user, std::string_view stream_position = "");
+
+  // Gives `visitor` the whole model, the global layer and then each user's, as it is at one
+  // moment (storage/model_transfer.h), while reads and applies go on. Thread-safe. Errors:
+  // kFailedPrecondition for a backend without it; kDataLoss for a corrupt record, kInternal for
+  // an I/O failure; the visitor's (which stop it).
+  [[nodiscard]] virtual std::expected<void, Error> Export(ModelVisitor& visitor) const;
 
   // Monitoring figures of the user layers; thread-safe, never waits for a write.
   [[nodiscard]] virtual UserLayerFigures UserFigures() const { return {}; }

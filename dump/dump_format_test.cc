@@ -1,0 +1,104 @@
+#include "dump/dump_format.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <vector>
+
+namespace nbspamd::dump {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Records what a dump's reader visits.
+class Recorder final : public storage::ModelVisitor {
+ public:
+  std::expected<void, Error> BeginLayer(std::string_view user,
+                                        const model::ModelStats& stats) override {
+    events.push_back("layer " + std::string(user) + " docs " +
+                     std::to_string(stats.classes[0].documents) + " |V| " +
+                     std::to_string(stats.vocabulary_size));
+    return {};
+  }
+  std::expected<void, Error> Token(TokenHash hash, std::span<const std::uint64_t> counts) override {
+    std::string event = "t " + std::to_string(hash);
+    for (auto count : counts) event += " " + std::to_string(count);
+    events.push_back(event);
+    return {};
+  }
+  std::expected<void, Error> EndLayer() override {
+    events.push_back("end");
+    return {};
+  }
+  std::vector<std::string> events;
+};
+
+std::expected<DumpProgress, Error> Read(const std::string& text, Recorder& recorder) {
+  std::FILE* in = ::fmemopen(const_cast<char*>(text.data()), text.size(), "r");
+  ReadDumpOptions options;
+  options.tokenizer = TokenizerFingerprint({});
+  auto read = ReadDump(in, options, recorder);
+  std::fclose(in);
+  return read;
+}
+
+std::string Header() {
+  return "nbspamd-dump 1\nschema 4\nalpha 0.1\ntokenizer " + TokenizerFingerprint({}) +
+         "\nclasses spam ham\n";
+}
+
+TEST(DumpFormatTest, ReadsWhatTheFormatSays) {
+  Recorder recorder;
+  const std::string text = Header() +
+                           "layer global\ndocuments 2 1\ntokens 3 1\nvocabulary 2\n"
+                           "t 0000000000000001 2\nt 00000000000000ff 1 1\nend-layer\n"
+                           "layer user a%20b\ndocuments 0 0\ntokens 0 0\nvocabulary 0\n"
+                           "end-layer\nend 2 2\n";
+  auto read = Read(text, recorder);
+  ASSERT_TRUE(read.has_value()) << read.error().message;
+  EXPECT_EQ(read->tokens, 2u);
+  EXPECT_THAT(recorder.events, ::testing::ElementsAre("layer  docs 2 |V| 2", "t 1 2", "t 255 1 1",
+                                                      "end", "layer a b docs 0 |V| 0", "end"));
+}
+
+TEST(DumpFormatTest, AMalformedLineIsNamedByItsNumber) {
+  Recorder recorder;
+  auto read = Read(Header() + "layer global\ndocuments 2\n", recorder);
+  ASSERT_FALSE(read.has_value());
+  EXPECT_EQ(read.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_THAT(read.error().message, HasSubstr("dump line 7"));
+
+  auto hash =
+      Read(Header() + "layer global\ndocuments 0 0\ntokens 0 0\nvocabulary 1\nt 12 1\n", recorder);
+  ASSERT_FALSE(hash.has_value());
+  EXPECT_THAT(hash.error().message, HasSubstr("16 hexadecimal digits"));
+}
+
+TEST(DumpFormatTest, OtherTextIsNotADump) {
+  Recorder recorder;
+  auto read = Read("From: someone\n\nhello\n", recorder);
+  ASSERT_FALSE(read.has_value());
+  EXPECT_EQ(read.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_THAT(read.error().message, HasSubstr("not an nbspamd dump"));
+  auto future = Read("nbspamd-dump 2\n", recorder);
+  ASSERT_FALSE(future.has_value());
+  EXPECT_THAT(future.error().message, HasSubstr("version 2"));
+}
+
+TEST(DumpFormatTest, ADumpWithoutItsEndIsTruncated) {
+  Recorder recorder;
+  auto read = Read(Header() + "layer global\ndocuments 0 0\ntokens 0 0\nvocabulary 0\nend-layer\n",
+                   recorder);
+  ASSERT_FALSE(read.has_value());
+  EXPECT_EQ(read.error().code, ErrorCode::kDataLoss);
+  auto wrong = Read(Header() +
+                        "layer global\ndocuments 0 0\ntokens 0 0\nvocabulary 0\n"
+                        "end-layer\nend 1 5\n",
+                    recorder);
+  ASSERT_FALSE(wrong.has_value());
+  EXPECT_EQ(wrong.error().code, ErrorCode::kDataLoss);
+}
+
+}  // namespace
+}  // namespace nbspamd::dump
