@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/json_text.h"
+#include "model/user_layer.h"
 #include "storage/encoding.h"
 
 namespace nbspamd::dump {
@@ -205,7 +206,7 @@ std::expected<void, Error> DumpWriter::Token(TokenHash hash,
     AppendNumber(line_, count);
   }
   line_ += '\n';
-  ++tokens_;
+  if (++tokens_ % progress_every_ == 0 && progress_) progress_({layers_, tokens_});
   return Write(line_);
 }
 
@@ -219,6 +220,7 @@ std::expected<void, Error> DumpWriter::Finish() {
   line_ += '\n';
   if (auto written = Write(line_); !written) return written;
   if (std::fflush(out_) != 0) return MakeError(ErrorCode::kInternal, "cannot write the dump");
+  if (progress_) progress_({layers_, tokens_});
   return {};
 }
 
@@ -316,6 +318,8 @@ std::expected<DumpProgress, Error> ReadDump(std::FILE* in, const ReadDumpOptions
     if (fields[1] == "user" && fields.size() == 3) {
       auto decoded = PercentDecode(fields[2]);
       if (!decoded || decoded->empty()) return malformed("a user id is not percent-encoded");
+      if (auto valid = model::CheckUserId(*decoded); !valid)
+        return malformed(valid.error().message);
       user = std::move(*decoded);
     } else if (fields[1] != "global" || fields.size() != 2) {
       return malformed("expected 'layer global' or 'layer user ID'");

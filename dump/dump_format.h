@@ -45,6 +45,12 @@ struct DumpHeader {
 // writes them: two models are compatible exactly when their fingerprints are equal.
 [[nodiscard]] std::string TokenizerFingerprint(const tokenizer::TokenizerOptions& options);
 
+// How far a dump is read or written.
+struct DumpProgress {
+  std::uint64_t layers = 0;  // Layers begun.
+  std::uint64_t tokens = 0;  // Token lines read or written.
+};
+
 // Writes a dump as the model is visited (storage::Store::Export, storage::ExportFolder).
 // Thread safety: one thread. Errors: kInternal when writing to the stream fails.
 class DumpWriter final : public storage::ModelVisitor {
@@ -60,6 +66,13 @@ class DumpWriter final : public storage::ModelVisitor {
   // Writes the `end` line and flushes. REQUIRES: every layer ended.
   [[nodiscard]] std::expected<void, Error> Finish();
 
+  // Called every `every` token lines written, and by Finish.
+  void OnProgress(std::function<void(const DumpProgress&)> progress,
+                  std::uint64_t every = 1'000'000) {
+    progress_ = std::move(progress);
+    progress_every_ = every;
+  }
+
  private:
   [[nodiscard]] std::expected<void, Error> Write(std::string_view text);
 
@@ -69,11 +82,8 @@ class DumpWriter final : public storage::ModelVisitor {
   std::uint64_t layers_ = 0;
   std::uint64_t tokens_ = 0;
   std::string line_;
-};
-
-struct DumpProgress {
-  std::uint64_t layers = 0;  // Layers begun.
-  std::uint64_t tokens = 0;  // Token lines read.
+  std::function<void(const DumpProgress&)> progress_;
+  std::uint64_t progress_every_ = 1'000'000;
 };
 
 struct ReadDumpOptions {

@@ -75,6 +75,17 @@ TEST(DumpFormatTest, AMalformedLineIsNamedByItsNumber) {
   EXPECT_THAT(hash.error().message, HasSubstr("16 hexadecimal digits"));
 }
 
+TEST(DumpFormatTest, AUserIdTheDaemonWouldRefuseIsRefused) {
+  Recorder recorder;
+  auto read = Read(Header() +
+                       "layer global\ndocuments 0 0\ntokens 0 0\nvocabulary 0\nend-layer\n"
+                       "layer user a%00b\n",
+                   recorder);
+  ASSERT_FALSE(read.has_value());
+  EXPECT_EQ(read.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_THAT(read.error().message, HasSubstr("0 byte"));
+}
+
 TEST(DumpFormatTest, OtherTextIsNotADump) {
   Recorder recorder;
   auto read = Read("From: someone\n\nhello\n", recorder);

@@ -189,6 +189,11 @@ int DumpCommand(int argc, char** argv) {
   }
   dump::DumpWriter writer(
       out, {settings->alpha, dump::TokenizerFingerprint(TokenizerOptionsOf(*settings))});
+  writer.OnProgress([](const dump::DumpProgress& progress) {
+    std::fprintf(stderr, "nbspamd dump: %llu layers, %llu tokens written\n",
+                 static_cast<unsigned long long>(progress.layers),
+                 static_cast<unsigned long long>(progress.tokens));
+  });
   auto exported = storage::ExportFolder(settings->data_dir, writer);
   std::expected<void, Error> finished = exported ? writer.Finish() : exported;
   if (output) {
