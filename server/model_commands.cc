@@ -1,7 +1,10 @@
 #include "server/model_commands.h"
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <expected>
 #include <filesystem>
 #include <optional>
 #include <string>

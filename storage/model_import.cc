@@ -158,8 +158,8 @@ class ModelImport::Impl {
     // The documents, as base documents.
     base_documents_.resize(std::max(base_documents_.size(), layer_->classes.size()), 0);
     for (std::size_t i = 0; i < stats.classes.size(); ++i) {
-      Move(class_map_[i], stats.classes[i].documents, base_documents_,
-           [&](std::size_t c) -> std::uint64_t& { return layer_->classes[c].documents; });
+      const std::int64_t change = Take(class_map_[i], stats.classes[i].documents, base_documents_);
+      if (change != 0) Add(layer_->classes[*class_map_[i]].documents, change);
     }
     layer_open_ = true;
     return {};
@@ -196,10 +196,10 @@ class ModelImport::Impl {
     total.resize(std::max(total.size(), layer_->classes.size()), 0);
     base.resize(std::max(base.size(), layer_->classes.size()), 0);
     for (std::size_t i = 0; i < counts.size(); ++i) {
-      Move(class_map_[i], counts[i], base, [&](std::size_t c) -> std::uint64_t& {
-        pending_total_ = &layer_->classes[c].tokens;
-        return total[c];
-      });
+      const std::int64_t change = Take(class_map_[i], counts[i], base);
+      if (change == 0) continue;
+      Add(total[*class_map_[i]], change);
+      Add(layer_->classes[*class_map_[i]].tokens, change);
     }
     Trim(total);
     Trim(base);
@@ -315,30 +315,30 @@ class ModelImport::Impl {
     return DecodeDocumentCounts(value);
   }
 
-  // Adds `amount` (kSubtract: takes what `base` has of it) in class `target` to `base` and to
-  // the count `counted(c)` returns, which also sets pending_total_ to the class total to move.
-  template <typename Counted>
-  void Move(std::optional<std::size_t> target, std::uint64_t amount,
-            std::vector<std::uint64_t>& base, Counted counted) {
-    if (amount == 0) return;
+  // The change that `amount` of the dump's class makes to the folder's class `target`, already
+  // made to base[*target]: +amount, or for kSubtract minus what the base counts have of it (the
+  // rest is counted as not subtracted). 0 for a class the folder lacks (kSubtract only).
+  std::int64_t Take(std::optional<std::size_t> target, std::uint64_t amount,
+                    std::vector<std::uint64_t>& base) {
+    if (amount == 0) return 0;
     if (!target) {
       summary_.not_subtracted += amount;
-      return;
+      return 0;
     }
-    const std::size_t c = *target;
-    pending_total_ = nullptr;
-    std::uint64_t& count = counted(c);
-    if (mode_ == ImportMode::kSubtract) {
-      const std::uint64_t taken = std::min(amount, base[c]);
-      summary_.not_subtracted += amount - taken;
-      base[c] -= taken;
-      count -= taken;
-      if (pending_total_ != nullptr) *pending_total_ -= taken;
-    } else {
-      base[c] += amount;
-      count += amount;
-      if (pending_total_ != nullptr) *pending_total_ += amount;
+    std::uint64_t& from = base[*target];
+    if (mode_ != ImportMode::kSubtract) {
+      from += amount;
+      return static_cast<std::int64_t>(amount);
     }
+    const std::uint64_t taken = std::min(amount, from);
+    summary_.not_subtracted += amount - taken;
+    from -= taken;
+    return -static_cast<std::int64_t>(taken);
+  }
+
+  static void Add(std::uint64_t& count, std::int64_t change) {
+    count = change < 0 ? count - static_cast<std::uint64_t>(-change)
+                       : count + static_cast<std::uint64_t>(change);
   }
 
   std::expected<void, Error> WriteBatch(bool sync) {
@@ -364,7 +364,6 @@ class ModelImport::Impl {
   std::vector<std::uint64_t> seen_tokens_;
   std::uint64_t seen_vocabulary_ = 0;
   std::optional<TokenHash> last_hash_;
-  std::uint64_t* pending_total_ = nullptr;
   std::string user_;
   bool layer_open_ = false;
   bool global_given_ = false;
