@@ -402,6 +402,9 @@ constexpr std::array kKeys = {
     UnsignedKey<&Settings::user_token_limit, 0, std::numeric_limits<std::uint64_t>::max()>(
         "user_token_limit", "N",
         "Most distinct tokens a user's layer may have; a learn past it is refused. 0 = no limit."),
+    UnsignedKey<&Settings::user_idle_days, 0, 36500>(
+        "user_idle_days", "DAYS",
+        "Drop a user's layer the user has not taught for this many days. 0 = never."),
     UnsignedKey<&Settings::user_cache_bytes, 0, kSizeMax>(
         "user_cache_bytes", "BYTES", "Memory the cached user layers may take."),
     UnsignedKey<&Settings::max_body_bytes, 1, kGiB>(

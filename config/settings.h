@@ -145,6 +145,10 @@ struct Settings {
   std::string train_global_from_users = "off";
   // The most distinct tokens a user's layer may have (0 = no limit); a learn past it gets 413.
   std::uint64_t user_token_limit = 100'000;
+  // A user's layer that the user has not taught for this many days (no learn or relearn in
+  // their own ledger) is dropped, as DELETE /users/{id} would (core/idle_users.h), by a sweep
+  // once an hour; 0 = never (the default).
+  unsigned user_idle_days = 0;
   // The memory the cached user layers of the RocksDB store may take.
   std::size_t user_cache_bytes = std::size_t{256} << 20;
   // HTTP body limit; a larger body gets 413.

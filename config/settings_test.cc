@@ -698,6 +698,7 @@ TEST_F(SettingsTest, UserLayerKeysFromEveryPlaceAndTheirRanges) {
   EXPECT_EQ(defaults->settings.train_global_from_users, "off");
   EXPECT_EQ(defaults->settings.user_token_limit, 100'000u);
   EXPECT_EQ(defaults->settings.user_cache_bytes, std::size_t{256} << 20);
+  EXPECT_EQ(defaults->settings.user_idle_days, 0u);
 
   const std::string path = WriteToml("users.toml", "user_beta = 250\nuser_gamma = 0.5\n");
   auto loaded = Load({"--config", path, "--train-global-from-users", "on"},
@@ -708,6 +709,8 @@ TEST_F(SettingsTest, UserLayerKeysFromEveryPlaceAndTheirRanges) {
   EXPECT_EQ(loaded->settings.train_global_from_users, "on");
   EXPECT_EQ(loaded->settings.user_token_limit, 0u);
   EXPECT_EQ(loaded->settings.user_cache_bytes, 1048576u);
+  EXPECT_EQ(LoadOk({"--user-idle-days", "180"}).user_idle_days, 180u);
+  EXPECT_NE(LoadError({"--user-idle-days", "-1"}), "");
 
   EXPECT_EQ(LoadError({"--user-beta", "0"}),
             "--user-beta: invalid value '0' for 'user_beta': expected a finite number greater "

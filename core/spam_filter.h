@@ -282,6 +282,13 @@ class SpamFilter {
     return store_->ListUsers(after, limit);
   }
 
+  // When `user` last taught their layer (Store::UserLastLearned): nullopt when the user has no
+  // ledger record. Errors: kInvalidArgument for a bad user; storage's.
+  [[nodiscard]] std::expected<std::optional<std::int64_t>, Error> UserLastLearned(
+      std::string_view user) const {
+    return store_->UserLastLearned(user);
+  }
+
   // TrainAsync, ForgetAsync and DeleteUserAsync waiting for the outcome, for tests and tools
   // that have a thread to block (never a front end's I/O thread).
   [[nodiscard]] std::expected<TrainOutcome, Error> Train(

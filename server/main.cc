@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@
 #include "common/version.h"
 #include "config/auth_tokens.h"
 #include "config/settings.h"
+#include "core/idle_users.h"
 #include "core/spam_filter.h"
 #include "http_api/server.h"
 #include "replication/cluster.h"
@@ -116,6 +118,11 @@ int Run(int argc, char** argv) {
   filter_options.tokenizer = server::TokenizerOptionsOf(settings);
   core::SpamFilter filter(std::move(*store), filter_options);
   server::EnableScanHistory(settings, filter);
+  // Stopped before the filter goes (declared after it).
+  std::optional<core::IdleUserSweep> idle_users;
+  if (settings.user_idle_days > 0) {
+    idle_users.emplace(filter, std::chrono::days(settings.user_idle_days), std::chrono::hours(1));
+  }
 
   const auto server_options = server::HttpServerOptions(
       settings, std::move(*tokens),

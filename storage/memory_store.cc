@@ -188,6 +188,19 @@ std::expected<std::vector<LearnedMessage>, Error> MemoryStore::ListUserLearned(
   return found;
 }
 
+std::expected<std::optional<std::int64_t>, Error> MemoryStore::UserLastLearned(
+    std::string_view user) const {
+  if (auto valid = model::CheckUserId(user); !valid) return std::unexpected(valid.error());
+  std::lock_guard lock(ledger_mutex_);
+  const auto ledger = user_ledgers_.find(user);
+  std::optional<std::int64_t> newest;
+  if (ledger == user_ledgers_.end()) return newest;
+  for (const auto& [id, entry] : ledger->second) {
+    newest = std::max(newest.value_or(entry.origin.learned_at), entry.origin.learned_at);
+  }
+  return newest;
+}
+
 std::expected<void, Error> MemoryStore::DeleteUser(std::string_view user,
                                                    std::string_view stream_position) {
   if (auto valid = model::CheckUserId(user); !valid) return std::unexpected(valid.error());

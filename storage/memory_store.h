@@ -45,6 +45,8 @@ class MemoryStore final : public Store {
   [[nodiscard]] std::expected<std::vector<LearnedMessage>, Error> ListUserLearned(
       std::string_view user, std::string_view source, std::int64_t since, std::int64_t until,
       std::size_t limit) const override;
+  [[nodiscard]] std::expected<std::optional<std::int64_t>, Error> UserLastLearned(
+      std::string_view user) const override;
   [[nodiscard]] std::expected<void, Error> DeleteUser(
       std::string_view user, std::string_view stream_position = "") override;
   [[nodiscard]] UserLayerFigures UserFigures() const override;

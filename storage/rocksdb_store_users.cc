@@ -196,6 +196,29 @@ std::expected<std::vector<LearnedMessage>, Error> RocksdbStore::ListUserLearned(
   return found;
 }
 
+std::expected<std::optional<std::int64_t>, Error> RocksdbStore::UserLastLearned(
+    std::string_view user) const {
+  if (auto valid = model::CheckUserId(user); !valid) return std::unexpected(valid.error());
+  std::optional<std::int64_t> newest;
+  std::shared_lock lock(database_mutex_);
+  if (!database_) return std::unexpected(StoppedError());
+  rocksdb::ColumnFamilyHandle* const users = database_->family(kUsers);
+  if (users == nullptr) return newest;
+  rocksdb::ReadOptions read_options;
+  read_options.fill_cache = false;
+  const std::string prefix = UserKindPrefix(user, kUserSourceKind);
+  const std::string end = UserKindPrefix(user, kUserSourceKind + 1);
+  std::unique_ptr<rocksdb::Iterator> it(database_->db().NewIterator(read_options, users));
+  for (it->Seek(prefix); it->Valid() && it->key().compare(end) < 0; it->Next()) {
+    const std::string_view key(it->key().data(), it->key().size());
+    auto source_key = DecodeSourceKey(key.substr(prefix.size()));
+    if (!source_key) return std::unexpected(source_key.error());
+    newest = std::max(newest.value_or(source_key->learned_at), source_key->learned_at);
+  }
+  if (!it->status().ok()) return RocksdbError("reading a user's source index", it->status());
+  return newest;
+}
+
 std::expected<void, Error> RocksdbStore::DeleteUser(std::string_view user,
                                                     std::string_view stream_position) {
   if (auto valid = model::CheckUserId(user); !valid) return std::unexpected(valid.error());

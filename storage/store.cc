@@ -36,6 +36,11 @@ std::expected<std::vector<LearnedMessage>, Error> Store::ListUserLearned(
   return NoUserLayers();
 }
 
+std::expected<std::optional<std::int64_t>, Error> Store::UserLastLearned(
+    std::string_view /*user*/) const {
+  return NoUserLayers();
+}
+
 std::expected<void, Error> Store::DeleteUser(std::string_view /*user*/,
                                              std::string_view /*stream_position*/) {
   return NoUserLayers();

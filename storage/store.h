@@ -189,6 +189,12 @@ class Store {
       std::string_view user, std::string_view source, std::int64_t since, std::int64_t until,
       std::size_t limit) const;
 
+  // The newest learned_at among `user`'s own ledger records: when the user last taught the
+  // layer. nullopt when the user has no ledger record (no layer, or only restored base counts).
+  // Reads the user's source index keys only. Errors: as ListUserLearned.
+  [[nodiscard]] virtual std::expected<std::optional<std::int64_t>, Error> UserLastLearned(
+      std::string_view user) const;
+
   // Removes every record of `user` (layer, ledger, source index) in one durable write, with
   // `stream_position` when not empty, and drops the layer from memory. Deleting a user without
   // a layer succeeds and changes nothing else. Errors: as ApplyBatch's whole-batch errors.

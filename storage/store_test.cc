@@ -744,6 +744,23 @@ TEST_P(StoreTest, ListUserLearnedBySourceAndTimeWindow) {
   EXPECT_EQ(Ids(store_->ListUserLearned("alice", "feedback", 0, 1000, 100)), (Ids_{"b"}));
 }
 
+TEST_P(StoreTest, UserLastLearnedIsTheNewestOfTheUsersOwnRecords) {
+  EXPECT_EQ(*store_->UserLastLearned("alice"), std::nullopt);
+  UserLearn(*store_, "alice", "a", "spam", "send us", false, {"mx1", 300});
+  UserLearn(*store_, "alice", "b", "ham", "review", false, {"feedback", 100});
+  UserLearn(*store_, "bob", "c", "ham", "review", false, {"mx1", 900});
+  LearnFrom(*store_, "d", "spam", "send", {"mx1", 1000});
+  EXPECT_EQ(*store_->UserLastLearned("alice"), 300);
+  EXPECT_EQ(*store_->UserLastLearned("bob"), 900);
+  UserLearn(*store_, "alice", "b", "spam", "review", false, {"feedback", 500});  // Relearned.
+  EXPECT_EQ(*store_->UserLastLearned("alice"), 500);
+  UserForget(*store_, "alice", "b");
+  EXPECT_EQ(*store_->UserLastLearned("alice"), 300);
+  ASSERT_TRUE(store_->DeleteUser("alice").has_value());
+  EXPECT_EQ(*store_->UserLastLearned("alice"), std::nullopt);
+  EXPECT_EQ(store_->UserLastLearned("").error().code, ErrorCode::kInvalidArgument);
+}
+
 TEST_P(StoreTest, BadUserIdsAreRefused) {
   const std::string bad("a\0b", 3);
   EXPECT_EQ(store_->ReadUser(bad, *store_->Stats(), {}).error().code, ErrorCode::kInvalidArgument);
