@@ -240,8 +240,8 @@ struct Settings {
   // documents; dropped beyond autolearn_queue_limit learns queued. Off by default: it did not win
   // on every corpus measured.
   bool autolearn = false;
-  double autolearn_spam_confidence = 0.999;
-  double autolearn_ham_confidence = 0.001;
+  double autolearn_spam_confidence = 0.99;
+  double autolearn_ham_confidence = 0.01;
   double autolearn_max_class_ratio = 3.0;
   std::size_t autolearn_queue_limit = 1000;
   // The scan history (docs/API.md, "Scan history"): what the daemon classified, for GET /history

@@ -742,8 +742,8 @@ TEST_F(SettingsTest, UserLayerKeysFromEveryPlaceAndTheirRanges) {
 TEST_F(SettingsTest, AutolearnIsOffByDefaultAndItsKeysAreChecked) {
   const Settings defaults = LoadOk({});
   EXPECT_FALSE(defaults.autolearn);
-  EXPECT_EQ(defaults.autolearn_spam_confidence, 0.999);
-  EXPECT_EQ(defaults.autolearn_ham_confidence, 0.001);
+  EXPECT_EQ(defaults.autolearn_spam_confidence, 0.99);
+  EXPECT_EQ(defaults.autolearn_ham_confidence, 0.01);
   EXPECT_EQ(defaults.autolearn_max_class_ratio, 3.0);
   EXPECT_EQ(defaults.autolearn_queue_limit, 1000u);
 

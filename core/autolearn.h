@@ -45,8 +45,8 @@ namespace nbspamd::core {
 // autolearn_max_class_ratio and autolearn_queue_limit (config/settings.h).
 struct AutolearnOptions {
   bool enabled = false;
-  double spam_confidence = 0.999;  // Learned as spam at a spam_confidence at least this.
-  double ham_confidence = 0.001;   // Learned as ham at a spam_confidence at most this.
+  double spam_confidence = 0.99;   // Learned as spam at a spam_confidence at least this.
+  double ham_confidence = 0.01;    // Learned as ham at a spam_confidence at most this.
   double max_class_ratio = 3.0;    // A class with more than this × the other's documents: no.
   std::size_t queue_limit = 1000;  // Autolearns queued with the writer beyond which: dropped.
 };
