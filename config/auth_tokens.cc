@@ -37,6 +37,11 @@ std::expected<AuthToken, Error> ParseItem(std::string_view item, const std::stri
     return MakeError(ErrorCode::kInvalidArgument,
                      where + ": a token name is 1 to 64 characters of A-Z a-z 0-9 _ . -");
   }
+  // The daemon's own source (model::kAutolearnSource): a person's label must never pass for it.
+  if (name == "autolearn") {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     where + ": the token name 'autolearn' is reserved for the daemon's autolearn");
+  }
   if (secret.size() < kMinSecretChars || secret.size() > kMaxSecretChars ||
       !std::ranges::all_of(secret, [](char c) { return c > ' ' && c < 0x7f && c != ','; })) {
     return MakeError(ErrorCode::kInvalidArgument,

@@ -4,9 +4,10 @@
 //   auth_tokens = "mx1:9f2c6b0e4d7a1c3e,feedback:0a1b2c3d4e5f6a7b"   # NAME:SECRET items
 //   auth_tokens_file = "/etc/nbspamd/tokens"   # one NAME:SECRET a line; '#' starts a comment
 //
-// A name is 1 to 64 characters of A-Z a-z 0-9 _ . - (it is what logs and the ledger's sources
-// show); a secret is 16 to 256 visible ASCII characters other than ','. Names and secrets are
-// each unique. Error messages name the source and the item's position or name, never a secret.
+// A name is 1 to 64 characters of A-Z a-z 0-9 _ . -, other than "autolearn" (the daemon's own
+// source, model::kAutolearnSource); it is what logs and the ledger's sources show. A secret is 16
+// to 256 visible ASCII characters other than ','. Names and secrets are each unique. Error messages
+// name the source and the item's position or name, never a secret.
 #ifndef NBSPAMD_CONFIG_AUTH_TOKENS_H_
 #define NBSPAMD_CONFIG_AUTH_TOKENS_H_
 

@@ -257,7 +257,7 @@ constexpr Key UnsignedKey(std::string_view name, std::string_view metavar, std::
 }
 
 // Which finite doubles a key takes.
-enum class DoubleRange { kAny, kPositive, kNonNegative };
+enum class DoubleRange { kAny, kPositive, kNonNegative, kOpenUnit, kAtLeastOne };
 
 template <auto kMember, DoubleRange kRange>
 bool SetDouble(Settings& settings, const Value& value) {
@@ -265,6 +265,8 @@ bool SetDouble(Settings& settings, const Value& value) {
   if (!std::isfinite(x)) return false;
   if (kRange == DoubleRange::kPositive && !(x > 0)) return false;
   if (kRange == DoubleRange::kNonNegative && x < 0) return false;
+  if (kRange == DoubleRange::kOpenUnit && !(x > 0 && x < 1)) return false;
+  if (kRange == DoubleRange::kAtLeastOne && !(x >= 1)) return false;
   settings.*kMember = x;
   return true;
 }
@@ -528,6 +530,25 @@ constexpr std::array kKeys = {
     BoolKey<&Settings::spamd_user_layers>(
         "spamd_user_layers",
         "spamd requests use the User header's user layer (CHECK scores with it, TELL trains it)."),
+    BoolKey<&Settings::autolearn>(
+        "autolearn",
+        "Learn confidently classified messages by themselves, with source autolearn (guarded)."),
+    DoubleKey<&Settings::autolearn_spam_confidence, DoubleRange::kOpenUnit>(
+        "autolearn_spam_confidence",
+        "Autolearn as spam a message of spam verdict whose spam_confidence is at least this.",
+        "a number greater than 0 and less than 1, greater than autolearn_ham_confidence"),
+    DoubleKey<&Settings::autolearn_ham_confidence, DoubleRange::kOpenUnit>(
+        "autolearn_ham_confidence",
+        "Autolearn as ham a message of ham verdict whose spam_confidence is at most this.",
+        "a number greater than 0 and less than 1, less than autolearn_spam_confidence"),
+    DoubleKey<&Settings::autolearn_max_class_ratio, DoubleRange::kAtLeastOne>(
+        "autolearn_max_class_ratio",
+        "Autolearn no message of a class that has more than this times the other class's "
+        "documents.",
+        "a finite number of at least 1"),
+    UnsignedKey<&Settings::autolearn_queue_limit, 1, 1'000'000>(
+        "autolearn_queue_limit", "N",
+        "Autolearns waiting for the training writer beyond which more are dropped (counted)."),
     BoolKey<&Settings::history>(
         "history", "Keep a scan history of what was classified (GET /history, train by scan id)."),
     StringKey<&Settings::history_dir, true>(

@@ -38,6 +38,19 @@ std::expected<void, Error> ResolveThresholds(Settings& settings) {
   return {};
 }
 
+std::expected<void, Error> CheckAutolearn(const Settings& settings) {
+  if (settings.autolearn_ham_confidence >= settings.autolearn_spam_confidence) {
+    return InvalidArgument("autolearn_ham_confidence (" +
+                           FormatDouble(settings.autolearn_ham_confidence) +
+                           ") must be less than autolearn_spam_confidence (" +
+                           FormatDouble(settings.autolearn_spam_confidence) + ")");
+  }
+  if (settings.autolearn && !settings.cluster_redis.empty()) {
+    return InvalidArgument("autolearn is not available in cluster mode (cluster_redis is set)");
+  }
+  return {};
+}
+
 std::expected<LoadResult, Error> Load(std::span<const char* const> argv,
                                       std::span<const std::string> environment) {
   auto command_line = ParseCommandLine(argv);
@@ -78,6 +91,9 @@ std::expected<LoadResult, Error> Load(std::span<const char* const> argv,
   ResolveThreads(settings);
   if (auto resolved = ResolveThresholds(settings); !resolved) {
     return std::unexpected(std::move(resolved.error()));
+  }
+  if (auto checked = CheckAutolearn(settings); !checked) {
+    return std::unexpected(std::move(checked.error()));
   }
   return result;
 }

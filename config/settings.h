@@ -68,6 +68,10 @@
 //                             ..."
 //   spamd_read_timeout_seconds 1..3600
 //   spamd_user_layers         bool
+//   autolearn                 bool
+//   autolearn_spam_confidence, autolearn_ham_confidence   finite, in (0, 1), ham < spam
+//   autolearn_max_class_ratio finite, >= 1
+//   autolearn_queue_limit     1..1000000
 //   history                   bool
 //   history_dir               a path or "" (= data_dir/history)
 //   history_max_scans         1..100000000
@@ -233,6 +237,17 @@ struct Settings {
   // The request's User header names the user layer CHECK and the rest score with and TELL
   // trains; off: the global model, and User only selects a TELL grant.
   bool spamd_user_layers = false;
+  // Guarded autolearn (core/autolearn.h, docs/ACCURACY.md "Autolearn"): a classify whose
+  // calibrated spam_confidence is at least autolearn_spam_confidence (and whose verdict is spam)
+  // learns the message as spam, at most autolearn_ham_confidence (verdict ham) as ham, with source
+  // "autolearn"; not while the class has more than autolearn_max_class_ratio × the other's
+  // documents; dropped beyond autolearn_queue_limit learns queued. Off by default: it did not win
+  // on every corpus measured.
+  bool autolearn = false;
+  double autolearn_spam_confidence = 0.99;
+  double autolearn_ham_confidence = 0.01;
+  double autolearn_max_class_ratio = 3.0;
+  std::size_t autolearn_queue_limit = 1000;
   // The scan history (docs/API.md, "Scan history"): what the daemon classified, for GET /history
   // and training by scan id. Its RocksDB folder ("" = "history" in data_dir), its bounds, and how
   // it keeps each fact that helps find a message: keep, hash or off.

@@ -14,6 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include "config/auth_tokens.h"
+
 namespace nbspamd::config {
 namespace {
 
@@ -738,6 +740,50 @@ TEST_F(SettingsTest, UserLayerKeysFromEveryPlaceAndTheirRanges) {
   ASSERT_TRUE(sources.has_value());
   EXPECT_TRUE(sources->on);
   EXPECT_EQ(sources->sources, (std::vector<std::string>{"mx1", "feedback-loop"}));
+}
+
+TEST_F(SettingsTest, AutolearnIsOffByDefaultAndItsKeysAreChecked) {
+  const Settings defaults = LoadOk({});
+  EXPECT_FALSE(defaults.autolearn);
+  EXPECT_EQ(defaults.autolearn_spam_confidence, 0.99);
+  EXPECT_EQ(defaults.autolearn_ham_confidence, 0.01);
+  EXPECT_EQ(defaults.autolearn_max_class_ratio, 3.0);
+  EXPECT_EQ(defaults.autolearn_queue_limit, 1000u);
+
+  const std::string path = WriteToml("autolearn.toml",
+                                     "autolearn = true\n"
+                                     "autolearn_spam_confidence = 0.99\n");
+  const Settings loaded =
+      LoadOk({"--config", path, "--autolearn-max-class-ratio", "1.5"},
+             {"NBSPAMD_AUTOLEARN_HAM_CONFIDENCE=0.02", "NBSPAMD_AUTOLEARN_QUEUE_LIMIT=10"});
+  EXPECT_TRUE(loaded.autolearn);
+  EXPECT_EQ(loaded.autolearn_spam_confidence, 0.99);
+  EXPECT_EQ(loaded.autolearn_ham_confidence, 0.02);
+  EXPECT_EQ(loaded.autolearn_max_class_ratio, 1.5);
+  EXPECT_EQ(loaded.autolearn_queue_limit, 10u);
+
+  EXPECT_EQ(LoadError({"--autolearn-spam-confidence", "1"}),
+            "--autolearn-spam-confidence: invalid value '1' for 'autolearn_spam_confidence': "
+            "expected a number greater than 0 and less than 1, greater than "
+            "autolearn_ham_confidence");
+  EXPECT_FALSE(Load({"--autolearn-ham-confidence", "0"}).has_value());
+  EXPECT_FALSE(Load({"--autolearn-max-class-ratio", "0.5"}).has_value());
+  EXPECT_FALSE(Load({"--autolearn-queue-limit", "0"}).has_value());
+  EXPECT_EQ(LoadError({"--autolearn-spam-confidence", "0.4", "--autolearn-ham-confidence", "0.6"}),
+            "autolearn_ham_confidence (0.6) must be less than autolearn_spam_confidence (0.4)");
+  EXPECT_THAT(LoadError({"--autolearn", "true", "--cluster-redis", "127.0.0.1:6379"}),
+              HasSubstr("autolearn is not available in cluster mode"));
+}
+
+TEST_F(SettingsTest, NoTokenMayPassForAutolearn) {
+  Settings settings;
+  settings.auth_tokens = "mx1:0123456789abcdef0123";
+  ASSERT_TRUE(LoadAuthTokens(settings).has_value());
+  settings.auth_tokens = "autolearn:0123456789abcdef0123";
+  const auto reserved = LoadAuthTokens(settings);
+  ASSERT_FALSE(reserved.has_value());
+  EXPECT_EQ(reserved.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_THAT(reserved.error().message, HasSubstr("reserved"));
 }
 
 TEST_F(SettingsTest, FormatSettingsAsTomlRoundTrips) {

@@ -13,6 +13,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/autolearn.h"
 #include "core/readiness.h"
 #include "core/replication_status.h"
 #include "history/scan_history.h"
@@ -31,6 +32,7 @@ struct ServiceStatus {
   std::uint64_t training_completion_exceptions = 0;       // TrainingWriter::CompletionExceptions.
   std::optional<ClusterStatus> replication;               // With a training log only.
   std::optional<history::ScanHistoryFigures> history;     // With a scan history only.
+  std::optional<AutolearnFigures> autolearn;              // With autolearn on only.
   Readiness readiness;                                    // From store_health and replication.
 };
 

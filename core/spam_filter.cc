@@ -45,6 +45,9 @@ SpamFilter::SpamFilter(std::unique_ptr<storage::Store> store, SpamFilterOptions 
           HeldOutScoring{.alpha = options.alpha, .score_min_weight = options.score_min_weight}) {
   assert(options_.alpha > 0);
   assert(options_.ham_threshold <= options_.spam_threshold);
+  if (options_.autolearn.enabled) {
+    autolearner_ = std::make_unique<Autolearner>(options_.autolearn, writer_, options_.clock);
+  }
   if (options_.store_recovery_interval.count() > 0) {
     watch_ = std::make_unique<StoreWatch>(*store_, options_.store_recovery_interval);
   }
@@ -91,6 +94,12 @@ std::expected<ClassifyOutcome, Error> SpamFilter::Classify(const ClassifyRequest
                           bag.TotalCount(), spam_confidence, ""};
   if (outcome.result.SpamProbability()) {
     verdicts_.Remember(outcome.id, outcome.result.verdict == model::Verdict::kSpam);
+  }
+  if (autolearner_ && !user) {
+    autolearner_->Consider({.id = outcome.id,
+                            .spam_confidence = outcome.spam_confidence,
+                            .verdict = outcome.result.verdict},
+                           *snapshot.stats, bag.entries);
   }
   if (record) RecordScan(request, std::move(bag.entries), facts, outcome);  // bag's last use.
   if (outcome.result.explanations.size() > explain) outcome.result.explanations.resize(explain);
@@ -152,6 +161,7 @@ ServiceStatus SpamFilter::Status() const {
   status.training_completion_exceptions = TrainingCompletionExceptions();
   status.replication = Cluster();
   if (history_ != nullptr) status.history = history_->Figures();
+  status.autolearn = Autolearn();
   status.readiness = ReadinessOf(status.store_health, status.replication);
   return status;
 }
@@ -346,6 +356,10 @@ void SpamFilter::SubmitForget(TrainingChange event, ForgetDone done) {
 }
 
 std::expected<void, Error> SpamFilter::EnableReplication(TrainingLogStart start) {
+  if (autolearner_) {
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "autolearn is not available in cluster mode: set autolearn = false");
+  }
   auto log = start(*store_, writer_);
   if (!log) return std::unexpected(std::move(log.error()));
   replication_ = std::move(*log);

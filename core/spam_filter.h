@@ -39,6 +39,7 @@
 
 #include "common/error.h"
 #include "core/activity.h"
+#include "core/autolearn.h"
 #include "core/readiness.h"
 #include "core/service_status.h"
 #include "core/store_watch.h"
@@ -91,6 +92,10 @@ struct SpamFilterOptions {
   // (token names, spamd TELL grants; "" is training without a token) trains the global model.
   // Empty: every source's.
   std::vector<std::string> train_global_sources;
+  // Guarded autolearn (core/autolearn.h), off by default: a classify without a user whose
+  // verdict is confident enough learns the message, through the ledger with source
+  // model::kAutolearnSource. Not in cluster mode (EnableReplication refuses it).
+  AutolearnOptions autolearn;
 
   // Whether a train, forget or rollback with a user, through `source`, changes the global model.
   [[nodiscard]] bool TrainsGlobal(std::string_view source) const {
@@ -208,6 +213,8 @@ class SpamFilter {
   // that many tokens' weights.
   // With `user`, scores with that user's layer over the global model (a user with no layer:
   // exactly as without a user); spam_confidence is still the global calibration's.
+  // With autolearn on and no user, a confident verdict also queues the learn of the message under
+  // `id` (core/autolearn.h); classify does not wait for it.
   // Errors: kInvalidArgument for an empty message, a bad id (ValidateId) or a bad user
   // (model::CheckUserId), kFailedPrecondition before anything was learned; with a user,
   // kDataLoss or kInternal when its layer cannot be read.
@@ -317,7 +324,9 @@ class SpamFilter {
 
   // Replication (training_log.h; cluster mode: replication/cluster.h): from now on a train,
   // forget or rollback is submitted to the log that `start` returns and applied, here as on every
-  // other daemon, when the log delivers it. Call once, before serving. Errors: those of `start`.
+  // other daemon, when the log delivers it. Call once, before serving. Errors: those of `start`;
+  // kFailedPrecondition with autolearn on (a learn through the log would make classify wait for
+  // the log).
   [[nodiscard]] std::expected<void, Error> EnableReplication(TrainingLogStart start);
   // The replication state with a training log; nullopt in standalone use.
   [[nodiscard]] std::optional<ClusterStatus> Cluster() const {
@@ -341,6 +350,11 @@ class SpamFilter {
   }
 
   [[nodiscard]] std::shared_ptr<const model::ModelStats> Stats() const { return store_->Stats(); }
+  // Autolearn's counters; nullopt when it is off.
+  [[nodiscard]] std::optional<AutolearnFigures> Autolearn() const {
+    if (!autolearner_) return std::nullopt;
+    return autolearner_->Figures();
+  }
   // The last hour, minute by minute: classifications through every front end, and trainings.
   [[nodiscard]] const ActivityWindow& Activity() const { return activity_; }
   // The current calibration and the feedback histogram it was fitted from.
@@ -426,6 +440,8 @@ class SpamFilter {
   std::unique_ptr<history::ScanHistory> history_;
   HistoryOptions history_options_;
   std::unique_ptr<history::ScanIdGenerator> scan_ids_;
+  // Guarded autolearn, when on. Before writer_: the writer's last completions count in it.
+  std::unique_ptr<Autolearner> autolearner_;
   TrainingWriter writer_;  // After store_: stops (draining its queue) before the store closes.
   std::unique_ptr<TrainingLog> replication_;  // After writer_: stops before it.
   std::unique_ptr<StoreWatch> watch_;         // Last: stops first.

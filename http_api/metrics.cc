@@ -350,6 +350,22 @@ std::string Metrics::Render(const core::ServiceStatus& status, std::string_view 
     AppendMetricHeader(out, "nbspamd_history_scans", "gauge", "Scans in the scan history.");
     AppendSample(out, "nbspamd_history_scans", "", static_cast<double>(h.kept));
   }
+  if (status.autolearn) {
+    const core::AutolearnFigures& a = *status.autolearn;
+    AppendCounter(out, "nbspamd_autolearn_total",
+                  "Messages the daemon learned by itself from confident verdicts, by class "
+                  "(manual learns: nbspamd_training_total).",
+                  "class=\"spam\"", a.learned_spam);
+    AppendCounter(out, "nbspamd_autolearn_total", "", "class=\"ham\"", a.learned_ham);
+    for (std::size_t i = 0; i < core::kAutolearnSkipCount; ++i) {
+      const auto skip = static_cast<core::AutolearnSkip>(i);
+      AppendCounter(out, "nbspamd_autolearn_skipped_total",
+                    i == 0 ? "Confident verdicts not learned: the balance guard, the id learned "
+                             "already, the queue full, or the write failed."
+                           : "",
+                    "reason=" + PrometheusLabelValue(core::AutolearnSkipName(skip)), a.skipped[i]);
+    }
+  }
   return out;
 }
 

@@ -41,6 +41,8 @@ std::uint32_t CalibrationBin(double score) {
 
 std::optional<FeedbackCell> FeedbackCellOf(const LedgerEntry& entry) {
   if (!entry.held_out || entry.held_out->scale != kScoreScale) return std::nullopt;
+  // The daemon's own verdict is no feedback: it would only confirm the calibration.
+  if (entry.origin.source == kAutolearnSource) return std::nullopt;
   if (!std::isfinite(entry.held_out->score)) return std::nullopt;
   const bool spam = entry.label == "spam";
   if (!spam && entry.label != "ham") return std::nullopt;

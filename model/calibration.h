@@ -92,7 +92,7 @@ struct FeedbackCell {
 
 // The cell a ledger record counts in: its held-out score's bin and whether it was learned as
 // spam; nullopt when it counts nowhere (no held-out score, a score of another kScoreScale or not
-// finite, or a label other than spam and ham).
+// finite, a label other than spam and ham, or a record learned through kAutolearnSource).
 [[nodiscard]] std::optional<FeedbackCell> FeedbackCellOf(const LedgerEntry& entry);
 
 // The held-out scores counted by bin and true class, in the current layout unless decoded from

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/token_bag.h"
@@ -19,6 +20,12 @@ struct LearnOrigin {
 
   friend bool operator==(const LearnOrigin&, const LearnOrigin&) = default;
 };
+
+// The source of the messages the daemon learned by itself from its own confident verdicts
+// (core/autolearn.h). Do not change: stored in ledger records and the source index. A learn
+// through it never changes an existing record, a learn through any other source takes over a
+// record of it (PlanLearn), and its records calibrate nothing (FeedbackCellOf).
+inline constexpr std::string_view kAutolearnSource = "autolearn";
 
 // The score (ClassifyResult::score) the model gave a message just before it was first learned:
 // a held-out score, as in an online evaluation. With the message's true label it is one piece of

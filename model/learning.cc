@@ -50,9 +50,47 @@ LearnPlan PlanLearn(std::string_view id, std::string_view label, const TokenBag&
                     LearnOrigin origin, std::optional<HeldOutScore> held_out) {
   assert(!label.empty());
   LearnPlan plan;
-  if (learned && learned->label == label) return plan;  // kUnchanged.
+  const bool autolearn = origin.source == kAutolearnSource;
+  if (learned && autolearn) return plan;  // kUnchanged: autolearn never changes a record.
+  const bool takes_over = learned && learned->origin.source == kAutolearnSource;
+  if (learned && learned->label == label && !takes_over) return plan;  // kUnchanged.
 
   Delta& delta = plan.delta;
+  if (learned && learned->label == label) {
+    // A label given over autolearn's own, the same: the counts move from the old bag to the new
+    // one within the class (one change per token, so storage sees each token once).
+    const auto class_index = static_cast<std::uint32_t>(*stats.FindClass(label));
+    auto old_token = learned->tokens.begin();
+    auto new_token = bag.entries.begin();
+    while (old_token != learned->tokens.end() || new_token != bag.entries.end()) {
+      std::int64_t change = 0;
+      TokenHash hash = 0;
+      if (new_token == bag.entries.end() ||
+          (old_token != learned->tokens.end() && old_token->hash < new_token->hash)) {
+        hash = old_token->hash;
+        change = -std::int64_t{old_token->count};
+        ++old_token;
+      } else if (old_token == learned->tokens.end() || new_token->hash < old_token->hash) {
+        hash = new_token->hash;
+        change = std::int64_t{new_token->count};
+        ++new_token;
+      } else {
+        hash = new_token->hash;
+        change = std::int64_t{new_token->count} - std::int64_t{old_token->count};
+        ++old_token;
+        ++new_token;
+      }
+      if (change != 0) delta.token_changes.push_back({hash, class_index, change});
+    }
+    LedgerEntry record{std::string(label), bag.entries, std::move(origin), learned->held_out};
+    AddFeedback(*learned, -1, delta);
+    AddFeedback(record, +1, delta);
+    delta.replaced_origin = learned->origin;
+    delta.ledger_id = std::string(id);
+    delta.ledger_entry = std::move(record);
+    plan.status = LearnStatus::kRelearned;
+    return plan;
+  }
   if (learned) {
     const auto old_class = stats.FindClass(learned->label);
     assert(old_class.has_value());

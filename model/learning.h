@@ -37,6 +37,12 @@ struct LearnPlan {
 // unchanged one keeps its own. A new id's record gets `held_out` (the score the model gave the
 // message just before this learn); a relearned one keeps the held-out score of its first learn,
 // under its new label. The delta moves the record's calibration cells (FeedbackCellOf) with it.
+//
+// Autolearn (kAutolearnSource): a learn through it of an id the ledger holds is kUnchanged,
+// whatever the label (a label given by anyone else always wins); a learn through another source
+// of an id learned through autolearn is kRelearned even with the same label: the record's counts
+// become `bag`'s and it takes the new origin (so a rollback of autolearn leaves it).
+//
 // REQUIRES: label is not empty, `stats` is the model state the delta will be applied to.
 [[nodiscard]] LearnPlan PlanLearn(std::string_view id, std::string_view label, const TokenBag& bag,
                                   const std::optional<LedgerEntry>& learned,

@@ -106,5 +106,56 @@ TEST(LearningTest, ForgetRemovesTheCellAndAnotherScaleCountsNowhere) {
   EXPECT_FALSE(FeedbackCellOf(old_scale).has_value());
 }
 
+TEST(LearningTest, AutolearnNeverChangesARecord) {
+  const LearnOrigin autolearn{std::string(kAutolearnSource), 300};
+  const LedgerEntry manual{"ham", {{1, 3}}, {"mx1", 100}, std::nullopt};
+  EXPECT_EQ(PlanLearn("m1", "spam", BagOf({{1, 3}}), manual, TwoClasses(), autolearn).status,
+            LearnStatus::kUnchanged);
+  const LedgerEntry learned_by_itself{"spam", {{1, 3}}, autolearn, std::nullopt};
+  const LearnPlan again =
+      PlanLearn("m1", "ham", BagOf({{1, 3}}), learned_by_itself, TwoClasses(), autolearn);
+  EXPECT_EQ(again.status, LearnStatus::kUnchanged);
+  EXPECT_EQ(again.delta, Delta{});
+  // A new id is learned as any other.
+  EXPECT_EQ(PlanLearn("m2", "spam", BagOf({{1, 1}}), std::nullopt, TwoClasses(), autolearn).status,
+            LearnStatus::kLearned);
+}
+
+TEST(LearningTest, AManualLabelTakesOverAnAutolearnedRecord) {
+  const HeldOutScore held_out{kScoreScale, 0.6};
+  const LedgerEntry autolearned{
+      "spam", {{1, 3}, {4, 1}}, {std::string(kAutolearnSource), 100}, held_out};
+  // The same label: the record becomes the person's, its counts those of the new bag.
+  const LearnPlan same = PlanLearn("m1", "spam", BagOf({{1, 3}, {5, 2}}), autolearned, TwoClasses(),
+                                   {"feedback", 200});
+  EXPECT_EQ(same.status, LearnStatus::kRelearned);
+  EXPECT_EQ(same.delta.replaced_origin, autolearned.origin);
+  ASSERT_TRUE(same.delta.ledger_entry.has_value());
+  EXPECT_EQ(same.delta.ledger_entry->origin, (LearnOrigin{"feedback", 200}));
+  EXPECT_EQ(same.delta.ledger_entry->held_out, held_out);
+  EXPECT_EQ(same.delta.token_changes, (std::vector<TokenCountChange>{{4, 0, -1}, {5, 0, 2}}));
+  EXPECT_TRUE(same.delta.document_changes.empty());
+  // The held-out score counts from now on, under the person's label.
+  EXPECT_EQ(same.delta.feedback_changes, (std::vector<FeedbackChange>{{65, true, 1}}));
+  // The other label: an ordinary relearn.
+  const LearnPlan other =
+      PlanLearn("m1", "ham", BagOf({{1, 3}}), autolearned, TwoClasses(), {"feedback", 200});
+  EXPECT_EQ(other.status, LearnStatus::kRelearned);
+  EXPECT_EQ(other.delta.document_changes, (std::vector<DocumentCountChange>{{0, -1}, {1, 1}}));
+  EXPECT_EQ(other.delta.feedback_changes, (std::vector<FeedbackChange>{{65, false, 1}}));
+  // Once it is the person's, the same label again is unchanged.
+  EXPECT_EQ(PlanLearn("m1", "spam", BagOf({{1, 3}}), *same.delta.ledger_entry, TwoClasses(),
+                      {"feedback", 300})
+                .status,
+            LearnStatus::kUnchanged);
+}
+
+TEST(LearningTest, AnAutolearnedRecordCalibratesNothing) {
+  const LedgerEntry autolearned{
+      "spam", {{1, 1}}, {std::string(kAutolearnSource), 1}, HeldOutScore{kScoreScale, 0.6}};
+  EXPECT_FALSE(FeedbackCellOf(autolearned).has_value());
+  EXPECT_TRUE(PlanForget("m1", autolearned, TwoClasses()).feedback_changes.empty());
+}
+
 }  // namespace
 }  // namespace nbspamd::model

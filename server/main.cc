@@ -115,6 +115,11 @@ int Run(int argc, char** argv) {
   const auto train_global = config::ParseTrainGlobalFromUsers(settings.train_global_from_users);
   filter_options.train_global_from_users = train_global && train_global->on;
   if (train_global) filter_options.train_global_sources = train_global->sources;
+  filter_options.autolearn = {.enabled = settings.autolearn,
+                              .spam_confidence = settings.autolearn_spam_confidence,
+                              .ham_confidence = settings.autolearn_ham_confidence,
+                              .max_class_ratio = settings.autolearn_max_class_ratio,
+                              .queue_limit = settings.autolearn_queue_limit};
   filter_options.tokenizer = server::TokenizerOptionsOf(settings);
   core::SpamFilter filter(std::move(*store), filter_options);
   server::EnableScanHistory(settings, filter);

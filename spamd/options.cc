@@ -65,6 +65,11 @@ std::expected<void, Error> ValidateTellPolicy(const SpamdTellPolicy& policy) {
                        "spamd TELL grant " + std::to_string(i + 1) +
                            ": the source name must be 1-64 characters of A-Z a-z 0-9 _ . -");
     }
+    if (source == "autolearn") {  // model::kAutolearnSource: the daemon's own.
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "spamd TELL grant " + std::to_string(i + 1) +
+                           ": the source name 'autolearn' is reserved for the daemon's autolearn");
+    }
     for (std::size_t j = 0; j < i; ++j) {
       if (policy.grants[j].source == source) {
         return MakeError(ErrorCode::kInvalidArgument, "spamd TELL grants " + std::to_string(j + 1) +

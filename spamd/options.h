@@ -67,8 +67,8 @@ struct SpamdOptions {
   IncidentHook on_incident;
 };
 
-// Checks the grants' source names (as HTTP token names: 1–64 characters of A-Z a-z 0-9 _ . -)
-// and that no two grants share one. Errors: kInvalidArgument naming the grant.
+// Checks the grants' source names (as HTTP token names: 1–64 characters of A-Z a-z 0-9 _ . -,
+// not "autolearn") and that no two grants share one. Errors: kInvalidArgument naming the grant.
 [[nodiscard]] std::expected<void, Error> ValidateTellPolicy(const SpamdTellPolicy& policy);
 
 // Parses the policy as the `spamd_tell` setting writes it: grants separated by ';', each its

@@ -70,8 +70,8 @@ TEST(ValidateTellPolicy, SourceNamesAsTokenNames) {
   EXPECT_TRUE(ValidateTellPolicy(policy).has_value());
   policy.grants.push_back(MakeTellGrant("mx-1.example_net", {}, {}));
   EXPECT_TRUE(ValidateTellPolicy(policy).has_value());
-  for (const std::string& bad :
-       std::vector<std::string>{"", "has space", "slash/", std::string(65, 'a'), "ünïcode"}) {
+  for (const std::string& bad : std::vector<std::string>{
+           "", "has space", "slash/", std::string(65, 'a'), "ünïcode", "autolearn"}) {
     SpamdTellPolicy one;
     one.grants.push_back(MakeTellGrant(bad, {}, {}));
     const auto invalid = ValidateTellPolicy(one);

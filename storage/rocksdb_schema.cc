@@ -52,12 +52,20 @@ std::expected<void, Error> UpgradeFromSchema2(
 }
 
 // Schema 3 → 4: a schema 3 folder has no base counts (neither the family nor the records), which
-// schema 4 reads as none; only the version record changes.
-std::expected<void, Error> UpgradeFromSchema3(rocksdb::DB& db, rocksdb::ColumnFamilyHandle* meta,
-                                              const std::string& path) {
+// schema 4 reads as none. Records learned through the source `autolearn` (a bearer token of that
+// name, before the daemon reserved it for its own learns) no longer calibrate, so the calibration
+// record is counted again from the ledger; it and the version record are one synced write.
+std::expected<void, Error> UpgradeFromSchema3(
+    rocksdb::DB& db, const std::vector<rocksdb::ColumnFamilyHandle*>& handles,
+    const std::string& path) {
+  auto feedback = FeedbackFromLedger(db, handles[kLedger]);
+  if (!feedback) return std::unexpected(feedback.error());
+  rocksdb::WriteBatch batch;
+  batch.Put(handles[kMeta], kCalibrationKey, EncodeFeedbackHistogram(*feedback));
+  batch.Put(handles[kMeta], kSchemaVersionKey, "4");
   rocksdb::WriteOptions write_options;
   write_options.sync = true;
-  const rocksdb::Status status = db.Put(write_options, meta, kSchemaVersionKey, "4");
+  const rocksdb::Status status = db.Write(write_options, &batch);
   if (!status.ok()) return RocksdbError("upgrading " + path, status);
   return {};
 }
@@ -136,7 +144,7 @@ std::expected<model::ModelStats, Error> InitialiseOrCheck(const RocksdbDatabase&
     stored = 3;
   }
   if (stored == 3) {
-    if (auto upgraded = UpgradeFromSchema3(db, meta, path); !upgraded) {
+    if (auto upgraded = UpgradeFromSchema3(db, handles, path); !upgraded) {
       return std::unexpected(upgraded.error());
     }
     stored = 4;

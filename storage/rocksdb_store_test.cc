@@ -418,6 +418,32 @@ TEST(RocksdbStoreTest, AMissingOrOtherLayoutCalibrationIsRebuiltFromTheLedger) {
   EXPECT_EQ(corrupt.error().code, ErrorCode::kDataLoss);
 }
 
+TEST(RocksdbStoreTest, ASchemaThreeFolderIsUpgradedWithoutTheCalibrationOfAnAutolearnToken) {
+  TempDir dir;
+  model::FeedbackHistogram expected;
+  {
+    auto store = RocksdbStore::Open(dir.Join("model"));
+    ASSERT_TRUE(store.has_value()) << store.error().message;
+    expected = LearnFeedback(**store);
+  }
+  // What a schema 3 daemon left when a bearer token was named "autolearn": its record counted.
+  const model::LedgerEntry by_token{
+      "spam", {}, {"autolearn", 9}, model::HeldOutScore{model::kScoreScale, 0.5}};
+  model::FeedbackHistogram counted = expected;
+  counted.Add({model::CalibrationBin(0.5), true});
+  ChangeRaw(dir.Join("model"), [&](rocksdb::DB& db, auto& handles) {
+    ASSERT_TRUE(db.Put({}, handles[0], "schema_version", "3").ok());
+    ASSERT_TRUE(db.Put({}, handles[0], "calibration", EncodeFeedbackHistogram(counted)).ok());
+    ASSERT_TRUE(db.Put({}, handles[2], "t1", EncodeLedgerEntry(by_token)).ok());
+  });
+  auto store = RocksdbStore::Open(dir.Join("model"));
+  ASSERT_TRUE(store.has_value()) << store.error().message;
+  EXPECT_EQ((*store)->Calibration()->histogram(), expected);
+  store->reset();
+  EXPECT_EQ(ReadRaw(dir.Join("model"), "schema_version"), "4");
+  EXPECT_EQ(ReadRaw(dir.Join("model"), "calibration"), EncodeFeedbackHistogram(expected));
+}
+
 TEST(RocksdbStoreTest, ASchemaTwoFolderIsUpgradedWithAnEmptyCalibration) {
   TempDir dir;
   {
