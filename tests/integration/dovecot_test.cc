@@ -162,7 +162,8 @@ TEST_F(DovecotTest, MovesTeachTheUsersLayerExactlyAndNeverFailWithTheDaemonDown)
   auto in_junk = alice.UidSearch("ALL");
   ASSERT_TRUE(in_junk.has_value());
   EXPECT_EQ(in_junk->size(), 1u);
-  EXPECT_THAT(dovecot_->Log(), HasSubstr("nbspamc: report: spam for alice not learned: "));
+  EXPECT_THAT(dovecot_->WaitForLog("nbspamc: report: spam for alice not learned: "),
+              HasSubstr("nbspamc: report: spam for alice not learned: "));
   // The scripts ran from the binaries compiled at set-up (a recompile would fail to save).
   EXPECT_THAT(dovecot_->Log(), ::testing::Not(HasSubstr("sieve"))) << dovecot_->Log();
 }
@@ -196,10 +197,10 @@ TEST_F(DovecotTest, TheLearnSettingsChooseTheGlobalModelOrAddTheDomain) {
       dovecot_->dir() / "pipe" / "nbspamd-learn.conf",
       std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   ASSERT_NO_FATAL_FAILURE(MoveOnly(alice, "Junk", "INBOX"));
-  EXPECT_THAT(dovecot_->Log(),
-              HasSubstr("nbspamd-learn: cannot read " +
-                        (dovecot_->dir() / "pipe" / "nbspamd-learn.conf").string() +
-                        " as nobody: going on without its settings"));
+  const std::string unreadable = "nbspamd-learn: cannot read " +
+                                 (dovecot_->dir() / "pipe" / "nbspamd-learn.conf").string() +
+                                 " as nobody: going on without its settings";
+  EXPECT_THAT(dovecot_->WaitForLog(unreadable), HasSubstr(unreadable));
 }
 
 // A user selects a thousand messages and drops them into Junk: one command, each message piped

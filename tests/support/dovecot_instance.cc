@@ -246,4 +246,14 @@ DovecotInstance::~DovecotInstance() {
 
 std::string DovecotInstance::Log() const { return ReadFile(dir_ / "dovecot.log"); }
 
+std::string DovecotInstance::WaitForLog(std::string_view text, std::chrono::seconds timeout) const {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string log = Log();
+  while (log.find(text) == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    log = Log();
+  }
+  return log;
+}
+
 }  // namespace nbspamd::testing

@@ -21,11 +21,13 @@
 #ifndef NBSPAMD_TESTS_SUPPORT_DOVECOT_INSTANCE_H_
 #define NBSPAMD_TESTS_SUPPORT_DOVECOT_INSTANCE_H_
 
+#include <chrono>
 #include <cstdint>
 #include <expected>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nbspamd::testing {
@@ -56,6 +58,10 @@ class DovecotInstance {
   [[nodiscard]] const std::filesystem::path& dir() const { return dir_; }
   // Dovecot's log so far (the pipe program's standard error is logged there as errors).
   [[nodiscard]] std::string Log() const;
+  // The log once it holds `text`, or as it is after `timeout`. Dovecot's log process writes
+  // what the pipe program printed after the IMAP command that ran it has answered.
+  [[nodiscard]] std::string WaitForLog(
+      std::string_view text, std::chrono::seconds timeout = std::chrono::seconds(20)) const;
 
  private:
   DovecotInstance() = default;
