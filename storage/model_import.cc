@@ -269,11 +269,9 @@ class ModelImport::Impl {
                        layer_open_ ? "a layer is still open" : "the dump has no global layer");
     }
     batch_.Put(meta(), kModelStatsKey, EncodeModelStats(global_));
+    // Synced: every batch before it is in the write-ahead log too, so the copy is durable
+    // without a flush (and closing it flushes nothing).
     if (auto written = WriteBatch(/*sync=*/true); !written) return std::unexpected(written.error());
-    if (const rocksdb::Status flushed = work_.db->Flush(rocksdb::FlushOptions(), work_.handles);
-        !flushed.ok()) {
-      return RocksdbError("writing the restored model", flushed);
-    }
     work_.Close();
     namespace fs = std::filesystem;
     const fs::path target(path_);
@@ -344,7 +342,6 @@ class ModelImport::Impl {
   std::expected<void, Error> WriteBatch(bool sync) {
     rocksdb::WriteOptions options;
     options.sync = sync;
-    options.disableWAL = !sync;  // The copy is thrown away if the import stops before Commit.
     const rocksdb::Status status = work_.db->Write(options, &batch_);
     if (!status.ok()) return RocksdbError("writing the restored model", status);
     batch_.Clear();
