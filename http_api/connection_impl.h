@@ -1,0 +1,337 @@
+// The definitions of BasicHttpConnection's members, for the two files that instantiate it
+// (connection_tcp.cc, connection_tls.cc): each stream type compiles on its own. Include
+// nowhere else.
+#ifndef NBSPAMD_HTTP_API_CONNECTION_IMPL_H_
+#define NBSPAMD_HTTP_API_CONNECTION_IMPL_H_
+
+#include <algorithm>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/ssl/stream_base.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/file_body.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+#include <string>
+
+#include "common/handler_guard.h"
+#include "common/log.h"
+#include "http_api/connection.h"
+
+namespace nbspamd::http_api {
+
+namespace connection_detail {
+
+// A client's X-Request-Id is kept when it is 1 to 64 characters of A-Z a-z 0-9 . _ -.
+bool IsUsableRequestId(std::string_view id);
+
+// A new request id: a random prefix chosen once per process, and a counter.
+std::string NewRequestId();
+
+}  // namespace connection_detail
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+
+using connection_detail::IsUsableRequestId;
+using connection_detail::NewRequestId;
+
+template <class Stream>
+BasicHttpConnection<Stream>::BasicHttpConnection(net::ip::tcp::socket&& socket,
+                                                 const Router& router, const HttpLimits& limits,
+                                                 HttpConnectionRegistry& registry) requires(!kTls)
+    : stream_(std::move(socket)), router_(router), limits_(limits), registry_(registry) {}
+
+template <class Stream>
+BasicHttpConnection<Stream>::BasicHttpConnection(net::ip::tcp::socket&& socket,
+                                                 net::ssl::context& tls, const Router& router,
+                                                 const HttpLimits& limits,
+                                                 HttpConnectionRegistry& registry) requires(kTls)
+    : stream_(std::move(socket), tls), router_(router), limits_(limits), registry_(registry) {}
+
+template <class Stream>
+BasicHttpConnection<Stream>::~BasicHttpConnection() {
+  registry_.Remove(this);
+}
+
+template <class Stream>
+template <class Step>
+void BasicHttpConnection<Stream>::Guarded(Step&& step) noexcept {
+  if (GuardStep("http connection", request_id_,
+                router_.metrics().HandlerExceptions(InternalError::kHttpConnection), step))
+    return;
+  // Whatever the step left half done, this connection cannot go on: close it. Its pending
+  // operations then complete with errors and release the connection.
+  beast::error_code ignored;
+  Tcp().socket().shutdown(net::ip::tcp::socket::shutdown_both, ignored);
+  Tcp().socket().close(ignored);
+}
+
+template <class Stream>
+void BasicHttpConnection<Stream>::Run() {
+  // Start on the connection's strand: all later handlers run there too.
+  net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
+    self->Guarded([&] {
+      if (!self->registry_.Add(self.get(), self)) return self->DoClose();
+      if constexpr (kTls) {
+        // The handshake has the idle timeout of a request's first bytes.
+        self->Tcp().expires_after(self->limits_.idle_timeout);
+        self->stream_.async_handshake(net::ssl::stream_base::server, [self](beast::error_code ec) {
+          self->Guarded([&] { self->OnHandshake(ec); });
+        });
+      } else {
+        self->DoReadHeader();
+      }
+    });
+  });
+}
+
+template <class Stream>
+void BasicHttpConnection<Stream>::OnHandshake(beast::error_code ec) {
+  // A client that speaks plain HTTP, or fails to agree on TLS, is closed: there is no channel to
+  // answer it on.
+  if (ec) {
+    beast::error_code ignored;
+    Tcp().socket().close(ignored);
+    return;
+  }
+  DoReadHeader();
+}
+
+template <class Stream>
+void BasicHttpConnection<Stream>::Shutdown() {
+  net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
+    self->Guarded([&] {
+      self->shutting_down_ = true;
+      // Waiting for a request with none of it received: stop waiting. A request in flight, or
+      // one whose first bytes have arrived, is answered first; OnWrite then closes.
+      if (!self->in_flight_ && self->buffer_.size() == 0) self->Tcp().cancel();
+    });
+  });
+}
+
+template <class Stream>
+void BasicHttpConnection<Stream>::DoReadHeader() {
+  parser_.emplace();
+  parser_->header_limit(static_cast<std::uint32_t>(limits_.max_header_bytes));
+  parser_->body_limit(limits_.max_body_bytes);
+  Tcp().expires_after(limits_.idle_timeout);
+  http::async_read_header(stream_, buffer_, *parser_,
+                          [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                            self->Guarded([&] { self->OnReadHeader(ec); });
+                          });
+}
+
+template <class Stream>
+void BasicHttpConnection<Stream>::OnReadHeader(beast::error_code ec) {
+  if (ec) return OnReadError(ec);
+  in_flight_ = true;
+  BeginRequest();
+  const auto& request = parser_->get();
+  if (const auto length = parser_->content_length(); length && *length > limits_.max_body_bytes) {
+    unread_input_ = true;
+    return DoWrite(ErrorResponse(http::status::payload_too_large, "payload_too_large",
+                                 "the body is larger than the limit of " +
+                                     std::to_string(limits_.max_body_bytes) + " bytes",
+                                 request.version()),
+                   /*close=*/true);
+  }
+  // A client that waits for "100 Continue" (curl does for bodies over 1 KiB) gets it now.
+  if (beast::iequals(request[http::field::expect], "100-continue")) {
+    auto response = std::make_shared<http::response<http::empty_body>>(http::status::continue_,
+                                                                       request.version());
+    pending_write_ = response;
+    return http::async_write(stream_, *response,
+                             [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                               self->Guarded([&] {
+                                 self->pending_write_.reset();
+                                 if (ec) return self->DoClose();
+                                 self->DoReadBody();
+                               });
+                             });
+  }
+  DoReadBody();
+}
+
+template <class Stream>
+void BasicHttpConnection<Stream>::BeginRequest() {
+  started_ = std::chrono::steady_clock::now();
+  endpoint_ = Endpoint::kOther;
+  method_.clear();
+  request_id_.clear();
+  // What the parser got of the header: all of it, or the start line and fields before an error
+  // such as a body over the limit (nothing, for a malformed start line).
+  auto& request = parser_->get();
+  if (!request.target().empty()) {
+    endpoint_ = EndpointOf(request.target());
+    method_ = std::string(request.method_string());
+    const std::string_view client_id = request["X-Request-Id"];
+    if (IsUsableRequestId(client_id)) request_id_ = std::string(client_id);
+  }
+  if (request_id_.empty()) request_id_ = NewRequestId();
+  request.set("X-Request-Id", request_id_);  // The router's log lines can name it.
+}
+
+template <class Stream>
+void BasicHttpConnection<Stream>::DoReadBody() {
+  Tcp().expires_after(limits_.idle_timeout);
+  http::async_read(stream_, buffer_, *parser_,
+                   [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                     self->Guarded([&] { self->OnReadBody(ec); });
+                   });
+}
+
+template <class Stream>
+void BasicHttpConnection<Stream>::OnReadBody(beast::error_code ec) {
+  if (ec) return OnReadError(ec);
+  const Request request = parser_->release();
+  // Training is answered from the writer thread once durable: come back to the strand to write.
+  // In the meantime this I/O thread serves other connections.
+  router_.HandleAsync(request, [self = shared_from_this(),
+                                close = !request.keep_alive()](Response response) mutable {
+    net::dispatch(self->stream_.get_executor(),
+                  [self, close, response = std::move(response)]() mutable {
+                    self->Guarded([&] { self->DoWrite(std::move(response), close); });
+                  });
+  });
+}
+
+template <class Stream>
+void BasicHttpConnection<Stream>::OnReadError(beast::error_code ec) {
+  const unsigned version = parser_->is_header_done() ? parser_->get().version() : 11;
+  if (ec == http::error::end_of_stream || ec == net::error::operation_aborted ||
+      ec == beast::error::timeout || ec == net::error::connection_reset || ec == net::error::eof ||
+      ec == net::ssl::error::stream_truncated) {  // A TLS peer that left without close_notify.
+    return DoClose();  // The peer left, went idle, or shutdown asked us to stop waiting.
+  }
+  in_flight_ = true;
+  unread_input_ = true;  // The rest of this request was not read.
+  BeginRequest();
+  if (ec == http::error::body_limit) {
+    return DoWrite(ErrorResponse(http::status::payload_too_large, "payload_too_large",
+                                 "the body is larger than the limit of " +
+                                     std::to_string(limits_.max_body_bytes) + " bytes",
+                                 version),
+                   true);
+  }
+  if (ec == http::error::header_limit) {
+    return DoWrite(ErrorResponse(http::status::request_header_fields_too_large, "header_too_large",
+                                 "the request headers are too large", version),
+                   true);
+  }
+  if (ec == http::error::partial_message) return DoClose();
+  DoWrite(ErrorResponse(http::status::bad_request, "bad_request",
+                        "malformed HTTP request: " + ec.message(), version),
+          true);
+}
+
+template <class Stream>
+void BasicHttpConnection<Stream>::DoWrite(Response response, bool close) {
+  close = close || shutting_down_;
+  response.keep_alive(!close);
+  response.set("X-Request-Id", request_id_);
+  const auto latency = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::steady_clock::now() - started_);
+  router_.metrics().RecordResponse(endpoint_, response.result_int(), latency);
+  if (LogEnabled(LogLevel::kDebug) || response.result_int() >= 500) {
+    const std::string status = std::to_string(response.result_int());
+    const std::string micros = std::to_string(latency.count());
+    Log(response.result_int() >= 500 ? LogLevel::kError : LogLevel::kDebug, "request",
+        {{"request_id", request_id_},
+         {"method", method_},
+         {"endpoint", EndpointName(endpoint_)},
+         {"status", status},
+         {"micros", micros}});
+  }
+  if (const auto file = response.find(kBodyFileField); file != response.end()) {
+    return DoWriteFile(std::move(response), std::string(file->value()), close);
+  }
+  auto shared = std::make_shared<Response>(std::move(response));
+  pending_write_ = shared;
+  Tcp().expires_after(limits_.idle_timeout);
+  http::async_write(stream_, *shared,
+                    [self = shared_from_this(), close](beast::error_code ec, std::size_t) {
+                      self->Guarded([&] { self->OnWrite(close, ec); });
+                    });
+}
+
+template <class Stream>
+void BasicHttpConnection<Stream>::DoWriteFile(Response head, const std::string& path, bool close) {
+  auto shared = std::make_shared<http::response<http::file_body>>(head.result(), head.version());
+  beast::error_code ec;
+  shared->body().open(path.c_str(), beast::file_mode::scan, ec);
+  ::unlink(path.c_str());  // The open file stays readable until the body is sent.
+  if (ec) {
+    LogError("cannot send the body file " + path + ": " + ec.message());
+    return DoWrite(ErrorResponse(http::status::internal_server_error, "internal",
+                                 "the response's body could not be read", head.version()),
+                   true);
+  }
+  for (const auto& field : head) {
+    if (field.name_string() != kBodyFileField) shared->insert(field.name_string(), field.value());
+  }
+  shared->keep_alive(!close);
+  shared->prepare_payload();
+  pending_write_ = shared;
+  Tcp().expires_after(limits_.idle_timeout);
+  http::async_write(stream_, *shared,
+                    [self = shared_from_this(), close](beast::error_code ec, std::size_t) {
+                      self->Guarded([&] { self->OnWrite(close, ec); });
+                    });
+}
+
+template <class Stream>
+void BasicHttpConnection<Stream>::OnWrite(bool close, beast::error_code ec) {
+  pending_write_.reset();
+  in_flight_ = false;
+  if (ec || close || shutting_down_) return DoClose();
+  DoReadHeader();
+}
+
+template <class Stream>
+void BasicHttpConnection<Stream>::DoClose() {
+  beast::error_code ignored;
+  if constexpr (kTls) {
+    if (!unread_input_) {
+      // TLS ends with close_notify both ways, for at most 2 s, then the socket closes.
+      Tcp().expires_after(std::chrono::seconds(2));
+      stream_.async_shutdown([self = shared_from_this()](beast::error_code) {
+        self->Guarded([&] {
+          beast::error_code ignored_too;
+          self->Tcp().socket().close(ignored_too);
+        });
+      });
+      return;
+    }
+  } else {
+    Tcp().socket().shutdown(net::ip::tcp::socket::shutdown_send, ignored);
+    if (!unread_input_) {
+      Tcp().socket().close(ignored);
+      return;
+    }
+  }
+  // Closing with unread bytes would reset the connection and could destroy the error response
+  // before the client reads it (an early 413 leaves the body unread): read and drop what the
+  // client still sends, for a short while, then close.
+  Tcp().expires_after(std::chrono::seconds(2));
+  DoDrain();
+}
+
+template <class Stream>
+void BasicHttpConnection<Stream>::DoDrain() {
+  buffer_.clear();
+  stream_.async_read_some(buffer_.prepare(64 * 1024),
+                          [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                            self->Guarded([&] {
+                              if (!ec) return self->DoDrain();
+                              beast::error_code ignored;
+                              self->Tcp().socket().close(ignored);
+                            });
+                          });
+}
+
+}  // namespace nbspamd::http_api
+
+#endif  // NBSPAMD_HTTP_API_CONNECTION_IMPL_H_
