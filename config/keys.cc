@@ -407,6 +407,10 @@ constexpr std::array kKeys = {
     UnsignedKey<&Settings::user_idle_days, 0, 36500>(
         "user_idle_days", "DAYS",
         "Drop a user's layer the user has not taught for this many days. 0 = never."),
+    UnsignedKey<&Settings::ledger_retention_days, 0, 36500>(
+        "ledger_retention_days", "DAYS",
+        "Keep what each learned message added, for an exact forget, this many days; older "
+        "records move to the base counts. 0 = forever."),
     UnsignedKey<&Settings::user_cache_bytes, 0, kSizeMax>(
         "user_cache_bytes", "BYTES", "Memory the cached user layers may take."),
     UnsignedKey<&Settings::max_body_bytes, 1, kGiB>(

@@ -48,6 +48,10 @@ std::expected<void, Error> CheckAutolearn(const Settings& settings) {
   if (settings.autolearn && !settings.cluster_redis.empty()) {
     return InvalidArgument("autolearn is not available in cluster mode (cluster_redis is set)");
   }
+  if (settings.ledger_retention_days > 0 && !settings.cluster_redis.empty()) {
+    return InvalidArgument(
+        "ledger_retention_days is not available in cluster mode (cluster_redis is set)");
+  }
   return {};
 }
 

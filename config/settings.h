@@ -153,6 +153,11 @@ struct Settings {
   // their own ledger) is dropped, as DELETE /users/{id} would (core/idle_users.h), by a sweep
   // once an hour; 0 = never (the default).
   unsigned user_idle_days = 0;
+  // The ledger retention (docs/STORAGE.md "Ledger retention"): a global ledger record learned
+  // more than this many days ago is retired by a pass once an hour (core/ledger_retention.h):
+  // its counts move to the base counts and its message can no longer be forgotten (410). 0 =
+  // keep every record (the default). Not in cluster mode.
+  unsigned ledger_retention_days = 0;
   // The memory the cached user layers of the RocksDB store may take.
   std::size_t user_cache_bytes = std::size_t{256} << 20;
   // HTTP body limit; a larger body gets 413.

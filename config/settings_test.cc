@@ -713,6 +713,11 @@ TEST_F(SettingsTest, UserLayerKeysFromEveryPlaceAndTheirRanges) {
   EXPECT_EQ(loaded->settings.user_cache_bytes, 1048576u);
   EXPECT_EQ(LoadOk({"--user-idle-days", "180"}).user_idle_days, 180u);
   EXPECT_NE(LoadError({"--user-idle-days", "-1"}), "");
+  EXPECT_EQ(defaults->settings.ledger_retention_days, 0u);
+  EXPECT_EQ(LoadOk({"--ledger-retention-days", "365"}).ledger_retention_days, 365u);
+  EXPECT_NE(LoadError({"--ledger-retention-days", "36501"}), "");
+  EXPECT_THAT(LoadError({"--ledger-retention-days", "30", "--cluster-redis", "127.0.0.1:6379"}),
+              HasSubstr("ledger_retention_days is not available in cluster mode"));
 
   EXPECT_EQ(LoadError({"--user-beta", "0"}),
             "--user-beta: invalid value '0' for 'user_beta': expected a finite number greater "

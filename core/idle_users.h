@@ -13,14 +13,12 @@
 #define NBSPAMD_CORE_IDLE_USERS_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <expected>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "common/error.h"
+#include "core/periodic_task.h"
 #include "core/spam_filter.h"
 
 namespace nbspamd::core {
@@ -31,7 +29,6 @@ class IdleUserSweep {
   IdleUserSweep(SpamFilter& filter, std::chrono::seconds idle, std::chrono::milliseconds interval);
   IdleUserSweep(const IdleUserSweep&) = delete;
   IdleUserSweep& operator=(const IdleUserSweep&) = delete;
-  ~IdleUserSweep();
 
   // One sweep now, on the calling thread: the users whose layers it dropped, in byte order.
   // Errors: the first failure to list the users, read a user's ledger or delete a layer (the
@@ -39,15 +36,9 @@ class IdleUserSweep {
   [[nodiscard]] std::expected<std::vector<std::string>, Error> SweepOnce();
 
  private:
-  void Run();
-
   SpamFilter& filter_;
   const std::chrono::seconds idle_;
-  const std::chrono::milliseconds interval_;
-  std::mutex mutex_;  // Guards stopping_.
-  std::condition_variable wake_;
-  bool stopping_ = false;
-  std::thread thread_;  // Last: starts once the rest is built.
+  PeriodicTask task_;  // Last: starts once the rest is built.
 };
 
 }  // namespace nbspamd::core

@@ -33,6 +33,7 @@ struct ServiceStatus {
   std::optional<ClusterStatus> replication;               // With a training log only.
   std::optional<history::ScanHistoryFigures> history;     // With a scan history only.
   std::optional<AutolearnFigures> autolearn;              // With autolearn on only.
+  std::uint64_t retired_records = 0;                      // SpamFilter::RetiredRecords.
   Readiness readiness;                                    // From store_health and replication.
 };
 

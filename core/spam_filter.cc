@@ -162,6 +162,7 @@ ServiceStatus SpamFilter::Status() const {
   status.replication = Cluster();
   if (history_ != nullptr) status.history = history_->Figures();
   status.autolearn = Autolearn();
+  status.retired_records = RetiredRecords();
   status.readiness = ReadinessOf(status.store_health, status.replication);
   return status;
 }
@@ -479,6 +480,53 @@ std::expected<TrainOutcome, Error> SpamFilter::Train(std::string_view message,
              [&outcome](std::expected<TrainOutcome, Error> result) {
                outcome.set_value(std::move(result));
              });
+  return future.get();
+}
+
+namespace {
+
+// Steps of the ledger retention, one after another from the writer's thread, until none is
+// left: each step's completion queues the next (it does not wait for it).
+struct RetireSteps {
+  TrainingWriter& writer;
+  std::atomic<std::uint64_t>& counter;
+  std::int64_t learned_before;
+  std::uint64_t retired = 0;
+  RetireLedgerDone done;
+
+  static void Next(std::unique_ptr<RetireSteps> steps) {
+    TrainingWriter& writer = steps->writer;
+    const std::int64_t before = steps->learned_before;
+    writer.RetireLedger(
+        before, kRetireStepRecords,
+        [steps = std::move(steps)](std::expected<storage::RetireStep, Error> step) mutable {
+          if (!step) return steps->done(std::unexpected(std::move(step.error())));
+          steps->retired += step->retired;
+          steps->counter.fetch_add(step->retired, std::memory_order_relaxed);
+          if (!step->more) return steps->done(steps->retired);
+          Next(std::move(steps));
+        });
+  }
+};
+
+}  // namespace
+
+void SpamFilter::RetireLedgerAsync(std::int64_t learned_before, RetireLedgerDone done) {
+  if (replication_) {
+    return done(MakeError(ErrorCode::kFailedPrecondition,
+                          "the ledger retention is not available in cluster mode: the training "
+                          "stream does not carry it"));
+  }
+  RetireSteps::Next(std::unique_ptr<RetireSteps>(
+      new RetireSteps{writer_, retired_records_, learned_before, 0, std::move(done)}));
+}
+
+std::expected<std::uint64_t, Error> SpamFilter::RetireLedger(std::int64_t learned_before) {
+  std::promise<std::expected<std::uint64_t, Error>> outcome;
+  auto future = outcome.get_future();
+  RetireLedgerAsync(learned_before, [&outcome](std::expected<std::uint64_t, Error> result) {
+    outcome.set_value(std::move(result));
+  });
   return future.get();
 }
 

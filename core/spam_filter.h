@@ -142,6 +142,12 @@ struct ForgetOutcome {
 using TrainDone = std::move_only_function<void(std::expected<TrainOutcome, Error>)>;
 using ForgetDone = std::move_only_function<void(std::expected<ForgetOutcome, Error>)>;
 using DeleteUserDone = std::move_only_function<void(std::expected<void, Error>)>;
+// The number of ledger records a RetireLedgerAsync retired.
+using RetireLedgerDone = std::move_only_function<void(std::expected<std::uint64_t, Error>)>;
+
+// The most ledger records one step of the ledger retention retires: one write that holds up
+// training for a few milliseconds (bench/retention).
+inline constexpr std::size_t kRetireStepRecords = 64;
 // Receives how many messages a rollback forgot.
 using RollbackDone = std::move_only_function<void(std::expected<std::uint64_t, Error>)>;
 // Starts a TrainingLog over the filter's store and writer: the log must be the only one to
@@ -275,6 +281,19 @@ class SpamFilter {
   // reached.
   void DeleteUserAsync(std::string_view user, DeleteUserDone done);
 
+  // The ledger retention (docs/STORAGE.md "Ledger retention"): retires every global ledger
+  // record learned before `learned_before` (Unix seconds) through the training writer, in steps
+  // of kRetireStepRecords (Store::RetireLedger), so training goes on between them. `done` gets
+  // how many it retired, on the writer's thread. Errors: kFailedPrecondition in cluster mode
+  // (the training stream does not carry it: the daemons' ledgers would differ) or for a store
+  // without a ledger retention; storage's; kUnavailable after StopTraining (the steps written
+  // before stay).
+  void RetireLedgerAsync(std::int64_t learned_before, RetireLedgerDone done);
+  // Ledger records retired since start.
+  [[nodiscard]] std::uint64_t RetiredRecords() const {
+    return retired_records_.load(std::memory_order_relaxed);
+  }
+
   // `user`'s layer stats (per-class documents and tokens over the global classes, and the
   // user's distinct tokens as vocabulary_size); nullopt when the user has no layer.
   // Errors: kInvalidArgument for a bad user; kDataLoss or kInternal from storage.
@@ -305,6 +324,7 @@ class SpamFilter {
       std::string_view id, std::optional<std::string_view> user = std::nullopt);
   [[nodiscard]] std::expected<std::string, Error> ForgetMessage(std::string_view message);
   [[nodiscard]] std::expected<void, Error> DeleteUser(std::string_view user);
+  [[nodiscard]] std::expected<std::uint64_t, Error> RetireLedger(std::int64_t learned_before);
 
   // The messages learned through `source` at a Unix time in [since, until), oldest first, at
   // most `limit` (Store::ListLearned); with `user`, those of the user's own ledger
@@ -444,7 +464,8 @@ class SpamFilter {
   std::unique_ptr<Autolearner> autolearner_;
   TrainingWriter writer_;  // After store_: stops (draining its queue) before the store closes.
   std::unique_ptr<TrainingLog> replication_;  // After writer_: stops before it.
-  std::unique_ptr<StoreWatch> watch_;         // Last: stops first.
+  std::atomic<std::uint64_t> retired_records_ = 0;
+  std::unique_ptr<StoreWatch> watch_;  // Last: stops first.
 };
 
 }  // namespace nbspamd::core

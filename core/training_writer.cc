@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "common/log.h"
+#include "common/utc_time.h"
 #include "core/pending_model.h"
 #include "model/calibration.h"
 #include "model/classifier.h"
@@ -15,6 +16,16 @@
 
 namespace nbspamd::core {
 namespace {
+
+// The answer to a forget, or a relearn as another class, of a message whose record the ledger
+// retention retired.
+std::unexpected<Error> RetiredError(const std::string& id, const model::LedgerEntry& learned) {
+  return MakeError(ErrorCode::kExpired,
+                   "message '" + id + "' was learned at " + UtcTimeText(learned.origin.learned_at) +
+                       ", longer ago than the ledger retention keeps what a message added: its "
+                       "counts are part of the base counts now, and it can no longer be "
+                       "forgotten or learned as another class");
+}
 
 // What planning a request of a group left behind.
 struct Plan {
@@ -100,6 +111,17 @@ void TrainingWriter::ForgetForUser(std::string id, UserTarget target, ForgetComp
   Submit(std::move(queued));
 }
 
+void TrainingWriter::RetireLedger(std::int64_t learned_before, std::size_t max_records,
+                                  RetireCompletion done, std::string stream_position) {
+  Request queued;
+  queued.stream_position = std::move(stream_position);
+  queued.kind = Kind::kRetire;
+  queued.done = std::move(done);
+  queued.retire_before = learned_before;
+  queued.retire_max = max_records;
+  Submit(std::move(queued));
+}
+
 void TrainingWriter::DeleteUser(std::string user, ForgetCompletion done,
                                 std::string stream_position) {
   Request queued;
@@ -154,10 +176,12 @@ void TrainingWriter::Run() {
       if (queue_.empty()) return;  // Stopping, and everything queued is done.
       std::size_t tokens = 0;
       while (!queue_.empty() && group.size() < limits_.max_requests) {
-        // A DeleteUser is a group of its own: written after the requests before it, before those
-        // after it.
-        const bool deletes = queue_.front().kind == Kind::kDeleteUser;
-        if (!group.empty() && (deletes || group.back().kind == Kind::kDeleteUser)) break;
+        // A DeleteUser or a RetireLedger is a group of its own: written after the requests
+        // before it, before those after it.
+        const auto alone = [](const Request& r) {
+          return r.kind == Kind::kDeleteUser || r.kind == Kind::kRetire;
+        };
+        if (!group.empty() && (alone(queue_.front()) || alone(group.back()))) break;
         tokens += queue_.front().bag.entries.size();
         if (!group.empty() && tokens > limits_.max_tokens) break;
         group.push_back(std::move(queue_.front()));
@@ -168,6 +192,8 @@ void TrainingWriter::Run() {
     try {
       if (group.front().kind == Kind::kDeleteUser) {
         results.push_back(CommitDeleteUser(group.front()));
+      } else if (group.front().kind == Kind::kRetire) {
+        results.push_back(CommitRetire(group.front()));
       } else {
         results = Commit(group);
       }
@@ -237,9 +263,17 @@ std::vector<TrainingWriter::Result> TrainingWriter::Commit(const std::vector<Req
 
     std::optional<model::Delta> delta;
     bool global_changed = false;
+    // A retired record can be neither forgotten nor moved to another class (its counts are in
+    // the base counts); a learn with its own label changes nothing, as for any record.
+    const bool retired = global && learned && learned->retired;
+    if (retired && ((request.kind == Kind::kLearn && learned->label != request.label) ||
+                    (request.kind == Kind::kForget && !has_user))) {
+      results.push_back(RetiredError(request.id, *learned));
+      continue;
+    }
     if (request.kind == Kind::kLearn) {
       model::LearnPlan learn;  // kUnchanged, an empty delta: the global part when it plays none.
-      if (global) {
+      if (global && !retired) {
         std::optional<model::HeldOutScore> held_out;
         if (!learned) held_out = HeldOutScoreOf(request.bag, pending, scoring_);
         learn = model::PlanLearn(request.id, request.label, request.bag, learned, pending.stats(),
@@ -268,7 +302,8 @@ std::vector<TrainingWriter::Result> TrainingWriter::Commit(const std::vector<Req
         results.push_back(model::LearnStatus::kLearned);
         // A rollback forgets the global record only if it too came from that source.
         const bool forget_global =
-            learned && (!request.only_source || learned->origin.source == *request.only_source);
+            learned && !retired &&
+            (!request.only_source || learned->origin.source == *request.only_source);
         delta = forget_global ? model::PlanForget(request.id, *learned, pending.stats())
                               : model::Delta{};
         global_changed = forget_global;
@@ -325,10 +360,24 @@ std::vector<TrainingWriter::Result> TrainingWriter::Commit(const std::vector<Req
   return results;
 }
 
+TrainingWriter::Result TrainingWriter::CommitRetire(Request& request) {
+  auto step =
+      store_.RetireLedger(request.retire_before, request.retire_max, request.stream_position);
+  if (!step) return std::unexpected(std::move(step.error()));
+  request.retired = *step;
+  return model::LearnStatus::kLearned;
+}
+
 void TrainingWriter::Complete(Request& request, Result result) noexcept {
   try {
     if (auto* learn = std::get_if<LearnCompletion>(&request.done)) {
       (*learn)(std::move(result));
+    } else if (auto* retire = std::get_if<RetireCompletion>(&request.done)) {
+      if (result) {
+        (*retire)(request.retired);
+      } else {
+        (*retire)(std::unexpected(std::move(result.error())));
+      }
     } else if (result) {
       std::get<ForgetCompletion>(request.done)({});
     } else {

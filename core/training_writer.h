@@ -75,6 +75,7 @@ struct UserTarget {
 // must be quick and must not submit to the writer and wait: hand the result to another thread.
 using LearnCompletion = std::move_only_function<void(std::expected<model::LearnStatus, Error>)>;
 using ForgetCompletion = std::move_only_function<void(std::expected<void, Error>)>;
+using RetireCompletion = std::move_only_function<void(std::expected<storage::RetireStep, Error>)>;
 
 // How large a group may grow. At least one request is always taken, whatever its size.
 struct GroupLimits {
@@ -132,6 +133,12 @@ class TrainingWriter {
   // `stream_position` of these three as in Learn.
   void DeleteUser(std::string user, ForgetCompletion done, std::string stream_position = "");
 
+  // Retires at most `max_records` ledger records learned before `learned_before` (Unix seconds;
+  // Store::RetireLedger: a step of the ledger retention), serialised with the other requests as
+  // DeleteUser is. Errors: as Store::RetireLedger; kUnavailable after Stop.
+  void RetireLedger(std::int64_t learned_before, std::size_t max_records, RetireCompletion done,
+                    std::string stream_position = "");
+
   // Finishes every request queued so far (their completions run), then stops the writer thread.
   // Later requests fail with kUnavailable. Idempotent.
   void Stop();
@@ -146,18 +153,21 @@ class TrainingWriter {
   }
 
  private:
-  enum class Kind { kLearn, kForget, kDeleteUser };
+  enum class Kind { kLearn, kForget, kDeleteUser, kRetire };
   struct Request {
     Kind kind = Kind::kLearn;
     std::string id;
     std::string label;  // "" unless a learn.
     TokenBag bag;
     model::LearnOrigin origin;
-    std::variant<LearnCompletion, ForgetCompletion> done;
+    std::variant<LearnCompletion, ForgetCompletion, RetireCompletion> done;
     std::optional<std::string> only_source;  // A forget: only a record of this source.
     std::string stream_position;             // "" for none.
     std::string user;                        // "" for the global model only; else whose layer.
     bool train_global = true;                // With a user: also the global model.
+    std::int64_t retire_before = 0;          // kRetire: the horizon, and at most this many.
+    std::size_t retire_max = 0;
+    storage::RetireStep retired;  // kRetire: what the step did, once written.
   };
   using Result = std::expected<model::LearnStatus, Error>;  // A forget reports kLearned.
 
@@ -167,6 +177,8 @@ class TrainingWriter {
   [[nodiscard]] std::vector<Result> Commit(const std::vector<Request>& group);
   // Writes a group of one DeleteUser request.
   [[nodiscard]] Result CommitDeleteUser(const Request& request);
+  // Writes a group of one RetireLedger request, keeping its step in request.retired.
+  [[nodiscard]] Result CommitRetire(Request& request);
   // Runs the request's completion with `result`; an exception it throws is logged and counted.
   void Complete(Request& request, Result result) noexcept;
 

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "common/log.h"
+#include "common/utc_time.h"
 #include "common/utf8.h"
 #include "http_api/endpoint_call.h"
 #include "http_api/json_views.h"
@@ -180,6 +181,44 @@ std::optional<Response> HandleRollback(Call& call, const Input& input) {
         });
       },
       selection->user);
+  return std::nullopt;
+}
+
+std::optional<Response> HandleRetire(Call& call, const Input& input) {
+  if (auto rejected = call.RejectUnknown(input, {"older_than_days", "before"}, {}))
+    return *rejected;
+  const auto days = input.query.find("older_than_days");
+  const auto before = input.query.find("before");
+  if ((days == input.query.end()) == (before == input.query.end())) {
+    return call.Error(MakeError(ErrorCode::kInvalidArgument,
+                                "give one of ?older_than_days=DAYS and ?before=UNIX_SECONDS: the "
+                                "ledger records learned before then are retired")
+                          .error());
+  }
+  const std::string& text = (days != input.query.end() ? days : before)->second;
+  std::int64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  const std::int64_t max = days != input.query.end() ? 36500 : std::int64_t{1} << 40;
+  if (error != std::errc() || end != text.data() + text.size() || value < 0 || value > max) {
+    return call.Error(MakeError(ErrorCode::kInvalidArgument,
+                                days != input.query.end()
+                                    ? "older_than_days must be a whole number from 0 to 36500"
+                                    : "before must be a Unix time in seconds")
+                          .error());
+  }
+  const std::int64_t learned_before =
+      days != input.query.end() ? call.filter.options().clock() - value * 86400 : value;
+  call.filter.RetireLedgerAsync(
+      learned_before,
+      [version = call.request.version(), learned_before,
+       respond = call.TakeRespond()](std::expected<std::uint64_t, nbspamd::Error> retired) mutable {
+        Deliver(respond, version, [&] {
+          if (!retired) return ErrorResponse(retired.error(), version);
+          return JsonResponse(
+              json::object{{"retired", *retired}, {"learned_before", UtcTimeText(learned_before)}},
+              version);
+        });
+      });
   return std::nullopt;
 }
 

@@ -34,6 +34,7 @@ enum class Endpoint {
   kAdminDump,
   kAdminLearned,
   kAdminRollback,
+  kAdminRetire,
   kUserStats,
   kUserDelete,
   kHistory,
@@ -84,6 +85,9 @@ inline constexpr std::array<EndpointSpec, kEndpointCount - 1> kEndpoints = {{
      false, true},
     {Endpoint::kAdminRollback, "/admin/rollback", boost::beast::http::verb::post, Guard::kToken,
      false, false, true},
+    // A pass of the ledger retention now (docs/STORAGE.md "Ledger retention").
+    {Endpoint::kAdminRetire, "/admin/retire", boost::beast::http::verb::post, Guard::kToken, false,
+     false, true},
     {Endpoint::kUserStats, "/users/{id}/stats", boost::beast::http::verb::get, Guard::kClassify,
      false, false, true},
     // Deleting a user's data is training: the guard and the rate of /forget.

@@ -350,6 +350,9 @@ std::string Metrics::Render(const core::ServiceStatus& status, std::string_view 
     AppendMetricHeader(out, "nbspamd_history_scans", "gauge", "Scans in the scan history.");
     AppendSample(out, "nbspamd_history_scans", "", static_cast<double>(h.kept));
   }
+  AppendCounter(out, "nbspamd_ledger_retired_total",
+                "Ledger records the ledger retention retired into the base counts since start.", "",
+                status.retired_records);
   if (status.autolearn) {
     const core::AutolearnFigures& a = *status.autolearn;
     AppendCounter(out, "nbspamd_autolearn_total",

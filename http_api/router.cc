@@ -100,6 +100,8 @@ class Handler {
         return HandleLearned(call_, *input);
       case Endpoint::kAdminRollback:
         return HandleRollback(call_, *input);
+      case Endpoint::kAdminRetire:
+        return HandleRetire(call_, *input);
       case Endpoint::kUserStats:
         return HandleUserStats(call_, *input);
       case Endpoint::kUserDelete:

@@ -49,6 +49,11 @@ struct LedgerEntry {
   // Taken when the id was first learned and kept when it is relearned as another class (the
   // score was held out then; the label is corrected). nullopt for records without one.
   std::optional<HeldOutScore> held_out;
+  // Retired by the ledger retention (docs/STORAGE.md "Ledger retention"): the record's counts
+  // were moved to the base counts, `tokens` is empty, and the message can no longer be
+  // forgotten or relearned as another class. Label, origin and held-out score stay: the record
+  // still answers what was learned, and still calibrates.
+  bool retired = false;
 
   friend bool operator==(const LedgerEntry&, const LedgerEntry&) = default;
 };

@@ -25,6 +25,7 @@
 #include "config/auth_tokens.h"
 #include "config/settings.h"
 #include "core/idle_users.h"
+#include "core/ledger_retention.h"
 #include "core/spam_filter.h"
 #include "http_api/server.h"
 #include "replication/cluster.h"
@@ -127,6 +128,11 @@ int Run(int argc, char** argv) {
   std::optional<core::IdleUserSweep> idle_users;
   if (settings.user_idle_days > 0) {
     idle_users.emplace(filter, std::chrono::days(settings.user_idle_days), std::chrono::hours(1));
+  }
+  std::optional<core::LedgerRetentionSweep> ledger_retention;
+  if (settings.ledger_retention_days > 0) {
+    ledger_retention.emplace(filter, std::chrono::days(settings.ledger_retention_days),
+                             std::chrono::hours(1));
   }
 
   const auto server_options = server::HttpServerOptions(

@@ -23,6 +23,8 @@ std::uint64_t GetFixed64BigEndian(std::string_view input) {
 
 // Marks the held-out score at the end of a ledger value (schema 3).
 constexpr char kHeldOutTag = 1;
+// Marks a retired record, last in a ledger value (schema 5).
+constexpr char kRetiredTag = 2;
 
 // A varint that must fit `limit`, read from the front of `input`.
 bool GetBounded(std::string_view& input, std::uint64_t limit, std::uint64_t& value) {
@@ -155,6 +157,7 @@ std::string EncodeLedgerEntry(const model::LedgerEntry& entry) {
     PutVarint64(value, entry.held_out->scale);
     PutFixed64BigEndian(value, std::bit_cast<std::uint64_t>(entry.held_out->score));
   }
+  if (entry.retired) value.push_back(kRetiredTag);
   return value;
 }
 
@@ -247,15 +250,22 @@ std::expected<model::LedgerEntry, Error> DecodeLedgerEntry(std::string_view valu
     return Corrupt("ledger");
   }
   entry.origin.learned_at = static_cast<std::int64_t>(learned_at);
-  if (value.empty()) return entry;  // Schema 2, or no held-out score.
-  std::uint64_t scale = 0;
-  if (value.front() != kHeldOutTag) return Corrupt("ledger");
-  value.remove_prefix(1);
-  if (!GetBounded(value, std::numeric_limits<std::uint32_t>::max(), scale) || value.size() != 8) {
-    return Corrupt("ledger");
+  if (!value.empty() && value.front() == kHeldOutTag) {
+    value.remove_prefix(1);
+    std::uint64_t scale = 0;
+    if (!GetBounded(value, std::numeric_limits<std::uint32_t>::max(), scale) || value.size() < 8) {
+      return Corrupt("ledger");
+    }
+    entry.held_out = model::HeldOutScore{static_cast<std::uint32_t>(scale),
+                                         std::bit_cast<double>(GetFixed64BigEndian(value))};
+    value.remove_prefix(8);
   }
-  entry.held_out = model::HeldOutScore{static_cast<std::uint32_t>(scale),
-                                       std::bit_cast<double>(GetFixed64BigEndian(value))};
+  if (!value.empty() && value.front() == kRetiredTag) {
+    value.remove_prefix(1);
+    if (!entry.tokens.empty()) return Corrupt("ledger");  // A retired record has no tokens.
+    entry.retired = true;
+  }
+  if (!value.empty()) return Corrupt("ledger");
   return entry;
 }
 

@@ -25,7 +25,8 @@ namespace nbspamd::storage {
 // Do not change: stored on disk. Bumped whenever any encoding below changes.
 // 3: ledger records may end with a held-out score; the calibration meta record.
 // 4: base counts (the `base` family, the base_documents record, users' kinds 'b' and 'd').
-inline constexpr std::uint64_t kSchemaVersion = 4;
+// 5: retired ledger records (a last byte 2; the ledger retention).
+inline constexpr std::uint64_t kSchemaVersion = 5;
 
 void PutVarint64(std::string& out, std::uint64_t value);
 
@@ -80,7 +81,7 @@ inline void EncodeFixed64(char* out, std::uint64_t value) {
 // and varint learned_at; then (since schema 3, only when the record has one) the held-out score:
 // a byte 1, varint scale and the score's IEEE 754 bits as 8 bytes big-endian. A schema 1 record
 // ends after the tokens: its origin is {"", 0}; a record that ends after learned_at has no
-// held-out score.
+// held-out score. Last (since schema 5, only for a retired record, which has no tokens) a byte 2.
 [[nodiscard]] std::string EncodeLedgerEntry(const model::LedgerEntry& entry);
 [[nodiscard]] std::expected<model::LedgerEntry, Error> DecodeLedgerEntry(std::string_view value);
 

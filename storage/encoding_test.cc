@@ -92,8 +92,22 @@ TEST(EncodingTest, LedgerEntryRoundTrip) {
     EXPECT_EQ(DecodeLedgerEntry(encoded.substr(0, cut)).error().code, ErrorCode::kDataLoss) << cut;
   }
   // An unknown field after learned_at, or trailing bytes, are corrupt.
-  EXPECT_FALSE(DecodeLedgerEntry(encoded.substr(0, schema2_size) + '\x02').has_value());
+  EXPECT_FALSE(DecodeLedgerEntry(encoded.substr(0, schema2_size) + '\x03').has_value());
   EXPECT_FALSE(DecodeLedgerEntry(encoded + '\0').has_value());
+  // A retired record claiming tokens is corrupt.
+  EXPECT_FALSE(DecodeLedgerEntry(encoded + '\x02').has_value());
+}
+
+TEST(EncodingTest, RetiredLedgerEntryRoundTrip) {
+  // With and without a held-out score: a last byte 2 after everything else.
+  model::LedgerEntry retired{"ham", {}, {"imap", 1795000000}, model::HeldOutScore{1, 0.25}};
+  retired.retired = true;
+  const std::string encoded = EncodeLedgerEntry(retired);
+  EXPECT_EQ(encoded.back(), '\x02');
+  EXPECT_EQ(*DecodeLedgerEntry(encoded), retired);
+  retired.held_out.reset();
+  EXPECT_EQ(*DecodeLedgerEntry(EncodeLedgerEntry(retired)), retired);
+  EXPECT_FALSE(DecodeLedgerEntry(EncodeLedgerEntry(retired) + '\x02').has_value());
 }
 
 TEST(EncodingTest, HeldOutScoresKeepEveryBit) {

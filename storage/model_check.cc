@@ -406,8 +406,10 @@ std::expected<Scan, Error> ScanFolder(const Folder& folder) {
       scan.expected_stats.classes.push_back({entry->label, 0, 0});
       class_index = scan.expected_stats.classes.size() - 1;
     }
-    scan.expected_source_keys.insert(EncodeSourceKey(id, entry->origin));
     if (const auto cell = model::FeedbackCellOf(*entry)) scan.expected_feedback.Add(*cell);
+    // A retired record's counts and document are in the base counts, and it has no index entry.
+    if (entry->retired) continue;
+    scan.expected_source_keys.insert(EncodeSourceKey(id, entry->origin));
     ++scan.expected_stats.classes[*class_index].documents;
     for (const BagEntry& token : entry->tokens) {
       TokenCounts& counts = scan.expected[token.hash];

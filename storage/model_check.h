@@ -15,6 +15,8 @@
 //      records learned as c;
 //   5. every ledger record decodes and names an existing class;
 //   6. the source index holds exactly one entry per ledger record, for its origin;
+//   A retired ledger record (schema 5, docs/STORAGE.md "Ledger retention") has moved its counts
+//   and its document to the base counts: 1, 4 and 6 leave it out, 5 and 7 count it.
 //   7. the calibration record counts exactly the held-out scores of the ledger records
 //      (model::FeedbackCellOf). A record of another layout is not a problem: the daemon rebuilds
 //      it from the ledger when it opens the folder.

@@ -55,10 +55,11 @@ std::expected<std::unique_ptr<RocksdbDatabase>, rocksdb::Status> RocksdbDatabase
       families.emplace_back(required);
     }
   }
-  // The users family is created with the first user layer (CreateUsersFamily): a folder without
+  // The users family is created with the first user layer (CreateFamily): a folder without
   // layers keeps exactly the families it had.
   const bool has_users =
       std::find(families.begin(), families.end(), kUsersFamily) != families.end();
+  const bool has_base = std::find(families.begin(), families.end(), kBaseFamily) != families.end();
   // Meta, tokens, ledger and sources come first, in that order; any other family follows.
   std::stable_partition(families.begin(), families.end(), [](const std::string& name) {
     return name == rocksdb::kDefaultColumnFamilyName;
@@ -71,6 +72,8 @@ std::expected<std::unique_ptr<RocksdbDatabase>, rocksdb::Status> RocksdbDatabase
                         [](const std::string& name) { return name == kSourcesFamily; });
   std::stable_partition(families.begin() + 4, families.end(),
                         [](const std::string& name) { return name == kUsersFamily; });
+  std::stable_partition(families.begin() + (has_users ? 5 : 4), families.end(),
+                        [](const std::string& name) { return name == kBaseFamily; });
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
   for (const std::string& name : families) {
     rocksdb::ColumnFamilyOptions family_options(options);
@@ -93,6 +96,7 @@ std::expected<std::unique_ptr<RocksdbDatabase>, rocksdb::Status> RocksdbDatabase
           : rocksdb::DB::OpenForReadOnly(db_options, path, descriptors, &handles, &raw_db);
   if (!status.ok()) return std::unexpected(status);
   if (!has_users) handles.insert(handles.begin() + kUsers, nullptr);
+  if (!has_base) handles.insert(handles.begin() + kBase, nullptr);
   return std::unique_ptr<RocksdbDatabase>(new RocksdbDatabase(
       std::unique_ptr<rocksdb::DB>(raw_db), std::move(handles), mode == Mode::kReadOnly));
 }
@@ -101,13 +105,13 @@ RocksdbDatabase::RocksdbDatabase(std::unique_ptr<rocksdb::DB> db,
                                  std::vector<rocksdb::ColumnFamilyHandle*> handles, bool read_only)
     : db_(std::move(db)), handles_(std::move(handles)), read_only_(read_only) {}
 
-std::expected<void, rocksdb::Status> RocksdbDatabase::CreateUsersFamily() {
-  if (handles_[kUsers] != nullptr) return {};
+std::expected<void, rocksdb::Status> RocksdbDatabase::CreateFamily(FamilyIndex index) {
+  if (handles_[index] != nullptr) return {};
   rocksdb::ColumnFamilyHandle* handle = nullptr;
-  const rocksdb::Status status =
-      db_->CreateColumnFamily(rocksdb::ColumnFamilyOptions(), kUsersFamily, &handle);
+  const rocksdb::Status status = db_->CreateColumnFamily(
+      rocksdb::ColumnFamilyOptions(), index == kUsers ? kUsersFamily : kBaseFamily, &handle);
   if (!status.ok()) return std::unexpected(status);
-  handles_[kUsers] = handle;
+  handles_[index] = handle;
   return {};
 }
 

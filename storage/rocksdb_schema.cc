@@ -70,6 +70,18 @@ std::expected<void, Error> UpgradeFromSchema3(
   return {};
 }
 
+// Schema 4 → 5: schema 5 adds retired ledger records (the ledger retention), which no schema 4
+// folder has; only the version record changes.
+std::expected<void, Error> UpgradeFromSchema4(
+    rocksdb::DB& db, const std::vector<rocksdb::ColumnFamilyHandle*>& handles,
+    const std::string& path) {
+  rocksdb::WriteOptions write_options;
+  write_options.sync = true;
+  const rocksdb::Status status = db.Put(write_options, handles[kMeta], kSchemaVersionKey, "5");
+  if (!status.ok()) return RocksdbError("upgrading " + path, status);
+  return {};
+}
+
 }  // namespace
 
 std::expected<model::FeedbackHistogram, Error> FeedbackFromLedger(
@@ -128,7 +140,7 @@ std::expected<model::ModelStats, Error> InitialiseOrCheck(const RocksdbDatabase&
   if (parse_error != std::errc() || end != text.data() + text.size()) {
     return MakeError(ErrorCode::kDataLoss, "data folder " + path + " has a corrupt schema version");
   }
-  if (stored >= 1 && stored <= 3) {
+  if (stored >= 1 && stored <= 4) {
     if (auto can = writable(); !can) return std::unexpected(can.error());
   }
   if (stored == 1) {
@@ -148,6 +160,12 @@ std::expected<model::ModelStats, Error> InitialiseOrCheck(const RocksdbDatabase&
       return std::unexpected(upgraded.error());
     }
     stored = 4;
+  }
+  if (stored == 4) {
+    if (auto upgraded = UpgradeFromSchema4(db, handles, path); !upgraded) {
+      return std::unexpected(upgraded.error());
+    }
+    stored = 5;
   }
   if (stored != kSchemaVersion) {
     return MakeError(ErrorCode::kDataLoss, "data folder " + path + " holds schema version " + text +

@@ -210,7 +210,7 @@ std::expected<BatchResults, Error> RocksdbStore::ApplyBatch(std::span<const mode
   if (std::any_of(deltas.begin(), deltas.end(),
                   [](const model::Delta& d) { return d.user.has_value(); })) {
     std::unique_lock lock(database_mutex_);
-    if (auto created = database_->CreateUsersFamily(); !created) {
+    if (auto created = database_->CreateFamily(kUsers); !created) {
       if (!FaultOf(created.error()))
         return RocksdbError("creating the users family", created.error());
       lock.unlock();

@@ -108,6 +108,9 @@ class RocksdbStore final : public Store {
       std::string_view user, std::string_view stream_position = "") override;
   [[nodiscard]] UserLayerFigures UserFigures() const override;
   [[nodiscard]] std::expected<void, Error> Export(ModelVisitor& visitor) const override;
+  [[nodiscard]] std::expected<RetireStep, Error> RetireLedger(
+      std::int64_t learned_before, std::size_t max_records,
+      std::string_view stream_position = "") override;
 
  private:
   // What a write that failed would have made of the model: the memory copy takes it if the

@@ -46,6 +46,12 @@ std::expected<void, Error> Store::DeleteUser(std::string_view /*user*/,
   return NoUserLayers();
 }
 
+std::expected<RetireStep, Error> Store::RetireLedger(std::int64_t /*learned_before*/,
+                                                     std::size_t /*max_records*/,
+                                                     std::string_view /*stream_position*/) {
+  return MakeError(ErrorCode::kFailedPrecondition, "this store keeps no ledger retention");
+}
+
 std::expected<void, Error> Store::Export(ModelVisitor& /*visitor*/) const {
   return MakeError(ErrorCode::kFailedPrecondition, "this store cannot be dumped");
 }

@@ -71,6 +71,12 @@ struct UserLayerFigures {
   std::uint64_t cache_misses = 0;   // Reads that loaded a layer from disk.
 };
 
+// What one step of the ledger retention did (Store::RetireLedger).
+struct RetireStep {
+  std::uint64_t retired = 0;  // Records this step retired.
+  bool more = false;          // Records learned before the horizon are left: step again.
+};
+
 // The default per-user limit on distinct tokens (a store option; 0: none).
 inline constexpr std::uint64_t kDefaultUserTokenLimit = 100'000;
 
@@ -206,6 +212,18 @@ class Store {
   // kFailedPrecondition for a backend without it; kDataLoss for a corrupt record, kInternal for
   // an I/O failure; the visitor's (which stop it).
   [[nodiscard]] virtual std::expected<void, Error> Export(ModelVisitor& visitor) const;
+
+  // Ledger retention (docs/STORAGE.md "Ledger retention"): retires at most `max_records` of the
+  // global ledger's records learned before `learned_before` (Unix seconds), taken source by
+  // source in byte order and oldest first within a source. A retired record's token counts and
+  // document move to the base counts, its source index entry goes, and it keeps only its label,
+  // origin and held-out score (model::LedgerEntry::retired). No count, stats, |V| or
+  // calibration changes, so neither does a score. One atomic, durable write (with
+  // `stream_position` when not empty); the same state and arguments retire the same records on
+  // every daemon. Serialised as ApplyBatch. Errors: kFailedPrecondition for a backend without
+  // it; as ApplyBatch's whole-batch errors; kDataLoss for a corrupt record.
+  [[nodiscard]] virtual std::expected<RetireStep, Error> RetireLedger(
+      std::int64_t learned_before, std::size_t max_records, std::string_view stream_position = "");
 
   // Monitoring figures of the user layers; thread-safe, never waits for a write.
   [[nodiscard]] virtual UserLayerFigures UserFigures() const { return {}; }

@@ -1,0 +1,167 @@
+// RocksdbStore, its ledger retention: retiring old ledger records into the base counts
+// (docs/STORAGE.md "Ledger retention"). The rest of the class is in rocksdb_store.cc,
+// rocksdb_store_recovery.cc and rocksdb_store_users.cc.
+#include <rocksdb/db.h>
+#include <rocksdb/write_batch.h>
+
+#include <algorithm>
+#include <map>
+#include <vector>
+
+#include "storage/encoding.h"
+#include "storage/rocksdb_database.h"
+#include "storage/rocksdb_layout.h"
+#include "storage/rocksdb_status.h"
+#include "storage/rocksdb_store.h"
+
+namespace nbspamd::storage {
+
+namespace {
+
+// The source index key where the sources after `source` begin: its bytes and a 1 byte (a source
+// key is the source, a 0 byte and more).
+std::string NextSourceKey(std::string_view source) {
+  std::string key(source);
+  key.push_back('\1');
+  return key;
+}
+
+// Reads `key` of `family` as counts (empty when absent).
+template <class Decode>
+auto ReadRecord(rocksdb::DB& db, rocksdb::ColumnFamilyHandle* family, const std::string& key,
+                Decode decode, std::string_view what)
+    -> std::expected<typename decltype(decode(std::string_view()))::value_type, Error> {
+  using Value = typename decltype(decode(std::string_view()))::value_type;
+  if (family == nullptr) return Value{};
+  std::string value;
+  const rocksdb::Status status = db.Get(rocksdb::ReadOptions(), family, key, &value);
+  if (status.IsNotFound()) return Value{};
+  if (!status.ok()) return RocksdbError(what, status);
+  return decode(value);
+}
+
+}  // namespace
+
+std::expected<RetireStep, Error> RocksdbStore::RetireLedger(std::int64_t learned_before,
+                                                            std::size_t max_records,
+                                                            std::string_view stream_position) {
+  std::lock_guard write_lock(write_mutex_);
+  if (!writable_.load()) return std::unexpected(StoppedError());
+  RetireStep step;
+
+  // The oldest records of each source, up to max_records in all.
+  struct Candidate {
+    std::string source_key;
+    std::string id;
+  };
+  std::vector<Candidate> candidates;
+  {
+    std::shared_lock database_lock(database_mutex_);
+    if (!database_) return std::unexpected(StoppedError());
+    std::unique_ptr<rocksdb::Iterator> it(
+        database_->db().NewIterator(rocksdb::ReadOptions(), database_->family(kSources)));
+    for (it->SeekToFirst(); it->Valid();) {
+      const std::string_view key(it->key().data(), it->key().size());
+      auto decoded = DecodeSourceKey(key);
+      if (!decoded) return std::unexpected(decoded.error());
+      if (decoded->learned_at >= learned_before) {
+        it->Seek(NextSourceKey(decoded->source));  // This source has none older.
+        continue;
+      }
+      if (candidates.size() == max_records) {
+        step.more = true;
+        break;
+      }
+      candidates.push_back({std::string(key), std::move(decoded->id)});
+      it->Next();
+    }
+    if (!it->status().ok()) return RocksdbError("reading the source index", it->status());
+  }
+  if (candidates.empty() && stream_position.empty()) return step;
+
+  if (!candidates.empty()) {
+    std::unique_lock lock(database_mutex_);
+    if (auto created = database_->CreateFamily(kBase); !created) {
+      if (!FaultOf(created.error()))
+        return RocksdbError("creating the base family", created.error());
+      lock.unlock();
+      return std::unexpected(StopWrites("creating the base family", created.error()));
+    }
+  }
+  std::shared_lock database_lock(database_mutex_);
+  rocksdb::DB& db = database_->db();
+  const std::shared_ptr<const model::ModelStats> stats = cache_.Stats();
+
+  // What the retired records add to the base counts, by token and by class.
+  std::map<TokenHash, TokenCounts> added;
+  auto base_documents = ReadRecord(
+      db, database_->family(kMeta), kBaseDocumentsKey,
+      [](std::string_view v) { return DecodeDocumentCounts(v); }, "reading the base documents");
+  if (!base_documents) return std::unexpected(base_documents.error());
+  base_documents->resize(std::max(base_documents->size(), stats->classes.size()), 0);
+
+  rocksdb::WriteBatch batch;
+  for (const Candidate& candidate : candidates) {
+    std::string value;
+    const rocksdb::Status read =
+        db.Get(rocksdb::ReadOptions(), database_->family(kLedger), candidate.id, &value);
+    if (!read.ok() && !read.IsNotFound()) return RocksdbError("reading the training ledger", read);
+    batch.Delete(database_->family(kSources), candidate.source_key);
+    // An index entry without its live record (none in a consistent folder) just goes.
+    if (read.IsNotFound()) continue;
+    auto found = DecodeLedgerEntry(value);
+    if (!found) return std::unexpected(found.error());
+    if (found->retired) continue;
+    model::LedgerEntry& entry = *found;
+    const auto class_it = std::find_if(stats->classes.begin(), stats->classes.end(),
+                                       [&](const auto& c) { return c.label == entry.label; });
+    if (class_it == stats->classes.end()) {
+      return MakeError(ErrorCode::kDataLoss, "ledger record '" + candidate.id +
+                                                 "' names the unknown class '" + entry.label + "'");
+    }
+    const auto class_index = static_cast<std::size_t>(class_it - stats->classes.begin());
+    for (const BagEntry& token : entry.tokens) {
+      TokenCounts& counts = added[token.hash];
+      counts.resize(std::max(counts.size(), class_index + 1), 0);
+      counts[class_index] += token.count;
+    }
+    ++(*base_documents)[class_index];
+    entry.tokens.clear();
+    entry.retired = true;
+    batch.Put(database_->family(kLedger), candidate.id, EncodeLedgerEntry(entry));
+    ++step.retired;
+  }
+  for (const auto& [hash, counts] : added) {
+    const std::string key = EncodeTokenKey(hash);
+    auto base = ReadRecord(
+        db, database_->family(kBase), key, [](std::string_view v) { return DecodeTokenCounts(v); },
+        "reading the base counts");
+    if (!base) return std::unexpected(base.error());
+    base->resize(std::max(base->size(), counts.size()), 0);
+    for (std::size_t c = 0; c < counts.size(); ++c) (*base)[c] += counts[c];
+    batch.Put(database_->family(kBase), key, EncodeTokenCounts(*base));
+  }
+  if (step.retired > 0) {
+    while (!base_documents->empty() && base_documents->back() == 0) base_documents->pop_back();
+    batch.Put(database_->family(kMeta), kBaseDocumentsKey, EncodeDocumentCounts(*base_documents));
+  }
+  if (!stream_position.empty()) {
+    batch.Put(database_->family(kMeta), kStreamPositionKey,
+              rocksdb::Slice(stream_position.data(), stream_position.size()));
+  }
+  rocksdb::WriteOptions write_options;
+  write_options.sync = true;
+  const rocksdb::Status status = db.Write(write_options, &batch);
+  if (!status.ok()) {
+    if (!FaultOf(status)) return RocksdbError("retiring ledger records", status);
+    return std::unexpected(StopWrites("retiring ledger records", status));
+  }
+  // Nothing in memory changes: the counts, the stats and the calibration are the same.
+  if (!stream_position.empty()) {
+    std::lock_guard lock(position_mutex_);
+    stream_position_ = std::string(stream_position);
+  }
+  return step;
+}
+
+}  // namespace nbspamd::storage
