@@ -411,6 +411,20 @@ constexpr std::array kKeys = {
         "ledger_retention_days", "DAYS",
         "Keep what each learned message added, for an exact forget, this many days; older "
         "records move to the base counts. 0 = forever."),
+    UnsignedKey<&Settings::token_expiry_days, 0, 36500>(
+        "token_expiry_days", "DAYS",
+        "Drop a token no live ledger record holds, last seen this many days ago and counted at "
+        "most token_expiry_max_count times. 0 = never."),
+    UnsignedKey<&Settings::token_expiry_max_count, 1, std::numeric_limits<std::uint64_t>::max()>(
+        "token_expiry_max_count", "N", "The most times an expiring token may be counted."),
+    DoubleKey<&Settings::token_keep_weight, DoubleRange::kNonNegative>(
+        "token_keep_weight",
+        "Keep every token whose |log P(w|spam) - log P(w|ham)| is at least this, whatever its "
+        "age. 0 = keep none for its weight.",
+        "a finite number of at least 0"),
+    UnsignedKey<&Settings::token_cap, 0, std::numeric_limits<std::uint64_t>::max()>(
+        "token_cap", "N",
+        "Most distinct tokens: above it the least recently seen droppable tokens go. 0 = none."),
     UnsignedKey<&Settings::user_cache_bytes, 0, kSizeMax>(
         "user_cache_bytes", "BYTES", "Memory the cached user layers may take."),
     UnsignedKey<&Settings::max_body_bytes, 1, kGiB>(

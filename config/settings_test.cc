@@ -717,7 +717,25 @@ TEST_F(SettingsTest, UserLayerKeysFromEveryPlaceAndTheirRanges) {
   EXPECT_EQ(LoadOk({"--ledger-retention-days", "365"}).ledger_retention_days, 365u);
   EXPECT_NE(LoadError({"--ledger-retention-days", "36501"}), "");
   EXPECT_THAT(LoadError({"--ledger-retention-days", "30", "--cluster-redis", "127.0.0.1:6379"}),
-              HasSubstr("ledger_retention_days is not available in cluster mode"));
+              HasSubstr("are not available in cluster mode"));
+  // The token expiry: off by default, and only with a ledger retention.
+  EXPECT_EQ(defaults->settings.token_expiry_days, 0u);
+  EXPECT_EQ(defaults->settings.token_expiry_max_count, 1u);
+  EXPECT_EQ(defaults->settings.token_keep_weight, 0.0);
+  EXPECT_EQ(defaults->settings.token_cap, 0u);
+  const Settings expiring = LoadOk({"--ledger-retention-days", "90", "--token-expiry-days", "180",
+                                    "--token-expiry-max-count", "2", "--token-keep-weight", "3.5",
+                                    "--token-cap", "5000000"});
+  EXPECT_EQ(expiring.token_expiry_days, 180u);
+  EXPECT_EQ(expiring.token_expiry_max_count, 2u);
+  EXPECT_EQ(expiring.token_keep_weight, 3.5);
+  EXPECT_EQ(expiring.token_cap, 5000000u);
+  EXPECT_THAT(LoadError({"--token-expiry-days", "180"}),
+              HasSubstr("token_expiry_days and token_cap need ledger_retention_days"));
+  EXPECT_THAT(LoadError({"--token-cap", "1000"}),
+              HasSubstr("token_expiry_days and token_cap need ledger_retention_days"));
+  EXPECT_NE(LoadError({"--token-expiry-max-count", "0"}), "");
+  EXPECT_NE(LoadError({"--token-keep-weight", "-1"}), "");
 
   EXPECT_EQ(LoadError({"--user-beta", "0"}),
             "--user-beta: invalid value '0' for 'user_beta': expected a finite number greater "

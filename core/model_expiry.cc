@@ -1,5 +1,6 @@
-#include "core/ledger_retention.h"
+#include "core/model_expiry.h"
 
+#include <limits>
 #include <string>
 
 #include "common/log.h"
@@ -7,22 +8,80 @@
 
 namespace nbspamd::core {
 
-LedgerRetentionSweep::LedgerRetentionSweep(SpamFilter& filter, std::chrono::seconds retention,
-                                           std::chrono::milliseconds interval)
-    : filter_(filter), retention_(retention), task_(interval, [this] {
+namespace {
+
+constexpr std::int64_t kSecondsPerDay = 86400;
+
+}  // namespace
+
+ModelExpirySweep::ModelExpirySweep(SpamFilter& filter, ExpiryPolicy policy,
+                                   std::chrono::milliseconds interval)
+    : filter_(filter), policy_(policy), task_(interval, [this] {
         if (auto swept = SweepOnce(); !swept) {
-          LogError("the ledger retention pass failed: " + swept.error().message);
+          LogError("the model expiry pass failed: " + swept.error().message);
         }
       }) {}
 
-std::expected<std::uint64_t, Error> LedgerRetentionSweep::SweepOnce() {
-  const std::int64_t before = filter_.options().clock() - retention_.count();
-  auto retired = filter_.RetireLedger(before);
-  if (retired && *retired > 0) {
-    LogInfo("retired ledger records into the base counts",
-            {{"records", std::to_string(*retired)}, {"learned_before", UtcTimeText(before)}});
+std::expected<ExpiryPass, Error> ModelExpirySweep::SweepOnce() {
+  const auto start = std::chrono::steady_clock::now();
+  const std::int64_t now = filter_.options().clock();
+  auto pass = Pass(now);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  filter_.NoteExpiryPass(filter_.options().clock(), seconds, pass && pass->cap_met);
+  if (pass && (pass->retired > 0 || pass->dropped_by_age > 0 || pass->dropped_by_cap > 0)) {
+    LogInfo("model expiry pass", {{"retired_records", std::to_string(pass->retired)},
+                                  {"dropped_by_age", std::to_string(pass->dropped_by_age)},
+                                  {"dropped_by_cap", std::to_string(pass->dropped_by_cap)},
+                                  {"seconds", std::to_string(seconds)}});
   }
-  return retired;
+  return pass;
+}
+
+std::expected<ExpiryPass, Error> ModelExpirySweep::Pass(std::int64_t now) {
+  ExpiryPass pass;
+  if (policy_.ledger_retention.count() > 0) {
+    auto retired = filter_.RetireLedger(now - policy_.ledger_retention.count());
+    if (!retired) return std::unexpected(std::move(retired.error()));
+    pass.retired = *retired;
+  }
+  storage::TokenExpiryRule rule;
+  rule.keep_weight = policy_.keep_weight;
+  rule.alpha = policy_.alpha;
+  if (policy_.token_age.count() > 0) {
+    rule.seen_before = now - policy_.token_age.count();
+    rule.max_count = policy_.token_max_count;
+    auto dropped = filter_.ExpireTokens(rule);
+    if (!dropped) return std::unexpected(std::move(dropped.error()));
+    pass.dropped_by_age = *dropped;
+  }
+  const std::uint64_t vocabulary = filter_.Stats()->vocabulary_size;
+  if (policy_.token_cap == 0 || vocabulary <= policy_.token_cap) return pass;
+
+  // The cap: the least recently seen first, whole days at a time, until enough are gone.
+  rule.max_count = 0;
+  rule.seen_before = std::numeric_limits<std::int64_t>::max();
+  auto candidates = filter_.FindExpiryCandidates(rule);
+  if (!candidates) return std::unexpected(std::move(candidates.error()));
+  const std::uint64_t excess = vocabulary - policy_.token_cap;
+  std::uint64_t enough = 0;
+  for (const auto& [day, tokens] : *candidates) {
+    enough += tokens;
+    rule.seen_before = (day + 1) * kSecondsPerDay;
+    if (enough >= excess) break;
+  }
+  pass.cap_met = enough >= excess;
+  if (!pass.cap_met) {
+    LogWarning("the token cap cannot be met: live ledger records hold too many tokens",
+               {{"tokens", std::to_string(vocabulary)},
+                {"token_cap", std::to_string(policy_.token_cap)},
+                {"droppable", std::to_string(enough)}});
+  }
+  if (enough == 0) return pass;
+  auto dropped = filter_.ExpireTokens(rule);
+  if (!dropped) return std::unexpected(std::move(dropped.error()));
+  pass.dropped_by_cap = *dropped;
+  return pass;
 }
 
 }  // namespace nbspamd::core

@@ -1,15 +1,24 @@
-// LedgerRetentionSweep: the ledger retention (the setting ledger_retention_days, docs/CONFIG.md
-// and docs/STORAGE.md "Ledger retention"). Every `interval` it retires the global ledger records
-// learned more than `retention` before now (the filter's clock) through
-// SpamFilter::RetireLedgerAsync: their counts move to the base counts, and their messages can no
-// longer be forgotten (410 expired). Scores do not change.
+// ModelExpirySweep: keeps a model that runs for years bounded (docs/STORAGE.md "Ledger
+// retention" and "Token expiry"; the settings ledger_retention_days, token_expiry_days,
+// token_expiry_max_count, token_keep_weight and token_cap, docs/CONFIG.md). Every `interval` one
+// pass, on the filter's clock:
+//   1. the ledger retention retires the global ledger records learned more than
+//      `ledger_retention` ago into the base counts (SpamFilter::RetireLedgerAsync);
+//   2. the token expiry drops the tokens no live record holds that were last seen more than
+//      `token_age` ago, count at most `token_max_count` and weigh less than `keep_weight`;
+//   3. over `token_cap` distinct tokens, the cap drops the least recently seen of the tokens no
+//      live record holds and that weigh less than `keep_weight`, whatever their count, a day at a
+//      time, until |V| is at most the cap. When live records hold too many tokens for that, the
+//      pass says so (ExpiryPass::cap_met, /metrics) and a shorter retention is the remedy.
+// Every step goes through the training writer, so training goes on between steps, and the
+// model stays exact: a forget of a live record finds every count it added.
 //
-//   LedgerRetentionSweep sweep(filter, std::chrono::days(365), std::chrono::hours(1));
+//   ModelExpirySweep sweep(filter, policy, std::chrono::hours(1));
 //
-// Thread safety: owns one thread (a PeriodicTask), stopped by the destructor after the pass under
-// way. The filter must outlive the sweep.
-#ifndef NBSPAMD_CORE_LEDGER_RETENTION_H_
-#define NBSPAMD_CORE_LEDGER_RETENTION_H_
+// Thread safety: owns one thread (a PeriodicTask), stopped by the destructor after the pass
+// under way. The filter must outlive the sweep.
+#ifndef NBSPAMD_CORE_MODEL_EXPIRY_H_
+#define NBSPAMD_CORE_MODEL_EXPIRY_H_
 
 #include <chrono>
 #include <cstdint>
@@ -21,23 +30,46 @@
 
 namespace nbspamd::core {
 
-class LedgerRetentionSweep {
- public:
-  // REQUIRES: retention > 0, interval > 0. The first pass comes one `interval` after
-  // construction.
-  LedgerRetentionSweep(SpamFilter& filter, std::chrono::seconds retention,
-                       std::chrono::milliseconds interval);
+// What a pass does; a zero turns its part off.
+struct ExpiryPolicy {
+  std::chrono::seconds ledger_retention{0};  // 0: records are never retired.
+  std::chrono::seconds token_age{0};         // 0: no token expires by age.
+  std::uint64_t token_max_count = 1;         // The age rule's "rare": at most this count.
+  double keep_weight = 0;                    // Tokens weighing this much are kept; 0: none.
+  std::uint64_t token_cap = 0;               // 0: no cap.
+  double alpha = 1.0;                        // The weight's smoothing: the daemon's alpha.
 
-  // One pass now, on the calling thread: the number of records it retired. Errors: as
-  // SpamFilter::RetireLedgerAsync (the records retired before the error stay retired).
-  [[nodiscard]] std::expected<std::uint64_t, Error> SweepOnce();
+  [[nodiscard]] bool enabled() const {
+    return ledger_retention.count() > 0 || token_age.count() > 0 || token_cap > 0;
+  }
+};
+
+// What one pass did.
+struct ExpiryPass {
+  std::uint64_t retired = 0;         // Ledger records retired.
+  std::uint64_t dropped_by_age = 0;  // Tokens the age rule dropped.
+  std::uint64_t dropped_by_cap = 0;  // Tokens the cap dropped.
+  bool cap_met = true;               // |V| is at most the cap (or there is none).
+};
+
+class ModelExpirySweep {
+ public:
+  // REQUIRES: policy.enabled(), interval > 0. The first pass comes one `interval` after
+  // construction.
+  ModelExpirySweep(SpamFilter& filter, ExpiryPolicy policy, std::chrono::milliseconds interval);
+
+  // One pass now, on the calling thread; reported to the filter (SpamFilter::NoteExpiryPass).
+  // Errors: the first failure of a step (what the steps before it did stays done).
+  [[nodiscard]] std::expected<ExpiryPass, Error> SweepOnce();
 
  private:
+  [[nodiscard]] std::expected<ExpiryPass, Error> Pass(std::int64_t now);
+
   SpamFilter& filter_;
-  const std::chrono::seconds retention_;
+  const ExpiryPolicy policy_;
   PeriodicTask task_;  // Last: starts once the rest is built.
 };
 
 }  // namespace nbspamd::core
 
-#endif  // NBSPAMD_CORE_LEDGER_RETENTION_H_
+#endif  // NBSPAMD_CORE_MODEL_EXPIRY_H_

@@ -1,4 +1,4 @@
-#include "core/ledger_retention.h"
+#include "core/model_expiry.h"
 
 #include <gtest/gtest.h>
 
@@ -18,9 +18,9 @@ namespace {
 constexpr std::int64_t kDay = 24 * 3600;
 constexpr std::chrono::hours kNever(24 * 365);  // An interval no test waits for.
 
-class LedgerRetentionTest : public ::testing::Test {
+class ModelExpiryTest : public ::testing::Test {
  protected:
-  LedgerRetentionTest() { Open(); }
+  ModelExpiryTest() { Open(); }
 
   void Open() {
     SpamFilterOptions options;
@@ -48,7 +48,7 @@ class LedgerRetentionTest : public ::testing::Test {
   std::unique_ptr<SpamFilter> filter_;
 };
 
-TEST_F(LedgerRetentionTest, RetiresOnlyOldRecordsAndNoScoreOrCountChanges) {
+TEST_F(ModelExpiryTest, RetiresOnlyOldRecordsAndNoScoreOrCountChanges) {
   TrainAt(10, "s1", "spam", "cheap pills buy now cheap");
   TrainAt(20, "h1", "ham", "meeting notes for the project");
   TrainAt(30, "s2", "spam", "buy cheap watches now");
@@ -58,17 +58,18 @@ TEST_F(LedgerRetentionTest, RetiresOnlyOldRecordsAndNoScoreOrCountChanges) {
   const double spammy = Score("buy cheap pills");
   const double hammy = Score("project meeting on friday");
 
-  LedgerRetentionSweep sweep(*filter_, std::chrono::days(60), kNever);
+  ModelExpirySweep sweep(*filter_, {.ledger_retention = std::chrono::days(60)}, kNever);
   now_ = 100 * kDay;  // s1, h1 and s2 are older than 60 days; h2 is not.
-  auto retired = sweep.SweepOnce();
-  ASSERT_TRUE(retired.has_value()) << retired.error().message;
-  EXPECT_EQ(*retired, 3u);
+  auto pass = sweep.SweepOnce();
+  ASSERT_TRUE(pass.has_value()) << pass.error().message;
+  EXPECT_EQ(pass->retired, 3u);
   EXPECT_EQ(filter_->RetiredRecords(), 3u);
   EXPECT_EQ(*filter_->Stats(), stats);
   EXPECT_EQ(filter_->Calibration()->histogram(), histogram);
   EXPECT_EQ(Score("buy cheap pills"), spammy);
   EXPECT_EQ(Score("project meeting on friday"), hammy);
-  EXPECT_EQ(*sweep.SweepOnce(), 0u);  // Nothing older is left.
+  EXPECT_EQ(sweep.SweepOnce()->retired, 0u);  // Nothing older is left.
+  EXPECT_EQ(filter_->Expiry().passes, 2u);
 
   // A retired message can be neither forgotten nor moved to the other class: 410's error.
   auto forgotten = filter_->ForgetId("s1");
@@ -103,11 +104,70 @@ TEST_F(LedgerRetentionTest, RetiresOnlyOldRecordsAndNoScoreOrCountChanges) {
   EXPECT_EQ(filter_->ForgetId("s2").error().code, ErrorCode::kExpired);
 }
 
-TEST_F(LedgerRetentionTest, ItsThreadRetiresEveryIntervalAndStopsWithIt) {
+TEST_F(ModelExpiryTest, TheAgeRuleDropsRareOldTokensAndTheCapTheLeastRecentlySeen) {
+  // Day d (1..10) teaches three words of its own, "dNa dNb dNc", and "shared" once a day.
+  for (int day = 1; day <= 10; ++day) {
+    const std::string d = "d" + std::to_string(day);
+    TrainAt(day, "m" + std::to_string(day), day % 2 == 0 ? "spam" : "ham",
+            d + "a " + d + "b " + d + "c shared");
+  }
+  TrainAt(100, "live", "spam", "d1a fresh");  // Holds d1a: it must stay.
+  const std::uint64_t vocabulary = filter_->Stats()->vocabulary_size;
+  ASSERT_EQ(vocabulary, 32u);  // 30 day words, "shared", "fresh".
+
+  // The age rule alone: counted once, not seen for 95 days (days 1 to 4), no live record.
+  now_ = 100 * kDay;
+  ModelExpirySweep by_age(*filter_,
+                          {.ledger_retention = std::chrono::days(30),
+                           .token_age = std::chrono::days(95),
+                           .token_max_count = 1},
+                          kNever);
+  auto pass = by_age.SweepOnce();
+  ASSERT_TRUE(pass.has_value()) << pass.error().message;
+  EXPECT_EQ(pass->retired, 10u);
+  EXPECT_EQ(pass->dropped_by_age, 11u);  // d1b d1c, d2*, d3*, d4* (d1a is live).
+  EXPECT_EQ(pass->dropped_by_cap, 0u);
+  EXPECT_EQ(filter_->Stats()->vocabulary_size, vocabulary - 11);
+  EXPECT_EQ(filter_->Expiry().dropped_tokens, 11u);
+
+  // A cap of 15: the 6 words of days 5 and 6 are the least recently seen of what can go ("shared"
+  // was seen on day 10, d1a is live); a whole day goes at a time.
+  ModelExpirySweep capped(*filter_, {.ledger_retention = std::chrono::days(30), .token_cap = 15},
+                          kNever);
+  pass = capped.SweepOnce();
+  ASSERT_TRUE(pass.has_value()) << pass.error().message;
+  EXPECT_EQ(pass->dropped_by_cap, 6u);
+  EXPECT_TRUE(pass->cap_met);
+  EXPECT_EQ(filter_->Stats()->vocabulary_size, 15u);
+  EXPECT_TRUE(filter_->Expiry().cap_met);
+
+  // A cap below what the live record holds cannot be met, and says so.
+  ModelExpirySweep impossible(*filter_, {.ledger_retention = std::chrono::days(30), .token_cap = 1},
+                              kNever);
+  pass = impossible.SweepOnce();
+  ASSERT_TRUE(pass.has_value()) << pass.error().message;
+  EXPECT_FALSE(pass->cap_met);
+  EXPECT_EQ(filter_->Stats()->vocabulary_size, 2u);  // d1a and "fresh": the live record's.
+  EXPECT_FALSE(filter_->Expiry().cap_met);
+  EXPECT_EQ(filter_->Expiry().passes, 3u);
+
+  // Exact throughout: forgetting the live record leaves only the base count of d1a (from the
+  // retired m1), and the check holds.
+  ASSERT_TRUE(filter_->ForgetId("live").has_value());
+  EXPECT_EQ(filter_->Stats()->vocabulary_size, 1u);
+  EXPECT_EQ(filter_->Stats()->classes[0].tokens + filter_->Stats()->classes[1].tokens, 1u);
+  filter_.reset();
+  auto report = storage::CheckModel(dir_.Join("model"));
+  ASSERT_TRUE(report.has_value()) << report.error().message;
+  EXPECT_TRUE(report->ok()) << report->problems.front();
+}
+
+TEST_F(ModelExpiryTest, ItsThreadRetiresEveryIntervalAndStopsWithIt) {
   TrainAt(1, "old", "spam", "an old message");
   now_ = 400 * kDay;
   {
-    LedgerRetentionSweep sweep(*filter_, std::chrono::days(30), std::chrono::milliseconds(10));
+    ModelExpirySweep sweep(*filter_, {.ledger_retention = std::chrono::days(30)},
+                           std::chrono::milliseconds(10));
     for (int i = 0; i < 500 && filter_->RetiredRecords() == 0; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }

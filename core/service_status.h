@@ -24,6 +24,16 @@
 
 namespace nbspamd::core {
 
+// What the model expiry did since start (core/model_expiry.h), for /metrics.
+struct ExpiryFigures {
+  std::uint64_t retired_records = 0;  // Ledger records retired into the base counts.
+  std::uint64_t dropped_tokens = 0;   // Tokens the token expiry dropped.
+  std::uint64_t passes = 0;           // Passes of the sweep, finished or failed.
+  std::int64_t last_pass_end = 0;     // When the last pass ended (Unix seconds); 0: none yet.
+  double last_pass_seconds = 0;       // How long it took.
+  bool cap_met = true;                // Whether the last pass brought |V| to the cap.
+};
+
 struct ServiceStatus {
   std::shared_ptr<const model::ModelStats> model;         // Classes, documents, tokens, |V|.
   std::shared_ptr<const model::Calibration> calibration;  // And its feedback histogram.
@@ -33,7 +43,7 @@ struct ServiceStatus {
   std::optional<ClusterStatus> replication;               // With a training log only.
   std::optional<history::ScanHistoryFigures> history;     // With a scan history only.
   std::optional<AutolearnFigures> autolearn;              // With autolearn on only.
-  std::uint64_t retired_records = 0;                      // SpamFilter::RetiredRecords.
+  ExpiryFigures expiry;                                   // SpamFilter::Expiry.
   Readiness readiness;                                    // From store_health and replication.
 };
 

@@ -162,7 +162,7 @@ ServiceStatus SpamFilter::Status() const {
   status.replication = Cluster();
   if (history_ != nullptr) status.history = history_->Figures();
   status.autolearn = Autolearn();
-  status.retired_records = RetiredRecords();
+  status.expiry = Expiry();
   status.readiness = ReadinessOf(status.store_health, status.replication);
   return status;
 }
@@ -509,7 +509,69 @@ struct RetireSteps {
   }
 };
 
+// Steps of the token expiry, chained as RetireSteps.
+struct ExpirySteps {
+  TrainingWriter& writer;
+  std::atomic<std::uint64_t>& counter;
+  storage::TokenExpiryRule rule;
+  std::uint64_t dropped = 0;
+  ExpireTokensDone done;
+
+  static void Next(std::unique_ptr<ExpirySteps> steps, TokenHash from) {
+    TrainingWriter& writer = steps->writer;
+    const storage::TokenExpiryRule rule = steps->rule;
+    writer.ExpireTokens(
+        rule, from, kExpiryStepTokens,
+        [steps = std::move(steps)](std::expected<storage::TokenExpiryStep, Error> step) mutable {
+          if (!step) return steps->done(std::unexpected(std::move(step.error())));
+          steps->dropped += step->dropped;
+          steps->counter.fetch_add(step->dropped, std::memory_order_relaxed);
+          if (!step->next) return steps->done(steps->dropped);
+          Next(std::move(steps), *step->next);
+        });
+  }
+};
+
 }  // namespace
+
+void SpamFilter::ExpireTokensAsync(const storage::TokenExpiryRule& rule, ExpireTokensDone done) {
+  if (replication_) {
+    return done(MakeError(ErrorCode::kFailedPrecondition,
+                          "the token expiry is not available in cluster mode: the training "
+                          "stream does not carry it"));
+  }
+  ExpirySteps::Next(std::unique_ptr<ExpirySteps>(
+                        new ExpirySteps{writer_, dropped_tokens_, rule, 0, std::move(done)}),
+                    0);
+}
+
+std::expected<std::uint64_t, Error> SpamFilter::ExpireTokens(const storage::TokenExpiryRule& rule) {
+  std::promise<std::expected<std::uint64_t, Error>> outcome;
+  auto future = outcome.get_future();
+  ExpireTokensAsync(rule, [&outcome](std::expected<std::uint64_t, Error> result) {
+    outcome.set_value(std::move(result));
+  });
+  return future.get();
+}
+
+ExpiryFigures SpamFilter::Expiry() const {
+  ExpiryFigures figures;
+  {
+    std::lock_guard lock(expiry_mutex_);
+    figures = expiry_passes_;
+  }
+  figures.retired_records = RetiredRecords();
+  figures.dropped_tokens = dropped_tokens_.load(std::memory_order_relaxed);
+  return figures;
+}
+
+void SpamFilter::NoteExpiryPass(std::int64_t ended_at, double seconds, bool cap_met) {
+  std::lock_guard lock(expiry_mutex_);
+  ++expiry_passes_.passes;
+  expiry_passes_.last_pass_end = ended_at;
+  expiry_passes_.last_pass_seconds = seconds;
+  expiry_passes_.cap_met = cap_met;
+}
 
 void SpamFilter::RetireLedgerAsync(std::int64_t learned_before, RetireLedgerDone done) {
   if (replication_) {

@@ -145,9 +145,15 @@ using DeleteUserDone = std::move_only_function<void(std::expected<void, Error>)>
 // The number of ledger records a RetireLedgerAsync retired.
 using RetireLedgerDone = std::move_only_function<void(std::expected<std::uint64_t, Error>)>;
 
-// The most ledger records one step of the ledger retention retires: one write that holds up
-// training for a few milliseconds (bench/retention).
+// The tokens ExpireTokensAsync dropped.
+using ExpireTokensDone = std::move_only_function<void(std::expected<std::uint64_t, Error>)>;
+
+// The most ledger records one step of the ledger retention retires, and the most base records
+// one step of the token expiry looks at: each step is one write that holds up training for a few
+// milliseconds (bench/expiry).
 inline constexpr std::size_t kRetireStepRecords = 64;
+inline constexpr std::size_t kExpiryStepTokens = 4096;
+
 // Receives how many messages a rollback forgot.
 using RollbackDone = std::move_only_function<void(std::expected<std::uint64_t, Error>)>;
 // Starts a TrainingLog over the filter's store and writer: the log must be the only one to
@@ -293,6 +299,22 @@ class SpamFilter {
   [[nodiscard]] std::uint64_t RetiredRecords() const {
     return retired_records_.load(std::memory_order_relaxed);
   }
+
+  // The token expiry (docs/STORAGE.md "Token expiry"): drops every token `rule` selects
+  // (Store::ExpireTokens) through the training writer, in steps of kExpiryStepTokens base
+  // records, so training goes on between them. `done` gets how many it dropped, on the writer's
+  // thread. Errors: as RetireLedgerAsync.
+  void ExpireTokensAsync(const storage::TokenExpiryRule& rule, ExpireTokensDone done);
+  [[nodiscard]] std::expected<std::uint64_t, Error> ExpireTokens(
+      const storage::TokenExpiryRule& rule);
+  // The tokens `rule` would drop, by the day they were last seen (Store::FindExpiryCandidates).
+  [[nodiscard]] std::expected<storage::ExpiryCandidates, Error> FindExpiryCandidates(
+      const storage::TokenExpiryRule& rule) const {
+    return store_->FindExpiryCandidates(rule);
+  }
+  // What the model expiry did since start; a pass of core/model_expiry.h reports itself here.
+  [[nodiscard]] ExpiryFigures Expiry() const;
+  void NoteExpiryPass(std::int64_t ended_at, double seconds, bool cap_met);
 
   // `user`'s layer stats (per-class documents and tokens over the global classes, and the
   // user's distinct tokens as vocabulary_size); nullopt when the user has no layer.
@@ -465,6 +487,9 @@ class SpamFilter {
   TrainingWriter writer_;  // After store_: stops (draining its queue) before the store closes.
   std::unique_ptr<TrainingLog> replication_;  // After writer_: stops before it.
   std::atomic<std::uint64_t> retired_records_ = 0;
+  std::atomic<std::uint64_t> dropped_tokens_ = 0;
+  mutable std::mutex expiry_mutex_;    // Guards expiry_passes_.
+  ExpiryFigures expiry_passes_;        // Its passes, last_pass_end, last_pass_seconds, cap_met.
   std::unique_ptr<StoreWatch> watch_;  // Last: stops first.
 };
 

@@ -122,6 +122,19 @@ void TrainingWriter::RetireLedger(std::int64_t learned_before, std::size_t max_r
   Submit(std::move(queued));
 }
 
+void TrainingWriter::ExpireTokens(const storage::TokenExpiryRule& rule, TokenHash from,
+                                  std::size_t max_examined, ExpireCompletion done,
+                                  std::string stream_position) {
+  Request queued;
+  queued.stream_position = std::move(stream_position);
+  queued.kind = Kind::kExpire;
+  queued.done = std::move(done);
+  queued.expiry_rule = rule;
+  queued.expiry_from = from;
+  queued.retire_max = max_examined;
+  Submit(std::move(queued));
+}
+
 void TrainingWriter::DeleteUser(std::string user, ForgetCompletion done,
                                 std::string stream_position) {
   Request queued;
@@ -179,7 +192,7 @@ void TrainingWriter::Run() {
         // A DeleteUser or a RetireLedger is a group of its own: written after the requests
         // before it, before those after it.
         const auto alone = [](const Request& r) {
-          return r.kind == Kind::kDeleteUser || r.kind == Kind::kRetire;
+          return r.kind == Kind::kDeleteUser || r.kind == Kind::kRetire || r.kind == Kind::kExpire;
         };
         if (!group.empty() && (alone(queue_.front()) || alone(group.back()))) break;
         tokens += queue_.front().bag.entries.size();
@@ -194,6 +207,8 @@ void TrainingWriter::Run() {
         results.push_back(CommitDeleteUser(group.front()));
       } else if (group.front().kind == Kind::kRetire) {
         results.push_back(CommitRetire(group.front()));
+      } else if (group.front().kind == Kind::kExpire) {
+        results.push_back(CommitExpire(group.front()));
       } else {
         results = Commit(group);
       }
@@ -368,6 +383,14 @@ TrainingWriter::Result TrainingWriter::CommitRetire(Request& request) {
   return model::LearnStatus::kLearned;
 }
 
+TrainingWriter::Result TrainingWriter::CommitExpire(Request& request) {
+  auto step = store_.ExpireTokens(request.expiry_rule, request.expiry_from, request.retire_max,
+                                  request.stream_position);
+  if (!step) return std::unexpected(std::move(step.error()));
+  request.expired = *step;
+  return model::LearnStatus::kLearned;
+}
+
 void TrainingWriter::Complete(Request& request, Result result) noexcept {
   try {
     if (auto* learn = std::get_if<LearnCompletion>(&request.done)) {
@@ -377,6 +400,12 @@ void TrainingWriter::Complete(Request& request, Result result) noexcept {
         (*retire)(request.retired);
       } else {
         (*retire)(std::unexpected(std::move(result.error())));
+      }
+    } else if (auto* expire = std::get_if<ExpireCompletion>(&request.done)) {
+      if (result) {
+        (*expire)(request.expired);
+      } else {
+        (*expire)(std::unexpected(std::move(result.error())));
       }
     } else if (result) {
       std::get<ForgetCompletion>(request.done)({});

@@ -76,6 +76,8 @@ struct UserTarget {
 using LearnCompletion = std::move_only_function<void(std::expected<model::LearnStatus, Error>)>;
 using ForgetCompletion = std::move_only_function<void(std::expected<void, Error>)>;
 using RetireCompletion = std::move_only_function<void(std::expected<storage::RetireStep, Error>)>;
+using ExpireCompletion =
+    std::move_only_function<void(std::expected<storage::TokenExpiryStep, Error>)>;
 
 // How large a group may grow. At least one request is always taken, whatever its size.
 struct GroupLimits {
@@ -139,6 +141,10 @@ class TrainingWriter {
   void RetireLedger(std::int64_t learned_before, std::size_t max_records, RetireCompletion done,
                     std::string stream_position = "");
 
+  // One step of the token expiry (Store::ExpireTokens), serialised as RetireLedger.
+  void ExpireTokens(const storage::TokenExpiryRule& rule, TokenHash from, std::size_t max_examined,
+                    ExpireCompletion done, std::string stream_position = "");
+
   // Finishes every request queued so far (their completions run), then stops the writer thread.
   // Later requests fail with kUnavailable. Idempotent.
   void Stop();
@@ -153,21 +159,25 @@ class TrainingWriter {
   }
 
  private:
-  enum class Kind { kLearn, kForget, kDeleteUser, kRetire };
+  enum class Kind { kLearn, kForget, kDeleteUser, kRetire, kExpire };
   struct Request {
     Kind kind = Kind::kLearn;
     std::string id;
     std::string label;  // "" unless a learn.
     TokenBag bag;
     model::LearnOrigin origin;
-    std::variant<LearnCompletion, ForgetCompletion, RetireCompletion> done;
+    std::variant<LearnCompletion, ForgetCompletion, RetireCompletion, ExpireCompletion> done;
     std::optional<std::string> only_source;  // A forget: only a record of this source.
     std::string stream_position;             // "" for none.
     std::string user;                        // "" for the global model only; else whose layer.
     bool train_global = true;                // With a user: also the global model.
-    std::int64_t retire_before = 0;          // kRetire: the horizon, and at most this many.
+    std::int64_t retire_before = 0;          // kRetire: the horizon.
+    // kRetire: the most records to retire; kExpire: the most base records to look at.
     std::size_t retire_max = 0;
-    storage::RetireStep retired;  // kRetire: what the step did, once written.
+    storage::RetireStep retired;           // kRetire: what the step did, once written.
+    storage::TokenExpiryRule expiry_rule;  // kExpire: the rule, and where to start.
+    TokenHash expiry_from = 0;
+    storage::TokenExpiryStep expired;  // kExpire: what the step did, once written.
   };
   using Result = std::expected<model::LearnStatus, Error>;  // A forget reports kLearned.
 
@@ -179,6 +189,8 @@ class TrainingWriter {
   [[nodiscard]] Result CommitDeleteUser(const Request& request);
   // Writes a group of one RetireLedger request, keeping its step in request.retired.
   [[nodiscard]] Result CommitRetire(Request& request);
+  // Writes a group of one ExpireTokens request, keeping its step in request.expired.
+  [[nodiscard]] Result CommitExpire(Request& request);
   // Runs the request's completion with `result`; an exception it throws is logged and counted.
   void Complete(Request& request, Result result) noexcept;
 

@@ -184,39 +184,82 @@ std::optional<Response> HandleRollback(Call& call, const Input& input) {
   return std::nullopt;
 }
 
-std::optional<Response> HandleRetire(Call& call, const Input& input) {
-  if (auto rejected = call.RejectUnknown(input, {"older_than_days", "before"}, {}))
-    return *rejected;
+namespace {
+
+// The horizon of a retire or expire request: ?older_than_days=DAYS (on the daemon's clock) or
+// ?before=UNIX_SECONDS, exactly one of them. `what` says what happens before it.
+std::expected<std::int64_t, nbspamd::Error> HorizonOf(const Call& call, const Input& input,
+                                                      std::string_view what) {
   const auto days = input.query.find("older_than_days");
   const auto before = input.query.find("before");
   if ((days == input.query.end()) == (before == input.query.end())) {
-    return call.Error(MakeError(ErrorCode::kInvalidArgument,
-                                "give one of ?older_than_days=DAYS and ?before=UNIX_SECONDS: the "
-                                "ledger records learned before then are retired")
-                          .error());
+    return MakeError(
+        ErrorCode::kInvalidArgument,
+        "give one of ?older_than_days=DAYS and ?before=UNIX_SECONDS: " + std::string(what));
   }
   const std::string& text = (days != input.query.end() ? days : before)->second;
   std::int64_t value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   const std::int64_t max = days != input.query.end() ? 36500 : std::int64_t{1} << 40;
   if (error != std::errc() || end != text.data() + text.size() || value < 0 || value > max) {
-    return call.Error(MakeError(ErrorCode::kInvalidArgument,
-                                days != input.query.end()
-                                    ? "older_than_days must be a whole number from 0 to 36500"
-                                    : "before must be a Unix time in seconds")
-                          .error());
+    return MakeError(ErrorCode::kInvalidArgument,
+                     days != input.query.end()
+                         ? "older_than_days must be a whole number from 0 to 36500"
+                         : "before must be a Unix time in seconds");
   }
-  const std::int64_t learned_before =
-      days != input.query.end() ? call.filter.options().clock() - value * 86400 : value;
+  return days != input.query.end() ? call.filter.options().clock() - value * 86400 : value;
+}
+
+}  // namespace
+
+std::optional<Response> HandleRetire(Call& call, const Input& input) {
+  if (auto rejected = call.RejectUnknown(input, {"older_than_days", "before"}, {}))
+    return *rejected;
+  const auto learned_before =
+      HorizonOf(call, input, "the ledger records learned before then are retired");
+  if (!learned_before) return call.Error(learned_before.error());
   call.filter.RetireLedgerAsync(
-      learned_before,
-      [version = call.request.version(), learned_before,
+      *learned_before,
+      [version = call.request.version(), learned_before = *learned_before,
        respond = call.TakeRespond()](std::expected<std::uint64_t, nbspamd::Error> retired) mutable {
         Deliver(respond, version, [&] {
           if (!retired) return ErrorResponse(retired.error(), version);
           return JsonResponse(
               json::object{{"retired", *retired}, {"learned_before", UtcTimeText(learned_before)}},
               version);
+        });
+      });
+  return std::nullopt;
+}
+
+std::optional<Response> HandleExpire(Call& call, const Input& input) {
+  if (auto rejected = call.RejectUnknown(input, {"older_than_days", "before", "max_count"}, {}))
+    return *rejected;
+  const auto seen_before =
+      HorizonOf(call, input, "the tokens last seen before then may be dropped");
+  if (!seen_before) return call.Error(seen_before.error());
+  storage::TokenExpiryRule rule{.seen_before = *seen_before,
+                                .max_count = call.options.expiry.token_max_count,
+                                .keep_weight = call.options.expiry.keep_weight,
+                                .alpha = call.options.expiry.alpha};
+  if (const auto it = input.query.find("max_count"); it != input.query.end()) {
+    const auto [end, error] =
+        std::from_chars(it->second.data(), it->second.data() + it->second.size(), rule.max_count);
+    if (error != std::errc() || end != it->second.data() + it->second.size()) {
+      return call.Error(
+          MakeError(ErrorCode::kInvalidArgument, "max_count must be a whole number (0: any count)")
+              .error());
+    }
+  }
+  call.filter.ExpireTokensAsync(
+      rule, [version = call.request.version(), rule, respond = call.TakeRespond()](
+                std::expected<std::uint64_t, nbspamd::Error> dropped) mutable {
+        Deliver(respond, version, [&] {
+          if (!dropped) return ErrorResponse(dropped.error(), version);
+          return JsonResponse(json::object{{"dropped", *dropped},
+                                           {"seen_before", UtcTimeText(rule.seen_before)},
+                                           {"max_count", rule.max_count}},
+                              version);
         });
       });
   return std::nullopt;

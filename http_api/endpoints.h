@@ -35,6 +35,7 @@ enum class Endpoint {
   kAdminLearned,
   kAdminRollback,
   kAdminRetire,
+  kAdminExpire,
   kUserStats,
   kUserDelete,
   kHistory,
@@ -87,6 +88,9 @@ inline constexpr std::array<EndpointSpec, kEndpointCount - 1> kEndpoints = {{
      false, false, true},
     // A pass of the ledger retention now (docs/STORAGE.md "Ledger retention").
     {Endpoint::kAdminRetire, "/admin/retire", boost::beast::http::verb::post, Guard::kToken, false,
+     false, true},
+    // A pass of the token expiry's age rule now (docs/STORAGE.md "Token expiry").
+    {Endpoint::kAdminExpire, "/admin/expire", boost::beast::http::verb::post, Guard::kToken, false,
      false, true},
     {Endpoint::kUserStats, "/users/{id}/stats", boost::beast::http::verb::get, Guard::kClassify,
      false, false, true},

@@ -350,9 +350,27 @@ std::string Metrics::Render(const core::ServiceStatus& status, std::string_view 
     AppendMetricHeader(out, "nbspamd_history_scans", "gauge", "Scans in the scan history.");
     AppendSample(out, "nbspamd_history_scans", "", static_cast<double>(h.kept));
   }
+  const core::ExpiryFigures& expiry = status.expiry;
   AppendCounter(out, "nbspamd_ledger_retired_total",
                 "Ledger records the ledger retention retired into the base counts since start.", "",
-                status.retired_records);
+                expiry.retired_records);
+  AppendCounter(out, "nbspamd_expiry_tokens_dropped_total",
+                "Tokens the token expiry dropped since start (rare and old, or over the cap).", "",
+                expiry.dropped_tokens);
+  AppendCounter(out, "nbspamd_expiry_passes_total",
+                "Passes of the model expiry (ledger retention, token expiry, cap) since start.", "",
+                expiry.passes);
+  AppendMetricHeader(out, "nbspamd_expiry_last_pass_timestamp_seconds", "gauge",
+                     "When the last pass of the model expiry ended (Unix time; 0: none yet).");
+  AppendSample(out, "nbspamd_expiry_last_pass_timestamp_seconds", "",
+               static_cast<double>(expiry.last_pass_end));
+  AppendMetricHeader(out, "nbspamd_expiry_last_pass_duration_seconds", "gauge",
+                     "How long the last pass of the model expiry took.");
+  AppendSample(out, "nbspamd_expiry_last_pass_duration_seconds", "", expiry.last_pass_seconds);
+  AppendMetricHeader(out, "nbspamd_expiry_cap_met", "gauge",
+                     "1 when the last pass brought the distinct tokens down to token_cap (or "
+                     "there is no cap), 0 when ledger records still held too many.");
+  AppendSample(out, "nbspamd_expiry_cap_met", "", expiry.cap_met ? 1.0 : 0.0);
   if (status.autolearn) {
     const core::AutolearnFigures& a = *status.autolearn;
     AppendCounter(out, "nbspamd_autolearn_total",

@@ -102,6 +102,8 @@ class Handler {
         return HandleRollback(call_, *input);
       case Endpoint::kAdminRetire:
         return HandleRetire(call_, *input);
+      case Endpoint::kAdminExpire:
+        return HandleExpire(call_, *input);
       case Endpoint::kUserStats:
         return HandleUserStats(call_, *input);
       case Endpoint::kUserDelete:

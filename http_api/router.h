@@ -13,6 +13,7 @@
 #include <functional>
 #include <string>
 
+#include "core/model_expiry.h"
 #include "core/spam_filter.h"
 #include "http_api/authenticator.h"
 #include "http_api/http_errors.h"
@@ -39,6 +40,9 @@ struct RouterOptions {
   // Appended to GET /metrics: other front ends' counters (the milter's, server/), already in the
   // Prometheus text format. Called on an I/O thread; must be thread-safe and must not throw.
   std::function<std::string()> extra_metrics;
+  // The model expiry's settings: /stats shows them, POST /admin/expire takes its defaults from
+  // them (max_count, keep_weight, alpha).
+  core::ExpiryPolicy expiry;
 };
 
 // Thread-safe as the SpamFilter it calls. Never throws: every failure is a JSON error response.

@@ -26,6 +26,13 @@ std::optional<Response> HandleStats(Call& call, const Input& input) {
     body["history"] = json::object{{"max_scans", options.max_scans},
                                    {"max_age_days", options.max_age_ms / 86'400'000}};
   }
+  // The model expiry's settings (0: that part is off), also alike on every daemon.
+  const core::ExpiryPolicy& expiry = call.options.expiry;
+  body["expiry"] = json::object{{"ledger_retention_days", expiry.ledger_retention.count() / 86400},
+                                {"token_expiry_days", expiry.token_age.count() / 86400},
+                                {"token_expiry_max_count", expiry.token_max_count},
+                                {"token_keep_weight", expiry.keep_weight},
+                                {"token_cap", expiry.token_cap}};
   return JsonResponse(body, call.request.version());
 }
 

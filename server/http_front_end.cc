@@ -5,6 +5,7 @@
 
 #include "http_api/tls_context.h"
 #include "server/incident_log.h"
+#include "server/model_expiry_setup.h"
 
 namespace nbspamd::server {
 
@@ -33,6 +34,7 @@ std::expected<http_api::ServerOptions, Error> HttpServerOptions(
   options.router.max_in_flight = settings.max_in_flight;
   options.router.backup_dir = settings.backup_dir;
   options.router.train_rate_limit = settings.train_rate_limit;
+  options.router.expiry = ExpiryPolicyOf(settings);
   options.router.extra_metrics = std::move(extra_metrics);
   options.on_shutdown = std::move(on_shutdown);
   options.on_incident = LogIncident;

@@ -25,13 +25,14 @@
 #include "config/auth_tokens.h"
 #include "config/settings.h"
 #include "core/idle_users.h"
-#include "core/ledger_retention.h"
+#include "core/model_expiry.h"
 #include "core/spam_filter.h"
 #include "http_api/server.h"
 #include "replication/cluster.h"
 #include "server/http_front_end.h"
 #include "server/milter_front_end.h"
 #include "server/model_commands.h"
+#include "server/model_expiry_setup.h"
 #include "server/scan_history_setup.h"
 #include "server/spamd_front_end.h"
 #include "storage/rocksdb_store.h"
@@ -129,11 +130,9 @@ int Run(int argc, char** argv) {
   if (settings.user_idle_days > 0) {
     idle_users.emplace(filter, std::chrono::days(settings.user_idle_days), std::chrono::hours(1));
   }
-  std::optional<core::LedgerRetentionSweep> ledger_retention;
-  if (settings.ledger_retention_days > 0) {
-    ledger_retention.emplace(filter, std::chrono::days(settings.ledger_retention_days),
-                             std::chrono::hours(1));
-  }
+  const core::ExpiryPolicy expiry_policy = server::ExpiryPolicyOf(settings);
+  std::optional<core::ModelExpirySweep> model_expiry;
+  if (expiry_policy.enabled()) model_expiry.emplace(filter, expiry_policy, std::chrono::hours(1));
 
   const auto server_options = server::HttpServerOptions(
       settings, std::move(*tokens),

@@ -139,6 +139,20 @@ std::expected<model::ModelStats, Error> DecodeModelStats(std::string_view value)
   return stats;
 }
 
+std::string EncodeLastSeen(std::int64_t learned_at) {
+  std::string value;
+  PutVarint64(value, static_cast<std::uint64_t>(std::max<std::int64_t>(learned_at, 0)));
+  return value;
+}
+
+std::expected<std::int64_t, Error> DecodeLastSeen(std::string_view value) {
+  std::uint64_t learned_at = 0;
+  if (!GetBounded(value, std::numeric_limits<std::int64_t>::max(), learned_at) || !value.empty()) {
+    return Corrupt("last-seen");
+  }
+  return static_cast<std::int64_t>(learned_at);
+}
+
 std::string EncodeLedgerEntry(const model::LedgerEntry& entry) {
   std::string value;
   PutVarint64(value, entry.label.size());

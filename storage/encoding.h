@@ -76,6 +76,10 @@ inline void EncodeFixed64(char* out, std::uint64_t value) {
 [[nodiscard]] std::expected<std::vector<std::uint64_t>, Error> DecodeDocumentCounts(
     std::string_view value);
 
+// Last-seen value (family `seen`, schema 5): varint learned_at (Unix seconds, never negative).
+[[nodiscard]] std::string EncodeLastSeen(std::int64_t learned_at);
+[[nodiscard]] std::expected<std::int64_t, Error> DecodeLastSeen(std::string_view value);
+
 // Ledger value: varint label length, label bytes, varint token count, then per token 8 bytes
 // big-endian hash and a varint count; then (since schema 2) varint source length, source bytes
 // and varint learned_at; then (since schema 3, only when the record has one) the held-out score:

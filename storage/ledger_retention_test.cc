@@ -85,5 +85,109 @@ TEST(LedgerRetentionStoreTest, StepsTakeSourcesInOrderOldestFirstAndChangeNoCoun
   EXPECT_EQ((*reopened)->Read(BagOfWords(kAllWords).entries).counts, before.counts);
 }
 
+// The sum of the counts of `words`' tokens, class by class, and the model's |V|.
+std::uint64_t CountOf(const Store& store, const std::string& word) {
+  const model::Snapshot snapshot = store.Read(BagOfWords(word).entries);
+  std::uint64_t total = 0;
+  for (const std::uint64_t count : snapshot.counts) total += count;
+  return total;
+}
+
+class TokenExpiryStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto opened = RocksdbStore::Open(dir_.Join("model"));
+    ASSERT_TRUE(opened.has_value()) << opened.error().message;
+    store_ = std::move(*opened);
+    // Old: "rare" once (day 1), "twice" in two old messages, "pills" in an old and a live one.
+    LearnAt(*store_, "o1", "spam", "cheap pills rare twice", "", 1 * 86400);
+    LearnAt(*store_, "o2", "spam", "cheap twice", "", 2 * 86400);
+    LearnAt(*store_, "o3", "ham", "meeting notes", "", 3 * 86400);
+    LearnAt(*store_, "live", "spam", "pills fresh", "", 50 * 86400);
+    auto step = store_->RetireLedger(10 * 86400, 100);
+    ASSERT_TRUE(step.has_value()) << step.error().message;
+    ASSERT_EQ(step->retired, 3u);
+  }
+
+  void ExpectConsistent() {
+    store_.reset();
+    auto report = CheckModel(dir_.Join("model"));
+    ASSERT_TRUE(report.has_value()) << report.error().message;
+    EXPECT_TRUE(report->ok()) << report->problems.front();
+    auto opened = RocksdbStore::Open(dir_.Join("model"));
+    ASSERT_TRUE(opened.has_value()) << opened.error().message;
+    store_ = std::move(*opened);
+  }
+
+  TempDir dir_;
+  std::unique_ptr<RocksdbStore> store_;
+};
+
+TEST_F(TokenExpiryStoreTest, DropsOnlyRareOldTokensNoLiveRecordHoldsAndStaysExact) {
+  const model::ModelStats before = *store_->Stats();
+  // Rare (counted once) and last seen before day 5: "rare", "meeting", "notes". "pills" is held
+  // by the live record, "fresh" too; "cheap" and "twice" are counted twice.
+  auto step = store_->ExpireTokens({.seen_before = 5 * 86400, .max_count = 1}, 0, 1000);
+  ASSERT_TRUE(step.has_value()) << step.error().message;
+  EXPECT_EQ(step->dropped, 3u);
+  EXPECT_FALSE(step->next.has_value());
+  const model::ModelStats& after = *store_->Stats();
+  EXPECT_EQ(after.vocabulary_size, before.vocabulary_size - 3);
+  EXPECT_EQ(after.classes[0].tokens, before.classes[0].tokens - 1);    // spam: "rare".
+  EXPECT_EQ(after.classes[1].tokens, before.classes[1].tokens - 2);    // ham: "meeting notes".
+  EXPECT_EQ(after.classes[0].documents, before.classes[0].documents);  // Documents stay.
+  for (const char* gone : {"rare", "meeting", "notes"}) EXPECT_EQ(CountOf(*store_, gone), 0u);
+  for (const char* kept : {"cheap", "twice", "pills", "fresh"})
+    EXPECT_GT(CountOf(*store_, kept), 0u);
+  ExpectConsistent();
+
+  // Forgetting the live record afterwards removes exactly what it added.
+  auto learned = store_->FindLearned("live");
+  ASSERT_TRUE(learned.has_value() && learned->has_value());
+  ASSERT_TRUE(store_->Apply(model::PlanForget("live", **learned, *store_->Stats())).has_value());
+  EXPECT_EQ(CountOf(*store_, "fresh"), 0u);
+  EXPECT_EQ(CountOf(*store_, "pills"), 1u);  // The old record's, now a base count.
+  ExpectConsistent();
+  // With nothing live any more, "pills" expires too once its age comes.
+  EXPECT_EQ(store_->ExpireTokens({.seen_before = 5 * 86400, .max_count = 1}, 0, 1000)->dropped, 1u);
+  ExpectConsistent();
+}
+
+TEST_F(TokenExpiryStoreTest, StepsResumeWhereTheyStoppedAndDropWhatOneStepWould) {
+  std::uint64_t dropped = 0;
+  std::optional<TokenHash> from = 0;
+  int steps = 0;
+  while (from) {
+    auto step = store_->ExpireTokens({.seen_before = 100 * 86400}, *from, 2);
+    ASSERT_TRUE(step.has_value()) << step.error().message;
+    EXPECT_LE(step->examined, 2u);
+    dropped += step->dropped;
+    from = step->next;
+    ++steps;
+  }
+  EXPECT_GT(steps, 2);
+  // Every token with only base counts: all but "pills" and "fresh".
+  EXPECT_EQ(dropped, 5u);
+  EXPECT_EQ(store_->Stats()->vocabulary_size, 2u);
+  ExpectConsistent();
+}
+
+TEST_F(TokenExpiryStoreTest, AWeightyTokenIsKeptAndCandidatesAreCountedByDay) {
+  // n_spam = 8, n_ham = 2, |V| = 7, alpha 1: "meeting" and "notes" (once in ham) weigh
+  // |log((0+1)/15) - log((1+1)/9)| = 1.20; "cheap" and "twice" (twice in spam) 0.59; "rare"
+  // (once in spam) 0.18.
+  auto candidates = store_->FindExpiryCandidates({.keep_weight = 1.0});
+  ASSERT_TRUE(candidates.has_value()) << candidates.error().message;
+  // Last seen: "rare" day 1; "twice" and "cheap" day 2.
+  EXPECT_EQ(*candidates, (ExpiryCandidates{{1, 1}, {2, 2}}));
+  auto step = store_->ExpireTokens({.seen_before = 100 * 86400, .keep_weight = 1.0}, 0, 1000);
+  ASSERT_TRUE(step.has_value());
+  EXPECT_EQ(step->dropped, 3u);
+  EXPECT_GT(CountOf(*store_, "meeting"), 0u);
+  EXPECT_GT(CountOf(*store_, "notes"), 0u);
+  EXPECT_EQ(CountOf(*store_, "cheap"), 0u);
+  ExpectConsistent();
+}
+
 }  // namespace
 }  // namespace nbspamd::storage

@@ -60,6 +60,7 @@ std::expected<std::unique_ptr<RocksdbDatabase>, rocksdb::Status> RocksdbDatabase
   const bool has_users =
       std::find(families.begin(), families.end(), kUsersFamily) != families.end();
   const bool has_base = std::find(families.begin(), families.end(), kBaseFamily) != families.end();
+  const bool has_seen = std::find(families.begin(), families.end(), kSeenFamily) != families.end();
   // Meta, tokens, ledger and sources come first, in that order; any other family follows.
   std::stable_partition(families.begin(), families.end(), [](const std::string& name) {
     return name == rocksdb::kDefaultColumnFamilyName;
@@ -74,6 +75,8 @@ std::expected<std::unique_ptr<RocksdbDatabase>, rocksdb::Status> RocksdbDatabase
                         [](const std::string& name) { return name == kUsersFamily; });
   std::stable_partition(families.begin() + (has_users ? 5 : 4), families.end(),
                         [](const std::string& name) { return name == kBaseFamily; });
+  std::stable_partition(families.begin() + 4 + has_users + has_base, families.end(),
+                        [](const std::string& name) { return name == kSeenFamily; });
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
   for (const std::string& name : families) {
     rocksdb::ColumnFamilyOptions family_options(options);
@@ -97,6 +100,7 @@ std::expected<std::unique_ptr<RocksdbDatabase>, rocksdb::Status> RocksdbDatabase
   if (!status.ok()) return std::unexpected(status);
   if (!has_users) handles.insert(handles.begin() + kUsers, nullptr);
   if (!has_base) handles.insert(handles.begin() + kBase, nullptr);
+  if (!has_seen) handles.insert(handles.begin() + kSeen, nullptr);
   return std::unique_ptr<RocksdbDatabase>(new RocksdbDatabase(
       std::unique_ptr<rocksdb::DB>(raw_db), std::move(handles), mode == Mode::kReadOnly));
 }
@@ -108,8 +112,9 @@ RocksdbDatabase::RocksdbDatabase(std::unique_ptr<rocksdb::DB> db,
 std::expected<void, rocksdb::Status> RocksdbDatabase::CreateFamily(FamilyIndex index) {
   if (handles_[index] != nullptr) return {};
   rocksdb::ColumnFamilyHandle* handle = nullptr;
-  const rocksdb::Status status = db_->CreateColumnFamily(
-      rocksdb::ColumnFamilyOptions(), index == kUsers ? kUsersFamily : kBaseFamily, &handle);
+  const char* name = index == kUsers ? kUsersFamily : index == kBase ? kBaseFamily : kSeenFamily;
+  const rocksdb::Status status =
+      db_->CreateColumnFamily(rocksdb::ColumnFamilyOptions(), name, &handle);
   if (!status.ok()) return std::unexpected(status);
   handles_[index] = handle;
   return {};

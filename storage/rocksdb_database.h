@@ -1,5 +1,6 @@
 // RocksdbDatabase: one open RocksDB database of a data folder, with nbspamd's column families in
-// a fixed order (meta, tokens, ledger, sources, users, base, then any other the folder has) and the
+// a fixed order (meta, tokens, ledger, sources, users, base, seen, then any other the folder
+// has) and the
 // options the store uses. The destructor closes it. RocksdbStore owns one and swaps it for a fresh
 // one when it recovers from a write fault.
 //
@@ -31,6 +32,7 @@ enum FamilyIndex : std::size_t {
   kSources = 3,
   kUsers = 4,  // Optional: nullptr until created (CreateFamily).
   kBase = 5,   // Optional: nullptr until created (CreateFamily).
+  kSeen = 6,   // Optional: nullptr until created (CreateFamily).
 };
 
 class RocksdbDatabase {
@@ -40,9 +42,9 @@ class RocksdbDatabase {
   // Opens (kReadWrite: creating the folder's missing families) the database in `path`, through
   // `env` (nullptr: RocksDB's default, the POSIX file system), logging to `logger` (never to a
   // LOG file in the folder). kReadOnly writes nothing, so it opens a folder on a full or
-  // read-only disk; it needs every family to exist. `users` and `base` are not created here:
-  // family(kUsers) is nullptr while the folder has no user layers, family(kBase) while it has no
-  // base counts (CreateFamily).
+  // read-only disk; it needs every family to exist. `users`, `base` and `seen` are not created
+  // here: family(kUsers) is nullptr while the folder has no user layers, family(kBase) while it
+  // has no base counts, family(kSeen) until a ledger record was retired (CreateFamily).
   // Errors: RocksDB's status, for the caller to judge.
   [[nodiscard]] static std::expected<std::unique_ptr<RocksdbDatabase>, rocksdb::Status> Open(
       const std::string& path, rocksdb::Env* env, std::shared_ptr<rocksdb::Logger> logger,
@@ -61,8 +63,9 @@ class RocksdbDatabase {
   }
   [[nodiscard]] bool read_only() const { return read_only_; }
 
-  // Creates the optional family `index` (kUsers or kBase) if it does not exist yet. REQUIRES:
-  // no other thread uses this object meanwhile (it changes family(index)); a read-write database.
+  // Creates the optional family `index` (kUsers, kBase or kSeen) if it does not exist yet.
+  // REQUIRES: no other thread uses this object meanwhile (it changes family(index)); a read-write
+  // database.
   [[nodiscard]] std::expected<void, rocksdb::Status> CreateFamily(FamilyIndex index);
 
  private:

@@ -15,6 +15,10 @@ inline constexpr char kUsersFamily[] = "users";
 // accounts for (restored or merged from a dump, docs/STORAGE.md "Base counts"). Created by the
 // first restore; a folder without it has none.
 inline constexpr char kBaseFamily[] = "base";
+// Last seen (schema 5): token key → varint learned_at (Unix seconds) of the newest retired
+// ledger record that held the token: the age the token expiry reads (docs/STORAGE.md "Token
+// expiry"). Created by the first retirement; a base token without a record counts as old.
+inline constexpr char kSeenFamily[] = "seen";
 // Meta records, in the default column family.
 inline constexpr char kSchemaVersionKey[] = "schema_version";
 inline constexpr char kModelStatsKey[] = "model_stats";

@@ -205,6 +205,12 @@ std::expected<std::optional<model::LedgerEntry>, Error> RocksdbStore::FindLearne
 
 std::expected<BatchResults, Error> RocksdbStore::ApplyBatch(std::span<const model::Delta> deltas) {
   std::lock_guard write_lock(write_mutex_);
+  return ApplyBatchLocked(deltas);
+}
+
+std::expected<BatchResults, Error> RocksdbStore::ApplyBatchLocked(
+    std::span<const model::Delta> deltas,
+    const std::function<void(const RocksdbDatabase&, rocksdb::WriteBatch&)>& extra) {
   // After a failed write RocksDB must not be sent another one until the database is reopened.
   if (!writable_.load()) return std::unexpected(StoppedError());
   if (std::any_of(deltas.begin(), deltas.end(),
@@ -248,6 +254,7 @@ std::expected<BatchResults, Error> RocksdbStore::ApplyBatch(std::span<const mode
     }
   } sink{*database_, batch};
   const std::string* stream_position = EncodeTrainingBatch(resolved, deltas, results, sink);
+  if (extra) extra(*database_, batch);
   rocksdb::WriteOptions write_options;
   write_options.sync = true;
   const rocksdb::Status status = database_->db().Write(write_options, &batch);

@@ -31,6 +31,7 @@
 
 namespace rocksdb {
 class Env;
+class WriteBatch;
 class FileSystem;
 class Logger;
 class Status;
@@ -111,6 +112,11 @@ class RocksdbStore final : public Store {
   [[nodiscard]] std::expected<RetireStep, Error> RetireLedger(
       std::int64_t learned_before, std::size_t max_records,
       std::string_view stream_position = "") override;
+  [[nodiscard]] std::expected<TokenExpiryStep, Error> ExpireTokens(
+      const TokenExpiryRule& rule, TokenHash from, std::size_t max_examined,
+      std::string_view stream_position = "") override;
+  [[nodiscard]] std::expected<ExpiryCandidates, Error> FindExpiryCandidates(
+      const TokenExpiryRule& rule) const override;
 
  private:
   // What a write that failed would have made of the model: the memory copy takes it if the
@@ -124,6 +130,19 @@ class RocksdbStore final : public Store {
                std::shared_ptr<rocksdb::Logger> logger, std::unique_ptr<RocksdbDatabase> database,
                model::ModelStats stats, const RocksdbStoreOptions& options);
   [[nodiscard]] std::expected<void, Error> LoadTokens();
+  // ApplyBatch's work. REQUIRES: write_mutex_ held. `extra`, when set, adds its own records to
+  // the batch (the token expiry's deletions of base and last-seen records).
+  [[nodiscard]] std::expected<BatchResults, Error> ApplyBatchLocked(
+      std::span<const model::Delta> deltas,
+      const std::function<void(const RocksdbDatabase&, rocksdb::WriteBatch&)>& extra = {});
+  // REQUIRES: database_mutex_ held (shared). Calls `each(hash, seen)` for every token `rule`
+  // selects but for its seen_before (`seen`: its last-seen time), from token `from` on in key
+  // order, through at most `max_examined` base records (0: all); returns the hash to go on from,
+  // nullopt at the end. `each` returns false to stop there.
+  [[nodiscard]] std::expected<std::optional<TokenHash>, Error> ScanExpiryCandidates(
+      const TokenExpiryRule& rule, TokenHash from, std::size_t max_examined,
+      const std::function<bool(TokenHash, const TokenCounts&, std::int64_t)>& each,
+      std::uint64_t* examined) const;
   // Reads the calibration record, or rebuilds it from the ledger (and stores it, when
   // writable) when it is missing or of another layout; publishes the fitted calibration.
   [[nodiscard]] std::expected<void, Error> LoadCalibration();

@@ -81,19 +81,22 @@ std::expected<RetireStep, Error> RocksdbStore::RetireLedger(std::int64_t learned
 
   if (!candidates.empty()) {
     std::unique_lock lock(database_mutex_);
-    if (auto created = database_->CreateFamily(kBase); !created) {
-      if (!FaultOf(created.error()))
-        return RocksdbError("creating the base family", created.error());
-      lock.unlock();
-      return std::unexpected(StopWrites("creating the base family", created.error()));
+    for (const FamilyIndex family : {kBase, kSeen}) {
+      if (auto created = database_->CreateFamily(family); !created) {
+        if (!FaultOf(created.error())) return RocksdbError("creating a family", created.error());
+        lock.unlock();
+        return std::unexpected(StopWrites("creating a family", created.error()));
+      }
     }
   }
   std::shared_lock database_lock(database_mutex_);
   rocksdb::DB& db = database_->db();
   const std::shared_ptr<const model::ModelStats> stats = cache_.Stats();
 
-  // What the retired records add to the base counts, by token and by class.
+  // What the retired records add to the base counts, by token and by class, and the newest
+  // learned_at of those that hold each token.
   std::map<TokenHash, TokenCounts> added;
+  std::map<TokenHash, std::int64_t> seen;
   auto base_documents = ReadRecord(
       db, database_->family(kMeta), kBaseDocumentsKey,
       [](std::string_view v) { return DecodeDocumentCounts(v); }, "reading the base documents");
@@ -124,6 +127,8 @@ std::expected<RetireStep, Error> RocksdbStore::RetireLedger(std::int64_t learned
       TokenCounts& counts = added[token.hash];
       counts.resize(std::max(counts.size(), class_index + 1), 0);
       counts[class_index] += token.count;
+      std::int64_t& last = seen[token.hash];
+      last = std::max(last, entry.origin.learned_at);
     }
     ++(*base_documents)[class_index];
     entry.tokens.clear();
@@ -140,6 +145,11 @@ std::expected<RetireStep, Error> RocksdbStore::RetireLedger(std::int64_t learned
     base->resize(std::max(base->size(), counts.size()), 0);
     for (std::size_t c = 0; c < counts.size(); ++c) (*base)[c] += counts[c];
     batch.Put(database_->family(kBase), key, EncodeTokenCounts(*base));
+    auto last = ReadRecord(
+        db, database_->family(kSeen), key, [](std::string_view v) { return DecodeLastSeen(v); },
+        "reading the last-seen times");
+    if (!last) return std::unexpected(last.error());
+    batch.Put(database_->family(kSeen), key, EncodeLastSeen(std::max(*last, seen[hash])));
   }
   if (step.retired > 0) {
     while (!base_documents->empty() && base_documents->back() == 0) base_documents->pop_back();

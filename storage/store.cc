@@ -52,6 +52,18 @@ std::expected<RetireStep, Error> Store::RetireLedger(std::int64_t /*learned_befo
   return MakeError(ErrorCode::kFailedPrecondition, "this store keeps no ledger retention");
 }
 
+std::expected<TokenExpiryStep, Error> Store::ExpireTokens(const TokenExpiryRule& /*rule*/,
+                                                          TokenHash /*from*/,
+                                                          std::size_t /*max_examined*/,
+                                                          std::string_view /*stream_position*/) {
+  return MakeError(ErrorCode::kFailedPrecondition, "this store keeps no token expiry");
+}
+
+std::expected<ExpiryCandidates, Error> Store::FindExpiryCandidates(
+    const TokenExpiryRule& /*rule*/) const {
+  return MakeError(ErrorCode::kFailedPrecondition, "this store keeps no token expiry");
+}
+
 std::expected<void, Error> Store::Export(ModelVisitor& /*visitor*/) const {
   return MakeError(ErrorCode::kFailedPrecondition, "this store cannot be dumped");
 }

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <expected>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -76,6 +77,31 @@ struct RetireStep {
   std::uint64_t retired = 0;  // Records this step retired.
   bool more = false;          // Records learned before the horizon are left: step again.
 };
+
+// Which tokens the token expiry drops (Store::ExpireTokens; docs/STORAGE.md "Token expiry").
+// Only a token no live ledger record holds (its counts are all base counts) is ever dropped,
+// and only when each of these holds.
+struct TokenExpiryRule {
+  // Last seen (the newest retired record that held it; a token without one: 0) before this Unix
+  // time.
+  std::int64_t seen_before = 0;
+  std::uint64_t max_count = 0;  // Its count over every class at most this; 0: any count.
+  // Its weight |log P(w|spam) - log P(w|ham)| (with `alpha`) below this; 0: any weight.
+  double keep_weight = 0;
+  double alpha = 1.0;
+
+  friend bool operator==(const TokenExpiryRule&, const TokenExpiryRule&) = default;
+};
+
+// What one step of the token expiry did.
+struct TokenExpiryStep {
+  std::uint64_t examined = 0;     // Base records looked at.
+  std::uint64_t dropped = 0;      // Tokens dropped.
+  std::optional<TokenHash> next;  // Where the next step starts; nullopt: the pass is done.
+};
+
+// Tokens the token expiry could drop, by the day (Unix time / 86400) they were last seen.
+using ExpiryCandidates = std::map<std::int64_t, std::uint64_t>;
 
 // The default per-user limit on distinct tokens (a store option; 0: none).
 inline constexpr std::uint64_t kDefaultUserTokenLimit = 100'000;
@@ -224,6 +250,22 @@ class Store {
   // it; as ApplyBatch's whole-batch errors; kDataLoss for a corrupt record.
   [[nodiscard]] virtual std::expected<RetireStep, Error> RetireLedger(
       std::int64_t learned_before, std::size_t max_records, std::string_view stream_position = "");
+
+  // Token expiry (docs/STORAGE.md "Token expiry"): looks at up to `max_examined` tokens with
+  // base counts, from token `from` on in key order, and drops each that `rule` selects: its token
+  // record, base counts and last-seen record go, n_c and |V| shrink by what it had, in one atomic,
+  // durable write (with `stream_position` when not empty) that Read sees at once. No ledger record
+  // holds a dropped token, so every forget stays exact. The same state and arguments drop the
+  // same tokens. Serialised as ApplyBatch. Errors: as RetireLedger.
+  [[nodiscard]] virtual std::expected<TokenExpiryStep, Error> ExpireTokens(
+      const TokenExpiryRule& rule, TokenHash from, std::size_t max_examined,
+      std::string_view stream_position = "");
+
+  // The tokens `rule` would drop if seen_before were unbounded, by the day they were last seen:
+  // what a size cap chooses its horizon from. Reads one snapshot; thread-safe. Errors: as
+  // RetireLedger.
+  [[nodiscard]] virtual std::expected<ExpiryCandidates, Error> FindExpiryCandidates(
+      const TokenExpiryRule& rule) const;
 
   // Monitoring figures of the user layers; thread-safe, never waits for a write.
   [[nodiscard]] virtual UserLayerFigures UserFigures() const { return {}; }

@@ -1,5 +1,6 @@
 // The ledger retention through the real daemon (docs/STORAGE.md "Ledger retention"):
 // POST /admin/retire retires old ledger records into the base counts while the daemon serves;
+// POST /admin/expire then drops rare tokens no live record holds;
 // no score or figure of /stats changes, a forget of a retired message gets 410 `expired`, the
 // metric counts them, and `nbspamd check` finds every invariant holding afterwards.
 #include <gtest/gtest.h>
@@ -85,8 +86,14 @@ TEST_F(LedgerRetentionTest, RetiredMessagesKeepTheirCountsButCannotBeForgotten) 
     ASSERT_EQ(retired.result(), http::status::ok) << retired.body();
     EXPECT_EQ(json::parse(retired.body()).at("retired").as_int64(), 0);
 
-    // Everything learned before a minute from now: all four.
+    // No token expires while live ledger records hold every one.
     const std::string before = std::to_string(std::time(nullptr) + 60);
+    HttpResponse expired =
+        Admin(client, http::verb::post, "/admin/expire?max_count=0&before=" + before);
+    ASSERT_EQ(expired.result(), http::status::ok) << expired.body();
+    EXPECT_EQ(json::parse(expired.body()).at("dropped").as_int64(), 0);
+
+    // Everything learned before a minute from now: all four.
     retired = Admin(client, http::verb::post, "/admin/retire?before=" + before);
     ASSERT_EQ(retired.result(), http::status::ok) << retired.body();
     const json::value answer = json::parse(retired.body());
@@ -105,16 +112,41 @@ TEST_F(LedgerRetentionTest, RetiredMessagesKeepTheirCountsButCannotBeForgotten) 
     EXPECT_EQ(relabel.result(), http::status::gone) << relabel.body();
     EXPECT_EQ(Fingerprint(client), fingerprint);
 
+    // Now the tokens counted once can expire; the rest stay, and so do the documents.
+    const json::value stats = client.GetJson("/stats");
+    const std::int64_t vocabulary = stats.at("vocabulary").as_int64();
+    expired = Admin(client, http::verb::post, "/admin/expire?max_count=1&before=" + before);
+    ASSERT_EQ(expired.result(), http::status::ok) << expired.body();
+    const std::int64_t dropped = json::parse(expired.body()).at("dropped").as_int64();
+    EXPECT_GT(dropped, 0);
+    EXPECT_LT(dropped, vocabulary);
+    const json::value after = client.GetJson("/stats");
+    EXPECT_EQ(after.at("vocabulary").as_int64(), vocabulary - dropped);
+    EXPECT_EQ(json::serialize(after.at("classes").at(0).at("documents")),
+              json::serialize(stats.at("classes").at(0).at("documents")));
+    EXPECT_EQ(after.at("expiry").at("token_cap").as_int64(), 0);
+    EXPECT_EQ(Admin(client, http::verb::post, "/admin/expire?max_count=x&before=1").result(),
+              http::status::bad_request);
+
     const std::string metrics = client.Send(http::verb::get, "/metrics").body();
     EXPECT_NE(metrics.find("\nnbspamd_ledger_retired_total 4\n"), std::string::npos);
+    EXPECT_NE(
+        metrics.find("\nnbspamd_expiry_tokens_dropped_total " + std::to_string(dropped) + "\n"),
+        std::string::npos);
     daemon.Terminate();
   }
   const ProcessExit check = RunToExit({"check", "--data-dir", dir_.Join("model")});
   EXPECT_EQ(check.status, 0) << check.output;
 
-  // The setting starts the hourly pass; the flag is accepted and the model served as before.
-  DaemonProcess daemon = Start({"--ledger-retention-days", "30"});
+  // The settings start the hourly pass, and /stats shows them.
+  DaemonProcess daemon = Start({"--ledger-retention-days", "30", "--token-expiry-days", "90",
+                                "--token-expiry-max-count", "2", "--token-cap", "1000000"});
   HttpClient client(daemon.port());
+  const json::value expiry = client.GetJson("/stats").at("expiry");
+  EXPECT_EQ(expiry.at("ledger_retention_days").as_int64(), 30);
+  EXPECT_EQ(expiry.at("token_expiry_days").as_int64(), 90);
+  EXPECT_EQ(expiry.at("token_expiry_max_count").as_int64(), 2);
+  EXPECT_EQ(expiry.at("token_cap").as_int64(), 1000000);
   EXPECT_EQ(json::parse(Admin(client, http::verb::post, "/admin/retire?older_than_days=0").body())
                 .at("retired")
                 .as_int64(),

@@ -1,0 +1,16 @@
+#include "server/model_expiry_setup.h"
+
+#include <chrono>
+
+namespace nbspamd::server {
+
+core::ExpiryPolicy ExpiryPolicyOf(const config::Settings& settings) {
+  return {.ledger_retention = std::chrono::days(settings.ledger_retention_days),
+          .token_age = std::chrono::days(settings.token_expiry_days),
+          .token_max_count = settings.token_expiry_max_count,
+          .keep_weight = settings.token_keep_weight,
+          .token_cap = settings.token_cap,
+          .alpha = settings.alpha};
+}
+
+}  // namespace nbspamd::server

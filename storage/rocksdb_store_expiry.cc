@@ -1,0 +1,163 @@
+// RocksdbStore, its token expiry: dropping the tokens no ledger record holds that are rare,
+// old and of little weight (docs/STORAGE.md "Token expiry"). The rest of the class is in
+// rocksdb_store.cc and the other rocksdb_store_*.cc files.
+#include <rocksdb/db.h>
+#include <rocksdb/write_batch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+#include "storage/encoding.h"
+#include "storage/rocksdb_database.h"
+#include "storage/rocksdb_layout.h"
+#include "storage/rocksdb_status.h"
+#include "storage/rocksdb_store.h"
+
+namespace nbspamd::storage {
+
+namespace {
+
+constexpr std::int64_t kSecondsPerDay = 86400;
+
+void Trim(TokenCounts& counts) {
+  while (!counts.empty() && counts.back() == 0) counts.pop_back();
+}
+
+// |log P(w|spam) - log P(w|ham)| with Laplace smoothing `alpha`; 0 when the model lacks a class.
+double WeightOf(const TokenCounts& counts, const model::ModelStats& stats, double alpha) {
+  const auto spam = stats.FindClass("spam");
+  const auto ham = stats.FindClass("ham");
+  if (!spam || !ham) return 0;
+  const auto count = [&](std::size_t c) {
+    return c < counts.size() ? static_cast<double>(counts[c]) : 0.0;
+  };
+  const double vocabulary = alpha * static_cast<double>(stats.vocabulary_size);
+  const double p_spam =
+      (count(*spam) + alpha) / (static_cast<double>(stats.classes[*spam].tokens) + vocabulary);
+  const double p_ham =
+      (count(*ham) + alpha) / (static_cast<double>(stats.classes[*ham].tokens) + vocabulary);
+  return std::fabs(std::log(p_spam) - std::log(p_ham));
+}
+
+}  // namespace
+
+std::expected<std::optional<TokenHash>, Error> RocksdbStore::ScanExpiryCandidates(
+    const TokenExpiryRule& rule, TokenHash from, std::size_t max_examined,
+    const std::function<bool(TokenHash, const TokenCounts&, std::int64_t)>& each,
+    std::uint64_t* examined) const {
+  if (!database_) return std::unexpected(StoppedError());
+  rocksdb::ColumnFamilyHandle* const base = database_->family(kBase);
+  if (base == nullptr) return std::nullopt;  // No base counts: nothing can expire.
+  rocksdb::ColumnFamilyHandle* const seen = database_->family(kSeen);
+  const std::shared_ptr<const model::ModelStats> stats = cache_.Stats();
+  rocksdb::ReadOptions read_options;
+  read_options.fill_cache = false;
+  std::unique_ptr<rocksdb::Iterator> it(database_->db().NewIterator(read_options, base));
+  std::unique_ptr<rocksdb::Iterator> seen_it;
+  if (seen != nullptr) seen_it.reset(database_->db().NewIterator(read_options, seen));
+  std::uint64_t looked = 0;
+  for (it->Seek(EncodeTokenKey(from)); it->Valid(); it->Next()) {
+    auto hash = DecodeTokenKey(std::string_view(it->key().data(), it->key().size()));
+    if (!hash) return std::unexpected(hash.error());
+    if (max_examined != 0 && looked == max_examined) return *hash;
+    ++looked;
+    if (examined != nullptr) ++*examined;
+    auto counts = DecodeTokenCounts(std::string_view(it->value().data(), it->value().size()));
+    if (!counts) return std::unexpected(counts.error());
+    Trim(*counts);
+    // A token some live record holds has more than its base counts.
+    TokenCounts total = cache_.Get(*hash);
+    Trim(total);
+    if (counts->empty() || total != *counts) continue;
+    if (rule.max_count != 0 &&
+        std::accumulate(total.begin(), total.end(), std::uint64_t{0}) > rule.max_count) {
+      continue;
+    }
+    if (rule.keep_weight > 0 && WeightOf(total, *stats, rule.alpha) >= rule.keep_weight) continue;
+    std::int64_t last_seen = 0;
+    if (seen_it) {
+      seen_it->Seek(it->key());
+      if (seen_it->Valid() && seen_it->key() == it->key()) {
+        auto decoded =
+            DecodeLastSeen(std::string_view(seen_it->value().data(), seen_it->value().size()));
+        if (!decoded) return std::unexpected(decoded.error());
+        last_seen = *decoded;
+      }
+      if (!seen_it->status().ok()) {
+        return RocksdbError("reading the last-seen times", seen_it->status());
+      }
+    }
+    if (!each(*hash, total, last_seen)) {
+      it->Next();
+      if (!it->Valid()) break;
+      auto next = DecodeTokenKey(std::string_view(it->key().data(), it->key().size()));
+      if (!next) return std::unexpected(next.error());
+      return *next;
+    }
+  }
+  if (!it->status().ok()) return RocksdbError("reading the base counts", it->status());
+  return std::nullopt;
+}
+
+std::expected<TokenExpiryStep, Error> RocksdbStore::ExpireTokens(const TokenExpiryRule& rule,
+                                                                 TokenHash from,
+                                                                 std::size_t max_examined,
+                                                                 std::string_view stream_position) {
+  std::lock_guard write_lock(write_mutex_);
+  if (!writable_.load()) return std::unexpected(StoppedError());
+  TokenExpiryStep step;
+  model::Delta delta;
+  std::vector<TokenHash> dropped;
+  {
+    std::shared_lock database_lock(database_mutex_);
+    auto next = ScanExpiryCandidates(
+        rule, from, max_examined,
+        [&](TokenHash hash, const TokenCounts& counts, std::int64_t last_seen) {
+          if (last_seen >= rule.seen_before) return true;
+          dropped.push_back(hash);
+          for (std::size_t c = 0; c < counts.size(); ++c) {
+            if (counts[c] == 0) continue;
+            delta.token_changes.push_back(
+                {hash, static_cast<std::uint32_t>(c), -static_cast<std::int64_t>(counts[c])});
+          }
+          return true;
+        },
+        &step.examined);
+    if (!next) return std::unexpected(next.error());
+    step.next = *next;
+  }
+  if (dropped.empty() && stream_position.empty()) return step;
+  delta.stream_position = std::string(stream_position);
+  const std::array<model::Delta, 1> deltas = {std::move(delta)};
+  auto applied =
+      ApplyBatchLocked(deltas, [&](const RocksdbDatabase& database, rocksdb::WriteBatch& batch) {
+        for (const TokenHash hash : dropped) {
+          const std::string key = EncodeTokenKey(hash);
+          batch.Delete(database.family(kBase), key);
+          if (database.family(kSeen) != nullptr) batch.Delete(database.family(kSeen), key);
+        }
+      });
+  if (!applied) return std::unexpected(applied.error());
+  if (!applied->front()) return std::unexpected(applied->front().error());
+  step.dropped = dropped.size();
+  return step;
+}
+
+std::expected<ExpiryCandidates, Error> RocksdbStore::FindExpiryCandidates(
+    const TokenExpiryRule& rule) const {
+  ExpiryCandidates candidates;
+  std::shared_lock database_lock(database_mutex_);
+  auto scanned = ScanExpiryCandidates(
+      rule, 0, 0,
+      [&](TokenHash, const TokenCounts&, std::int64_t last_seen) {
+        ++candidates[last_seen / kSecondsPerDay];
+        return true;
+      },
+      nullptr);
+  if (!scanned) return std::unexpected(scanned.error());
+  return candidates;
+}
+
+}  // namespace nbspamd::storage
