@@ -48,13 +48,7 @@ std::expected<void, Error> CheckAutolearn(const Settings& settings) {
   if (settings.autolearn && !settings.cluster_redis.empty()) {
     return InvalidArgument("autolearn is not available in cluster mode (cluster_redis is set)");
   }
-  if ((settings.ledger_retention_days > 0 || settings.token_expiry_days > 0 ||
-       settings.token_cap > 0) &&
-      !settings.cluster_redis.empty()) {
-    return InvalidArgument(
-        "ledger_retention_days, token_expiry_days and token_cap are not available in cluster "
-        "mode (cluster_redis is set)");
-  }
+
   if ((settings.token_expiry_days > 0 || settings.token_cap > 0) &&
       settings.ledger_retention_days == 0) {
     return InvalidArgument(

@@ -489,12 +489,11 @@ namespace {
 // left: each step's completion queues the next (it does not wait for it).
 struct RetireSteps {
   TrainingWriter& writer;
-  std::atomic<std::uint64_t>& counter;
   std::int64_t learned_before;
   std::uint64_t retired = 0;
   RetireLedgerDone done;
 
-  static void Next(std::unique_ptr<RetireSteps> steps) {
+  static void Next(std::unique_ptr<RetireSteps> steps, std::string from) {
     TrainingWriter& writer = steps->writer;
     const std::int64_t before = steps->learned_before;
     writer.RetireLedger(
@@ -502,17 +501,16 @@ struct RetireSteps {
         [steps = std::move(steps)](std::expected<storage::RetireStep, Error> step) mutable {
           if (!step) return steps->done(std::unexpected(std::move(step.error())));
           steps->retired += step->retired;
-          steps->counter.fetch_add(step->retired, std::memory_order_relaxed);
           if (!step->more) return steps->done(steps->retired);
-          Next(std::move(steps));
-        });
+          Next(std::move(steps), std::move(step->next));
+        },
+        "", std::move(from));
   }
 };
 
 // Steps of the token expiry, chained as RetireSteps.
 struct ExpirySteps {
   TrainingWriter& writer;
-  std::atomic<std::uint64_t>& counter;
   storage::TokenExpiryRule rule;
   std::uint64_t dropped = 0;
   ExpireTokensDone done;
@@ -521,28 +519,59 @@ struct ExpirySteps {
     TrainingWriter& writer = steps->writer;
     const storage::TokenExpiryRule rule = steps->rule;
     writer.ExpireTokens(
-        rule, from, kExpiryStepTokens,
+        rule, from, kExpiryStepTokens, std::nullopt,
         [steps = std::move(steps)](std::expected<storage::TokenExpiryStep, Error> step) mutable {
           if (!step) return steps->done(std::unexpected(std::move(step.error())));
           steps->dropped += step->dropped;
-          steps->counter.fetch_add(step->dropped, std::memory_order_relaxed);
           if (!step->next) return steps->done(steps->dropped);
           Next(std::move(steps), *step->next);
         });
   }
 };
 
+// Cluster mode: answers `done` once every one of `count` submitted changes is in the log, with
+// the first error if any.
+struct Submitted {
+  std::mutex mutex;
+  std::size_t left;
+  std::optional<Error> error;
+  std::move_only_function<void(std::expected<std::uint64_t, Error>)> done;
+
+  void One(std::expected<Replicated, Error> replicated) {
+    std::unique_lock lock(mutex);
+    if (!replicated && !error) error = std::move(replicated.error());
+    if (--left > 0) return;
+    lock.unlock();
+    if (error) return done(std::unexpected(std::move(*error)));
+    done(std::uint64_t{0});
+  }
+};
+
 }  // namespace
 
 void SpamFilter::ExpireTokensAsync(const storage::TokenExpiryRule& rule, ExpireTokensDone done) {
-  if (replication_) {
-    return done(MakeError(ErrorCode::kFailedPrecondition,
-                          "the token expiry is not available in cluster mode: the training "
-                          "stream does not carry it"));
+  if (!replication_) {
+    return ExpirySteps::Next(
+        std::unique_ptr<ExpirySteps>(new ExpirySteps{writer_, rule, 0, std::move(done)}), 0);
   }
-  ExpirySteps::Next(std::unique_ptr<ExpirySteps>(
-                        new ExpirySteps{writer_, dropped_tokens_, rule, 0, std::move(done)}),
-                    0);
+  // Through the stream, in steps every daemon takes alike: the hash space in equal ranges, about
+  // kExpiryStepTokens tokens each (token hashes are uniform).
+  const std::uint64_t ranges = std::max<std::uint64_t>(
+      1, (Stats()->vocabulary_size + kExpiryStepTokens - 1) / kExpiryStepTokens);
+  const std::uint64_t width = std::numeric_limits<std::uint64_t>::max() / ranges + 1;
+  auto submitted = std::make_shared<Submitted>();
+  submitted->left = ranges;
+  submitted->done = std::move(done);
+  for (std::uint64_t i = 0; i < ranges; ++i) {
+    TrainingChange change;
+    change.kind = TrainingChange::Kind::kExpire;
+    change.expiry_rule = rule;
+    change.expiry_from = i * width;
+    if (i + 1 < ranges) change.expiry_until = (i + 1) * width;
+    replication_->Submit(std::move(change), [submitted](std::expected<Replicated, Error> r) {
+      submitted->One(std::move(r));
+    });
+  }
 }
 
 std::expected<std::uint64_t, Error> SpamFilter::ExpireTokens(const storage::TokenExpiryRule& rule) {
@@ -560,8 +589,8 @@ ExpiryFigures SpamFilter::Expiry() const {
     std::lock_guard lock(expiry_mutex_);
     figures = expiry_passes_;
   }
-  figures.retired_records = RetiredRecords();
-  figures.dropped_tokens = dropped_tokens_.load(std::memory_order_relaxed);
+  figures.retired_records = writer_.RetiredRecords();
+  figures.dropped_tokens = writer_.DroppedTokens();
   return figures;
 }
 
@@ -574,13 +603,21 @@ void SpamFilter::NoteExpiryPass(std::int64_t ended_at, double seconds, bool cap_
 }
 
 void SpamFilter::RetireLedgerAsync(std::int64_t learned_before, RetireLedgerDone done) {
-  if (replication_) {
-    return done(MakeError(ErrorCode::kFailedPrecondition,
-                          "the ledger retention is not available in cluster mode: the training "
-                          "stream does not carry it"));
+  if (!replication_) {
+    return RetireSteps::Next(
+        std::unique_ptr<RetireSteps>(new RetireSteps{writer_, learned_before, 0, std::move(done)}),
+        "");
   }
-  RetireSteps::Next(std::unique_ptr<RetireSteps>(
-      new RetireSteps{writer_, retired_records_, learned_before, 0, std::move(done)}));
+  // Through the stream: every daemon retires the same records at the same place in the log.
+  TrainingChange change;
+  change.kind = TrainingChange::Kind::kRetire;
+  change.learned_before = learned_before;
+  auto submitted = std::make_shared<Submitted>();
+  submitted->left = 1;
+  submitted->done = std::move(done);
+  replication_->Submit(std::move(change), [submitted](std::expected<Replicated, Error> r) {
+    submitted->One(std::move(r));
+  });
 }
 
 std::expected<std::uint64_t, Error> SpamFilter::RetireLedger(std::int64_t learned_before) {

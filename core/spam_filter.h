@@ -151,7 +151,7 @@ using ExpireTokensDone = std::move_only_function<void(std::expected<std::uint64_
 // The most ledger records one step of the ledger retention retires, and the most base records
 // one step of the token expiry looks at: each step is one write that holds up training for a few
 // milliseconds (bench/expiry).
-inline constexpr std::size_t kRetireStepRecords = 64;
+inline constexpr std::size_t kRetireStepRecords = 4;
 inline constexpr std::size_t kExpiryStepTokens = 4096;
 
 // Receives how many messages a rollback forgot.
@@ -290,20 +290,21 @@ class SpamFilter {
   // The ledger retention (docs/STORAGE.md "Ledger retention"): retires every global ledger
   // record learned before `learned_before` (Unix seconds) through the training writer, in steps
   // of kRetireStepRecords (Store::RetireLedger), so training goes on between them. `done` gets
-  // how many it retired, on the writer's thread. Errors: kFailedPrecondition in cluster mode
-  // (the training stream does not carry it: the daemons' ledgers would differ) or for a store
-  // without a ledger retention; storage's; kUnavailable after StopTraining (the steps written
-  // before stay).
+  // how many it retired, on the writer's thread. In cluster mode the pass goes through the
+  // training stream as one change (TrainingChange::kRetire) that every daemon applies alike, at
+  // once; `done` then answers 0 once the stream has it. Errors: kFailedPrecondition for a store
+  // without a ledger retention; storage's; kUnavailable after StopTraining or when the stream
+  // cannot be reached (the steps written before stay).
   void RetireLedgerAsync(std::int64_t learned_before, RetireLedgerDone done);
   // Ledger records retired since start.
-  [[nodiscard]] std::uint64_t RetiredRecords() const {
-    return retired_records_.load(std::memory_order_relaxed);
-  }
+  [[nodiscard]] std::uint64_t RetiredRecords() const { return writer_.RetiredRecords(); }
 
   // The token expiry (docs/STORAGE.md "Token expiry"): drops every token `rule` selects
   // (Store::ExpireTokens) through the training writer, in steps of kExpiryStepTokens base
   // records, so training goes on between them. `done` gets how many it dropped, on the writer's
-  // thread. Errors: as RetireLedgerAsync.
+  // thread. In cluster mode the steps go through the training stream (TrainingChange::kExpire,
+  // over equal ranges of the hash space) and `done` answers 0 once the stream has them all.
+  // Errors: as RetireLedgerAsync.
   void ExpireTokensAsync(const storage::TokenExpiryRule& rule, ExpireTokensDone done);
   [[nodiscard]] std::expected<std::uint64_t, Error> ExpireTokens(
       const storage::TokenExpiryRule& rule);
@@ -486,9 +487,7 @@ class SpamFilter {
   std::unique_ptr<Autolearner> autolearner_;
   TrainingWriter writer_;  // After store_: stops (draining its queue) before the store closes.
   std::unique_ptr<TrainingLog> replication_;  // After writer_: stops before it.
-  std::atomic<std::uint64_t> retired_records_ = 0;
-  std::atomic<std::uint64_t> dropped_tokens_ = 0;
-  mutable std::mutex expiry_mutex_;    // Guards expiry_passes_.
+  mutable std::mutex expiry_mutex_;           // Guards expiry_passes_.
   ExpiryFigures expiry_passes_;        // Its passes, last_pass_end, last_pass_seconds, cap_met.
   std::unique_ptr<StoreWatch> watch_;  // Last: stops first.
 };

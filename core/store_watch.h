@@ -5,16 +5,15 @@
 //
 //   StoreWatch watch(store, std::chrono::seconds(1));  // until destroyed
 //
-// Thread safety: owns one thread, which the destructor stops (waiting for a Recover under way).
+// Thread safety: owns one thread (a PeriodicTask), which the destructor stops (waiting for a
+// Recover under way).
 // The store must outlive the watch.
 #ifndef NBSPAMD_CORE_STORE_WATCH_H_
 #define NBSPAMD_CORE_STORE_WATCH_H_
 
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
-#include <thread>
 
+#include "core/periodic_task.h"
 #include "storage/store.h"
 
 namespace nbspamd::core {
@@ -23,19 +22,15 @@ class StoreWatch {
  public:
   // REQUIRES: interval > 0.
   StoreWatch(storage::Store& store, std::chrono::milliseconds interval);
-  StoreWatch(const StoreWatch&) = delete;
-  StoreWatch& operator=(const StoreWatch&) = delete;
-  ~StoreWatch();
 
  private:
-  void Run();
+  // One look at the store's health, on the task's thread.
+  void Check();
 
   storage::Store& store_;
-  const std::chrono::milliseconds interval_;
-  std::mutex mutex_;  // Guards stopping_.
-  std::condition_variable wake_;
-  bool stopping_ = false;
-  std::thread thread_;  // Last: starts once the rest is built.
+  bool writable_ = true;  // As of the last check; only the task's thread touches these two.
+  std::chrono::steady_clock::time_point stopped_at_;
+  PeriodicTask task_;  // Last: starts once the rest is built.
 };
 
 }  // namespace nbspamd::core

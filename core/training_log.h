@@ -23,6 +23,7 @@
 #include "common/token_bag.h"
 #include "core/replication_status.h"
 #include "model/learning.h"
+#include "storage/store.h"
 
 namespace nbspamd::core {
 
@@ -32,8 +33,17 @@ namespace nbspamd::core {
 // A change with a user is to that user's layer, and to the global model as well when
 // train_global, as the submitting daemon's train_global_from_users decided: every daemon applies
 // it alike whatever its own setting. kDeleteUser removes everything of `user` (id is "").
+// kRetire and kExpire carry a step of the model expiry (core/model_expiry.h) with everything that
+// decides it, so that every daemon, applying it at the same place in the log, changes its model
+// byte for byte alike (id and user are "").
 struct TrainingChange {
-  enum class Kind : std::uint8_t { kLearn = 0, kForget = 1, kDeleteUser = 2 };
+  enum class Kind : std::uint8_t {
+    kLearn = 0,
+    kForget = 1,
+    kDeleteUser = 2,
+    kRetire = 3,  // A pass of the ledger retention (Store::RetireLedger, every record at once).
+    kExpire = 4,  // A step of the token expiry (Store::ExpireTokens over [from, until)).
+  };
   Kind kind = Kind::kLearn;
   std::string id;                          // kLearn, kForget: never empty.
   std::string label;                       // kLearn.
@@ -43,6 +53,13 @@ struct TrainingChange {
                                            // source (rollback).
   std::string user;                        // "" for the global model alone; else whose layer.
   bool train_global = false;               // With a user: the global model too.
+  // kRetire: the global ledger records learned before this Unix time are retired.
+  std::int64_t learned_before = 0;
+  // kExpire: the rule, applied to the base records from token `expiry_from` on and before
+  // `expiry_until` (nullopt: to the end).
+  storage::TokenExpiryRule expiry_rule;
+  TokenHash expiry_from = 0;
+  std::optional<TokenHash> expiry_until;
 
   friend bool operator==(const TrainingChange&, const TrainingChange&) = default;
 };

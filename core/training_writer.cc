@@ -112,25 +112,28 @@ void TrainingWriter::ForgetForUser(std::string id, UserTarget target, ForgetComp
 }
 
 void TrainingWriter::RetireLedger(std::int64_t learned_before, std::size_t max_records,
-                                  RetireCompletion done, std::string stream_position) {
+                                  RetireCompletion done, std::string stream_position,
+                                  std::string from) {
   Request queued;
   queued.stream_position = std::move(stream_position);
   queued.kind = Kind::kRetire;
   queued.done = std::move(done);
   queued.retire_before = learned_before;
   queued.retire_max = max_records;
+  queued.retire_from = std::move(from);
   Submit(std::move(queued));
 }
 
 void TrainingWriter::ExpireTokens(const storage::TokenExpiryRule& rule, TokenHash from,
-                                  std::size_t max_examined, ExpireCompletion done,
-                                  std::string stream_position) {
+                                  std::size_t max_examined, std::optional<TokenHash> until,
+                                  ExpireCompletion done, std::string stream_position) {
   Request queued;
   queued.stream_position = std::move(stream_position);
   queued.kind = Kind::kExpire;
   queued.done = std::move(done);
   queued.expiry_rule = rule;
   queued.expiry_from = from;
+  queued.expiry_until = until;
   queued.retire_max = max_examined;
   Submit(std::move(queued));
 }
@@ -376,18 +379,20 @@ std::vector<TrainingWriter::Result> TrainingWriter::Commit(const std::vector<Req
 }
 
 TrainingWriter::Result TrainingWriter::CommitRetire(Request& request) {
-  auto step =
-      store_.RetireLedger(request.retire_before, request.retire_max, request.stream_position);
+  auto step = store_.RetireLedger(request.retire_before, request.retire_max,
+                                  request.stream_position, request.retire_from);
   if (!step) return std::unexpected(std::move(step.error()));
   request.retired = *step;
+  retired_records_.fetch_add(step->retired, std::memory_order_relaxed);
   return model::LearnStatus::kLearned;
 }
 
 TrainingWriter::Result TrainingWriter::CommitExpire(Request& request) {
   auto step = store_.ExpireTokens(request.expiry_rule, request.expiry_from, request.retire_max,
-                                  request.stream_position);
+                                  request.expiry_until, request.stream_position);
   if (!step) return std::unexpected(std::move(step.error()));
   request.expired = *step;
+  dropped_tokens_.fetch_add(step->dropped, std::memory_order_relaxed);
   return model::LearnStatus::kLearned;
 }
 

@@ -138,12 +138,23 @@ class TrainingWriter {
   // Retires at most `max_records` ledger records learned before `learned_before` (Unix seconds;
   // Store::RetireLedger: a step of the ledger retention), serialised with the other requests as
   // DeleteUser is. Errors: as Store::RetireLedger; kUnavailable after Stop.
+  // `from`: as in Store::RetireLedger.
   void RetireLedger(std::int64_t learned_before, std::size_t max_records, RetireCompletion done,
-                    std::string stream_position = "");
+                    std::string stream_position = "", std::string from = "");
 
   // One step of the token expiry (Store::ExpireTokens), serialised as RetireLedger.
   void ExpireTokens(const storage::TokenExpiryRule& rule, TokenHash from, std::size_t max_examined,
-                    ExpireCompletion done, std::string stream_position = "");
+                    std::optional<TokenHash> until, ExpireCompletion done,
+                    std::string stream_position = "");
+
+  // Ledger records retired and tokens dropped through this writer (RetireLedger, ExpireTokens),
+  // for /metrics.
+  [[nodiscard]] std::uint64_t RetiredRecords() const {
+    return retired_records_.load(std::memory_order_relaxed);
+  }
+  [[nodiscard]] std::uint64_t DroppedTokens() const {
+    return dropped_tokens_.load(std::memory_order_relaxed);
+  }
 
   // Finishes every request queued so far (their completions run), then stops the writer thread.
   // Later requests fail with kUnavailable. Idempotent.
@@ -171,12 +182,14 @@ class TrainingWriter {
     std::string stream_position;             // "" for none.
     std::string user;                        // "" for the global model only; else whose layer.
     bool train_global = true;                // With a user: also the global model.
-    std::int64_t retire_before = 0;          // kRetire: the horizon.
+    std::int64_t retire_before = 0;          // kRetire: the horizon, and where to start.
+    std::string retire_from;
     // kRetire: the most records to retire; kExpire: the most base records to look at.
     std::size_t retire_max = 0;
     storage::RetireStep retired;           // kRetire: what the step did, once written.
     storage::TokenExpiryRule expiry_rule;  // kExpire: the rule, and where to start.
     TokenHash expiry_from = 0;
+    std::optional<TokenHash> expiry_until;
     storage::TokenExpiryStep expired;  // kExpire: what the step did, once written.
   };
   using Result = std::expected<model::LearnStatus, Error>;  // A forget reports kLearned.
@@ -209,6 +222,8 @@ class TrainingWriter {
   std::uint64_t groups_ = 0;
   std::uint64_t requests_ = 0;
   std::atomic<std::uint64_t> completion_exceptions_ = 0;
+  std::atomic<std::uint64_t> retired_records_ = 0;
+  std::atomic<std::uint64_t> dropped_tokens_ = 0;
   LogThrottle completion_log_;
   std::thread thread_;  // Last: starts once everything above is constructed.
 };

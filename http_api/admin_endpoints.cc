@@ -219,14 +219,19 @@ std::optional<Response> HandleRetire(Call& call, const Input& input) {
       HorizonOf(call, input, "the ledger records learned before then are retired");
   if (!learned_before) return call.Error(learned_before.error());
   call.filter.RetireLedgerAsync(
-      *learned_before,
-      [version = call.request.version(), learned_before = *learned_before,
-       respond = call.TakeRespond()](std::expected<std::uint64_t, nbspamd::Error> retired) mutable {
+      *learned_before, [version = call.request.version(), learned_before = *learned_before,
+                        cluster = call.filter.Cluster().has_value(), respond = call.TakeRespond()](
+                           std::expected<std::uint64_t, nbspamd::Error> retired) mutable {
         Deliver(respond, version, [&] {
           if (!retired) return ErrorResponse(retired.error(), version);
-          return JsonResponse(
-              json::object{{"retired", *retired}, {"learned_before", UtcTimeText(learned_before)}},
-              version);
+          json::object answer{{"learned_before", UtcTimeText(learned_before)}};
+          // In cluster mode the pass is in the training stream: every daemon applies it.
+          if (cluster) {
+            answer["queued"] = true;
+          } else {
+            answer["retired"] = *retired;
+          }
+          return JsonResponse(std::move(answer), version);
         });
       });
   return std::nullopt;
@@ -252,14 +257,19 @@ std::optional<Response> HandleExpire(Call& call, const Input& input) {
     }
   }
   call.filter.ExpireTokensAsync(
-      rule, [version = call.request.version(), rule, respond = call.TakeRespond()](
-                std::expected<std::uint64_t, nbspamd::Error> dropped) mutable {
+      rule,
+      [version = call.request.version(), rule, cluster = call.filter.Cluster().has_value(),
+       respond = call.TakeRespond()](std::expected<std::uint64_t, nbspamd::Error> dropped) mutable {
         Deliver(respond, version, [&] {
           if (!dropped) return ErrorResponse(dropped.error(), version);
-          return JsonResponse(json::object{{"dropped", *dropped},
-                                           {"seen_before", UtcTimeText(rule.seen_before)},
-                                           {"max_count", rule.max_count}},
-                              version);
+          json::object answer{{"seen_before", UtcTimeText(rule.seen_before)},
+                              {"max_count", rule.max_count}};
+          if (cluster) {
+            answer["queued"] = true;
+          } else {
+            answer["dropped"] = *dropped;
+          }
+          return JsonResponse(std::move(answer), version);
         });
       });
   return std::nullopt;

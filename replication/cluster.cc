@@ -267,6 +267,23 @@ bool ClusterReplicator::Apply(const std::vector<Entry>& entries) {
       }
     } else if (event->kind == StreamEvent::Kind::kDeleteUser) {
       writer_.DeleteUser(std::move(event->user), forgotten, entries[i].id);
+    } else if (event->kind == StreamEvent::Kind::kRetire) {
+      // The whole pass in one write: the next entries are applied after it.
+      writer_.RetireLedger(
+          event->learned_before, /*max_records=*/0,
+          [&complete, i](std::expected<storage::RetireStep, Error> outcome) {
+            if (!outcome) return complete(i, std::unexpected(std::move(outcome.error())));
+            complete(i, model::LearnStatus::kLearned);
+          },
+          entries[i].id);
+    } else if (event->kind == StreamEvent::Kind::kExpire) {
+      writer_.ExpireTokens(
+          event->expiry_rule, event->expiry_from, /*max_examined=*/0, event->expiry_until,
+          [&complete, i](std::expected<storage::TokenExpiryStep, Error> outcome) {
+            if (!outcome) return complete(i, std::unexpected(std::move(outcome.error())));
+            complete(i, model::LearnStatus::kLearned);
+          },
+          entries[i].id);
     } else if (for_user) {
       writer_.ForgetForUser(std::move(event->id), {std::move(event->user), event->train_global},
                             forgotten, std::move(event->only_source), entries[i].id);

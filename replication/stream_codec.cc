@@ -1,7 +1,9 @@
 #include "replication/stream_codec.h"
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
+#include <cmath>
 #include <limits>
 #include <system_error>
 #include <utility>
@@ -112,7 +114,81 @@ std::optional<StreamId> StreamId::Parse(std::string_view text) {
 
 std::string StreamId::ToString() const { return std::to_string(ms) + "-" + std::to_string(seq); }
 
+namespace {
+
+bool IsExpiryKind(StreamEvent::Kind kind) {
+  return kind == StreamEvent::Kind::kRetire || kind == StreamEvent::Kind::kExpire;
+}
+
+// Version 3: a step of the model expiry.
+std::string EncodeExpiryEvent(const StreamEvent& event) {
+  std::string out;
+  out.push_back(static_cast<char>(kStreamEventVersionExpiry));
+  out.push_back(static_cast<char>(event.kind));
+  PutString(out, event.id);
+  PutString(out, event.waiter);
+  if (event.kind == StreamEvent::Kind::kRetire) {
+    PutVarint(out, static_cast<std::uint64_t>(std::max<std::int64_t>(event.learned_before, 0)));
+    return out;
+  }
+  const storage::TokenExpiryRule& rule = event.expiry_rule;
+  PutVarint(out, static_cast<std::uint64_t>(std::max<std::int64_t>(rule.seen_before, 0)));
+  PutVarint(out, rule.max_count);
+  PutFixed64BigEndian(out, std::bit_cast<std::uint64_t>(rule.keep_weight));
+  PutFixed64BigEndian(out, std::bit_cast<std::uint64_t>(rule.alpha));
+  PutFixed64BigEndian(out, event.expiry_from);
+  out.push_back(event.expiry_until ? 1 : 0);
+  if (event.expiry_until) PutFixed64BigEndian(out, *event.expiry_until);
+  return out;
+}
+
+std::expected<StreamEvent, Error> DecodeExpiryEvent(std::string_view bytes) {
+  const auto corrupt = [](std::string what) {
+    return MakeError(ErrorCode::kDataLoss, "corrupt stream event: " + std::move(what));
+  };
+  StreamEvent event;
+  const auto kind = static_cast<std::uint8_t>(bytes[1]);
+  if (kind != 3 && kind != 4) return corrupt("unknown kind " + std::to_string(kind));
+  event.kind = static_cast<StreamEvent::Kind>(kind);
+  bytes.remove_prefix(2);
+  if (!GetString(bytes, event.id) || !GetString(bytes, event.waiter)) return corrupt("truncated");
+  if (!event.id.empty()) return corrupt("a model expiry step with an id");
+  constexpr std::uint64_t kMaxTime = std::numeric_limits<std::int64_t>::max();
+  std::uint64_t time = 0;
+  if (!GetVarint(bytes, kMaxTime, time)) return corrupt("truncated");
+  if (event.kind == StreamEvent::Kind::kRetire) {
+    event.learned_before = static_cast<std::int64_t>(time);
+  } else {
+    storage::TokenExpiryRule& rule = event.expiry_rule;
+    rule.seen_before = static_cast<std::int64_t>(time);
+    if (!GetVarint(bytes, std::numeric_limits<std::uint64_t>::max(), rule.max_count) ||
+        bytes.size() < 25) {
+      return corrupt("truncated");
+    }
+    rule.keep_weight = std::bit_cast<double>(GetFixed64BigEndian(bytes));
+    rule.alpha = std::bit_cast<double>(GetFixed64BigEndian(bytes.substr(8)));
+    event.expiry_from = GetFixed64BigEndian(bytes.substr(16));
+    const auto has_until = static_cast<std::uint8_t>(bytes[24]);
+    bytes.remove_prefix(25);
+    if (has_until > 1) return corrupt("has_until is " + std::to_string(has_until));
+    if (has_until == 1) {
+      if (bytes.size() < 8) return corrupt("truncated");
+      event.expiry_until = GetFixed64BigEndian(bytes);
+      bytes.remove_prefix(8);
+    }
+    if (!std::isfinite(rule.keep_weight) || rule.keep_weight < 0 || !std::isfinite(rule.alpha) ||
+        rule.alpha <= 0) {
+      return corrupt("a damaged expiry rule");
+    }
+  }
+  if (!bytes.empty()) return corrupt("trailing bytes");
+  return event;
+}
+
+}  // namespace
+
 std::string EncodeStreamEvent(const StreamEvent& event) {
+  if (IsExpiryKind(event.kind)) return EncodeExpiryEvent(event);
   const bool for_user = !event.user.empty();
   std::string out;
   out.push_back(static_cast<char>(for_user ? kStreamEventVersion : kStreamEventVersionGlobal));
@@ -138,6 +214,7 @@ std::expected<StreamEvent, Error> DecodeStreamEvent(std::string_view bytes) {
   };
   if (bytes.size() < 2) return corrupt("too short");
   const auto version = static_cast<std::uint8_t>(bytes[0]);
+  if (version == kStreamEventVersionExpiry) return DecodeExpiryEvent(bytes);
   if (version != kStreamEventVersion && version != kStreamEventVersionGlobal) {
     return corrupt("unknown version " + std::to_string(version));
   }

@@ -35,6 +35,17 @@
 //   learn:   as in version 1; forget: as in version 1; delete user: nothing.
 // Nothing may follow.
 //
+// Version 3 carries a step of the model expiry (core/model_expiry.h), for the global model:
+//   byte     version (3)
+//   byte     kind: 3 retire, 4 expire
+//   string   id (always empty)
+//   string   waiter
+//   retire:  varint learned_before (Unix seconds)
+//   expire:  varint seen_before (Unix seconds), varint max_count, keep_weight and alpha as IEEE
+//            754 bits in 8 bytes big-endian each, the first token hash as 8 bytes big-endian,
+//            then byte 1 and the end token hash as 8 bytes big-endian, or byte 0 (to the end).
+// Nothing may follow.
+//
 // A position report, the value of a daemon's field in "<stream>:positions": the stream entry id
 // it has applied ("0-0" before any), one space, and when it wrote the report (Unix milliseconds,
 // decimal). DO NOT CHANGE either: every daemon reads every other's report, and one it cannot parse
@@ -61,6 +72,10 @@ namespace nbspamd::replication {
 // are written as kStreamEventVersionGlobal, the others as kStreamEventVersion.
 inline constexpr std::uint8_t kStreamEventVersion = 2;
 inline constexpr std::uint8_t kStreamEventVersionGlobal = 1;
+// Steps of the model expiry (kRetire, kExpire) are written as version 3, which older daemons skip
+// with an error in their log (their models then differ from the others': upgrade every daemon
+// before turning the expiry on).
+inline constexpr std::uint8_t kStreamEventVersionExpiry = 3;
 
 // One training event as the stream carries it: the change and who waits for it.
 struct StreamEvent : core::TrainingChange {

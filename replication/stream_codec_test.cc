@@ -97,6 +97,69 @@ TEST(StreamCodecTest, GoldenBytesOfUserEvents) {
   EXPECT_EQ(DecodeStreamEvent(FromHex(kDeleteUserHex)), GoldenDeleteUser());
 }
 
+StreamEvent GoldenRetire() {
+  StreamEvent event;
+  event.kind = StreamEvent::Kind::kRetire;
+  event.waiter = "w";
+  event.learned_before = 1700000000;
+  return event;
+}
+
+StreamEvent GoldenExpire(bool bounded) {
+  StreamEvent event;
+  event.kind = StreamEvent::Kind::kExpire;
+  if (bounded) {
+    event.expiry_rule = {
+        .seen_before = 1600000000, .max_count = 2, .keep_weight = 3.0, .alpha = 0.1};
+    event.expiry_from = 0x1000000000000000;
+    event.expiry_until = 0x2000000000000000;
+  }
+  return event;
+}
+
+constexpr std::string_view kRetireHex =
+    "0303"
+    "00"
+    "0177"
+    "80e2cfaa06";
+constexpr std::string_view kExpireHex =
+    "0304"
+    "00"
+    "00"
+    "80a0f8fa05"
+    "02"                // seen_before, max_count
+    "4008000000000000"  // keep_weight 3.0
+    "3fb999999999999a"  // alpha 0.1
+    "1000000000000000"  // from
+    "01"
+    "2000000000000000";  // until
+constexpr std::string_view kExpireToTheEndHex =
+    "0304000000003ff000000000000000000000000000000000000000000000000000";
+
+TEST(StreamCodecTest, GoldenBytesOfModelExpirySteps) {
+  EXPECT_EQ(EncodeStreamEvent(GoldenRetire()), FromHex(kRetireHex));
+  EXPECT_EQ(EncodeStreamEvent(GoldenExpire(true)), FromHex(kExpireHex));
+  EXPECT_EQ(DecodeStreamEvent(FromHex(kRetireHex)), GoldenRetire());
+  EXPECT_EQ(DecodeStreamEvent(FromHex(kExpireHex)), GoldenExpire(true));
+  EXPECT_EQ(DecodeStreamEvent(EncodeStreamEvent(GoldenExpire(false))), GoldenExpire(false));
+  const std::string_view damaged[] = {
+      "0305000000",                                                              // kind 5
+      "0303026d310080e2cfaa06",                                                  // an id
+      "030300017780e2cfaa0600",                                                  // trailing byte
+      "0303000177",                                                              // no horizon
+      "0304000000000000000000000000",                                            // a short rule
+      "0304000080a0f8fa0502bff00000000000003fb999999999999a100000000000000000",  // weight -1
+      "0304000080a0f8fa0502400800000000000000000000000000000010000000000000000"
+      "0",                                                                       // alpha 0
+      "0304000080a0f8fa050240080000000000003fb999999999999a100000000000000002",  // has_until 2
+  };
+  for (const std::string_view hex : damaged) {
+    const auto decoded = DecodeStreamEvent(FromHex(hex));
+    ASSERT_FALSE(decoded.has_value()) << hex;
+    EXPECT_EQ(decoded.error().code, ErrorCode::kDataLoss) << hex;
+  }
+}
+
 TEST(StreamCodecTest, DamagedUserEventsAreDataLoss) {
   const std::string_view damaged[] = {
       "0201026d3200000000",        // no user

@@ -26,6 +26,13 @@ class NoAutomaticRecovery final : public rocksdb::EventListener {
   }
 };
 
+// The base and last-seen families: the ledger retention rewrites the same token records step
+// after step, so a record is updated in its memory-table entry where it fits (it nearly always
+// does: a count that grows keeps its varint's length) rather than added again beside it.
+void ExpiryFamilyOptions(rocksdb::ColumnFamilyOptions& options) {
+  options.inplace_update_support = true;
+}
+
 }  // namespace
 
 std::expected<std::unique_ptr<RocksdbDatabase>, rocksdb::Status> RocksdbDatabase::Open(
@@ -38,6 +45,11 @@ std::expected<std::unique_ptr<RocksdbDatabase>, rocksdb::Status> RocksdbDatabase
   options.create_if_missing = mode == Mode::kReadWrite;
   options.create_missing_column_families = mode == Mode::kReadWrite;
   options.IncreaseParallelism(2);
+  // A write-ahead log file goes only once every family with writes in it has flushed them. A family
+  // written seldom (the ledger retention's, the meta records) would keep every log since its last
+  // flush: past this total, RocksDB flushes the families that hold the oldest log (bench/expiry
+  // measured the logs growing to most of the folder without it).
+  options.max_total_wal_size = std::uint64_t{128} << 20;
   // One thread writes (the training writer), so concurrent memtable inserts buy nothing; and
   // the tokens family's vector memtable below does not support them.
   options.allow_concurrent_memtable_write = false;
@@ -87,6 +99,7 @@ std::expected<std::unique_ptr<RocksdbDatabase>, rocksdb::Status> RocksdbDatabase
       // flush or scan instead).
       family_options.memtable_factory = std::make_shared<rocksdb::VectorRepFactory>();
     }
+    if (name == kBaseFamily || name == kSeenFamily) ExpiryFamilyOptions(family_options);
     descriptors.emplace_back(name, family_options);
   }
 
@@ -113,8 +126,9 @@ std::expected<void, rocksdb::Status> RocksdbDatabase::CreateFamily(FamilyIndex i
   if (handles_[index] != nullptr) return {};
   rocksdb::ColumnFamilyHandle* handle = nullptr;
   const char* name = index == kUsers ? kUsersFamily : index == kBase ? kBaseFamily : kSeenFamily;
-  const rocksdb::Status status =
-      db_->CreateColumnFamily(rocksdb::ColumnFamilyOptions(), name, &handle);
+  rocksdb::ColumnFamilyOptions options;
+  if (index != kUsers) ExpiryFamilyOptions(options);
+  const rocksdb::Status status = db_->CreateColumnFamily(options, name, &handle);
   if (!status.ok()) return std::unexpected(status);
   handles_[index] = handle;
   return {};

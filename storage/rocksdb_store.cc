@@ -210,7 +210,7 @@ std::expected<BatchResults, Error> RocksdbStore::ApplyBatch(std::span<const mode
 
 std::expected<BatchResults, Error> RocksdbStore::ApplyBatchLocked(
     std::span<const model::Delta> deltas,
-    const std::function<void(const RocksdbDatabase&, rocksdb::WriteBatch&)>& extra) {
+    const std::function<void(const RocksdbDatabase&, rocksdb::WriteBatch&)>& extra, bool sync) {
   // After a failed write RocksDB must not be sent another one until the database is reopened.
   if (!writable_.load()) return std::unexpected(StoppedError());
   if (std::any_of(deltas.begin(), deltas.end(),
@@ -256,7 +256,7 @@ std::expected<BatchResults, Error> RocksdbStore::ApplyBatchLocked(
   const std::string* stream_position = EncodeTrainingBatch(resolved, deltas, results, sink);
   if (extra) extra(*database_, batch);
   rocksdb::WriteOptions write_options;
-  write_options.sync = true;
+  write_options.sync = sync;
   const rocksdb::Status status = database_->db().Write(write_options, &batch);
   if (!status.ok()) {
     if (!FaultOf(status)) return RocksdbError("writing a training change", status);

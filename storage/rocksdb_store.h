@@ -109,11 +109,13 @@ class RocksdbStore final : public Store {
       std::string_view user, std::string_view stream_position = "") override;
   [[nodiscard]] UserLayerFigures UserFigures() const override;
   [[nodiscard]] std::expected<void, Error> Export(ModelVisitor& visitor) const override;
-  [[nodiscard]] std::expected<RetireStep, Error> RetireLedger(
-      std::int64_t learned_before, std::size_t max_records,
-      std::string_view stream_position = "") override;
+  [[nodiscard]] std::expected<RetireStep, Error> RetireLedger(std::int64_t learned_before,
+                                                              std::size_t max_records,
+                                                              std::string_view stream_position = "",
+                                                              std::string_view from = "") override;
   [[nodiscard]] std::expected<TokenExpiryStep, Error> ExpireTokens(
       const TokenExpiryRule& rule, TokenHash from, std::size_t max_examined,
+      std::optional<TokenHash> until = std::nullopt,
       std::string_view stream_position = "") override;
   [[nodiscard]] std::expected<ExpiryCandidates, Error> FindExpiryCandidates(
       const TokenExpiryRule& rule) const override;
@@ -131,16 +133,20 @@ class RocksdbStore final : public Store {
                model::ModelStats stats, const RocksdbStoreOptions& options);
   [[nodiscard]] std::expected<void, Error> LoadTokens();
   // ApplyBatch's work. REQUIRES: write_mutex_ held. `extra`, when set, adds its own records to
-  // the batch (the token expiry's deletions of base and last-seen records).
+  // the batch (the token expiry's deletions of base and last-seen records). `sync`: whether the
+  // write waits for the disk (a model expiry step need not: it is redone after a crash that loses
+  // it).
   [[nodiscard]] std::expected<BatchResults, Error> ApplyBatchLocked(
       std::span<const model::Delta> deltas,
-      const std::function<void(const RocksdbDatabase&, rocksdb::WriteBatch&)>& extra = {});
+      const std::function<void(const RocksdbDatabase&, rocksdb::WriteBatch&)>& extra = {},
+      bool sync = true);
   // REQUIRES: database_mutex_ held (shared). Calls `each(hash, seen)` for every token `rule`
   // selects but for its seen_before (`seen`: its last-seen time), from token `from` on in key
-  // order, through at most `max_examined` base records (0: all); returns the hash to go on from,
-  // nullopt at the end. `each` returns false to stop there.
+  // order and before `until`, through at most `max_examined` base records (0: all); returns the
+  // hash to go on from, nullopt at the end. `each` returns false to stop there.
   [[nodiscard]] std::expected<std::optional<TokenHash>, Error> ScanExpiryCandidates(
       const TokenExpiryRule& rule, TokenHash from, std::size_t max_examined,
+      std::optional<TokenHash> until,
       const std::function<bool(TokenHash, const TokenCounts&, std::int64_t)>& each,
       std::uint64_t* examined) const;
   // Reads the calibration record, or rebuilds it from the ledger (and stores it, when

@@ -45,6 +45,7 @@ double WeightOf(const TokenCounts& counts, const model::ModelStats& stats, doubl
 
 std::expected<std::optional<TokenHash>, Error> RocksdbStore::ScanExpiryCandidates(
     const TokenExpiryRule& rule, TokenHash from, std::size_t max_examined,
+    std::optional<TokenHash> until,
     const std::function<bool(TokenHash, const TokenCounts&, std::int64_t)>& each,
     std::uint64_t* examined) const {
   if (!database_) return std::unexpected(StoppedError());
@@ -61,6 +62,7 @@ std::expected<std::optional<TokenHash>, Error> RocksdbStore::ScanExpiryCandidate
   for (it->Seek(EncodeTokenKey(from)); it->Valid(); it->Next()) {
     auto hash = DecodeTokenKey(std::string_view(it->key().data(), it->key().size()));
     if (!hash) return std::unexpected(hash.error());
+    if (until && *hash >= *until) return std::nullopt;
     if (max_examined != 0 && looked == max_examined) return *hash;
     ++looked;
     if (examined != nullptr) ++*examined;
@@ -94,6 +96,7 @@ std::expected<std::optional<TokenHash>, Error> RocksdbStore::ScanExpiryCandidate
       if (!it->Valid()) break;
       auto next = DecodeTokenKey(std::string_view(it->key().data(), it->key().size()));
       if (!next) return std::unexpected(next.error());
+      if (until && *next >= *until) return std::nullopt;
       return *next;
     }
   }
@@ -104,6 +107,7 @@ std::expected<std::optional<TokenHash>, Error> RocksdbStore::ScanExpiryCandidate
 std::expected<TokenExpiryStep, Error> RocksdbStore::ExpireTokens(const TokenExpiryRule& rule,
                                                                  TokenHash from,
                                                                  std::size_t max_examined,
+                                                                 std::optional<TokenHash> until,
                                                                  std::string_view stream_position) {
   std::lock_guard write_lock(write_mutex_);
   if (!writable_.load()) return std::unexpected(StoppedError());
@@ -113,7 +117,7 @@ std::expected<TokenExpiryStep, Error> RocksdbStore::ExpireTokens(const TokenExpi
   {
     std::shared_lock database_lock(database_mutex_);
     auto next = ScanExpiryCandidates(
-        rule, from, max_examined,
+        rule, from, max_examined, until,
         [&](TokenHash hash, const TokenCounts& counts, std::int64_t last_seen) {
           if (last_seen >= rule.seen_before) return true;
           dropped.push_back(hash);
@@ -131,14 +135,16 @@ std::expected<TokenExpiryStep, Error> RocksdbStore::ExpireTokens(const TokenExpi
   if (dropped.empty() && stream_position.empty()) return step;
   delta.stream_position = std::string(stream_position);
   const std::array<model::Delta, 1> deltas = {std::move(delta)};
-  auto applied =
-      ApplyBatchLocked(deltas, [&](const RocksdbDatabase& database, rocksdb::WriteBatch& batch) {
+  auto applied = ApplyBatchLocked(
+      deltas,
+      [&](const RocksdbDatabase& database, rocksdb::WriteBatch& batch) {
         for (const TokenHash hash : dropped) {
           const std::string key = EncodeTokenKey(hash);
           batch.Delete(database.family(kBase), key);
           if (database.family(kSeen) != nullptr) batch.Delete(database.family(kSeen), key);
         }
-      });
+      },
+      /*sync=*/false);
   if (!applied) return std::unexpected(applied.error());
   if (!applied->front()) return std::unexpected(applied->front().error());
   step.dropped = dropped.size();
@@ -150,7 +156,7 @@ std::expected<ExpiryCandidates, Error> RocksdbStore::FindExpiryCandidates(
   ExpiryCandidates candidates;
   std::shared_lock database_lock(database_mutex_);
   auto scanned = ScanExpiryCandidates(
-      rule, 0, 0,
+      rule, 0, 0, std::nullopt,
       [&](TokenHash, const TokenCounts&, std::int64_t last_seen) {
         ++candidates[last_seen / kSecondsPerDay];
         return true;

@@ -44,7 +44,8 @@ auto ReadRecord(rocksdb::DB& db, rocksdb::ColumnFamilyHandle* family, const std:
 
 std::expected<RetireStep, Error> RocksdbStore::RetireLedger(std::int64_t learned_before,
                                                             std::size_t max_records,
-                                                            std::string_view stream_position) {
+                                                            std::string_view stream_position,
+                                                            std::string_view from) {
   std::lock_guard write_lock(write_mutex_);
   if (!writable_.load()) return std::unexpected(StoppedError());
   RetireStep step;
@@ -60,7 +61,8 @@ std::expected<RetireStep, Error> RocksdbStore::RetireLedger(std::int64_t learned
     if (!database_) return std::unexpected(StoppedError());
     std::unique_ptr<rocksdb::Iterator> it(
         database_->db().NewIterator(rocksdb::ReadOptions(), database_->family(kSources)));
-    for (it->SeekToFirst(); it->Valid();) {
+    // From `from`: the keys before it, retired by the steps before, are tombstones to skip.
+    for (it->Seek(rocksdb::Slice(from.data(), from.size())); it->Valid();) {
       const std::string_view key(it->key().data(), it->key().size());
       auto decoded = DecodeSourceKey(key);
       if (!decoded) return std::unexpected(decoded.error());
@@ -68,8 +70,9 @@ std::expected<RetireStep, Error> RocksdbStore::RetireLedger(std::int64_t learned
         it->Seek(NextSourceKey(decoded->source));  // This source has none older.
         continue;
       }
-      if (candidates.size() == max_records) {
+      if (max_records != 0 && candidates.size() == max_records) {
         step.more = true;
+        step.next = std::string(key);
         break;
       }
       candidates.push_back({std::string(key), std::move(decoded->id)});
@@ -136,20 +139,42 @@ std::expected<RetireStep, Error> RocksdbStore::RetireLedger(std::int64_t learned
     batch.Put(database_->family(kLedger), candidate.id, EncodeLedgerEntry(entry));
     ++step.retired;
   }
+  // The tokens' base counts and last-seen times, read in two batched lookups (keys in order).
+  std::vector<std::string> keys;
+  keys.reserve(added.size());
+  for (const auto& [hash, counts] : added) keys.push_back(EncodeTokenKey(hash));
+  std::vector<rocksdb::Slice> slices(keys.begin(), keys.end());
+  std::vector<rocksdb::PinnableSlice> bases(keys.size());
+  std::vector<rocksdb::PinnableSlice> lasts(keys.size());
+  std::vector<rocksdb::Status> base_statuses(keys.size());
+  std::vector<rocksdb::Status> last_statuses(keys.size());
+  db.MultiGet(rocksdb::ReadOptions(), database_->family(kBase), keys.size(), slices.data(),
+              bases.data(), base_statuses.data(), /*sorted_input=*/true);
+  db.MultiGet(rocksdb::ReadOptions(), database_->family(kSeen), keys.size(), slices.data(),
+              lasts.data(), last_statuses.data(), /*sorted_input=*/true);
+  std::size_t i = 0;
   for (const auto& [hash, counts] : added) {
-    const std::string key = EncodeTokenKey(hash);
-    auto base = ReadRecord(
-        db, database_->family(kBase), key, [](std::string_view v) { return DecodeTokenCounts(v); },
-        "reading the base counts");
-    if (!base) return std::unexpected(base.error());
-    base->resize(std::max(base->size(), counts.size()), 0);
-    for (std::size_t c = 0; c < counts.size(); ++c) (*base)[c] += counts[c];
-    batch.Put(database_->family(kBase), key, EncodeTokenCounts(*base));
-    auto last = ReadRecord(
-        db, database_->family(kSeen), key, [](std::string_view v) { return DecodeLastSeen(v); },
-        "reading the last-seen times");
-    if (!last) return std::unexpected(last.error());
-    batch.Put(database_->family(kSeen), key, EncodeLastSeen(std::max(*last, seen[hash])));
+    TokenCounts base;
+    if (!base_statuses[i].IsNotFound()) {
+      if (!base_statuses[i].ok()) return RocksdbError("reading the base counts", base_statuses[i]);
+      auto decoded = DecodeTokenCounts(std::string_view(bases[i].data(), bases[i].size()));
+      if (!decoded) return std::unexpected(decoded.error());
+      base = std::move(*decoded);
+    }
+    base.resize(std::max(base.size(), counts.size()), 0);
+    for (std::size_t c = 0; c < counts.size(); ++c) base[c] += counts[c];
+    batch.Put(database_->family(kBase), keys[i], EncodeTokenCounts(base));
+    std::int64_t last = 0;
+    if (!last_statuses[i].IsNotFound()) {
+      if (!last_statuses[i].ok()) {
+        return RocksdbError("reading the last-seen times", last_statuses[i]);
+      }
+      auto decoded = DecodeLastSeen(std::string_view(lasts[i].data(), lasts[i].size()));
+      if (!decoded) return std::unexpected(decoded.error());
+      last = *decoded;
+    }
+    batch.Put(database_->family(kSeen), keys[i], EncodeLastSeen(std::max(last, seen[hash])));
+    ++i;
   }
   if (step.retired > 0) {
     while (!base_documents->empty() && base_documents->back() == 0) base_documents->pop_back();
@@ -160,7 +185,10 @@ std::expected<RetireStep, Error> RocksdbStore::RetireLedger(std::int64_t learned
               rocksdb::Slice(stream_position.data(), stream_position.size()));
   }
   rocksdb::WriteOptions write_options;
-  write_options.sync = true;
+  // Not synced: a step lost in a crash leaves the model as it was before it (the batch is
+  // atomic), and the next pass (or, in cluster mode, the stream entry read again) does it again.
+  // Any later synced write makes it durable. Syncing each step would double its time.
+  write_options.sync = false;
   const rocksdb::Status status = db.Write(write_options, &batch);
   if (!status.ok()) {
     if (!FaultOf(status)) return RocksdbError("retiring ledger records", status);

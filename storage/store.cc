@@ -48,13 +48,15 @@ std::expected<void, Error> Store::DeleteUser(std::string_view /*user*/,
 
 std::expected<RetireStep, Error> Store::RetireLedger(std::int64_t /*learned_before*/,
                                                      std::size_t /*max_records*/,
-                                                     std::string_view /*stream_position*/) {
+                                                     std::string_view /*stream_position*/,
+                                                     std::string_view /*from*/) {
   return MakeError(ErrorCode::kFailedPrecondition, "this store keeps no ledger retention");
 }
 
 std::expected<TokenExpiryStep, Error> Store::ExpireTokens(const TokenExpiryRule& /*rule*/,
                                                           TokenHash /*from*/,
                                                           std::size_t /*max_examined*/,
+                                                          std::optional<TokenHash> /*until*/,
                                                           std::string_view /*stream_position*/) {
   return MakeError(ErrorCode::kFailedPrecondition, "this store keeps no token expiry");
 }

@@ -75,7 +75,8 @@ struct UserLayerFigures {
 // What one step of the ledger retention did (Store::RetireLedger).
 struct RetireStep {
   std::uint64_t retired = 0;  // Records this step retired.
-  bool more = false;          // Records learned before the horizon are left: step again.
+  bool more = false;          // Records learned before the horizon are left: step again,
+  std::string next;           // from this source index key on.
 };
 
 // Which tokens the token expiry drops (Store::ExpireTokens; docs/STORAGE.md "Token expiry").
@@ -239,27 +240,30 @@ class Store {
   // an I/O failure; the visitor's (which stop it).
   [[nodiscard]] virtual std::expected<void, Error> Export(ModelVisitor& visitor) const;
 
-  // Ledger retention (docs/STORAGE.md "Ledger retention"): retires at most `max_records` of the
-  // global ledger's records learned before `learned_before` (Unix seconds), taken source by
-  // source in byte order and oldest first within a source. A retired record's token counts and
-  // document move to the base counts, its source index entry goes, and it keeps only its label,
-  // origin and held-out score (model::LedgerEntry::retired). No count, stats, |V| or
-  // calibration changes, so neither does a score. One atomic, durable write (with
-  // `stream_position` when not empty); the same state and arguments retire the same records on
-  // every daemon. Serialised as ApplyBatch. Errors: kFailedPrecondition for a backend without
-  // it; as ApplyBatch's whole-batch errors; kDataLoss for a corrupt record.
+  // Ledger retention (docs/STORAGE.md "Ledger retention"): retires at most `max_records` (0: no
+  // limit) of the global ledger's records learned before `learned_before` (Unix seconds), taken
+  // source by source in byte order and oldest first within a source. A retired record's token
+  // counts and document move to the base counts, its source index entry goes, and it keeps only its
+  // label, origin and held-out score (model::LedgerEntry::retired). No count, stats, |V| or
+  // calibration changes, so neither does a score. One atomic, durable write (with `stream_position`
+  // when not empty); the same state and arguments retire the same records on every daemon.
+  // Serialised as ApplyBatch. Errors: kFailedPrecondition for a backend without it; as ApplyBatch's
+  // whole-batch errors; kDataLoss for a corrupt record.
+  // `from`: the source index key to start at (a step's `next`; "": the first).
   [[nodiscard]] virtual std::expected<RetireStep, Error> RetireLedger(
-      std::int64_t learned_before, std::size_t max_records, std::string_view stream_position = "");
+      std::int64_t learned_before, std::size_t max_records, std::string_view stream_position = "",
+      std::string_view from = "");
 
-  // Token expiry (docs/STORAGE.md "Token expiry"): looks at up to `max_examined` tokens with
-  // base counts, from token `from` on in key order, and drops each that `rule` selects: its token
-  // record, base counts and last-seen record go, n_c and |V| shrink by what it had, in one atomic,
-  // durable write (with `stream_position` when not empty) that Read sees at once. No ledger record
-  // holds a dropped token, so every forget stays exact. The same state and arguments drop the
-  // same tokens. Serialised as ApplyBatch. Errors: as RetireLedger.
+  // Token expiry (docs/STORAGE.md "Token expiry"): looks at up to `max_examined` tokens with base
+  // counts (0: no limit), from token `from` on in key order and before token `until` (when given),
+  // and drops each that `rule` selects: its token record, base counts and last-seen record go, n_c
+  // and |V| shrink by what it had, in one atomic, durable write (with `stream_position` when not
+  // empty) that Read sees at once. No ledger record holds a dropped token, so every forget stays
+  // exact. The same state and arguments drop the same tokens. Serialised as ApplyBatch. Errors: as
+  // RetireLedger.
   [[nodiscard]] virtual std::expected<TokenExpiryStep, Error> ExpireTokens(
       const TokenExpiryRule& rule, TokenHash from, std::size_t max_examined,
-      std::string_view stream_position = "");
+      std::optional<TokenHash> until = std::nullopt, std::string_view stream_position = "");
 
   // The tokens `rule` would drop if seen_before were unbounded, by the day they were last seen:
   // what a size cap chooses its horizon from. Reads one snapshot; thread-safe. Errors: as

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <ctime>
 #include <exception>
 #include <latch>
 #include <map>
@@ -593,6 +594,88 @@ TEST(ClusterTest, ADaemonWhoseModelEndsBeforeTheTrimmedPartRefusesToStart) {
   EXPECT_NE(train.body().find("\"unavailable\""), std::string::npos) << train.body();
   EXPECT_EQ(client.Send(http::verb::get, "/healthz").result(), http::status::ok);
   EXPECT_EQ(daemon.Terminate(), 0) << daemon.Log();
+}
+
+}  // namespace
+}  // namespace nbspamd::testing
+
+namespace nbspamd::testing {
+namespace {
+
+// The model expiry through the training stream (docs/STORAGE.md "Ledger retention" and "Token
+// expiry"): a retire sent to one daemon and an expire sent to another leave every daemon's model
+// byte for byte alike (their dumps are equal), and a retired message cannot be forgotten on any.
+TEST(ClusterTest, TheModelExpiryLeavesEveryDaemonByteForByteAlike) {
+  TempDir dir;
+  auto redis = RedisProcess::Start(dir.path().string(), FreeLoopbackPort());
+  ASSERT_TRUE(redis.has_value()) << redis.error();
+  std::vector<DaemonProcess> daemons;
+  for (const char* name : {"a", "b", "c"}) {
+    daemons.push_back(Start(ClusterArgs(dir.Join(name), 0, redis->port(), name,
+                                        dir.Join(std::string("backups-") + name))));
+  }
+  std::vector<unsigned short> ports;
+  for (const DaemonProcess& daemon : daemons) ports.push_back(daemon.port());
+  const auto post = [](unsigned short port, const std::string& target,
+                       const std::string& body = "") {
+    HttpClient client(port);
+    return client.Send(http::verb::post, target, body);
+  };
+  const std::vector<std::string> spam = {"cheap pills now",  "win a prize now", "cheap watches",
+                                         "free money click", "pills and prize", "click to win"};
+  const std::vector<std::string> ham = {"lunch on friday", "the meeting notes",
+                                        "project agenda",  "team lunch notes",
+                                        "friday agenda",   "notes of the team"};
+  for (std::size_t i = 0; i < spam.size(); ++i) {
+    const std::string n = std::to_string(i);
+    ASSERT_EQ(post(ports[i % 3], "/train?label=spam&id=s" + n, spam[i]).result(), http::status::ok);
+    ASSERT_EQ(post(ports[(i + 1) % 3], "/train?label=ham&id=h" + n, ham[i]).result(),
+              http::status::ok);
+  }
+  double seconds = 0;
+  ASSERT_TRUE(WaitForConvergence(redis->port(), ports, &seconds));
+  const auto stats = [](unsigned short port) {
+    HttpClient client(port);
+    return client.Send(http::verb::get, "/stats").body();
+  };
+  const std::int64_t vocabulary = json::parse(stats(ports[0])).at("vocabulary").as_int64();
+
+  const std::string before = std::to_string(std::time(nullptr) + 60);
+  const auto retired = post(ports[0], "/admin/retire?before=" + before);
+  ASSERT_EQ(retired.result(), http::status::ok) << retired.body();
+  EXPECT_TRUE(json::parse(retired.body()).at("queued").as_bool()) << retired.body();
+  ASSERT_TRUE(WaitForConvergence(redis->port(), ports, &seconds));
+  const auto expired = post(ports[1], "/admin/expire?max_count=1&before=" + before);
+  ASSERT_EQ(expired.result(), http::status::ok) << expired.body();
+  ASSERT_TRUE(WaitForConvergence(redis->port(), ports, &seconds));
+
+  const std::string first_stats = stats(ports[0]);
+  const std::int64_t after = json::parse(first_stats).at("vocabulary").as_int64();
+  EXPECT_LT(after, vocabulary);  // Words seen once went,
+  EXPECT_GT(after, 0);           // the others stayed.
+  std::string first_dump;
+  for (std::size_t d = 0; d < daemons.size(); ++d) {
+    SCOPED_TRACE("daemon " + std::to_string(d));
+    EXPECT_EQ(stats(ports[d]), first_stats);
+    HttpClient client(ports[d]);
+    const auto dump = client.Send(http::verb::get, "/admin/dump");
+    ASSERT_EQ(dump.result(), http::status::ok) << dump.body();
+    if (d == 0) first_dump = dump.body();
+    EXPECT_EQ(dump.body(), first_dump) << "the dumps differ";
+    const std::string metrics = client.Send(http::verb::get, "/metrics").body();
+    EXPECT_NE(metrics.find("\nnbspamd_ledger_retired_total 12\n"), std::string::npos);
+    EXPECT_NE(metrics.find("\nnbspamd_expiry_tokens_dropped_total " +
+                           std::to_string(vocabulary - after) + "\n"),
+              std::string::npos);
+  }
+  EXPECT_NE(first_dump.find("\nlayer global\n"), std::string::npos) << first_dump.substr(0, 300);
+  const auto forget = post(ports[2], "/forget?id=s0");
+  EXPECT_EQ(forget.result(), http::status::gone) << forget.body();
+  for (DaemonProcess& daemon : daemons) EXPECT_EQ(daemon.Terminate(), 0) << daemon.Log();
+  for (const char* name : {"a", "b", "c"}) {
+    const ProcessExit check = RunToExit({"check", "--data-dir", dir.Join(name)});
+    EXPECT_EQ(check.status, 0) << name << ": " << check.output;
+  }
 }
 
 }  // namespace
