@@ -113,6 +113,8 @@ def main():
             'policy': name, 'db_mib': int(last['db_bytes']) / 2**20,
             'db_peak_mib': max(int(r['db_bytes']) for r in rows) / 2**20,
             'compacted_mib': compacted[0] / 2**20,
+            'sst_mib': int(last['sst_bytes']) / 2**20, 'wal_mib': int(last['wal_bytes']) / 2**20,
+            'wal_peak_mib': max(int(r['wal_bytes']) for r in rows) / 2**20,
             'rss_mib': int(last['rss_bytes']) / 2**20,
             'rss_peak_mib': max(int(r['rss_bytes']) for r in rows) / 2**20,
             'vocabulary': int(last['vocabulary']), 'vocabulary_peak': max(int(r['vocabulary']) for r in rows),
@@ -137,6 +139,13 @@ def main():
               f"{s['rss_peak_mib']:.0f} | {s['vocabulary']:,} / {s['vocabulary_peak']:,} | "
               f"{s['ledger_live']:,} | {s['retired']:,} | {s['dropped']:,} | {s['pass_ms_max']:.0f} | "
               f"{s['month_auc']:.4f} | {s['month_fnr']:.2f} | {s['year_auc']:.4f} | {s['year_fnr']:.2f} |")
+    print('\nwhat the folder holds at the end: table files, write-ahead logs (MiB; the logs go only once '
+          'every column family flushed what they hold)\n')
+    print('| policy | folder | table files | write-ahead logs (end / peak) | fully compacted |')
+    print('|' + '---|' * 5)
+    for s in summary:
+        print(f"| {s['policy']} | {s['db_mib']:.1f} | {s['sst_mib']:.1f} | {s['wal_mib']:.1f} / "
+              f"{s['wal_peak_mib']:.1f} | {s['compacted_mib']:.1f} |")
     base = next((s for s in summary if s['policy'] == 'unbounded'), None)
     if base:
         ratio = lambda a, b: f'{a / b:.3f}' if b else ('1.000' if a == b else 'inf')
@@ -150,8 +159,10 @@ def main():
     if args.svg:
         mib = {n: [(int(r['day']) + 1, int(r['db_bytes']) / 2**20) for r in rows] for n, rows in series.items()}
         vocab = {n: [(int(r['day']) + 1, int(r['vocabulary']) / 1000) for r in rows] for n, rows in series.items()}
+        sst = {n: [(int(r['day']) + 1, int(r['sst_bytes']) / 2**20) for r in rows] for n, rows in series.items()}
         svg_plot.draw(args.svg, f'A year of mail in simulated time: {tag}, {len(messages):,} messages',
-                      'simulated day', [('RocksDB folder, MiB', mib), ('distinct tokens |V|, thousands', vocab)])
+                      'simulated day', [('RocksDB folder, MiB', mib), ('of which table files, MiB', sst),
+                                        ('distinct tokens |V|, thousands', vocab)])
         print(f'\nplot: {args.svg}', file=sys.stderr)
 
 

@@ -14,8 +14,11 @@
 // and token_cap (docs/CONFIG.md); all zero (the default) is the unbounded model, never swept.
 //
 // Prints a CSV row at the end of each simulated day, after its pass:
-//   day,policy,messages,db_bytes,rss_bytes,vocabulary,ledger_live,retired,dropped,pass_ms,cap_met
-// (messages learned so far; db_bytes the files below DIR; rss_bytes this process's resident set;
+//   day,policy,messages,db_bytes,sst_bytes,wal_bytes,memtable_bytes,rss_bytes,vocabulary,
+//   ledger_live,retired,dropped,pass_ms,cap_met
+// (messages learned so far; db_bytes the files below DIR, of which sst_bytes are table files and
+// wal_bytes write-ahead logs; memtable_bytes the data not flushed to tables yet, all three
+// RocksDB's own figures as /metrics has them; rss_bytes this process's resident set;
 // vocabulary |V|; ledger_live the ledger records not retired; retired and dropped the expiry's
 // totals; pass_ms the day's pass). --scores writes one line per message:
 //   day,spam,score,verdict     (score empty when there was none, e.g. before both classes)
@@ -141,8 +144,8 @@ class Replay {
       std::fputs("day,spam,score,verdict\n", scores);
     }
     std::printf(
-        "day,policy,messages,db_bytes,rss_bytes,vocabulary,ledger_live,retired,dropped,pass_ms,"
-        "cap_met\n");
+        "day,policy,messages,db_bytes,sst_bytes,wal_bytes,memtable_bytes,rss_bytes,vocabulary,"
+        "ledger_live,retired,dropped,pass_ms,cap_met\n");
 
     const auto count = static_cast<std::int64_t>(entries->size());
     const std::int64_t span = args_.days * kDay;
@@ -213,10 +216,16 @@ class Replay {
     auto bytes = FolderBytes(args_.dir);
     if (!bytes) return std::unexpected(bytes.error());
     const core::ExpiryFigures expiry = filter.Expiry();
-    std::printf("%lld,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.1f,%d\n", static_cast<long long>(day),
-                args_.policy.c_str(), static_cast<unsigned long long>(learned_),
-                static_cast<unsigned long long>(*bytes),
-                static_cast<unsigned long long>(ResidentBytes()),
+    double sst = 0, wal = 0, memtables = 0;  // What the folder's bytes are made of.
+    for (const storage::StorageProperty& property : filter.StorageProperties()) {
+      if (property.name == "nbspamd_storage_sst_bytes") sst = property.value;
+      if (property.name == "nbspamd_storage_wal_bytes") wal = property.value;
+      if (property.name == "nbspamd_storage_memtable_bytes") memtables = property.value;
+    }
+    std::printf("%lld,%s,%llu,%llu,%.0f,%.0f,%.0f,%llu,%llu,%llu,%llu,%llu,%.1f,%d\n",
+                static_cast<long long>(day), args_.policy.c_str(),
+                static_cast<unsigned long long>(learned_), static_cast<unsigned long long>(*bytes),
+                sst, wal, memtables, static_cast<unsigned long long>(ResidentBytes()),
                 static_cast<unsigned long long>(filter.Stats()->vocabulary_size),
                 static_cast<unsigned long long>(learned_ - expiry.retired_records),
                 static_cast<unsigned long long>(expiry.retired_records),
