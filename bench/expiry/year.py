@@ -6,7 +6,8 @@
 # and draws db size and |V| over the year into an SVG. Also the folder's size once fully compacted
 # at the end (compacted_db_bytes of the tool's log): the live data alone.
 #   bench/expiry/run [--corpus trec07p-early[,spamassassin,...]] [--days 365]
-#       [--policies unbounded,r90,...] [--cap N] [--out DIR] [--svg FILE] [--bin BINARY]
+#       [--policies unbounded,r90,...] [--cap N] [--out DIR] [--svg FILE] [--plot-only]
+#       [--bin BINARY]
 import argparse
 import csv
 import os
@@ -55,6 +56,17 @@ def accuracy(scores_path, first_day):
     return metrics.evaluate(results)
 
 
+def plot(args, tag, count, series):
+    """db size, its table files and |V| over the year, one line per policy, into args.svg."""
+    mib = {n: [(int(r['day']) + 1, int(r['db_bytes']) / 2**20) for r in rows] for n, rows in series.items()}
+    vocab = {n: [(int(r['day']) + 1, int(r['vocabulary']) / 1000) for r in rows] for n, rows in series.items()}
+    sst = {n: [(int(r['day']) + 1, int(r['sst_bytes']) / 2**20) for r in rows] for n, rows in series.items()}
+    svg_plot.draw(args.svg, f'A year of mail in simulated time: {tag}, {count:,} messages',
+                  'simulated day', [('RocksDB folder, MiB', mib), ('of which table files, MiB', sst),
+                                    ('distinct tokens |V|, thousands', vocab)])
+    print(f'\nplot: {args.svg}', file=sys.stderr)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument('--corpus', default='trec07p-early')
@@ -64,6 +76,8 @@ def main():
     parser.add_argument('--limit', type=int, default=0, help='the first N messages only (a trial)')
     parser.add_argument('--out', default=os.path.join(HERE, 'results'))
     parser.add_argument('--svg', default='')
+    parser.add_argument('--plot-only', action='store_true',
+                        help="draw --svg from the policies' CSVs already in --out, running nothing")
     parser.add_argument('--bin', default=os.path.join(os.path.dirname(os.path.dirname(HERE)),
                                                       'build', 'release', 'bench', 'expiry_year_of_mail'))
     parser.add_argument('--spamassassin-corpus', default=os.path.join(HERE, '..', 'accuracy', 'corpus'))
@@ -88,6 +102,12 @@ def main():
           f'simulated days, {len(messages) / args.days:.0f} a day', file=sys.stderr)
 
     series, summary = {}, []
+    if args.plot_only:
+        for name in chosen:
+            with open(os.path.join(out, f'{name}.csv')) as f:
+                series[name] = list(csv.DictReader(f))
+        plot(args, tag, len(messages), series)
+        return
     for name in chosen:
         work = tempfile.mkdtemp(prefix='nbspamd-year-')
         try:
@@ -157,13 +177,7 @@ def main():
                   f"{ratio(s['month_fnr'], base['month_fnr'])} | {ratio(s['year_auc'], base['year_auc'])} | "
                   f"{ratio(s['year_fnr'], base['year_fnr'])} |")
     if args.svg:
-        mib = {n: [(int(r['day']) + 1, int(r['db_bytes']) / 2**20) for r in rows] for n, rows in series.items()}
-        vocab = {n: [(int(r['day']) + 1, int(r['vocabulary']) / 1000) for r in rows] for n, rows in series.items()}
-        sst = {n: [(int(r['day']) + 1, int(r['sst_bytes']) / 2**20) for r in rows] for n, rows in series.items()}
-        svg_plot.draw(args.svg, f'A year of mail in simulated time: {tag}, {len(messages):,} messages',
-                      'simulated day', [('RocksDB folder, MiB', mib), ('of which table files, MiB', sst),
-                                        ('distinct tokens |V|, thousands', vocab)])
-        print(f'\nplot: {args.svg}', file=sys.stderr)
+        plot(args, tag, len(messages), series)
 
 
 if __name__ == '__main__':
