@@ -31,6 +31,9 @@ class NoAutomaticRecovery final : public rocksdb::EventListener {
 // does: a count that grows keeps its varint's length) rather than added again beside it.
 void ExpiryFamilyOptions(rocksdb::ColumnFamilyOptions& options) {
   options.inplace_update_support = true;
+  // A small memory table: its skip list is what a retire step's lookups walk, and one of millions
+  // of tokens costs a cache miss a level (bench/expiry_steps_benchmark).
+  options.write_buffer_size = std::size_t{8} << 20;
 }
 
 }  // namespace
