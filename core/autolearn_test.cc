@@ -51,7 +51,7 @@ TEST(AutolearnTest, TheBalanceGuardStopsAClassFarAhead) {
 }
 
 // A MemoryStore whose writes wait at a gate until the test opens it.
-class GatedStore final : public storage::testing::ForwardingStore {
+class GatedAutolearnStore final : public storage::testing::ForwardingStore {
  public:
   std::expected<storage::BatchResults, Error> ApplyBatch(
       std::span<const model::Delta> deltas) override {
@@ -79,7 +79,7 @@ class GatedStore final : public storage::testing::ForwardingStore {
 };
 
 TEST(AutolearnTest, AFullQueueDropsTheLearnAndCountsItWithoutWaiting) {
-  GatedStore store;
+  GatedAutolearnStore store;
   TrainingWriter writer(store);
   Autolearner autolearner({.enabled = true, .queue_limit = 2}, writer, [] { return 5; });
   std::promise<void> first_done;

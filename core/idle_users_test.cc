@@ -10,12 +10,13 @@
 #include <vector>
 
 #include "storage/memory_store.h"
+#include "tests/support/test_time.h"
 
 namespace nbspamd::core {
 namespace {
 
-constexpr std::int64_t kDay = 24 * 3600;
-constexpr std::chrono::hours kNever(24 * 365);  // An interval no test waits for.
+using test_support::kDay;
+using test_support::kNever;
 
 class IdleUserSweepTest : public ::testing::Test {
  protected:

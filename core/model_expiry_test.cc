@@ -11,12 +11,13 @@
 #include "storage/model_check.h"
 #include "storage/rocksdb_store.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/test_time.h"
 
 namespace nbspamd::core {
 namespace {
 
-constexpr std::int64_t kDay = 24 * 3600;
-constexpr std::chrono::hours kNever(24 * 365);  // An interval no test waits for.
+using test_support::kDay;
+using test_support::kNever;
 
 class ModelExpiryTest : public ::testing::Test {
  protected:

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/expect_relative.h"
+
 namespace nbspamd::model {
 namespace {
 
@@ -19,9 +21,7 @@ void ExpectGolden(double actual, double printed) {
   EXPECT_NEAR(actual, printed, std::max(1e-9 * std::fabs(printed), 5e-11));
 }
 
-void ExpectRelative(double actual, double exact) {
-  EXPECT_NEAR(actual, exact, 1e-9 * std::fabs(exact));
-}
+using test_support::ExpectRelative;
 
 // The counts of the six seed documents (4 spam, 2 ham), in a form the classifier reads.
 class SeedModel {

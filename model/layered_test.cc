@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "tests/support/expect_relative.h"
 #include "tests/support/token_bags.h"
 
 namespace nbspamd::model {
@@ -20,9 +21,7 @@ using test_support::BagOfWords;
 
 using Counts = std::map<std::string, std::pair<std::uint64_t, std::uint64_t>>;  // spam, ham.
 
-void ExpectRelative(double actual, double exact) {
-  EXPECT_NEAR(actual, exact, 1e-9 * std::fabs(exact));
-}
+using test_support::ExpectRelative;
 
 Snapshot Read(const TokenBag& bag, const Counts& counts, ModelStats stats) {
   Snapshot snapshot{std::make_shared<const ModelStats>(std::move(stats)), {}};

@@ -16,7 +16,7 @@ namespace {
 
 using test_support::BagOf;
 
-ModelStats TwoClasses() {
+ModelStats SeedClasses() {
   ModelStats stats;
   stats.classes = {{"spam", 4, 13}, {"ham", 2, 6}};
   stats.vocabulary_size = 6;
@@ -51,7 +51,7 @@ TEST(UserLayerTest, UserIdsAreCheckedForStorageKeys) {
 TEST(UserLayerTest, AUserLearnAloneLeavesTheGlobalPartEmpty) {
   Delta delta;
   const LearnStatus status = AddUserLearn(delta, "alice", "m1", "ham", BagOf({{1, 2}, {5, 1}}),
-                                          std::nullopt, TwoClasses(), {"feedback", 100});
+                                          std::nullopt, SeedClasses(), {"feedback", 100});
   EXPECT_EQ(status, LearnStatus::kLearned);
   ASSERT_TRUE(delta.user.has_value());
   Delta global_part = delta;
@@ -70,7 +70,7 @@ TEST(UserLayerTest, AUserLearnAloneLeavesTheGlobalPartEmpty) {
 TEST(UserLayerTest, TheSameLabelAgainIsUnchangedAndAddsNothing) {
   Delta delta;
   const LedgerEntry learned{"spam", {{1, 1}}, {}, std::nullopt};
-  EXPECT_EQ(AddUserLearn(delta, "alice", "m1", "spam", BagOf({{1, 1}}), learned, TwoClasses()),
+  EXPECT_EQ(AddUserLearn(delta, "alice", "m1", "spam", BagOf({{1, 1}}), learned, SeedClasses()),
             LearnStatus::kUnchanged);
   EXPECT_EQ(delta, Delta{});
 }
@@ -78,7 +78,7 @@ TEST(UserLayerTest, TheSameLabelAgainIsUnchangedAndAddsNothing) {
 TEST(UserLayerTest, ARelearnMovesTheUsersCountsOnly) {
   Delta delta;
   const LedgerEntry learned{"spam", {{1, 3}}, {"mx1", 100}, std::nullopt};
-  EXPECT_EQ(AddUserLearn(delta, "alice", "m1", "ham", BagOf({{1, 3}}), learned, TwoClasses(),
+  EXPECT_EQ(AddUserLearn(delta, "alice", "m1", "ham", BagOf({{1, 3}}), learned, SeedClasses(),
                          {"feedback", 200}),
             LearnStatus::kRelearned);
   const UserLayerChange& user = *delta.user;
@@ -90,9 +90,9 @@ TEST(UserLayerTest, ARelearnMovesTheUsersCountsOnly) {
 }
 
 TEST(UserLayerTest, BesideTheGlobalPartANewClassIsCreatedOnce) {
-  LearnPlan plan = PlanLearn("m1", "phishing", BagOf({{4, 1}}), std::nullopt, TwoClasses());
+  LearnPlan plan = PlanLearn("m1", "phishing", BagOf({{4, 1}}), std::nullopt, SeedClasses());
   EXPECT_EQ(AddUserLearn(plan.delta, "alice", "m1", "phishing", BagOf({{4, 1}}), std::nullopt,
-                         TwoClasses()),
+                         SeedClasses()),
             LearnStatus::kLearned);
   EXPECT_EQ(plan.delta.new_classes, (std::vector<std::string>{"phishing"}));
   EXPECT_EQ(plan.delta.token_changes, (std::vector<TokenCountChange>{{4, 2, 1}}));
@@ -102,14 +102,14 @@ TEST(UserLayerTest, BesideTheGlobalPartANewClassIsCreatedOnce) {
   // Alone, the user part creates the class itself.
   Delta alone;
   ASSERT_EQ(
-      AddUserLearn(alone, "bob", "m1", "phishing", BagOf({{4, 1}}), std::nullopt, TwoClasses()),
+      AddUserLearn(alone, "bob", "m1", "phishing", BagOf({{4, 1}}), std::nullopt, SeedClasses()),
       LearnStatus::kLearned);
   EXPECT_EQ(alone.new_classes, (std::vector<std::string>{"phishing"}));
   EXPECT_EQ(alone.user->document_changes, (std::vector<DocumentCountChange>{{2, 1}}));
 }
 
 TEST(UserLayerTest, ForgetUndoesLearnAndRelearnExactly) {
-  const ModelStats stats = TwoClasses();
+  const ModelStats stats = SeedClasses();
   const TokenBag bag = BagOf({{1, 2}, {7, 1}, {9, 4}});
   Delta learn;
   ASSERT_EQ(AddUserLearn(learn, "alice", "m1", "spam", bag, std::nullopt, stats),
@@ -127,7 +127,7 @@ TEST(UserLayerTest, ForgetUndoesLearnAndRelearnExactly) {
 }
 
 TEST(UserLayerTest, ForgetBesideAGlobalForgetKeepsBothParts) {
-  const ModelStats stats = TwoClasses();
+  const ModelStats stats = SeedClasses();
   const LedgerEntry record{"spam", {{1, 2}}, {}, std::nullopt};
   Delta delta = PlanForget("m1", record, stats);
   AddUserForget(delta, "alice", "m1", record, stats);
@@ -141,7 +141,7 @@ TEST(UserLayerTest, LayerStatsTakeTheGlobalClasses) {
   ModelStats layer;
   layer.classes = {{"spam", 1, 5}, {"ham", 2, 7}};
   layer.vocabulary_size = 9;
-  ModelStats global = TwoClasses();
+  ModelStats global = SeedClasses();
   global.classes.push_back({"phishing", 3, 3});
   const ModelStats aligned = AlignLayerStats(layer, global);
   ASSERT_EQ(aligned.classes.size(), 3u);
@@ -153,7 +153,7 @@ TEST(UserLayerTest, LayerStatsTakeTheGlobalClasses) {
 
 TEST(UserLayerTest, AUserWithoutALayerScoresExactlyAsTheGlobalModel) {
   const TokenBag bag = BagOf({{1, 1}, {2, 3}, {3, 1}});
-  Snapshot global{std::make_shared<const ModelStats>(TwoClasses()), {3, 1, 0, 2, 0, 0}};
+  Snapshot global{std::make_shared<const ModelStats>(SeedClasses()), {3, 1, 0, 2, 0, 0}};
   const Snapshot empty = EmptyLayerSnapshot(*global.stats, bag.entries.size());
   EXPECT_EQ(empty.counts.size(), 6u);
   EXPECT_EQ(empty.stats->classes.size(), 2u);

@@ -25,7 +25,8 @@ using test_support::BagOfWords;
 
 using ::testing::HasSubstr;
 
-void Learn(Store& store, const std::string& id, const std::string& label, const std::string& text) {
+void LearnText(Store& store, const std::string& id, const std::string& label,
+               const std::string& text) {
   auto learned = store.FindLearned(id);
   ASSERT_TRUE(learned.has_value());
   const model::LearnPlan plan =
@@ -33,7 +34,7 @@ void Learn(Store& store, const std::string& id, const std::string& label, const 
   ASSERT_TRUE(store.Apply(plan.delta).has_value());
 }
 
-constexpr char kAllWords[] = "send us your password review account";
+constexpr char kCheckWords[] = "send us your password review account";
 
 // Opens the closed model in `path` behind the store's back and calls `change(db, family)` for
 // each of its column families by name.
@@ -67,13 +68,13 @@ class ModelCheckTest : public ::testing::Test {
   void SetUp() override {
     auto store = RocksdbStore::Open(path_);
     ASSERT_TRUE(store.has_value()) << store.error().message;
-    Learn(**store, "d1", "spam", "send us your password");
-    Learn(**store, "d2", "spam", "review us");
-    Learn(**store, "d5", "ham", "password review");
-    Learn(**store, "d6", "ham", "send us your review");
-    Learn(**store, "d6", "spam", "send us your review");  // Relearned: counts moved.
+    LearnText(**store, "d1", "spam", "send us your password");
+    LearnText(**store, "d2", "spam", "review us");
+    LearnText(**store, "d5", "ham", "password review");
+    LearnText(**store, "d6", "ham", "send us your review");
+    LearnText(**store, "d6", "spam", "send us your review");  // Relearned: counts moved.
     stats_ = *(*store)->Stats();
-    snapshot_ = (*store)->Read(BagOfWords(kAllWords).entries);
+    snapshot_ = (*store)->Read(BagOfWords(kCheckWords).entries);
   }
 
   // The model reopened gives exactly the counts and stats of SetUp.
@@ -81,7 +82,7 @@ class ModelCheckTest : public ::testing::Test {
     auto store = RocksdbStore::Open(path_);
     ASSERT_TRUE(store.has_value()) << store.error().message;
     EXPECT_EQ(*(*store)->Stats(), stats_);
-    const model::Snapshot snapshot = (*store)->Read(BagOfWords(kAllWords).entries);
+    const model::Snapshot snapshot = (*store)->Read(BagOfWords(kCheckWords).entries);
     EXPECT_EQ(snapshot.counts, snapshot_.counts);
   }
 
@@ -179,7 +180,7 @@ TEST_F(ModelCheckTest, BaseCountsBalanceTheInvariantsAndARepairKeepsThem) {
     auto store = RocksdbStore::Open(path_);
     ASSERT_TRUE(store.has_value()) << store.error().message;
     merged = *(*store)->Stats();
-    merged_snapshot = (*store)->Read(BagOfWords(kAllWords).entries);
+    merged_snapshot = (*store)->Read(BagOfWords(kCheckWords).entries);
   }
   // A damaged token record and document count: found, and repaired from ledger and base.
   const TokenHash hash = std::hash<std::string>{}("review");
@@ -194,7 +195,7 @@ TEST_F(ModelCheckTest, BaseCountsBalanceTheInvariantsAndARepairKeepsThem) {
   auto store = RocksdbStore::Open(path_);
   ASSERT_TRUE(store.has_value()) << store.error().message;
   EXPECT_EQ(*(*store)->Stats(), merged);
-  EXPECT_EQ((*store)->Read(BagOfWords(kAllWords).entries).counts, merged_snapshot.counts);
+  EXPECT_EQ((*store)->Read(BagOfWords(kCheckWords).entries).counts, merged_snapshot.counts);
   // Forgetting every learned message leaves the base counts and nothing else.
   for (const char* id : {"d1", "d2", "d5", "d6"}) {
     auto learned = (*store)->FindLearned(id);
@@ -336,7 +337,7 @@ TEST_F(ModelCheckTest, ACheckpointTakenWhileTrainingOpensAsTheModelOfThatMoment)
   ASSERT_TRUE(store.has_value());
   const std::string backup = dir_.Join("backups/one");
   ASSERT_TRUE((*store)->Checkpoint(backup).has_value());
-  Learn(**store, "d7", "spam", "send your password");
+  LearnText(**store, "d7", "spam", "send your password");
   auto again = (*store)->Checkpoint(backup);
   ASSERT_FALSE(again.has_value());
   EXPECT_EQ(again.error().code, ErrorCode::kInvalidArgument);
@@ -350,8 +351,8 @@ TEST_F(ModelCheckTest, ACheckpointTakenWhileTrainingOpensAsTheModelOfThatMoment)
 }
 
 // Learns `text` as `label` in `user`'s layer (and in the global model when `global`).
-void UserLearn(Store& store, const std::string& user, const std::string& id,
-               const std::string& label, const std::string& text, bool global = false) {
+void UserLearnText(Store& store, const std::string& user, const std::string& id,
+                   const std::string& label, const std::string& text, bool global = false) {
   const auto stats = store.Stats();
   model::LearnPlan plan;
   if (global) plan = model::PlanLearn(id, label, BagOfWords(text), *store.FindLearned(id), *stats);
@@ -360,7 +361,7 @@ void UserLearn(Store& store, const std::string& user, const std::string& id,
   ASSERT_TRUE(store.Apply(plan.delta).has_value());
 }
 
-void UserForget(Store& store, const std::string& user, const std::string& id) {
+void ForgetUserMessage(Store& store, const std::string& user, const std::string& id) {
   model::Delta delta;
   model::AddUserForget(delta, user, id, **store.FindUserLearned(user, id), *store.Stats());
   ASSERT_TRUE(store.Apply(delta).has_value());
@@ -372,14 +373,14 @@ class UserLayerCheckTest : public ModelCheckTest {
     ModelCheckTest::SetUp();
     auto store = RocksdbStore::Open(path_);
     ASSERT_TRUE(store.has_value()) << store.error().message;
-    UserLearn(**store, "alice", "u1", "ham", "send us your password");
-    UserLearn(**store, "alice", "u2", "spam", "cheap pills", /*global=*/true);
-    UserLearn(**store, "alice", "u1", "spam", "send us your password");
-    UserLearn(**store, "bob", "u1", "ham", "review");
-    UserLearn(**store, "carol", "u3", "ham", "lunch");
-    UserForget(**store, "carol", "u3");
+    UserLearnText(**store, "alice", "u1", "ham", "send us your password");
+    UserLearnText(**store, "alice", "u2", "spam", "cheap pills", /*global=*/true);
+    UserLearnText(**store, "alice", "u1", "spam", "send us your password");
+    UserLearnText(**store, "bob", "u1", "ham", "review");
+    UserLearnText(**store, "carol", "u3", "ham", "lunch");
+    ForgetUserMessage(**store, "carol", "u3");
     ASSERT_TRUE((*store)->DeleteUser("bob").has_value());
-    UserLearn(**store, "dave", "u4", "phishing", "verify your account");
+    UserLearnText(**store, "dave", "u4", "phishing", "verify your account");
   }
 
   std::vector<std::string> Problems() {

@@ -22,6 +22,7 @@
 #include "storage/encoding.h"
 #include "storage/memory_store.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/test_text.h"
 #include "tests/support/token_bags.h"
 
 namespace nbspamd::storage {
@@ -30,11 +31,7 @@ namespace {
 using test_support::BagOf;
 
 // `prefix` followed by `i` (a helper: GCC 12 warns wrongly about "literal" + std::to_string).
-std::string Numbered(const char* prefix, std::uint64_t i) {
-  std::string name(prefix);
-  name += std::to_string(i);
-  return name;
-}
+using test_support::Numbered;
 
 void Learn(Store& store, const std::string& id, const std::string& label, const TokenBag& bag) {
   const auto plan = model::PlanLearn(id, label, bag, *store.FindLearned(id), *store.Stats());

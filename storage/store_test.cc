@@ -14,6 +14,7 @@
 #include "storage/memory_store.h"
 #include "storage/rocksdb_store.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/test_text.h"
 #include "tests/support/token_bags.h"
 
 namespace nbspamd::storage {
@@ -22,11 +23,7 @@ namespace {
 using test_support::BagOfWords;
 
 // `prefix` followed by `i` (a helper: GCC 12 warns wrongly about "literal" + std::to_string).
-std::string Numbered(const char* prefix, std::uint64_t i) {
-  std::string name(prefix);
-  name += std::to_string(i);
-  return name;
-}
+using test_support::Numbered;
 
 struct Backend {
   std::string name;
@@ -61,7 +58,7 @@ const std::vector<Document> kSeed = {
     {"d3", "spam", "send us your account"},  {"d4", "spam", "send your password"},
     {"d5", "ham", "password review"},        {"d6", "ham", "send us your review"}};
 
-const char kAllWords[] = "send us your password review account";
+const char kSeedWords[] = "send us your password review account";
 
 model::LearnStatus Learn(Store& store, const std::string& id, const std::string& label,
                          const std::string& text) {
@@ -106,7 +103,7 @@ TEST_P(StoreTest, SeedDocumentsGiveTheTextbookCounts) {
   EXPECT_EQ(stats->classes[0], (model::ClassStats{"spam", 4, 13}));
   EXPECT_EQ(stats->classes[1], (model::ClassStats{"ham", 2, 6}));
   EXPECT_EQ(stats->vocabulary_size, 6u);
-  const TokenBag words = BagOfWords(kAllWords);
+  const TokenBag words = BagOfWords(kSeedWords);
   const model::Snapshot snapshot = store_->Read(words.entries);
   std::map<TokenHash, std::pair<std::uint64_t, std::uint64_t>> counts;
   for (std::size_t i = 0; i < words.entries.size(); ++i) {
@@ -122,7 +119,7 @@ TEST_P(StoreTest, SeedDocumentsGiveTheTextbookCounts) {
 
 TEST_P(StoreTest, IncrementalInAnyOrderEqualsBatch) {
   for (const Document& d : kSeed) Learn(*store_, d.id, d.label, d.text);
-  const TokenBag words = BagOfWords(kAllWords);
+  const TokenBag words = BagOfWords(kSeedWords);
   const model::Snapshot reference = store_->Read(words.entries);
 
   std::vector<Document> shuffled = kSeed;
@@ -142,7 +139,7 @@ TEST_P(StoreTest, ForgetAfterLearnRestoresTheCountsBitForBit) {
   for (const Document& d : kSeed) {
     if (d.id != "d3") Learn(*store_, d.id, d.label, d.text);
   }
-  const TokenBag words = BagOfWords(kAllWords);
+  const TokenBag words = BagOfWords(kSeedWords);
   const model::Snapshot before = store_->Read(words.entries);
   Learn(*store_, "d3", "spam", "send us your account");
   EXPECT_NE(*store_->Stats(), *before.stats);
@@ -223,7 +220,7 @@ std::vector<model::Delta> ApplyOneByOne(Store& store, const std::vector<Event>& 
 void ExpectSameModel(const Store& actual, const Store& expected,
                      const std::vector<std::string>& ids) {
   const TokenBag words =
-      BagOfWords(std::string(kAllWords) + " cheap pills now verify one two three");
+      BagOfWords(std::string(kSeedWords) + " cheap pills now verify one two three");
   const model::Snapshot a = actual.Read(words.entries);
   const model::Snapshot e = expected.Read(words.entries);
   EXPECT_EQ(*a.stats, *e.stats);
@@ -481,7 +478,7 @@ void UserForget(Store& store, const std::string& user, const std::string& id) {
 // The user's layer over every word the tests use: stats and counts, or nullopt.
 std::optional<model::Snapshot> UserLayerOf(const Store& store, const std::string& user) {
   const TokenBag words =
-      BagOfWords(std::string(kAllWords) + " cheap pills now verify one two three");
+      BagOfWords(std::string(kSeedWords) + " cheap pills now verify one two three");
   auto read = store.ReadUser(user, *store.Stats(), words.entries);
   EXPECT_TRUE(read.has_value()) << read.error().message;
   return read.value_or(std::nullopt);

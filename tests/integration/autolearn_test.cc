@@ -18,6 +18,7 @@
 #include "tests/support/daemon_process.h"
 #include "tests/support/http_client.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/test_text.h"
 
 namespace nbspamd::testing {
 namespace {
@@ -26,11 +27,7 @@ namespace http = boost::beast::http;
 namespace json = boost::json;
 
 // `prefix` followed by `n` (a helper: GCC 12 warns wrongly about "literal" + std::to_string).
-std::string Numbered(const char* prefix, int n) {
-  std::string text(prefix);
-  text += std::to_string(n);
-  return text;
-}
+using test_support::Numbered;
 
 // Messages of one class's own words (so that each is confidently classified), each once.
 class Messages {

@@ -17,6 +17,7 @@
 #include "tests/support/daemon_process.h"
 #include "tests/support/http_client.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/test_text.h"
 
 namespace nbspamd::testing {
 namespace {
@@ -59,11 +60,7 @@ class MessageMaker {
 };
 
 // `prefix` followed by `n` (a helper: GCC 12 warns wrongly about "literal" + std::to_string).
-std::string Numbered(const char* prefix, int n) {
-  std::string text(prefix);
-  text += std::to_string(n);
-  return text;
-}
+using test_support::Numbered;
 
 double Feedback(HttpClient& client, const std::string& label) {
   const std::string metrics = client.Send(http::verb::get, "/metrics").body();

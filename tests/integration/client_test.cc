@@ -21,6 +21,7 @@
 #include "tests/support/daemon_process.h"
 #include "tests/support/http_client.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/test_text.h"
 
 namespace nbspamd::testing {
 namespace {
@@ -39,12 +40,7 @@ struct ClientExit {
   std::string err;
 };
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
+using test_support::ReadFile;
 
 void WriteFile(const fs::path& path, const std::string& content) {
   fs::create_directories(path.parent_path());

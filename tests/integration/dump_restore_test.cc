@@ -12,6 +12,7 @@
 #include "tests/support/daemon_process.h"
 #include "tests/support/http_client.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/test_text.h"
 
 namespace nbspamd::testing {
 namespace {
@@ -19,18 +20,13 @@ namespace {
 namespace http = boost::beast::http;
 namespace json = boost::json;
 
-constexpr char kSecret[] = "dump-test-secret-1";
-const std::vector<std::string> kProbes = {
+constexpr char kDumpSecret[] = "dump-test-secret-1";
+const std::vector<std::string> kDumpProbes = {
     "Subject: cheap pills\n\ncheap pills now, click here",
     "Subject: agenda\n\nthe meeting agenda for friday, review the notes",
     "Subject: prize\n\nyou won a prize, send your account password"};
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using test_support::ReadFile;
 
 class DumpRestoreTest : public ::testing::Test {
  protected:
@@ -39,7 +35,7 @@ class DumpRestoreTest : public ::testing::Test {
                                      "--data-dir",    data,
                                      "--threads",     "2",
                                      "--backup-dir",  dir_.Join("bk"),
-                                     "--auth-tokens", std::string("admin:") + kSecret};
+                                     "--auth-tokens", std::string("admin:") + kDumpSecret};
     args.insert(args.end(), extra.begin(), extra.end());
     auto daemon = DaemonProcess::Start(args);
     if (!daemon) throw std::runtime_error(daemon.error());
@@ -49,7 +45,7 @@ class DumpRestoreTest : public ::testing::Test {
   static HttpResponse Admin(HttpClient& client, http::verb verb, const std::string& target,
                             const std::string& body = "") {
     return client.Send(verb, target, body, "text/plain",
-                       {{"Authorization", std::string("Bearer ") + kSecret}});
+                       {{"Authorization", std::string("Bearer ") + kDumpSecret}});
   }
 
   static void Train(HttpClient& client, const std::string& target, const std::string& body) {
@@ -60,7 +56,7 @@ class DumpRestoreTest : public ::testing::Test {
   // /stats and the scores of the probes (with alice's layer too): what must survive a restore.
   static std::string Fingerprint(HttpClient& client) {
     std::string text = json::serialize(client.GetJson("/stats"));
-    for (const std::string& probe : kProbes) {
+    for (const std::string& probe : kDumpProbes) {
       for (const std::string& user : {std::string(), std::string("&user=alice")}) {
         const json::value answer = client.PostJson("/classify?explain=0" + user, probe);
         text += "\n" + json::serialize(answer.at("score")) + " " +
@@ -80,11 +76,11 @@ TEST_F(DumpRestoreTest, ADumpRestoredGivesTheSameStatsAndScores) {
   {
     DaemonProcess daemon = Start(original);
     HttpClient client(daemon.port());
-    Train(client, "/train?label=spam&id=s1", kProbes[0]);
+    Train(client, "/train?label=spam&id=s1", kDumpProbes[0]);
     Train(client, "/train?label=spam&id=s2", "Subject: win\n\nwin money now, click");
-    Train(client, "/train?label=ham&id=h1", kProbes[1]);
+    Train(client, "/train?label=ham&id=h1", kDumpProbes[1]);
     Train(client, "/train?label=ham&id=h2", "Subject: lunch\n\nlunch on friday with the team");
-    Train(client, "/train?label=ham&id=u1&user=alice", kProbes[2]);
+    Train(client, "/train?label=ham&id=u1&user=alice", kDumpProbes[2]);
     fingerprint = Fingerprint(client);
 
     // Without the token: refused.
@@ -145,7 +141,7 @@ TEST_F(DumpRestoreTest, TheCommandsRefuseWhatTheyCannotDoWithAClearMessage) {
   {
     DaemonProcess daemon = Start(data);
     HttpClient client(daemon.port());
-    Train(client, "/train?label=spam&id=s1", kProbes[0]);
+    Train(client, "/train?label=spam&id=s1", kDumpProbes[0]);
     daemon.Terminate();
   }
   const ProcessExit dumped =
@@ -161,7 +157,7 @@ TEST_F(DumpRestoreTest, TheCommandsRefuseWhatTheyCannotDoWithAClearMessage) {
   EXPECT_FALSE(std::filesystem::exists(dir_.Join("b")));
 
   // Not a dump; a missing file; a bad mode; no file.
-  std::ofstream(dir_.Join("mail.eml")) << kProbes[0];
+  std::ofstream(dir_.Join("mail.eml")) << kDumpProbes[0];
   const ProcessExit mail = RunToExit({"restore", "--data-dir", data, dir_.Join("mail.eml")});
   EXPECT_EQ(mail.status, 1);
   EXPECT_NE(mail.output.find("not an nbspamd dump"), std::string::npos) << mail.output;

@@ -21,7 +21,7 @@ namespace {
 namespace http = boost::beast::http;
 namespace json = boost::json;
 
-constexpr char kSecret[] = "retention-test-secret-1";
+constexpr char kRetentionSecret[] = "retention-test-secret-1";
 const std::vector<std::string> kProbes = {
     "Subject: cheap pills\n\ncheap pills now, click here",
     "Subject: agenda\n\nthe meeting agenda for friday, review the notes"};
@@ -31,7 +31,7 @@ class LedgerRetentionTest : public ::testing::Test {
   DaemonProcess Start(std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {
         "--listen",  "127.0.0.1:0", "--data-dir",    dir_.Join("model"),
-        "--threads", "2",           "--auth-tokens", std::string("admin:") + kSecret};
+        "--threads", "2",           "--auth-tokens", std::string("admin:") + kRetentionSecret};
     args.insert(args.end(), extra.begin(), extra.end());
     auto daemon = DaemonProcess::Start(args);
     if (!daemon) throw std::runtime_error(daemon.error());
@@ -41,7 +41,7 @@ class LedgerRetentionTest : public ::testing::Test {
   static HttpResponse Admin(HttpClient& client, http::verb verb, const std::string& target,
                             const std::string& body = "") {
     return client.Send(verb, target, body, "text/plain",
-                       {{"Authorization", std::string("Bearer ") + kSecret}});
+                       {{"Authorization", std::string("Bearer ") + kRetentionSecret}});
   }
 
   // /stats and the scores of the probes.

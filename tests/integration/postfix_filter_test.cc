@@ -13,6 +13,7 @@
 #include "tests/support/daemon_process.h"
 #include "tests/support/http_client.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/test_text.h"
 
 namespace nbspamd::testing {
 namespace {
@@ -22,12 +23,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream file(path);
-  std::stringstream contents;
-  contents << file.rdbuf();
-  return contents.str();
-}
+using test_support::ReadFile;
 
 class PostfixFilterTest : public ::testing::Test {
  protected:
