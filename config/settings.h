@@ -153,17 +153,19 @@ struct Settings {
   // their own ledger) is dropped, as DELETE /users/{id} would (core/idle_users.h), by a sweep
   // once an hour; 0 = never (the default).
   unsigned user_idle_days = 0;
-  // The ledger retention (docs/STORAGE.md "Ledger retention"): a global ledger record learned
-  // more than this many days ago is retired by a pass once an hour (core/ledger_retention.h):
-  // its counts move to the base counts and its message can no longer be forgotten (410). 0 =
-  // keep every record (the default).
+  // The ledger retention (docs/STORAGE.md "Ledger retention"): a ledger record, global or of a
+  // user's layer, learned more than this many days ago is retired by a pass once an hour
+  // (core/model_expiry.h): its counts move to the base counts (that user's, for a user's record)
+  // and its message can no longer be forgotten from that layer (410). 0 = keep every record (the
+  // default).
   unsigned ledger_retention_days = 0;
   // The token expiry (docs/STORAGE.md "Token expiry"), in the same hourly pass: a token no live
   // ledger record holds, last seen more than token_expiry_days ago (0 = never by age), counted
   // at most token_expiry_max_count times and weighing less than token_keep_weight (0 = any
   // weight) is dropped. Over token_cap distinct tokens (0 = no cap), the least recently seen of
-  // those weighing less than token_keep_weight go first, whatever their count. Both need
-  // ledger_retention_days.
+  // those weighing less than token_keep_weight go first, whatever their count. The age rule also
+  // drops user layers' tokens, judged by each user's own ledger and counts; the cap is the global
+  // model's only. Both need ledger_retention_days.
   unsigned token_expiry_days = 0;
   std::uint64_t token_expiry_max_count = 1;
   double token_keep_weight = 0;

@@ -29,9 +29,11 @@ std::expected<ExpiryPass, Error> ModelExpirySweep::SweepOnce() {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   filter_.NoteExpiryPass(filter_.options().clock(), seconds, pass && pass->cap_met);
-  if (pass && (pass->retired > 0 || pass->dropped_by_age > 0 || pass->dropped_by_cap > 0)) {
+  if (pass && (pass->retired > 0 || pass->dropped_by_age > 0 || pass->dropped_from_users > 0 ||
+               pass->dropped_by_cap > 0)) {
     LogInfo("model expiry pass", {{"retired_records", std::to_string(pass->retired)},
                                   {"dropped_by_age", std::to_string(pass->dropped_by_age)},
+                                  {"dropped_from_users", std::to_string(pass->dropped_from_users)},
                                   {"dropped_by_cap", std::to_string(pass->dropped_by_cap)},
                                   {"seconds", std::to_string(seconds)}});
   }
@@ -54,6 +56,9 @@ std::expected<ExpiryPass, Error> ModelExpirySweep::Pass(std::int64_t now) {
     auto dropped = filter_.ExpireTokens(rule);
     if (!dropped) return std::unexpected(std::move(dropped.error()));
     pass.dropped_by_age = *dropped;
+    auto dropped_from_users = filter_.ExpireUserTokens(rule);
+    if (!dropped_from_users) return std::unexpected(std::move(dropped_from_users.error()));
+    pass.dropped_from_users = *dropped_from_users;
   }
   const std::uint64_t vocabulary = filter_.Stats()->vocabulary_size;
   if (policy_.token_cap == 0 || vocabulary <= policy_.token_cap) return pass;

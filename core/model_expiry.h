@@ -2,14 +2,18 @@
 // retention" and "Token expiry"; the settings ledger_retention_days, token_expiry_days,
 // token_expiry_max_count, token_keep_weight and token_cap, docs/CONFIG.md). Every `interval` one
 // pass, on the filter's clock:
-//   1. the ledger retention retires the global ledger records learned more than
-//      `ledger_retention` ago into the base counts (SpamFilter::RetireLedgerAsync);
+//   1. the ledger retention retires the ledger records learned more than `ledger_retention` ago
+//      into the base counts, the global ledger's and then each user's own
+//      (SpamFilter::RetireLedgerAsync);
 //   2. the token expiry drops the tokens no live record holds that were last seen more than
-//      `token_age` ago, count at most `token_max_count` and weigh less than `keep_weight`;
+//      `token_age` ago, count at most `token_max_count` and weigh less than `keep_weight`: from
+//      the global model, and then by the same rule from each user's layer, where only the user's
+//      own records and counts play a part (SpamFilter::ExpireUserTokensAsync);
 //   3. over `token_cap` distinct tokens, the cap drops the least recently seen of the tokens no
 //      live record holds and that weigh less than `keep_weight`, whatever their count, a day at a
 //      time, until |V| is at most the cap. When live records hold too many tokens for that, the
-//      pass says so (ExpiryPass::cap_met, /metrics) and a shorter retention is the remedy.
+//      pass says so (ExpiryPass::cap_met, /metrics) and a shorter retention is the remedy. The cap
+//      is the global model's only: it drops nothing from a user's layer.
 // Every step goes through the training writer, so training goes on between steps, and the
 // model stays exact: a forget of a live record finds every count it added.
 //
@@ -46,10 +50,11 @@ struct ExpiryPolicy {
 
 // What one pass did.
 struct ExpiryPass {
-  std::uint64_t retired = 0;         // Ledger records retired.
-  std::uint64_t dropped_by_age = 0;  // Tokens the age rule dropped.
-  std::uint64_t dropped_by_cap = 0;  // Tokens the cap dropped.
-  bool cap_met = true;               // |V| is at most the cap (or there is none).
+  std::uint64_t retired = 0;             // Ledger records retired, global and users'.
+  std::uint64_t dropped_by_age = 0;      // Tokens the age rule dropped from the global model.
+  std::uint64_t dropped_from_users = 0;  // Tokens the age rule dropped from user layers.
+  std::uint64_t dropped_by_cap = 0;      // Tokens the cap dropped.
+  bool cap_met = true;                   // |V| is at most the cap (or there is none).
 };
 
 class ModelExpirySweep {

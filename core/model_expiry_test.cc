@@ -163,6 +163,103 @@ TEST_F(ModelExpiryTest, TheAgeRuleDropsRareOldTokensAndTheCapTheLeastRecentlySee
   EXPECT_TRUE(report->ok()) << report->problems.front();
 }
 
+TEST_F(ModelExpiryTest, UserLayersRetireAndExpireByTheSameRulesButNotByTheCap) {
+  // Tokens count once a message: "old" and "stuff" are counted twice, as is alice's "bulk".
+  TrainAt(5, "g0", "spam", "old stuff");
+  TrainAt(6, "g0b", "spam", "old stuff");
+  TrainAt(95, "g1", "spam", "cheap pills now");
+  TrainAt(95, "g2", "ham", "meeting notes today");
+  const auto train_for_alice = [this](std::int64_t day, const std::string& id,
+                                      const std::string& label, const std::string& text) {
+    now_ = day * kDay;
+    auto trained = filter_->Train(text, label, id, "alice");
+    ASSERT_TRUE(trained.has_value()) << trained.error().message;
+  };
+  train_for_alice(10, "a1", "spam", "cheap rare watches");
+  train_for_alice(20, "a2", "ham", "lunch friday");
+  train_for_alice(30, "a4", "spam", "bulk");
+  train_for_alice(31, "a5", "spam", "bulk");
+  train_for_alice(90, "a3", "spam", "cheap fresh");  // Live: holds "cheap" and "fresh".
+  const auto alice_stats = [this] { return **filter_->UserStats("alice"); };
+  const auto alice_score = [this](const std::string& text) {
+    auto outcome = filter_->Classify(text, 0, std::nullopt, "alice");
+    EXPECT_TRUE(outcome.has_value());
+    return outcome ? outcome->result.log_odds.value_or(0) : 0;
+  };
+  const model::ModelStats before = alice_stats();
+  ASSERT_EQ(before.vocabulary_size, 7u);
+  ASSERT_EQ(before.classes[0].tokens, 7u);  // 3 + 1 + 1 + 2.
+  const double spammy = alice_score("bulk cheap rare watches");
+  const double hammy = alice_score("lunch on friday");
+
+  // Retiring changes no score of the user's.
+  now_ = 100 * kDay;
+  ModelExpirySweep retire(*filter_, {.ledger_retention = std::chrono::days(60)}, kNever);
+  auto pass = retire.SweepOnce();
+  ASSERT_TRUE(pass.has_value()) << pass.error().message;
+  EXPECT_EQ(pass->retired, 6u);  // g0, g0b; a1, a2, a4, a5.
+  EXPECT_EQ(filter_->Expiry().retired_records, 2u);
+  EXPECT_EQ(filter_->Expiry().retired_user_records, 4u);
+  EXPECT_EQ(alice_stats(), before);
+  EXPECT_EQ(alice_score("bulk cheap rare watches"), spammy);
+  EXPECT_EQ(alice_score("lunch on friday"), hammy);
+
+  // A retired user record answers as a retired global one: 410's error.
+  auto forgotten = filter_->ForgetId("a1", "alice");
+  ASSERT_FALSE(forgotten.has_value());
+  EXPECT_EQ(forgotten.error().code, ErrorCode::kExpired);
+  auto relabelled = filter_->Train("cheap rare watches", "ham", "a1", "alice");
+  ASSERT_FALSE(relabelled.has_value());
+  EXPECT_EQ(relabelled.error().code, ErrorCode::kExpired);
+  auto again = filter_->Train("cheap rare watches", "spam", "a1", "alice");
+  ASSERT_TRUE(again.has_value()) << again.error().message;
+  EXPECT_EQ(again->status, model::LearnStatus::kUnchanged);
+  EXPECT_EQ(alice_stats(), before);
+
+  // The age rule, in the same pass: alice's "rare", "watches", "lunch", "friday" (counted once,
+  // last seen days 10 and 20) go; "bulk" is counted twice, "cheap" and "fresh" are live. The
+  // global model's "old" and "stuff" are counted twice: they stay.
+  ModelExpirySweep by_age(*filter_,
+                          {.ledger_retention = std::chrono::days(60),
+                           .token_age = std::chrono::days(50),
+                           .token_max_count = 1},
+                          kNever);
+  pass = by_age.SweepOnce();
+  ASSERT_TRUE(pass.has_value()) << pass.error().message;
+  EXPECT_EQ(pass->retired, 0u);
+  EXPECT_EQ(pass->dropped_by_age, 0u);
+  EXPECT_EQ(pass->dropped_from_users, 4u);
+  EXPECT_EQ(filter_->Expiry().dropped_user_tokens, 4u);
+  EXPECT_EQ(filter_->Expiry().dropped_tokens, 0u);
+  model::ModelStats after = alice_stats();
+  EXPECT_EQ(after.vocabulary_size, 3u);       // "cheap", "bulk", "fresh".
+  EXPECT_EQ(after.classes[0].tokens, 5u);     // spam: "rare" and "watches" went.
+  EXPECT_EQ(after.classes[1].tokens, 0u);     // ham: "lunch" and "friday" went.
+  EXPECT_EQ(after.classes[0].documents, 4u);  // Documents stay.
+  EXPECT_EQ(after.classes[1].documents, 1u);
+
+  // The cap is the global model's: over 5 tokens it drops the global "old" and "stuff" (the only
+  // ones it may), and nothing of alice's, whose "bulk" it would have taken.
+  ModelExpirySweep capped(*filter_, {.ledger_retention = std::chrono::days(60), .token_cap = 5},
+                          kNever);
+  pass = capped.SweepOnce();
+  ASSERT_TRUE(pass.has_value()) << pass.error().message;
+  EXPECT_EQ(pass->dropped_by_cap, 2u);
+  EXPECT_EQ(pass->dropped_from_users, 0u);
+  EXPECT_EQ(alice_stats(), after);
+
+  // Exact throughout: forgetting the live record removes what it added, and the check holds.
+  ASSERT_TRUE(filter_->ForgetId("a3", "alice").has_value());
+  after = alice_stats();
+  EXPECT_EQ(after.vocabulary_size, 2u);  // "cheap" (a1's base count) and "bulk".
+  EXPECT_EQ(after.classes[0].tokens, 3u);
+  filter_.reset();
+  auto report = storage::CheckModel(dir_.Join("model"));
+  ASSERT_TRUE(report.has_value()) << report.error().message;
+  EXPECT_TRUE(report->ok()) << report->problems.front();
+  EXPECT_EQ(report->user_layers, 1u);
+}
+
 TEST_F(ModelExpiryTest, ItsThreadRetiresEveryIntervalAndStopsWithIt) {
   TrainAt(1, "old", "spam", "an old message");
   now_ = 400 * kDay;

@@ -28,10 +28,13 @@ namespace nbspamd::core {
 struct ExpiryFigures {
   std::uint64_t retired_records = 0;  // Ledger records retired into the base counts.
   std::uint64_t dropped_tokens = 0;   // Tokens the token expiry dropped.
-  std::uint64_t passes = 0;           // Passes of the sweep, finished or failed.
-  std::int64_t last_pass_end = 0;     // When the last pass ended (Unix seconds); 0: none yet.
-  double last_pass_seconds = 0;       // How long it took.
-  bool cap_met = true;                // Whether the last pass brought |V| to the cap.
+  // The same in the user layers (not counted in the two above).
+  std::uint64_t retired_user_records = 0;
+  std::uint64_t dropped_user_tokens = 0;
+  std::uint64_t passes = 0;        // Passes of the sweep, finished or failed.
+  std::int64_t last_pass_end = 0;  // When the last pass ended (Unix seconds); 0: none yet.
+  double last_pass_seconds = 0;    // How long it took.
+  bool cap_met = true;             // Whether the last pass brought |V| to the cap.
 };
 
 struct ServiceStatus {

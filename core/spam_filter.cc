@@ -6,12 +6,14 @@
 #include <chrono>
 #include <exception>
 #include <future>
+#include <iterator>
 #include <mutex>
 
 #include "common/hex.h"
 #include "common/utf8.h"
 #include "dump/dump_format.h"
 #include "model/user_layer.h"
+#include "storage/user_expiry_bounds.h"
 
 namespace nbspamd::core {
 namespace {
@@ -487,24 +489,29 @@ namespace {
 
 // Steps of the ledger retention, one after another from the writer's thread, until none is
 // left: each step's completion queues the next (it does not wait for it).
+// The global ledger first, then the users' ledgers.
 struct RetireSteps {
   TrainingWriter& writer;
   std::int64_t learned_before;
   std::uint64_t retired = 0;
   RetireLedgerDone done;
+  RetireScope scope = RetireScope::kGlobal;
 
   static void Next(std::unique_ptr<RetireSteps> steps, std::string from) {
     TrainingWriter& writer = steps->writer;
     const std::int64_t before = steps->learned_before;
+    const RetireScope scope = steps->scope;
     writer.RetireLedger(
         before, kRetireStepRecords,
         [steps = std::move(steps)](std::expected<storage::RetireStep, Error> step) mutable {
           if (!step) return steps->done(std::unexpected(std::move(step.error())));
           steps->retired += step->retired;
-          if (!step->more) return steps->done(steps->retired);
-          Next(std::move(steps), std::move(step->next));
+          if (step->more) return Next(std::move(steps), std::move(step->next));
+          if (steps->scope == RetireScope::kUsers) return steps->done(steps->retired);
+          steps->scope = RetireScope::kUsers;
+          Next(std::move(steps), "");
         },
-        "", std::move(from));
+        "", std::move(from), scope);
   }
 };
 
@@ -526,6 +533,28 @@ struct ExpirySteps {
           if (!step->next) return steps->done(steps->dropped);
           Next(std::move(steps), *step->next);
         });
+  }
+};
+
+// Steps of the token expiry of the user layers, chained as RetireSteps.
+struct UserExpirySteps {
+  TrainingWriter& writer;
+  storage::TokenExpiryRule rule;
+  std::uint64_t dropped = 0;
+  ExpireTokensDone done;
+
+  static void Next(std::unique_ptr<UserExpirySteps> steps, std::string from) {
+    TrainingWriter& writer = steps->writer;
+    const storage::TokenExpiryRule rule = steps->rule;
+    writer.ExpireUserTokens(rule, std::move(from), kExpiryStepTokens, std::nullopt,
+                            [steps = std::move(steps)](
+                                std::expected<storage::UserTokenExpiryStep, Error> step) mutable {
+                              if (!step)
+                                return steps->done(std::unexpected(std::move(step.error())));
+                              steps->dropped += step->dropped;
+                              if (!step->next) return steps->done(steps->dropped);
+                              Next(std::move(steps), std::move(*step->next));
+                            });
   }
 };
 
@@ -574,6 +603,50 @@ void SpamFilter::ExpireTokensAsync(const storage::TokenExpiryRule& rule, ExpireT
   }
 }
 
+void SpamFilter::ExpireUserTokensAsync(const storage::TokenExpiryRule& rule,
+                                       ExpireTokensDone done) {
+  if (!replication_) {
+    return UserExpirySteps::Next(
+        std::unique_ptr<UserExpirySteps>(new UserExpirySteps{writer_, rule, 0, std::move(done)}),
+        "");
+  }
+  // Through the stream, in steps every daemon takes alike: ranges of users' keys of about
+  // kExpiryStepTokens tokens each, cut from the layers' sizes.
+  std::vector<storage::UserSummary> users;
+  std::string after;
+  while (true) {
+    auto page = store_->ListUsers(after, 1000);
+    if (!page) return done(std::unexpected(std::move(page.error())));
+    if (page->empty()) break;
+    after = page->back().user;
+    std::move(page->begin(), page->end(), std::back_inserter(users));
+  }
+  const std::vector<std::string> bounds = storage::UserExpiryBounds(users, kExpiryStepTokens);
+  auto submitted = std::make_shared<Submitted>();
+  submitted->left = bounds.size() + 1;
+  submitted->done = std::move(done);
+  for (std::size_t i = 0; i <= bounds.size(); ++i) {
+    TrainingChange change;
+    change.kind = TrainingChange::Kind::kExpireUsers;
+    change.expiry_rule = rule;
+    if (i > 0) change.user_expiry_from = bounds[i - 1];
+    if (i < bounds.size()) change.user_expiry_until = bounds[i];
+    replication_->Submit(std::move(change), [submitted](std::expected<Replicated, Error> r) {
+      submitted->One(std::move(r));
+    });
+  }
+}
+
+std::expected<std::uint64_t, Error> SpamFilter::ExpireUserTokens(
+    const storage::TokenExpiryRule& rule) {
+  std::promise<std::expected<std::uint64_t, Error>> outcome;
+  auto future = outcome.get_future();
+  ExpireUserTokensAsync(rule, [&outcome](std::expected<std::uint64_t, Error> result) {
+    outcome.set_value(std::move(result));
+  });
+  return future.get();
+}
+
 std::expected<std::uint64_t, Error> SpamFilter::ExpireTokens(const storage::TokenExpiryRule& rule) {
   std::promise<std::expected<std::uint64_t, Error>> outcome;
   auto future = outcome.get_future();
@@ -591,6 +664,8 @@ ExpiryFigures SpamFilter::Expiry() const {
   }
   figures.retired_records = writer_.RetiredRecords();
   figures.dropped_tokens = writer_.DroppedTokens();
+  figures.retired_user_records = writer_.RetiredUserRecords();
+  figures.dropped_user_tokens = writer_.DroppedUserTokens();
   return figures;
 }
 

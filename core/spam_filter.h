@@ -289,11 +289,12 @@ class SpamFilter {
 
   // The ledger retention (docs/STORAGE.md "Ledger retention"): retires every global ledger
   // record learned before `learned_before` (Unix seconds) through the training writer, in steps
-  // of kRetireStepRecords (Store::RetireLedger), so training goes on between them. `done` gets
-  // how many it retired, on the writer's thread. In cluster mode the pass goes through the
-  // training stream as one change (TrainingChange::kRetire) that every daemon applies alike, at
-  // once; `done` then answers 0 once the stream has it. Errors: kFailedPrecondition for a store
-  // without a ledger retention; storage's; kUnavailable after StopTraining or when the stream
+  // of kRetireStepRecords (Store::RetireLedger), and then every user ledger record learned before
+  // it (Store::RetireUserLedgers), so training goes on between them. `done` gets how many it
+  // retired (global and users' records), on the writer's thread. In cluster mode the pass goes
+  // through the training stream as one change (TrainingChange::kRetire) that every daemon applies
+  // alike, at once; `done` then answers 0 once the stream has it. Errors: kFailedPrecondition for a
+  // store without a ledger retention; storage's; kUnavailable after StopTraining or when the stream
   // cannot be reached (the steps written before stay).
   void RetireLedgerAsync(std::int64_t learned_before, RetireLedgerDone done);
   // Ledger records retired since start.
@@ -307,6 +308,16 @@ class SpamFilter {
   // Errors: as RetireLedgerAsync.
   void ExpireTokensAsync(const storage::TokenExpiryRule& rule, ExpireTokensDone done);
   [[nodiscard]] std::expected<std::uint64_t, Error> ExpireTokens(
+      const storage::TokenExpiryRule& rule);
+  // The token expiry of the user layers: drops from every user's layer the tokens `rule` selects
+  // there (Store::ExpireUserTokens, the weight from the user's own counts) through the training
+  // writer, in steps of kExpiryStepTokens users' base records. `done` gets how many it dropped.
+  // In cluster mode the steps go through the training stream (TrainingChange::kExpireUsers, over
+  // ranges of users cut from their layers' sizes, which ListUsers reads: one read a user, on the
+  // calling thread) and `done` answers 0 once the stream has them all. Errors: as
+  // RetireLedgerAsync.
+  void ExpireUserTokensAsync(const storage::TokenExpiryRule& rule, ExpireTokensDone done);
+  [[nodiscard]] std::expected<std::uint64_t, Error> ExpireUserTokens(
       const storage::TokenExpiryRule& rule);
   // The tokens `rule` would drop, by the day they were last seen (Store::FindExpiryCandidates).
   [[nodiscard]] std::expected<storage::ExpiryCandidates, Error> FindExpiryCandidates(

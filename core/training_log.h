@@ -41,8 +41,13 @@ struct TrainingChange {
     kLearn = 0,
     kForget = 1,
     kDeleteUser = 2,
-    kRetire = 3,  // A pass of the ledger retention (Store::RetireLedger, every record at once).
+    // A pass of the ledger retention, of the global ledger and then of the users' own ones
+    // (Store::RetireLedger and Store::RetireUserLedgers, every record at once).
+    kRetire = 3,
     kExpire = 4,  // A step of the token expiry (Store::ExpireTokens over [from, until)).
+    // A step of the token expiry of the user layers (Store::ExpireUserTokens over the users-family
+    // keys [user_expiry_from, user_expiry_until)).
+    kExpireUsers = 5,
   };
   Kind kind = Kind::kLearn;
   std::string id;                          // kLearn, kForget: never empty.
@@ -53,13 +58,17 @@ struct TrainingChange {
                                            // source (rollback).
   std::string user;                        // "" for the global model alone; else whose layer.
   bool train_global = false;               // With a user: the global model too.
-  // kRetire: the global ledger records learned before this Unix time are retired.
+  // kRetire: the ledger records (global and users') learned before this Unix time are retired.
   std::int64_t learned_before = 0;
   // kExpire: the rule, applied to the base records from token `expiry_from` on and before
-  // `expiry_until` (nullopt: to the end).
+  // `expiry_until` (nullopt: to the end). kExpireUsers: the rule too.
   storage::TokenExpiryRule expiry_rule;
   TokenHash expiry_from = 0;
   std::optional<TokenHash> expiry_until;
+  // kExpireUsers: the users' base records with keys from `user_expiry_from` on ("": the first)
+  // and before `user_expiry_until` (nullopt: to the end).
+  std::string user_expiry_from;
+  std::optional<std::string> user_expiry_until;
 
   friend bool operator==(const TrainingChange&, const TrainingChange&) = default;
 };

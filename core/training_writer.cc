@@ -113,8 +113,9 @@ void TrainingWriter::ForgetForUser(std::string id, UserTarget target, ForgetComp
 
 void TrainingWriter::RetireLedger(std::int64_t learned_before, std::size_t max_records,
                                   RetireCompletion done, std::string stream_position,
-                                  std::string from) {
+                                  std::string from, RetireScope scope) {
   Request queued;
+  queued.retire_scope = scope;
   queued.stream_position = std::move(stream_position);
   queued.kind = Kind::kRetire;
   queued.done = std::move(done);
@@ -134,6 +135,20 @@ void TrainingWriter::ExpireTokens(const storage::TokenExpiryRule& rule, TokenHas
   queued.expiry_rule = rule;
   queued.expiry_from = from;
   queued.expiry_until = until;
+  queued.retire_max = max_examined;
+  Submit(std::move(queued));
+}
+
+void TrainingWriter::ExpireUserTokens(const storage::TokenExpiryRule& rule, std::string from,
+                                      std::size_t max_examined, std::optional<std::string> until,
+                                      UserExpireCompletion done, std::string stream_position) {
+  Request queued;
+  queued.stream_position = std::move(stream_position);
+  queued.kind = Kind::kExpireUsers;
+  queued.done = std::move(done);
+  queued.expiry_rule = rule;
+  queued.user_expiry_from = std::move(from);
+  queued.user_expiry_until = std::move(until);
   queued.retire_max = max_examined;
   Submit(std::move(queued));
 }
@@ -195,7 +210,8 @@ void TrainingWriter::Run() {
         // A DeleteUser or a RetireLedger is a group of its own: written after the requests
         // before it, before those after it.
         const auto alone = [](const Request& r) {
-          return r.kind == Kind::kDeleteUser || r.kind == Kind::kRetire || r.kind == Kind::kExpire;
+          return r.kind == Kind::kDeleteUser || r.kind == Kind::kRetire ||
+                 r.kind == Kind::kExpire || r.kind == Kind::kExpireUsers;
         };
         if (!group.empty() && (alone(queue_.front()) || alone(group.back()))) break;
         tokens += queue_.front().bag.entries.size();
@@ -212,6 +228,8 @@ void TrainingWriter::Run() {
         results.push_back(CommitRetire(group.front()));
       } else if (group.front().kind == Kind::kExpire) {
         results.push_back(CommitExpire(group.front()));
+      } else if (group.front().kind == Kind::kExpireUsers) {
+        results.push_back(CommitExpireUsers(group.front()));
       } else {
         results = Commit(group);
       }
@@ -279,6 +297,13 @@ std::vector<TrainingWriter::Result> TrainingWriter::Commit(const std::vector<Req
       user_learned = std::move(*found);
     }
 
+    // A retired user record, as a retired global one: neither forgotten nor relearned as another
+    // class, and the request changes nothing (a learn with its own label is unchanged anyway).
+    if (user_learned && user_learned->retired &&
+        (request.kind == Kind::kForget || user_learned->label != request.label)) {
+      results.push_back(RetiredError(request.id, *user_learned));
+      continue;
+    }
     std::optional<model::Delta> delta;
     bool global_changed = false;
     // A retired record can be neither forgotten nor moved to another class (its counts are in
@@ -379,11 +404,34 @@ std::vector<TrainingWriter::Result> TrainingWriter::Commit(const std::vector<Req
 }
 
 TrainingWriter::Result TrainingWriter::CommitRetire(Request& request) {
-  auto step = store_.RetireLedger(request.retire_before, request.retire_max,
-                                  request.stream_position, request.retire_from);
+  const RetireScope scope = request.retire_scope;
+  if (scope != RetireScope::kUsers) {
+    auto step = store_.RetireLedger(request.retire_before, request.retire_max,
+                                    scope == RetireScope::kAll ? "" : request.stream_position,
+                                    request.retire_from);
+    if (!step) return std::unexpected(std::move(step.error()));
+    request.retired = *step;
+    retired_records_.fetch_add(step->retired, std::memory_order_relaxed);
+  }
+  if (scope != RetireScope::kGlobal) {
+    auto step = store_.RetireUserLedgers(request.retire_before, request.retire_max,
+                                         request.stream_position, request.retire_from);
+    if (!step) return std::unexpected(std::move(step.error()));
+    retired_user_records_.fetch_add(step->retired, std::memory_order_relaxed);
+    const std::uint64_t global = request.retired.retired;
+    request.retired = *step;
+    request.retired.retired += global;
+  }
+  return model::LearnStatus::kLearned;
+}
+
+TrainingWriter::Result TrainingWriter::CommitExpireUsers(Request& request) {
+  auto step =
+      store_.ExpireUserTokens(request.expiry_rule, request.user_expiry_from, request.retire_max,
+                              request.user_expiry_until, request.stream_position);
   if (!step) return std::unexpected(std::move(step.error()));
-  request.retired = *step;
-  retired_records_.fetch_add(step->retired, std::memory_order_relaxed);
+  request.user_expired = *step;
+  dropped_user_tokens_.fetch_add(step->dropped, std::memory_order_relaxed);
   return model::LearnStatus::kLearned;
 }
 
@@ -411,6 +459,12 @@ void TrainingWriter::Complete(Request& request, Result result) noexcept {
         (*expire)(request.expired);
       } else {
         (*expire)(std::unexpected(std::move(result.error())));
+      }
+    } else if (auto* expire_users = std::get_if<UserExpireCompletion>(&request.done)) {
+      if (result) {
+        (*expire_users)(request.user_expired);
+      } else {
+        (*expire_users)(std::unexpected(std::move(result.error())));
       }
     } else if (result) {
       std::get<ForgetCompletion>(request.done)({});

@@ -22,6 +22,9 @@
 // applying the same stream, records the same scores bit for bit (given the same alpha). A
 // relearn keeps the score of the first learn.
 //
+// A record the ledger retention retired (global or a user's) can be neither forgotten nor
+// learned as another class: such a request fails with kExpired and changes nothing.
+//
 // User layers (model/user_layer.h). LearnForUser and ForgetForUser change a user's
 // layer and ledger, and the global model too when the target says so, in one delta (one atomic
 // write). A group is exact for user records as for global ones: the user ledger is read through
@@ -78,6 +81,15 @@ using ForgetCompletion = std::move_only_function<void(std::expected<void, Error>
 using RetireCompletion = std::move_only_function<void(std::expected<storage::RetireStep, Error>)>;
 using ExpireCompletion =
     std::move_only_function<void(std::expected<storage::TokenExpiryStep, Error>)>;
+using UserExpireCompletion =
+    std::move_only_function<void(std::expected<storage::UserTokenExpiryStep, Error>)>;
+
+// Which ledgers a step of the ledger retention retires records of.
+enum class RetireScope {
+  kGlobal,  // The global ledger (Store::RetireLedger).
+  kUsers,   // The users' own ledgers (Store::RetireUserLedgers).
+  kAll,     // Both, the global one first: a whole pass of a cluster's retire event.
+};
 
 // How large a group may grow. At least one request is always taken, whatever its size.
 struct GroupLimits {
@@ -136,16 +148,25 @@ class TrainingWriter {
   void DeleteUser(std::string user, ForgetCompletion done, std::string stream_position = "");
 
   // Retires at most `max_records` ledger records learned before `learned_before` (Unix seconds;
-  // Store::RetireLedger: a step of the ledger retention), serialised with the other requests as
-  // DeleteUser is. Errors: as Store::RetireLedger; kUnavailable after Stop.
-  // `from`: as in Store::RetireLedger.
+  // Store::RetireLedger, or Store::RetireUserLedgers for the users' ledgers: a step of the ledger
+  // retention) of the ledgers `scope` names, serialised with the other requests as DeleteUser is.
+  // kAll is two writes, the global one first, with `stream_position` in the second; the step's
+  // `retired` counts both. Errors: as Store::RetireLedger; kUnavailable after Stop.
+  // `from`: as in Store::RetireLedger (for kUsers: in Store::RetireUserLedgers).
+  // REQUIRES: for kAll, max_records == 0 and from == "" (a whole pass).
   void RetireLedger(std::int64_t learned_before, std::size_t max_records, RetireCompletion done,
-                    std::string stream_position = "", std::string from = "");
+                    std::string stream_position = "", std::string from = "",
+                    RetireScope scope = RetireScope::kGlobal);
 
   // One step of the token expiry (Store::ExpireTokens), serialised as RetireLedger.
   void ExpireTokens(const storage::TokenExpiryRule& rule, TokenHash from, std::size_t max_examined,
                     std::optional<TokenHash> until, ExpireCompletion done,
                     std::string stream_position = "");
+  // One step of the token expiry of the user layers (Store::ExpireUserTokens), serialised as
+  // RetireLedger.
+  void ExpireUserTokens(const storage::TokenExpiryRule& rule, std::string from,
+                        std::size_t max_examined, std::optional<std::string> until,
+                        UserExpireCompletion done, std::string stream_position = "");
 
   // Ledger records retired and tokens dropped through this writer (RetireLedger, ExpireTokens),
   // for /metrics.
@@ -154,6 +175,13 @@ class TrainingWriter {
   }
   [[nodiscard]] std::uint64_t DroppedTokens() const {
     return dropped_tokens_.load(std::memory_order_relaxed);
+  }
+  // The same for the user layers (RetireLedger of the users' ledgers, ExpireUserTokens).
+  [[nodiscard]] std::uint64_t RetiredUserRecords() const {
+    return retired_user_records_.load(std::memory_order_relaxed);
+  }
+  [[nodiscard]] std::uint64_t DroppedUserTokens() const {
+    return dropped_user_tokens_.load(std::memory_order_relaxed);
   }
 
   // Finishes every request queued so far (their completions run), then stops the writer thread.
@@ -170,20 +198,23 @@ class TrainingWriter {
   }
 
  private:
-  enum class Kind { kLearn, kForget, kDeleteUser, kRetire, kExpire };
+  enum class Kind { kLearn, kForget, kDeleteUser, kRetire, kExpire, kExpireUsers };
   struct Request {
     Kind kind = Kind::kLearn;
     std::string id;
     std::string label;  // "" unless a learn.
     TokenBag bag;
     model::LearnOrigin origin;
-    std::variant<LearnCompletion, ForgetCompletion, RetireCompletion, ExpireCompletion> done;
+    std::variant<LearnCompletion, ForgetCompletion, RetireCompletion, ExpireCompletion,
+                 UserExpireCompletion>
+        done;
     std::optional<std::string> only_source;  // A forget: only a record of this source.
     std::string stream_position;             // "" for none.
     std::string user;                        // "" for the global model only; else whose layer.
     bool train_global = true;                // With a user: also the global model.
     std::int64_t retire_before = 0;          // kRetire: the horizon, and where to start.
     std::string retire_from;
+    RetireScope retire_scope = RetireScope::kGlobal;
     // kRetire: the most records to retire; kExpire: the most base records to look at.
     std::size_t retire_max = 0;
     storage::RetireStep retired;           // kRetire: what the step did, once written.
@@ -191,6 +222,9 @@ class TrainingWriter {
     TokenHash expiry_from = 0;
     std::optional<TokenHash> expiry_until;
     storage::TokenExpiryStep expired;  // kExpire: what the step did, once written.
+    std::string user_expiry_from;      // kExpireUsers: the users-family key range.
+    std::optional<std::string> user_expiry_until;
+    storage::UserTokenExpiryStep user_expired;  // kExpireUsers: what the step did.
   };
   using Result = std::expected<model::LearnStatus, Error>;  // A forget reports kLearned.
 
@@ -204,6 +238,8 @@ class TrainingWriter {
   [[nodiscard]] Result CommitRetire(Request& request);
   // Writes a group of one ExpireTokens request, keeping its step in request.expired.
   [[nodiscard]] Result CommitExpire(Request& request);
+  // Writes a group of one ExpireUserTokens request, keeping its step in request.user_expired.
+  [[nodiscard]] Result CommitExpireUsers(Request& request);
   // Runs the request's completion with `result`; an exception it throws is logged and counted.
   void Complete(Request& request, Result result) noexcept;
 
@@ -224,6 +260,8 @@ class TrainingWriter {
   std::atomic<std::uint64_t> completion_exceptions_ = 0;
   std::atomic<std::uint64_t> retired_records_ = 0;
   std::atomic<std::uint64_t> dropped_tokens_ = 0;
+  std::atomic<std::uint64_t> retired_user_records_ = 0;
+  std::atomic<std::uint64_t> dropped_user_tokens_ = 0;
   LogThrottle completion_log_;
   std::thread thread_;  // Last: starts once everything above is constructed.
 };

@@ -256,21 +256,30 @@ std::optional<Response> HandleExpire(Call& call, const Input& input) {
               .error());
     }
   }
+  // The global model's tokens, then the user layers' by the same rule.
   call.filter.ExpireTokensAsync(
-      rule,
-      [version = call.request.version(), rule, cluster = call.filter.Cluster().has_value(),
-       respond = call.TakeRespond()](std::expected<std::uint64_t, nbspamd::Error> dropped) mutable {
-        Deliver(respond, version, [&] {
-          if (!dropped) return ErrorResponse(dropped.error(), version);
-          json::object answer{{"seen_before", UtcTimeText(rule.seen_before)},
-                              {"max_count", rule.max_count}};
-          if (cluster) {
-            answer["queued"] = true;
-          } else {
-            answer["dropped"] = *dropped;
-          }
-          return JsonResponse(std::move(answer), version);
-        });
+      rule, [&filter = call.filter, version = call.request.version(), rule,
+             cluster = call.filter.Cluster().has_value(), respond = call.TakeRespond()](
+                std::expected<std::uint64_t, nbspamd::Error> dropped) mutable {
+        if (!dropped) {
+          return Deliver(respond, version, [&] { return ErrorResponse(dropped.error(), version); });
+        }
+        filter.ExpireUserTokensAsync(
+            rule, [version, rule, cluster, global = *dropped, respond = std::move(respond)](
+                      std::expected<std::uint64_t, nbspamd::Error> from_users) mutable {
+              Deliver(respond, version, [&] {
+                if (!from_users) return ErrorResponse(from_users.error(), version);
+                json::object answer{{"seen_before", UtcTimeText(rule.seen_before)},
+                                    {"max_count", rule.max_count}};
+                if (cluster) {
+                  answer["queued"] = true;
+                } else {
+                  answer["dropped"] = global;
+                  answer["dropped_from_users"] = *from_users;
+                }
+                return JsonResponse(std::move(answer), version);
+              });
+            });
       });
   return std::nullopt;
 }

@@ -357,6 +357,13 @@ std::string Metrics::Render(const core::ServiceStatus& status, std::string_view 
   AppendCounter(out, "nbspamd_expiry_tokens_dropped_total",
                 "Tokens the token expiry dropped since start (rare and old, or over the cap).", "",
                 expiry.dropped_tokens);
+  AppendCounter(out, "nbspamd_user_ledger_retired_total",
+                "User ledger records the ledger retention retired into the users' base counts "
+                "since start.",
+                "", expiry.retired_user_records);
+  AppendCounter(out, "nbspamd_user_expiry_tokens_dropped_total",
+                "Tokens the token expiry dropped from user layers since start (rare and old).", "",
+                expiry.dropped_user_tokens);
   AppendCounter(out, "nbspamd_expiry_passes_total",
                 "Passes of the model expiry (ledger retention, token expiry, cap) since start.", "",
                 expiry.passes);

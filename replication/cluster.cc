@@ -268,10 +268,20 @@ bool ClusterReplicator::Apply(const std::vector<Entry>& entries) {
     } else if (event->kind == StreamEvent::Kind::kDeleteUser) {
       writer_.DeleteUser(std::move(event->user), forgotten, entries[i].id);
     } else if (event->kind == StreamEvent::Kind::kRetire) {
-      // The whole pass in one write: the next entries are applied after it.
+      // The whole pass, the global ledger's and the users', in two writes: the next entries are
+      // applied after it.
       writer_.RetireLedger(
           event->learned_before, /*max_records=*/0,
           [&complete, i](std::expected<storage::RetireStep, Error> outcome) {
+            if (!outcome) return complete(i, std::unexpected(std::move(outcome.error())));
+            complete(i, model::LearnStatus::kLearned);
+          },
+          entries[i].id, "", core::RetireScope::kAll);
+    } else if (event->kind == StreamEvent::Kind::kExpireUsers) {
+      writer_.ExpireUserTokens(
+          event->expiry_rule, std::move(event->user_expiry_from), /*max_examined=*/0,
+          std::move(event->user_expiry_until),
+          [&complete, i](std::expected<storage::UserTokenExpiryStep, Error> outcome) {
             if (!outcome) return complete(i, std::unexpected(std::move(outcome.error())));
             complete(i, model::LearnStatus::kLearned);
           },

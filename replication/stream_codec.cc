@@ -117,7 +117,8 @@ std::string StreamId::ToString() const { return std::to_string(ms) + "-" + std::
 namespace {
 
 bool IsExpiryKind(StreamEvent::Kind kind) {
-  return kind == StreamEvent::Kind::kRetire || kind == StreamEvent::Kind::kExpire;
+  return kind == StreamEvent::Kind::kRetire || kind == StreamEvent::Kind::kExpire ||
+         kind == StreamEvent::Kind::kExpireUsers;
 }
 
 // Version 3: a step of the model expiry.
@@ -136,6 +137,12 @@ std::string EncodeExpiryEvent(const StreamEvent& event) {
   PutVarint(out, rule.max_count);
   PutFixed64BigEndian(out, std::bit_cast<std::uint64_t>(rule.keep_weight));
   PutFixed64BigEndian(out, std::bit_cast<std::uint64_t>(rule.alpha));
+  if (event.kind == StreamEvent::Kind::kExpireUsers) {
+    PutString(out, event.user_expiry_from);
+    out.push_back(event.user_expiry_until ? 1 : 0);
+    if (event.user_expiry_until) PutString(out, *event.user_expiry_until);
+    return out;
+  }
   PutFixed64BigEndian(out, event.expiry_from);
   out.push_back(event.expiry_until ? 1 : 0);
   if (event.expiry_until) PutFixed64BigEndian(out, *event.expiry_until);
@@ -148,7 +155,7 @@ std::expected<StreamEvent, Error> DecodeExpiryEvent(std::string_view bytes) {
   };
   StreamEvent event;
   const auto kind = static_cast<std::uint8_t>(bytes[1]);
-  if (kind != 3 && kind != 4) return corrupt("unknown kind " + std::to_string(kind));
+  if (kind < 3 || kind > 5) return corrupt("unknown kind " + std::to_string(kind));
   event.kind = static_cast<StreamEvent::Kind>(kind);
   bytes.remove_prefix(2);
   if (!GetString(bytes, event.id) || !GetString(bytes, event.waiter)) return corrupt("truncated");
@@ -162,16 +169,26 @@ std::expected<StreamEvent, Error> DecodeExpiryEvent(std::string_view bytes) {
     storage::TokenExpiryRule& rule = event.expiry_rule;
     rule.seen_before = static_cast<std::int64_t>(time);
     if (!GetVarint(bytes, std::numeric_limits<std::uint64_t>::max(), rule.max_count) ||
-        bytes.size() < 25) {
+        bytes.size() < 16) {
       return corrupt("truncated");
     }
     rule.keep_weight = std::bit_cast<double>(GetFixed64BigEndian(bytes));
     rule.alpha = std::bit_cast<double>(GetFixed64BigEndian(bytes.substr(8)));
-    event.expiry_from = GetFixed64BigEndian(bytes.substr(16));
-    const auto has_until = static_cast<std::uint8_t>(bytes[24]);
-    bytes.remove_prefix(25);
+    bytes.remove_prefix(16);
+    const bool users = event.kind == StreamEvent::Kind::kExpireUsers;
+    if (users) {
+      if (!GetString(bytes, event.user_expiry_from) || bytes.empty()) return corrupt("truncated");
+    } else {
+      if (bytes.size() < 9) return corrupt("truncated");
+      event.expiry_from = GetFixed64BigEndian(bytes);
+      bytes.remove_prefix(8);
+    }
+    const auto has_until = static_cast<std::uint8_t>(bytes[0]);
+    bytes.remove_prefix(1);
     if (has_until > 1) return corrupt("has_until is " + std::to_string(has_until));
-    if (has_until == 1) {
+    if (has_until == 1 && users) {
+      if (!GetString(bytes, event.user_expiry_until.emplace())) return corrupt("truncated");
+    } else if (has_until == 1) {
       if (bytes.size() < 8) return corrupt("truncated");
       event.expiry_until = GetFixed64BigEndian(bytes);
       bytes.remove_prefix(8);

@@ -35,15 +35,20 @@
 //   learn:   as in version 1; forget: as in version 1; delete user: nothing.
 // Nothing may follow.
 //
-// Version 3 carries a step of the model expiry (core/model_expiry.h), for the global model:
+// Version 3 carries a step of the model expiry (core/model_expiry.h); a retire covers the global
+// ledger and then the users' own ledgers (daemons before the user-layer expiry retire only the
+// global one), an expire the global model's tokens, an expire users (kind 5, added later; older
+// daemons skip it with an error in their log) the user layers' tokens:
 //   byte     version (3)
-//   byte     kind: 3 retire, 4 expire
+//   byte     kind: 3 retire, 4 expire, 5 expire users
 //   string   id (always empty)
 //   string   waiter
 //   retire:  varint learned_before (Unix seconds)
 //   expire:  varint seen_before (Unix seconds), varint max_count, keep_weight and alpha as IEEE
 //            754 bits in 8 bytes big-endian each, the first token hash as 8 bytes big-endian,
 //            then byte 1 and the end token hash as 8 bytes big-endian, or byte 0 (to the end).
+//   expire users: the rule as for expire, then string first users-family key, then byte 1 and
+//            string end key, or byte 0 (to the end).
 // Nothing may follow.
 //
 // A position report, the value of a daemon's field in "<stream>:positions": the stream entry id

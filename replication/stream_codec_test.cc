@@ -117,6 +117,18 @@ StreamEvent GoldenExpire(bool bounded) {
   return event;
 }
 
+StreamEvent GoldenExpireUsers(bool bounded) {
+  StreamEvent event;
+  event.kind = StreamEvent::Kind::kExpireUsers;
+  event.waiter = "w";
+  event.expiry_rule = {.seen_before = 1600000000, .max_count = 2, .keep_weight = 3.0, .alpha = 0.1};
+  if (bounded) {
+    event.user_expiry_from = std::string("bob\0", 4);
+    event.user_expiry_until = std::string("eve\0", 4);
+  }
+  return event;
+}
+
 constexpr std::string_view kRetireHex =
     "0303"
     "00"
@@ -133,6 +145,22 @@ constexpr std::string_view kExpireHex =
     "1000000000000000"  // from
     "01"
     "2000000000000000";  // until
+constexpr std::string_view kExpireUsersHex =
+    "0305"
+    "00"
+    "0177"
+    "80a0f8fa05"
+    "02"                // seen_before, max_count
+    "4008000000000000"  // keep_weight 3.0
+    "3fb999999999999a"  // alpha 0.1
+    "04626f6200"        // from "bob\0"
+    "01"
+    "0465766500";  // until "eve\0"
+constexpr std::string_view kExpireUsersToTheEndHex =
+    "0305000177"
+    "80a0f8fa0502"
+    "40080000000000003fb999999999999a"
+    "0000";
 constexpr std::string_view kExpireToTheEndHex =
     "0304000000003ff000000000000000000000000000000000000000000000000000";
 
@@ -142,8 +170,21 @@ TEST(StreamCodecTest, GoldenBytesOfModelExpirySteps) {
   EXPECT_EQ(DecodeStreamEvent(FromHex(kRetireHex)), GoldenRetire());
   EXPECT_EQ(DecodeStreamEvent(FromHex(kExpireHex)), GoldenExpire(true));
   EXPECT_EQ(DecodeStreamEvent(EncodeStreamEvent(GoldenExpire(false))), GoldenExpire(false));
+  EXPECT_EQ(EncodeStreamEvent(GoldenExpireUsers(true)), FromHex(kExpireUsersHex));
+  EXPECT_EQ(EncodeStreamEvent(GoldenExpireUsers(false)), FromHex(kExpireUsersToTheEndHex));
+  EXPECT_EQ(DecodeStreamEvent(FromHex(kExpireUsersHex)), GoldenExpireUsers(true));
+  EXPECT_EQ(DecodeStreamEvent(FromHex(kExpireUsersToTheEndHex)), GoldenExpireUsers(false));
   const std::string_view damaged[] = {
-      "0305000000",                                                              // kind 5
+      "0306000000",  // kind 6
+      "0305000177"
+      "80a0f8fa050240080000000000003fb999999999999a0000"
+      "00",  // trailing byte
+      "0305000177"
+      "80a0f8fa050240080000000000003fb999999999999a00",  // no has_until
+      "0305000177"
+      "80a0f8fa050240080000000000003fb999999999999a0001",  // no until
+      "0305000177"
+      "80a0f8fa050240080000000000003fb999999999999a0002",                        // has_until 2
       "0303026d310080e2cfaa06",                                                  // an id
       "030300017780e2cfaa0600",                                                  // trailing byte
       "0303000177",                                                              // no horizon

@@ -319,6 +319,12 @@ std::string UserBaseDocumentsKey(std::string_view user) {
   return UserKindPrefix(user, kUserBaseDocumentsKind);
 }
 
+std::string UserSeenKey(std::string_view user, TokenHash hash) {
+  std::string key = UserKindPrefix(user, kUserSeenKind);
+  PutFixed64BigEndian(key, hash);
+  return key;
+}
+
 std::string UserLedgerKey(std::string_view user, std::string_view id) {
   std::string key = UserKindPrefix(user, kUserLedgerKind);
   key += id;

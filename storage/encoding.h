@@ -26,7 +26,9 @@ namespace nbspamd::storage {
 // 3: ledger records may end with a held-out score; the calibration meta record.
 // 4: base counts (the `base` family, the base_documents record, users' kinds 'b' and 'd').
 // 5: retired ledger records (a last byte 2; the ledger retention).
-inline constexpr std::uint64_t kSchemaVersion = 5;
+// 6: the ledger retention and token expiry of user layers: retired user ledger records and the
+//    users' last-seen records (kind 'e').
+inline constexpr std::uint64_t kSchemaVersion = 6;
 
 void PutVarint64(std::string& out, std::uint64_t value);
 
@@ -118,6 +120,9 @@ inline constexpr char kUserSourceKind = 'o';  // + EncodeSourceKey → "".
 // Schema 4: the user's base counts, as the global ones (rocksdb_layout.h's kBaseFamily).
 inline constexpr char kUserBaseKind = 'b';           // + EncodeTokenKey → EncodeTokenCounts.
 inline constexpr char kUserBaseDocumentsKind = 'd';  // → EncodeDocumentCounts.
+// Schema 6: the user's last-seen times, as the global `seen` family (rocksdb_layout.h's
+// kSeenFamily): written when a user ledger record is retired, read by the token expiry.
+inline constexpr char kUserSeenKind = 'e';  // + EncodeTokenKey → EncodeLastSeen.
 
 // user, 0.
 [[nodiscard]] std::string UserKeyPrefix(std::string_view user);
@@ -130,6 +135,7 @@ inline constexpr char kUserBaseDocumentsKind = 'd';  // → EncodeDocumentCounts
 [[nodiscard]] std::string UserLedgerKey(std::string_view user, std::string_view id);
 [[nodiscard]] std::string UserBaseKey(std::string_view user, TokenHash hash);
 [[nodiscard]] std::string UserBaseDocumentsKey(std::string_view user);
+[[nodiscard]] std::string UserSeenKey(std::string_view user, TokenHash hash);
 [[nodiscard]] std::string UserSourceKey(std::string_view user, std::string_view id,
                                         const model::LearnOrigin& origin);
 

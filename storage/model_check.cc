@@ -180,6 +180,12 @@ std::expected<void, Error> ScanUsers(const Folder& folder, Scan& scan) {
         }
         break;
       }
+      case kUserSeenKind:
+        // Last-seen times only date tokens for the token expiry: any decodable value will do.
+        if (!DecodeTokenKey(key->rest) || !DecodeLastSeen(value)) {
+          scan.Problem(name + " has a corrupt last-seen record");
+        }
+        break;
       case kUserLedgerKind: {
         const std::string id(key->rest);
         auto entry = DecodeLedgerEntry(value);
@@ -193,6 +199,9 @@ std::expected<void, Error> ScanUsers(const Folder& folder, Scan& scan) {
                        entry->label + "'");
           break;
         }
+        // A retired record's counts and document are in the user's base counts, and it has no
+        // index entry.
+        if (entry->retired) break;
         user->expected_source_keys.insert(EncodeSourceKey(id, entry->origin));
         ++user->expected_stats.classes[*class_index].documents;
         for (const BagEntry& token : entry->tokens) {
@@ -306,6 +315,7 @@ std::expected<void, Error> RebuildUser(const Folder& folder, const std::string& 
       batch.Delete(folder.users, it->key());
       continue;
     }
+    if (entry->retired) continue;  // Its counts and document are in the base counts.
     ++stats.classes[*class_index].documents;
     for (const BagEntry& token : entry->tokens) {
       TokenCounts& counts = tokens[token.hash];
@@ -316,7 +326,8 @@ std::expected<void, Error> RebuildUser(const Folder& folder, const std::string& 
   }
   if (!it->status().ok()) return RocksdbError("reading a user's ledger", it->status());
   batch.DeleteRange(folder.users, UserKeyPrefix(user), base_begin);
-  batch.DeleteRange(folder.users, UserKindPrefix(user, kUserBaseDocumentsKind + 1), begin);
+  // The base counts, base documents and last-seen times ('b', 'd', 'e') stay.
+  batch.DeleteRange(folder.users, UserKindPrefix(user, kUserSeenKind + 1), begin);
   batch.DeleteRange(folder.users, end, UserKeyEnd(user));
   for (auto& [hash, counts] : tokens) {
     Trim(counts);

@@ -24,7 +24,8 @@
 //      and its own base counts added (1), its stats record's token totals and |V_u| agree with them
 //      (2, 3) and its document counts with its ledger (4), its ledger records name global classes
 //      (5), its source index matches its ledger (6); its stats name the global classes, in order; a
-//      user with any record has a stats record.
+//      user with any record has a stats record. A retired user record counts as a retired global
+//      one: its counts and document are in the user's base counts, it has no index entry.
 // The ledger and the base counts are the source of truth: the ledger holds exactly what each
 // learned message added, the base counts what came from elsewhere.
 #ifndef NBSPAMD_STORAGE_MODEL_CHECK_H_

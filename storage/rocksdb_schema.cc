@@ -82,6 +82,18 @@ std::expected<void, Error> UpgradeFromSchema4(
   return {};
 }
 
+// Schema 5 → 6: schema 6 adds retired user ledger records and the users' last-seen records (the
+// model expiry of user layers), which no schema 5 folder has; only the version record changes.
+std::expected<void, Error> UpgradeFromSchema5(
+    rocksdb::DB& db, const std::vector<rocksdb::ColumnFamilyHandle*>& handles,
+    const std::string& path) {
+  rocksdb::WriteOptions write_options;
+  write_options.sync = true;
+  const rocksdb::Status status = db.Put(write_options, handles[kMeta], kSchemaVersionKey, "6");
+  if (!status.ok()) return RocksdbError("upgrading " + path, status);
+  return {};
+}
+
 }  // namespace
 
 std::expected<model::FeedbackHistogram, Error> FeedbackFromLedger(
@@ -140,7 +152,7 @@ std::expected<model::ModelStats, Error> InitialiseOrCheck(const RocksdbDatabase&
   if (parse_error != std::errc() || end != text.data() + text.size()) {
     return MakeError(ErrorCode::kDataLoss, "data folder " + path + " has a corrupt schema version");
   }
-  if (stored >= 1 && stored <= 4) {
+  if (stored >= 1 && stored <= 5) {
     if (auto can = writable(); !can) return std::unexpected(can.error());
   }
   if (stored == 1) {
@@ -166,6 +178,12 @@ std::expected<model::ModelStats, Error> InitialiseOrCheck(const RocksdbDatabase&
       return std::unexpected(upgraded.error());
     }
     stored = 5;
+  }
+  if (stored == 5) {
+    if (auto upgraded = UpgradeFromSchema5(db, handles, path); !upgraded) {
+      return std::unexpected(upgraded.error());
+    }
+    stored = 6;
   }
   if (stored != kSchemaVersion) {
     return MakeError(ErrorCode::kDataLoss, "data folder " + path + " holds schema version " + text +

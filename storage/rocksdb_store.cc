@@ -210,7 +210,9 @@ std::expected<BatchResults, Error> RocksdbStore::ApplyBatch(std::span<const mode
 
 std::expected<BatchResults, Error> RocksdbStore::ApplyBatchLocked(
     std::span<const model::Delta> deltas,
-    const std::function<void(const RocksdbDatabase&, rocksdb::WriteBatch&)>& extra, bool sync) {
+    const std::function<void(const RocksdbDatabase&, rocksdb::WriteBatch&, const BatchResults&)>&
+        extra,
+    bool sync) {
   // After a failed write RocksDB must not be sent another one until the database is reopened.
   if (!writable_.load()) return std::unexpected(StoppedError());
   if (std::any_of(deltas.begin(), deltas.end(),
@@ -254,7 +256,7 @@ std::expected<BatchResults, Error> RocksdbStore::ApplyBatchLocked(
     }
   } sink{*database_, batch};
   const std::string* stream_position = EncodeTrainingBatch(resolved, deltas, results, sink);
-  if (extra) extra(*database_, batch);
+  if (extra) extra(*database_, batch, results);
   rocksdb::WriteOptions write_options;
   write_options.sync = sync;
   const rocksdb::Status status = database_->db().Write(write_options, &batch);

@@ -119,6 +119,13 @@ class RocksdbStore final : public Store {
       std::string_view stream_position = "") override;
   [[nodiscard]] std::expected<ExpiryCandidates, Error> FindExpiryCandidates(
       const TokenExpiryRule& rule) const override;
+  [[nodiscard]] std::expected<RetireStep, Error> RetireUserLedgers(
+      std::int64_t learned_before, std::size_t max_records, std::string_view stream_position = "",
+      std::string_view from = "") override;
+  [[nodiscard]] std::expected<UserTokenExpiryStep, Error> ExpireUserTokens(
+      const TokenExpiryRule& rule, std::string_view from, std::size_t max_examined,
+      const std::optional<std::string>& until = std::nullopt,
+      std::string_view stream_position = "") override;
 
  private:
   // What a write that failed would have made of the model: the memory copy takes it if the
@@ -138,7 +145,8 @@ class RocksdbStore final : public Store {
   // it).
   [[nodiscard]] std::expected<BatchResults, Error> ApplyBatchLocked(
       std::span<const model::Delta> deltas,
-      const std::function<void(const RocksdbDatabase&, rocksdb::WriteBatch&)>& extra = {},
+      const std::function<void(const RocksdbDatabase&, rocksdb::WriteBatch&, const BatchResults&)>&
+          extra = {},
       bool sync = true);
   // REQUIRES: database_mutex_ held (shared). Calls `each(hash, seen)` for every token `rule`
   // selects but for its seen_before (`seen`: its last-seen time), from token `from` on in key

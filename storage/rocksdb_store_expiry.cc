@@ -5,7 +5,6 @@
 #include <rocksdb/write_batch.h>
 
 #include <algorithm>
-#include <cmath>
 #include <numeric>
 #include <vector>
 
@@ -23,22 +22,6 @@ constexpr std::int64_t kSecondsPerDay = 86400;
 
 void Trim(TokenCounts& counts) {
   while (!counts.empty() && counts.back() == 0) counts.pop_back();
-}
-
-// |log P(w|spam) - log P(w|ham)| with Laplace smoothing `alpha`; 0 when the model lacks a class.
-double WeightOf(const TokenCounts& counts, const model::ModelStats& stats, double alpha) {
-  const auto spam = stats.FindClass("spam");
-  const auto ham = stats.FindClass("ham");
-  if (!spam || !ham) return 0;
-  const auto count = [&](std::size_t c) {
-    return c < counts.size() ? static_cast<double>(counts[c]) : 0.0;
-  };
-  const double vocabulary = alpha * static_cast<double>(stats.vocabulary_size);
-  const double p_spam =
-      (count(*spam) + alpha) / (static_cast<double>(stats.classes[*spam].tokens) + vocabulary);
-  const double p_ham =
-      (count(*ham) + alpha) / (static_cast<double>(stats.classes[*ham].tokens) + vocabulary);
-  return std::fabs(std::log(p_spam) - std::log(p_ham));
 }
 
 }  // namespace
@@ -77,7 +60,8 @@ std::expected<std::optional<TokenHash>, Error> RocksdbStore::ScanExpiryCandidate
         std::accumulate(total.begin(), total.end(), std::uint64_t{0}) > rule.max_count) {
       continue;
     }
-    if (rule.keep_weight > 0 && WeightOf(total, *stats, rule.alpha) >= rule.keep_weight) continue;
+    if (rule.keep_weight > 0 && ExpiryWeight(total, *stats, rule.alpha) >= rule.keep_weight)
+      continue;
     std::int64_t last_seen = 0;
     if (seen_it) {
       seen_it->Seek(it->key());
@@ -137,7 +121,7 @@ std::expected<TokenExpiryStep, Error> RocksdbStore::ExpireTokens(const TokenExpi
   const std::array<model::Delta, 1> deltas = {std::move(delta)};
   auto applied = ApplyBatchLocked(
       deltas,
-      [&](const RocksdbDatabase& database, rocksdb::WriteBatch& batch) {
+      [&](const RocksdbDatabase& database, rocksdb::WriteBatch& batch, const BatchResults&) {
         for (const TokenHash hash : dropped) {
           const std::string key = EncodeTokenKey(hash);
           batch.Delete(database.family(kBase), key);

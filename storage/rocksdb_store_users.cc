@@ -216,6 +216,17 @@ std::expected<std::optional<std::int64_t>, Error> RocksdbStore::UserLastLearned(
     newest = std::max(newest.value_or(source_key->learned_at), source_key->learned_at);
   }
   if (!it->status().ok()) return RocksdbError("reading a user's source index", it->status());
+  if (newest) return newest;
+  // No live record: the ledger retention may have retired them all (they leave the index but
+  // keep their origin), and the user still taught the layer then.
+  const std::string ledger = UserKindPrefix(user, kUserLedgerKind);
+  const std::string ledger_end = UserKindPrefix(user, kUserLedgerKind + 1);
+  for (it->Seek(ledger); it->Valid() && it->key().compare(ledger_end) < 0; it->Next()) {
+    auto entry = DecodeLedgerEntry(std::string_view(it->value().data(), it->value().size()));
+    if (!entry) return std::unexpected(entry.error());
+    newest = std::max(newest.value_or(entry->origin.learned_at), entry->origin.learned_at);
+  }
+  if (!it->status().ok()) return RocksdbError("reading a user's ledger", it->status());
   return newest;
 }
 

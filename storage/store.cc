@@ -1,5 +1,7 @@
 #include "storage/store.h"
 
+#include <cmath>
+
 namespace nbspamd::storage {
 namespace {
 
@@ -59,6 +61,35 @@ std::expected<TokenExpiryStep, Error> Store::ExpireTokens(const TokenExpiryRule&
                                                           std::optional<TokenHash> /*until*/,
                                                           std::string_view /*stream_position*/) {
   return MakeError(ErrorCode::kFailedPrecondition, "this store keeps no token expiry");
+}
+
+std::expected<RetireStep, Error> Store::RetireUserLedgers(std::int64_t /*learned_before*/,
+                                                          std::size_t /*max_records*/,
+                                                          std::string_view /*stream_position*/,
+                                                          std::string_view /*from*/) {
+  return MakeError(ErrorCode::kFailedPrecondition, "this store keeps no ledger retention");
+}
+
+std::expected<UserTokenExpiryStep, Error> Store::ExpireUserTokens(
+    const TokenExpiryRule& /*rule*/, std::string_view /*from*/, std::size_t /*max_examined*/,
+    const std::optional<std::string>& /*until*/, std::string_view /*stream_position*/) {
+  return MakeError(ErrorCode::kFailedPrecondition, "this store keeps no token expiry");
+}
+
+double ExpiryWeight(const std::vector<std::uint64_t>& counts, const model::ModelStats& stats,
+                    double alpha) {
+  const auto spam = stats.FindClass("spam");
+  const auto ham = stats.FindClass("ham");
+  if (!spam || !ham) return 0;
+  const auto count = [&](std::size_t c) {
+    return c < counts.size() ? static_cast<double>(counts[c]) : 0.0;
+  };
+  const double vocabulary = alpha * static_cast<double>(stats.vocabulary_size);
+  const double p_spam =
+      (count(*spam) + alpha) / (static_cast<double>(stats.classes[*spam].tokens) + vocabulary);
+  const double p_ham =
+      (count(*ham) + alpha) / (static_cast<double>(stats.classes[*ham].tokens) + vocabulary);
+  return std::fabs(std::log(p_spam) - std::log(p_ham));
 }
 
 std::expected<ExpiryCandidates, Error> Store::FindExpiryCandidates(

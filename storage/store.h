@@ -101,6 +101,20 @@ struct TokenExpiryStep {
   std::optional<TokenHash> next;  // Where the next step starts; nullopt: the pass is done.
 };
 
+// What one step of the token expiry of the user layers did (Store::ExpireUserTokens).
+struct UserTokenExpiryStep {
+  std::uint64_t examined = 0;  // Users' base records looked at.
+  std::uint64_t dropped = 0;   // Tokens dropped from user layers (one user's token: one).
+  // The users-family key where the next step starts; nullopt: the pass (or range) is done.
+  std::optional<std::string> next;
+};
+
+// The weight TokenExpiryRule::keep_weight is compared with: |log P(w|spam) - log P(w|ham)| of a
+// token counted `counts` in a layer of stats `stats` (the global model's, or a user layer's own:
+// its n_cu and |V_u|), with Laplace smoothing `alpha`; 0 when the layer lacks spam or ham.
+[[nodiscard]] double ExpiryWeight(const std::vector<std::uint64_t>& counts,
+                                  const model::ModelStats& stats, double alpha);
+
 // Tokens the token expiry could drop, by the day (Unix time / 86400) they were last seen.
 using ExpiryCandidates = std::map<std::int64_t, std::uint64_t>;
 
@@ -222,9 +236,10 @@ class Store {
       std::string_view user, std::string_view source, std::int64_t since, std::int64_t until,
       std::size_t limit) const;
 
-  // The newest learned_at among `user`'s own ledger records: when the user last taught the
-  // layer. nullopt when the user has no ledger record (no layer, or only restored base counts).
-  // Reads the user's source index keys only. Errors: as ListUserLearned.
+  // The newest learned_at among `user`'s own ledger records, retired ones included: when the user
+  // last taught the layer. nullopt when the user has no ledger record (no layer, or only restored
+  // base counts). Reads the user's source index keys, and the user's ledger records only when no
+  // live record is left. Errors: as ListUserLearned.
   [[nodiscard]] virtual std::expected<std::optional<std::int64_t>, Error> UserLastLearned(
       std::string_view user) const;
 
@@ -264,6 +279,33 @@ class Store {
   [[nodiscard]] virtual std::expected<TokenExpiryStep, Error> ExpireTokens(
       const TokenExpiryRule& rule, TokenHash from, std::size_t max_examined,
       std::optional<TokenHash> until = std::nullopt, std::string_view stream_position = "");
+
+  // Ledger retention of the user layers (docs/STORAGE.md "Ledger retention"): as RetireLedger,
+  // over every user's own ledger, user by user in byte order of their ids, source by source and
+  // oldest first within a source. A retired user record's counts and document move to that
+  // user's base counts (and its last-seen times to the user's), its source index entry goes, and
+  // it keeps its label and origin: no count of the layer, its stats or |V_u| changes, so neither
+  // does any score. `from`: the users-family key to start at (a step's `next`; "": the first
+  // user). Serialised as ApplyBatch. Errors: as RetireLedger.
+  [[nodiscard]] virtual std::expected<RetireStep, Error> RetireUserLedgers(
+      std::int64_t learned_before, std::size_t max_records, std::string_view stream_position = "",
+      std::string_view from = "");
+
+  // Token expiry of the user layers (docs/STORAGE.md "Token expiry"): looks at up to
+  // `max_examined` (0: no limit) of the users' base records whose users-family keys lie in
+  // [from, until) ("" and nullopt: from the first, to the last), user by user and by token, and
+  // drops each token `rule` selects from its user's layer: a token of the user that no live
+  // record of the user's ledger holds, last seen (by the user's retired records) before
+  // rule.seen_before, with a count at most rule.max_count and ExpiryWeight below
+  // rule.keep_weight, both from the user's own counts and stats. Its token, base and last-seen
+  // records go, and the user's n_cu and |V_u| shrink by what it had, in one atomic write (with
+  // `stream_position` when not empty) that ReadUser sees at once. The global model is untouched.
+  // The same state and arguments drop the same tokens. Serialised as ApplyBatch. Errors: as
+  // RetireLedger.
+  [[nodiscard]] virtual std::expected<UserTokenExpiryStep, Error> ExpireUserTokens(
+      const TokenExpiryRule& rule, std::string_view from, std::size_t max_examined,
+      const std::optional<std::string>& until = std::nullopt,
+      std::string_view stream_position = "");
 
   // The tokens `rule` would drop if seen_before were unbounded, by the day they were last seen:
   // what a size cap chooses its horizon from. Reads one snapshot; thread-safe. Errors: as

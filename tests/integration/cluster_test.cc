@@ -632,13 +632,27 @@ TEST(ClusterTest, TheModelExpiryLeavesEveryDaemonByteForByteAlike) {
     ASSERT_EQ(post(ports[(i + 1) % 3], "/train?label=ham&id=h" + n, ham[i]).result(),
               http::status::ok);
   }
+  // User layers, taught through different daemons: retired and expired by the same events.
+  ASSERT_EQ(post(ports[0], "/train?label=spam&id=u0&user=alice", "rare offer watches").result(),
+            http::status::ok);
+  ASSERT_EQ(post(ports[1], "/train?label=ham&id=u1&user=alice", "lunch picnic friday").result(),
+            http::status::ok);
+  ASSERT_EQ(post(ports[2], "/train?label=spam&id=b0&user=bob", "cheap offer").result(),
+            http::status::ok);
   double seconds = 0;
   ASSERT_TRUE(WaitForConvergence(redis->port(), ports, &seconds));
   const auto stats = [](unsigned short port) {
     HttpClient client(port);
     return client.Send(http::verb::get, "/stats").body();
   };
+  const auto user_stats = [](unsigned short port, const std::string& user) {
+    HttpClient client(port);
+    return client.Send(http::verb::get, "/users/" + user + "/stats").body();
+  };
   const std::int64_t vocabulary = json::parse(stats(ports[0])).at("vocabulary").as_int64();
+  const std::int64_t alice_vocabulary =
+      json::parse(user_stats(ports[0], "alice")).at("vocabulary").as_int64();
+  ASSERT_EQ(alice_vocabulary, 6);
 
   const std::string before = std::to_string(std::time(nullptr) + 60);
   const auto retired = post(ports[0], "/admin/retire?before=" + before);
@@ -653,10 +667,17 @@ TEST(ClusterTest, TheModelExpiryLeavesEveryDaemonByteForByteAlike) {
   const std::int64_t after = json::parse(first_stats).at("vocabulary").as_int64();
   EXPECT_LT(after, vocabulary);  // Words seen once went,
   EXPECT_GT(after, 0);           // the others stayed.
+  // Each of alice's words was counted once: all went from her layer, her documents stayed.
+  const std::string alice = user_stats(ports[0], "alice");
+  EXPECT_EQ(json::parse(alice).at("vocabulary").as_int64(), 0) << alice;
+  EXPECT_EQ(json::parse(alice).at("documents").as_int64(), 2) << alice;
+  const std::string bob = user_stats(ports[0], "bob");
   std::string first_dump;
   for (std::size_t d = 0; d < daemons.size(); ++d) {
     SCOPED_TRACE("daemon " + std::to_string(d));
     EXPECT_EQ(stats(ports[d]), first_stats);
+    EXPECT_EQ(user_stats(ports[d], "alice"), alice);
+    EXPECT_EQ(user_stats(ports[d], "bob"), bob);
     HttpClient client(ports[d]);
     const auto dump = client.Send(http::verb::get, "/admin/dump");
     ASSERT_EQ(dump.result(), http::status::ok) << dump.body();
@@ -664,6 +685,8 @@ TEST(ClusterTest, TheModelExpiryLeavesEveryDaemonByteForByteAlike) {
     EXPECT_EQ(dump.body(), first_dump) << "the dumps differ";
     const std::string metrics = client.Send(http::verb::get, "/metrics").body();
     EXPECT_NE(metrics.find("\nnbspamd_ledger_retired_total 12\n"), std::string::npos);
+    EXPECT_NE(metrics.find("\nnbspamd_user_ledger_retired_total 3\n"), std::string::npos);
+    EXPECT_NE(metrics.find("\nnbspamd_user_expiry_tokens_dropped_total 8\n"), std::string::npos);
     EXPECT_NE(metrics.find("\nnbspamd_expiry_tokens_dropped_total " +
                            std::to_string(vocabulary - after) + "\n"),
               std::string::npos);
@@ -671,6 +694,8 @@ TEST(ClusterTest, TheModelExpiryLeavesEveryDaemonByteForByteAlike) {
   EXPECT_NE(first_dump.find("\nlayer global\n"), std::string::npos) << first_dump.substr(0, 300);
   const auto forget = post(ports[2], "/forget?id=s0");
   EXPECT_EQ(forget.result(), http::status::gone) << forget.body();
+  const auto forget_user = post(ports[1], "/forget?id=u0&user=alice");
+  EXPECT_EQ(forget_user.result(), http::status::gone) << forget_user.body();
   for (DaemonProcess& daemon : daemons) EXPECT_EQ(daemon.Terminate(), 0) << daemon.Log();
   for (const char* name : {"a", "b", "c"}) {
     const ProcessExit check = RunToExit({"check", "--data-dir", dir.Join(name)});

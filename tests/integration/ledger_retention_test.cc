@@ -2,7 +2,8 @@
 // POST /admin/retire retires old ledger records into the base counts while the daemon serves;
 // POST /admin/expire then drops rare tokens no live record holds;
 // no score or figure of /stats changes, a forget of a retired message gets 410 `expired`, the
-// metric counts them, and `nbspamd check` finds every invariant holding afterwards.
+// metric counts them, and `nbspamd check` finds every invariant holding afterwards. A user's layer
+// retires and expires by the same rules, with the same answers.
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
@@ -152,6 +153,65 @@ TEST_F(LedgerRetentionTest, RetiredMessagesKeepTheirCountsButCannotBeForgotten) 
                 .as_int64(),
             0);
   daemon.Terminate();
+}
+
+TEST_F(LedgerRetentionTest, AUserLayerRetiresAndExpiresByTheSameRules) {
+  {
+    DaemonProcess daemon = Start();
+    HttpClient client(daemon.port());
+    const std::pair<const char*, const char*> training[] = {
+        {"/train?label=spam&id=g1", "Subject: pills\n\ncheap pills, click now"},
+        {"/train?label=ham&id=g2", "Subject: notes\n\nmeeting notes and the agenda"},
+        {"/train?label=spam&id=u1&user=alice", "Subject: offer\n\nrare watches offer"},
+        {"/train?label=ham&id=u2&user=alice", "Subject: lunch\n\nlunch on friday"}};
+    for (const auto& [target, body] : training) {
+      const HttpResponse trained = Admin(client, http::verb::post, target, body);
+      ASSERT_EQ(trained.result(), http::status::ok) << trained.body();
+    }
+    const json::value user_stats = client.GetJson("/users/alice/stats");
+    const std::string probe = "Subject: offer\n\nrare lunch offer on friday";
+    const std::string score =
+        json::serialize(client.PostJson("/classify?explain=0&user=alice", probe).at("score"));
+
+    // Everything learned before a minute from now: the two global records and alice's two.
+    const std::string before = std::to_string(std::time(nullptr) + 60);
+    const HttpResponse retired = Admin(client, http::verb::post, "/admin/retire?before=" + before);
+    ASSERT_EQ(retired.result(), http::status::ok) << retired.body();
+    EXPECT_EQ(json::parse(retired.body()).at("retired").as_int64(), 4);
+    EXPECT_EQ(json::serialize(client.GetJson("/users/alice/stats")), json::serialize(user_stats));
+    EXPECT_EQ(json::serialize(client.PostJson("/classify?explain=0&user=alice", probe).at("score")),
+              score);
+
+    // A retired user record can be neither forgotten nor relabelled: 410 `expired`.
+    const HttpResponse forget = Admin(client, http::verb::post, "/forget?id=u1&user=alice", "");
+    EXPECT_EQ(forget.result(), http::status::gone) << forget.body();
+    EXPECT_EQ(json::parse(forget.body()).at("error").at("code").as_string(), "expired");
+    const HttpResponse relabel =
+        Admin(client, http::verb::post, "/train?label=ham&id=u1&user=alice", training[2].second);
+    EXPECT_EQ(relabel.result(), http::status::gone) << relabel.body();
+
+    // Every token of alice's is counted at most twice (the header's structure tokens are in both
+    // messages) and held by no live record: all go, by her layer's own rule; her documents stay.
+    const HttpResponse expired =
+        Admin(client, http::verb::post, "/admin/expire?max_count=2&before=" + before);
+    ASSERT_EQ(expired.result(), http::status::ok) << expired.body();
+    const json::value answer = json::parse(expired.body());
+    const std::int64_t from_users = answer.at("dropped_from_users").as_int64();
+    EXPECT_EQ(from_users, user_stats.at("vocabulary").as_int64()) << expired.body();
+    const json::value after = client.GetJson("/users/alice/stats");
+    EXPECT_EQ(after.at("vocabulary").as_int64(), 0);
+    EXPECT_EQ(after.at("documents").as_int64(), 2);
+
+    const std::string metrics = client.Send(http::verb::get, "/metrics").body();
+    EXPECT_NE(metrics.find("\nnbspamd_ledger_retired_total 2\n"), std::string::npos);
+    EXPECT_NE(metrics.find("\nnbspamd_user_ledger_retired_total 2\n"), std::string::npos);
+    EXPECT_NE(metrics.find("\nnbspamd_user_expiry_tokens_dropped_total " +
+                           std::to_string(from_users) + "\n"),
+              std::string::npos);
+    daemon.Terminate();
+  }
+  const ProcessExit check = RunToExit({"check", "--data-dir", dir_.Join("model")});
+  EXPECT_EQ(check.status, 0) << check.output;
 }
 
 }  // namespace
