@@ -47,7 +47,7 @@ std::optional<fs::path> NextFile(fs::recursive_directory_iterator& walk) {
   return std::nullopt;
 }
 
-Message Failure(const fs::path& path, std::string reason) {
+Message UnreadableSource(const fs::path& path, std::string reason) {
   return Message{path.string(), "", 0, std::move(reason)};
 }
 
@@ -95,13 +95,13 @@ std::optional<Message> MessageSource::Next() {
     std::error_code ec;
     const fs::file_status status = fs::status(path, ec);
     if (ec || !fs::exists(status)) {
-      return Failure(path, "no such file or directory");
+      return UnreadableSource(path, "no such file or directory");
     }
     if (fs::is_directory(status)) {
       walk_.emplace(path, kWalkOptions, ec);
       if (ec) {
         walk_.reset();
-        return Failure(path, "cannot read the directory: " + ec.message());
+        return UnreadableSource(path, "cannot read the directory: " + ec.message());
       }
       continue;
     }

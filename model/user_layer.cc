@@ -19,7 +19,7 @@ void AddRecord(const LedgerEntry& record, std::uint32_t class_index, std::int64_
 
 // The global class index of `label`: a class of `stats`, one `delta` creates, or a new one
 // appended to delta.new_classes.
-std::uint32_t ClassIndex(std::string_view label, const ModelStats& stats, Delta& delta) {
+std::uint32_t GlobalClassIndex(std::string_view label, const ModelStats& stats, Delta& delta) {
   if (const auto index = stats.FindClass(label)) return static_cast<std::uint32_t>(*index);
   const auto created = std::find(delta.new_classes.begin(), delta.new_classes.end(), label);
   if (created == delta.new_classes.end()) delta.new_classes.emplace_back(label);
@@ -57,7 +57,7 @@ LearnStatus AddUserLearn(Delta& delta, std::string_view user, std::string_view i
     change.replaced_origin = learned->origin;
   }
   LedgerEntry record{std::string(label), bag.entries, std::move(origin), std::nullopt};
-  AddRecord(record, ClassIndex(label, stats, delta), +1, change);
+  AddRecord(record, GlobalClassIndex(label, stats, delta), +1, change);
   change.ledger_id = std::string(id);
   change.ledger_entry = std::move(record);
   delta.user = std::move(change);

@@ -21,11 +21,6 @@ namespace {
 
 using Folder = RocksdbFolder;
 
-// Counts with trailing zeros removed: a record may be shorter than the class list.
-void Trim(TokenCounts& counts) {
-  while (!counts.empty() && counts.back() == 0) counts.pop_back();
-}
-
 std::string Hex(TokenHash hash) {
   char text[17];
   const auto end = std::to_chars(text, text + 16, hash, 16).ptr;
@@ -165,7 +160,7 @@ std::expected<void, Error> ScanUsers(const Folder& folder, Scan& scan) {
         TokenCounts& expected = user->expected[*hash];
         expected.resize(std::max(expected.size(), counts->size()), 0);
         for (std::size_t c = 0; c < counts->size(); ++c) expected[c] += (*counts)[c];
-        Trim(*counts);
+        TrimZeros(*counts);
         if (counts->empty()) scan.Problem(name + " base token " + Hex(*hash) + " has zero counts");
         break;
       }
@@ -226,7 +221,7 @@ std::expected<void, Error> ScanUsers(const Folder& folder, Scan& scan) {
         }
         user->stats = std::move(*stats);
         // The ledger comes before the tokens: drop what added nothing.
-        for (auto& [hash, counts] : user->expected) Trim(counts);
+        for (auto& [hash, counts] : user->expected) TrimZeros(counts);
         std::erase_if(user->expected, [](const auto& item) { return item.second.empty(); });
         break;
       }
@@ -240,7 +235,7 @@ std::expected<void, Error> ScanUsers(const Folder& folder, Scan& scan) {
         }
         if (counts->size() > user->totals.size()) user->totals.resize(counts->size(), 0);
         for (std::size_t c = 0; c < counts->size(); ++c) user->totals[c] += (*counts)[c];
-        Trim(*counts);
+        TrimZeros(*counts);
         if (counts->empty()) scan.Problem(name + " token " + Hex(*hash) + " has zero counts");
         const auto expected = user->expected.find(*hash);
         const TokenCounts none;
@@ -330,7 +325,7 @@ std::expected<void, Error> RebuildUser(const Folder& folder, const std::string& 
   batch.DeleteRange(folder.users, UserKindPrefix(user, kUserSeenKind + 1), begin);
   batch.DeleteRange(folder.users, end, UserKeyEnd(user));
   for (auto& [hash, counts] : tokens) {
-    Trim(counts);
+    TrimZeros(counts);
     if (counts.empty()) continue;
     for (std::size_t c = 0; c < counts.size(); ++c) stats.classes[c].tokens += counts[c];
     ++stats.vocabulary_size;
@@ -382,7 +377,7 @@ std::expected<void, Error> AddBaseCounts(const Folder& folder, Scan& scan) {
       expected[c] += (*counts)[c];
       scan.expected_stats.classes[c].tokens += (*counts)[c];
     }
-    Trim(*counts);
+    TrimZeros(*counts);
     if (counts->empty()) scan.Problem("base token " + Hex(*hash) + " has zero counts");
   }
   if (!it->status().ok()) return RocksdbError("reading the base counts", it->status());
@@ -432,7 +427,7 @@ std::expected<Scan, Error> ScanFolder(const Folder& folder) {
   if (!it->status().ok()) return RocksdbError("reading the ledger", it->status());
   // Invariants 1 and 4 count the base counts too.
   if (auto base = AddBaseCounts(folder, scan); !base) return std::unexpected(base.error());
-  for (auto& [hash, counts] : scan.expected) Trim(counts);
+  for (auto& [hash, counts] : scan.expected) TrimZeros(counts);
   std::erase_if(scan.expected, [](const auto& item) { return item.second.empty(); });
   scan.expected_stats.vocabulary_size = scan.expected.size();
 
@@ -454,7 +449,7 @@ std::expected<Scan, Error> ScanFolder(const Folder& folder) {
     }
     if (counts->size() > totals.size()) totals.resize(counts->size(), 0);
     for (std::size_t c = 0; c < counts->size(); ++c) totals[c] += (*counts)[c];
-    Trim(*counts);
+    TrimZeros(*counts);
     if (counts->empty()) scan.Problem("token " + Hex(*hash) + " has a record of zero counts");
     const auto expected = scan.expected.find(*hash);
     const TokenCounts none;

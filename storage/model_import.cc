@@ -70,10 +70,6 @@ std::expected<TokenCounts, Error> ReadCounts(const RocksdbFolder& folder,
   return DecodeTokenCounts(value);
 }
 
-void Trim(TokenCounts& counts) {
-  while (!counts.empty() && counts.back() == 0) counts.pop_back();
-}
-
 }  // namespace
 
 std::string_view ImportModeName(ImportMode mode) {
@@ -191,7 +187,7 @@ class ModelImport::Impl {
       total = std::move(*read_total);
       base = std::move(*read_base);
     }
-    Trim(total);
+    TrimZeros(total);
     const bool was_present = !total.empty();
     total.resize(std::max(total.size(), layer_->classes.size()), 0);
     base.resize(std::max(base.size(), layer_->classes.size()), 0);
@@ -201,8 +197,8 @@ class ModelImport::Impl {
       Add(total[*class_map_[i]], change);
       Add(layer_->classes[*class_map_[i]].tokens, change);
     }
-    Trim(total);
-    Trim(base);
+    TrimZeros(total);
+    TrimZeros(base);
     if (was_present && total.empty()) --layer_->vocabulary_size;
     if (!was_present && !total.empty()) ++layer_->vocabulary_size;
     if (total.empty()) {
@@ -237,7 +233,7 @@ class ModelImport::Impl {
                        "the dump is damaged: " + name + " has " + std::to_string(seen_vocabulary_) +
                            " tokens, its header says " + std::to_string(expected_.vocabulary_size));
     }
-    Trim(base_documents_);
+    TrimZeros(base_documents_);
     if (user_.empty()) {
       global_given_ = true;
       if (base_documents_.empty()) {

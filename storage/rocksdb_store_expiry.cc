@@ -20,10 +20,6 @@ namespace {
 
 constexpr std::int64_t kSecondsPerDay = 86400;
 
-void Trim(TokenCounts& counts) {
-  while (!counts.empty() && counts.back() == 0) counts.pop_back();
-}
-
 }  // namespace
 
 std::expected<std::optional<TokenHash>, Error> RocksdbStore::ScanExpiryCandidates(
@@ -51,10 +47,10 @@ std::expected<std::optional<TokenHash>, Error> RocksdbStore::ScanExpiryCandidate
     if (examined != nullptr) ++*examined;
     auto counts = DecodeTokenCounts(std::string_view(it->value().data(), it->value().size()));
     if (!counts) return std::unexpected(counts.error());
-    Trim(*counts);
+    TrimZeros(*counts);
     // A token some live record holds has more than its base counts.
     TokenCounts total = cache_.Get(*hash);
-    Trim(total);
+    TrimZeros(total);
     if (counts->empty() || total != *counts) continue;
     if (rule.max_count != 0 &&
         std::accumulate(total.begin(), total.end(), std::uint64_t{0}) > rule.max_count) {

@@ -22,10 +22,6 @@ namespace nbspamd::storage {
 
 namespace {
 
-void Trim(TokenCounts& counts) {
-  while (!counts.empty() && counts.back() == 0) counts.pop_back();
-}
-
 // Reads `key` of the users family and decodes it with `decode`; `absent` when there is no record.
 template <class Value, class Decode>
 std::expected<Value, Error> ReadUserRecord(rocksdb::DB& db, rocksdb::ColumnFamilyHandle* users,
@@ -239,14 +235,14 @@ std::expected<UserTokenExpiryStep, Error> RocksdbStore::ExpireUserTokens(
         if (!hash) return std::unexpected(hash.error());
         auto base = DecodeTokenCounts(std::string_view(it->value().data(), it->value().size()));
         if (!base) return std::unexpected(base.error());
-        Trim(*base);
+        TrimZeros(*base);
         it->Next();
         if (!stats) continue;  // Base records without a layer (none in a consistent folder).
         // A token some live record of the user holds has more than its base counts.
         auto total = ReadUserRecord(db, users, UserTokenKey(user, *hash), TokenCounts{},
                                     DecodeCounts, "reading a user layer");
         if (!total) return std::unexpected(total.error());
-        Trim(*total);
+        TrimZeros(*total);
         if (base->empty() || *total != *base) continue;
         if (rule.max_count != 0 &&
             std::accumulate(total->begin(), total->end(), std::uint64_t{0}) > rule.max_count) {

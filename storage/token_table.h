@@ -30,6 +30,11 @@ namespace nbspamd::storage {
 // missing classes count 0). An all-zero token is not stored.
 using TokenCounts = std::vector<std::uint64_t>;
 
+// Removes `counts`' trailing zeros: the form a token record is stored in.
+inline void TrimZeros(TokenCounts& counts) {
+  while (!counts.empty() && counts.back() == 0) counts.pop_back();
+}
+
 // Thread safety: const methods may run concurrently with each other; a non-const method needs
 // exclusive access. The one exception is Prefetch, which may run at any time, also during a
 // non-const method (the owner's lock is not needed for a hint).

@@ -15,8 +15,6 @@
 namespace nbspamd::tokenizer {
 namespace {
 
-std::string Lower(std::string_view text) { return AsciiLowered(text); }
-
 bool IsAscii(std::string_view bytes) {
   return std::all_of(bytes.begin(), bytes.end(),
                      [](char c) { return static_cast<unsigned char>(c) < 0x80; });
@@ -49,7 +47,7 @@ std::string Detect(std::string_view bytes) {
   uchardet_data_end(detector.get());
   const char* name = uchardet_get_charset(detector.get());
   if (name == nullptr) return "";
-  std::string charset = Lower(name);
+  std::string charset = AsciiLowered(name);
   if (charset == "ascii") return "us-ascii";
   // UTF-16 and UTF-32 text holds NUL bytes unless it is all outside Latin scripts; never take
   // 8-bit text without any for them, which would turn its ASCII words into CJK-looking garbage.
@@ -79,7 +77,7 @@ std::string RepairUtf8(std::string_view bytes) {
 }  // namespace
 
 Utf8Text ToUtf8(std::string_view bytes, std::string_view declared_name) {
-  const std::string declared = Lower(declared_name);
+  const std::string declared = AsciiLowered(declared_name);
   Utf8Text result;
   const bool ascii_or_utf8_or_none =
       declared.empty() || IsUtf8Name(declared) || IsAsciiName(declared);

@@ -27,8 +27,6 @@ struct Unref {
 template <typename T>
 using GObjectPtr = std::unique_ptr<T, Unref>;
 
-std::string Lower(std::string_view text) { return AsciiLowered(text); }
-
 // "1", "2", "3-5", "6-10", "11+": counts where the exact number matters little.
 std::string Bucket(std::size_t n) {
   if (n <= 2) return std::to_string(n);
@@ -152,7 +150,7 @@ class Reader {
       InternetAddress* address = internet_address_list_get_address(list, i);
       if (address == nullptr || !INTERNET_ADDRESS_IS_MAILBOX(address)) continue;
       const char* addr = internet_address_mailbox_get_addr(INTERNET_ADDRESS_MAILBOX(address));
-      const std::string mailbox = addr != nullptr ? Lower(addr) : "";
+      const std::string mailbox = addr != nullptr ? AsciiLowered(addr) : "";
       const std::size_t at = mailbox.rfind('@');
       const std::string domain = at == std::string::npos ? "" : mailbox.substr(at + 1);
       if (first_domain.empty()) first_domain = domain;
@@ -179,7 +177,7 @@ class Reader {
         InternetAddress* address = internet_address_list_get_address(from, i);
         if (address == nullptr || !INTERNET_ADDRESS_IS_MAILBOX(address)) continue;
         const char* addr = internet_address_mailbox_get_addr(INTERNET_ADDRESS_MAILBOX(address));
-        const std::string mailbox = addr != nullptr ? Lower(addr) : "";
+        const std::string mailbox = addr != nullptr ? AsciiLowered(addr) : "";
         if (const std::size_t at = mailbox.rfind('@'); at != std::string::npos) {
           facts.from_domain = mailbox.substr(at + 1);
         }
@@ -205,7 +203,7 @@ class Reader {
     }
     Meta("recipients:" + Bucket(recipients));
     if (const char* id = g_mime_message_get_message_id(mail); id != nullptr) {
-      const std::string message_id = Lower(id);
+      const std::string message_id = AsciiLowered(id);
       if (const std::size_t at = message_id.rfind('@'); at != std::string::npos) {
         Whole("message-id-domain:" + message_id.substr(at + 1), TokenSource::kHeader);
       }
@@ -225,7 +223,7 @@ class Reader {
       GMimeHeader* header = g_mime_header_list_get_header_at(headers, i);
       const char* raw_name = g_mime_header_get_name(header);
       if (raw_name == nullptr) continue;
-      const std::string name = Lower(raw_name);
+      const std::string name = AsciiLowered(raw_name);
       if (IsIgnoredHeader(name)) continue;
       Whole("hname:" + name, TokenSource::kHeader);
       const HeaderFamily family = FamilyOf(name);
@@ -260,7 +258,7 @@ class Reader {
              (IsAsciiAlnum(value[end]) || value[end] == '.' || value[end] == '-')) {
         ++end;
       }
-      std::string word = Lower(value.substr(i, end - i));
+      std::string word = AsciiLowered(value.substr(i, end - i));
       while (!word.empty() && word.back() == '.') word.pop_back();
       i = end;
       if (word.find('.') == std::string::npos) continue;
@@ -279,9 +277,9 @@ class Reader {
     }
     GMimeContentType* type = g_mime_object_get_content_type(entity);
     const std::string media =
-        type != nullptr ? Lower(g_mime_content_type_get_media_type(type)) : "text";
+        type != nullptr ? AsciiLowered(g_mime_content_type_get_media_type(type)) : "text";
     const std::string subtype =
-        type != nullptr ? Lower(g_mime_content_type_get_media_subtype(type)) : "plain";
+        type != nullptr ? AsciiLowered(g_mime_content_type_get_media_subtype(type)) : "plain";
     if (depth == 0 && options_.header_tokens) {
       Whole("content-type:" + media + "/" + subtype, TokenSource::kHeader);
     }
@@ -323,7 +321,7 @@ class Reader {
     if (media != "text" || (attachment && subtype != "plain" && subtype != "html")) {
       Whole("attachment:" + media + "/" + subtype, TokenSource::kMeta);
       if (const char* filename = g_mime_part_get_filename(part); filename != nullptr) {
-        const std::string name = Lower(filename);
+        const std::string name = AsciiLowered(filename);
         if (const std::size_t dot = name.rfind('.');
             dot != std::string::npos && name.size() - dot <= 8) {
           Whole("attachment-ext:" + name.substr(dot + 1), TokenSource::kMeta);

@@ -17,22 +17,18 @@
 #include <thread>
 
 #include "tests/support/program_run.h"
+#include "tests/support/test_text.h"
 
 namespace nbspamd::testing {
 namespace {
+
+using test_support::ReadFile;
 
 namespace fs = std::filesystem;
 
 constexpr char kDovecot[] = "/usr/sbin/dovecot";
 constexpr char kSievec[] = "/usr/bin/sievec";
 constexpr const char* kScripts[] = {"report-spam.sieve", "report-ham.sieve", "spam-to-junk.sieve"};
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
 
 bool WriteFile(const fs::path& path, const std::string& text) {
   std::ofstream file(path, std::ios::binary);

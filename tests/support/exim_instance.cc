@@ -13,9 +13,12 @@
 #include <utility>
 
 #include "tests/support/program_run.h"
+#include "tests/support/test_text.h"
 
 namespace nbspamd::testing {
 namespace {
+
+using test_support::ReadFile;
 
 constexpr std::string_view kDefaultDataAcl =
     "  deny    message   = rejected as spam (score $spam_score)\n"
@@ -24,11 +27,6 @@ constexpr std::string_view kDefaultDataAcl =
     "  warn    spam      = nobody:true\n"
     "          add_header = X-Spam-Score: $spam_score\n"
     "  accept\n";
-
-std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
 
 std::string NameOfUser(uid_t uid) {
   const passwd* entry = getpwuid(uid);

@@ -10,15 +10,14 @@
 #include <iterator>
 #include <thread>
 
+#include "tests/support/test_text.h"
+
 extern char** environ;
 
 namespace nbspamd::testing {
 namespace {
 
-std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
+using test_support::ReadFile;
 
 }  // namespace
 
