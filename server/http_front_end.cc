@@ -3,22 +3,22 @@
 #include <chrono>
 #include <utility>
 
-#include "http_api/tls_context.h"
+#include "http_server/tls_context.h"
 #include "server/incident_log.h"
 #include "server/model_expiry_setup.h"
 
 namespace nbspamd::server {
 
-std::expected<http_api::ServerOptions, Error> HttpServerOptions(
+std::expected<http_server::ServerOptions, Error> HttpServerOptions(
     const config::Settings& settings, std::vector<config::AuthToken> tokens,
     std::function<std::string()> extra_metrics, std::function<void()> on_shutdown) {
-  http_api::ServerOptions options;
+  http_server::ServerOptions options;
   if (settings.tls_cert_file.empty() != settings.tls_key_file.empty()) {
     return MakeError(ErrorCode::kInvalidArgument,
                      "tls_cert_file and tls_key_file go together: set both for HTTPS, or neither");
   }
   if (!settings.tls_cert_file.empty()) {
-    auto tls = http_api::MakeTlsContext(settings.tls_cert_file, settings.tls_key_file);
+    auto tls = http_server::MakeTlsContext(settings.tls_cert_file, settings.tls_key_file);
     if (!tls) return std::unexpected(std::move(tls.error()));
     options.tls = std::move(*tls);
   }

@@ -27,7 +27,7 @@
 #include "core/idle_users.h"
 #include "core/model_expiry.h"
 #include "core/spam_filter.h"
-#include "http_api/server.h"
+#include "http_server/server.h"
 #include "replication/cluster.h"
 #include "server/http_front_end.h"
 #include "server/milter_front_end.h"
@@ -93,7 +93,7 @@ int Run(int argc, char** argv) {
   // Declared before the model, so destroyed after it is closed: from Server::Create on, the server
   // handles SIGTERM and SIGINT (a further one only ends the drain early), so no signal can cut
   // the closing of the model short.
-  std::unique_ptr<http_api::Server> server;
+  std::unique_ptr<http_server::Server> server;
   // The milter and spamd front ends, stopped after the HTTP server, before the model closes.
   server::MilterFrontEnd milter_front;
   server::SpamdFrontEnd spamd_front;
@@ -147,7 +147,7 @@ int Run(int argc, char** argv) {
     std::fprintf(stderr, "nbspamd: %s\n", server_options.error().message.c_str());
     return 1;
   }
-  auto created = http_api::Server::Create(filter, *server_options);
+  auto created = http_server::Server::Create(filter, *server_options);
   if (!created) {
     std::fprintf(stderr, "nbspamd: %s\n", created.error().message.c_str());
     return 1;
@@ -193,7 +193,7 @@ int Run(int argc, char** argv) {
     LogInfo("spamd listening on " + spamd_front.Address() +
             (settings.spamd_tell.empty() ? "; TELL off" : "; TELL as spamd_tell allows"));
   }
-  std::printf("listening on %s\n", http_api::FormatEndpoint(server->LocalEndpoint()).c_str());
+  std::printf("listening on %s\n", http_server::FormatEndpoint(server->LocalEndpoint()).c_str());
   std::fflush(stdout);
 
   server->Run();

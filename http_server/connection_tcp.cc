@@ -1,8 +1,8 @@
 // BasicHttpConnection over plain TCP, compiled apart from the other stream type.
-#include "http_api/connection_impl.h"
+#include "http_server/connection_impl.h"
 
-namespace nbspamd::http_api {
+namespace nbspamd::http_server {
 
 template class BasicHttpConnection<beast::tcp_stream>;
 
-}  // namespace nbspamd::http_api
+}  // namespace nbspamd::http_server

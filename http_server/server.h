@@ -1,8 +1,8 @@
 // Server: the HTTP daemon around a SpamFilter: a listener, a pool of I/O threads, and the
 // graceful shutdown on SIGTERM or SIGINT (stop accepting, finish the requests in flight, close
 // idle connections, then return so the caller can close the store).
-#ifndef NBSPAMD_HTTP_API_SERVER_H_
-#define NBSPAMD_HTTP_API_SERVER_H_
+#ifndef NBSPAMD_HTTP_SERVER_SERVER_H_
+#define NBSPAMD_HTTP_SERVER_SERVER_H_
 
 #include <atomic>
 #include <boost/asio/io_context.hpp>
@@ -20,21 +20,21 @@
 #include "common/error.h"
 #include "common/incident.h"
 #include "core/spam_filter.h"
-#include "http_api/connection_registry.h"
 #include "http_api/http_limits.h"
-#include "http_api/listener.h"
 #include "http_api/router.h"
+#include "http_server/connection_registry.h"
+#include "http_server/listener.h"
 
-namespace nbspamd::http_api {
+namespace nbspamd::http_server {
 
 struct ServerOptions {
   std::string host = "127.0.0.1";  // An IP address or a name that resolves locally.
   std::uint16_t port = 0;          // 0: any free port.
   unsigned threads = 1;            // I/O threads, >= 1.
-  HttpLimits limits;
+  http_api::HttpLimits limits;
   // After a shutdown signal, connections still busy after this long are cut.
   std::chrono::seconds shutdown_timeout{30};
-  RouterOptions router;  // Authentication, admission and backups.
+  http_api::RouterOptions router;  // Authentication, admission and backups.
   // Called once on the I/O thread that takes the first SIGTERM or SIGINT, right after the HTTP
   // listener stops: other front ends (the milter) begin their own drain there. Must not throw.
   std::function<void()> on_shutdown;
@@ -75,7 +75,7 @@ class Server {
   // Connections refer to options_, router_ and registry_, and may be destroyed with context_, so
   // those are declared (constructed) before it and destroyed after it.
   ServerOptions options_;
-  Router router_;
+  http_api::Router router_;
   HttpConnectionRegistry registry_;
   boost::asio::io_context context_;
   std::shared_ptr<HttpListener> listener_;
@@ -85,6 +85,6 @@ class Server {
 // "127.0.0.1:7830", or "[::1]:7830" for IPv6.
 [[nodiscard]] std::string FormatEndpoint(const boost::asio::ip::tcp::endpoint& endpoint);
 
-}  // namespace nbspamd::http_api
+}  // namespace nbspamd::http_server
 
-#endif  // NBSPAMD_HTTP_API_SERVER_H_
+#endif  // NBSPAMD_HTTP_SERVER_SERVER_H_

@@ -1,6 +1,6 @@
-#include "http_api/tls_context.h"
+#include "http_server/tls_context.h"
 
-namespace nbspamd::http_api {
+namespace nbspamd::http_server {
 
 namespace ssl = boost::asio::ssl;
 
@@ -26,4 +26,4 @@ std::expected<std::shared_ptr<ssl::context>, Error> MakeTlsContext(const std::st
   return context;
 }
 
-}  // namespace nbspamd::http_api
+}  // namespace nbspamd::http_server

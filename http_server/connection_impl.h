@@ -1,8 +1,8 @@
 // The definitions of BasicHttpConnection's members, for the two files that instantiate it
 // (connection_tcp.cc, connection_tls.cc): each stream type compiles on its own. Include
 // nowhere else.
-#ifndef NBSPAMD_HTTP_API_CONNECTION_IMPL_H_
-#define NBSPAMD_HTTP_API_CONNECTION_IMPL_H_
+#ifndef NBSPAMD_HTTP_SERVER_CONNECTION_IMPL_H_
+#define NBSPAMD_HTTP_SERVER_CONNECTION_IMPL_H_
 
 #include <algorithm>
 #include <boost/asio/dispatch.hpp>
@@ -17,37 +17,27 @@
 
 #include "common/handler_guard.h"
 #include "common/log.h"
-#include "http_api/connection.h"
+#include "http_server/connection.h"
+#include "http_server/request_id.h"
 
-namespace nbspamd::http_api {
-
-namespace connection_detail {
-
-// A client's X-Request-Id is kept when it is 1 to 64 characters of A-Z a-z 0-9 . _ -.
-bool IsUsableRequestId(std::string_view id);
-
-// A new request id: a random prefix chosen once per process, and a counter.
-std::string NewRequestId();
-
-}  // namespace connection_detail
+namespace nbspamd::http_server {
 
 namespace beast = boost::beast;
 namespace http = beast::http;
 namespace net = boost::asio;
 
-using connection_detail::IsUsableRequestId;
-using connection_detail::NewRequestId;
-
 template <class Stream>
 BasicHttpConnection<Stream>::BasicHttpConnection(net::ip::tcp::socket&& socket,
-                                                 const Router& router, const HttpLimits& limits,
+                                                 const http_api::Router& router,
+                                                 const http_api::HttpLimits& limits,
                                                  HttpConnectionRegistry& registry) requires(!kTls)
     : stream_(std::move(socket)), router_(router), limits_(limits), registry_(registry) {}
 
 template <class Stream>
 BasicHttpConnection<Stream>::BasicHttpConnection(net::ip::tcp::socket&& socket,
-                                                 net::ssl::context& tls, const Router& router,
-                                                 const HttpLimits& limits,
+                                                 net::ssl::context& tls,
+                                                 const http_api::Router& router,
+                                                 const http_api::HttpLimits& limits,
                                                  HttpConnectionRegistry& registry) requires(kTls)
     : stream_(std::move(socket), tls), router_(router), limits_(limits), registry_(registry) {}
 
@@ -60,7 +50,8 @@ template <class Stream>
 template <class Step>
 void BasicHttpConnection<Stream>::Guarded(Step&& step) noexcept {
   if (GuardStep("http connection", request_id_,
-                router_.metrics().HandlerExceptions(InternalError::kHttpConnection), step))
+                router_.metrics().HandlerExceptions(http_api::InternalError::kHttpConnection),
+                step))
     return;
   // Whatever the step left half done, this connection cannot go on: close it. Its pending
   // operations then complete with errors and release the connection.
@@ -132,10 +123,10 @@ void BasicHttpConnection<Stream>::OnReadHeader(beast::error_code ec) {
   const auto& request = parser_->get();
   if (const auto length = parser_->content_length(); length && *length > limits_.max_body_bytes) {
     unread_input_ = true;
-    return DoWrite(ErrorResponse(http::status::payload_too_large, "payload_too_large",
-                                 "the body is larger than the limit of " +
-                                     std::to_string(limits_.max_body_bytes) + " bytes",
-                                 request.version()),
+    return DoWrite(http_api::ErrorResponse(http::status::payload_too_large, "payload_too_large",
+                                           "the body is larger than the limit of " +
+                                               std::to_string(limits_.max_body_bytes) + " bytes",
+                                           request.version()),
                    /*close=*/true);
   }
   // A client that waits for "100 Continue" (curl does for bodies over 1 KiB) gets it now.
@@ -158,14 +149,14 @@ void BasicHttpConnection<Stream>::OnReadHeader(beast::error_code ec) {
 template <class Stream>
 void BasicHttpConnection<Stream>::BeginRequest() {
   started_ = std::chrono::steady_clock::now();
-  endpoint_ = Endpoint::kOther;
+  endpoint_ = http_api::Endpoint::kOther;
   method_.clear();
   request_id_.clear();
   // What the parser got of the header: all of it, or the start line and fields before an error
   // such as a body over the limit (nothing, for a malformed start line).
   auto& request = parser_->get();
   if (!request.target().empty()) {
-    endpoint_ = EndpointOf(request.target());
+    endpoint_ = http_api::EndpointOf(request.target());
     method_ = std::string(request.method_string());
     const std::string_view client_id = request["X-Request-Id"];
     if (IsUsableRequestId(client_id)) request_id_ = std::string(client_id);
@@ -186,11 +177,11 @@ void BasicHttpConnection<Stream>::DoReadBody() {
 template <class Stream>
 void BasicHttpConnection<Stream>::OnReadBody(beast::error_code ec) {
   if (ec) return OnReadError(ec);
-  const Request request = parser_->release();
+  const http_api::Request request = parser_->release();
   // Training is answered from the writer thread once durable: come back to the strand to write.
   // In the meantime this I/O thread serves other connections.
-  router_.HandleAsync(request, [self = shared_from_this(),
-                                close = !request.keep_alive()](Response response) mutable {
+  router_.HandleAsync(request, [self = shared_from_this(), close = !request.keep_alive()](
+                                   http_api::Response response) mutable {
     net::dispatch(self->stream_.get_executor(),
                   [self, close, response = std::move(response)]() mutable {
                     self->Guarded([&] { self->DoWrite(std::move(response), close); });
@@ -210,25 +201,26 @@ void BasicHttpConnection<Stream>::OnReadError(beast::error_code ec) {
   unread_input_ = true;  // The rest of this request was not read.
   BeginRequest();
   if (ec == http::error::body_limit) {
-    return DoWrite(ErrorResponse(http::status::payload_too_large, "payload_too_large",
-                                 "the body is larger than the limit of " +
-                                     std::to_string(limits_.max_body_bytes) + " bytes",
-                                 version),
+    return DoWrite(http_api::ErrorResponse(http::status::payload_too_large, "payload_too_large",
+                                           "the body is larger than the limit of " +
+                                               std::to_string(limits_.max_body_bytes) + " bytes",
+                                           version),
                    true);
   }
   if (ec == http::error::header_limit) {
-    return DoWrite(ErrorResponse(http::status::request_header_fields_too_large, "header_too_large",
-                                 "the request headers are too large", version),
-                   true);
+    return DoWrite(
+        http_api::ErrorResponse(http::status::request_header_fields_too_large, "header_too_large",
+                                "the request headers are too large", version),
+        true);
   }
   if (ec == http::error::partial_message) return DoClose();
-  DoWrite(ErrorResponse(http::status::bad_request, "bad_request",
-                        "malformed HTTP request: " + ec.message(), version),
+  DoWrite(http_api::ErrorResponse(http::status::bad_request, "bad_request",
+                                  "malformed HTTP request: " + ec.message(), version),
           true);
 }
 
 template <class Stream>
-void BasicHttpConnection<Stream>::DoWrite(Response response, bool close) {
+void BasicHttpConnection<Stream>::DoWrite(http_api::Response response, bool close) {
   close = close || shutting_down_;
   response.keep_alive(!close);
   response.set("X-Request-Id", request_id_);
@@ -245,10 +237,10 @@ void BasicHttpConnection<Stream>::DoWrite(Response response, bool close) {
          {"status", status},
          {"micros", micros}});
   }
-  if (const auto file = response.find(kBodyFileField); file != response.end()) {
+  if (const auto file = response.find(http_api::kBodyFileField); file != response.end()) {
     return DoWriteFile(std::move(response), std::string(file->value()), close);
   }
-  auto shared = std::make_shared<Response>(std::move(response));
+  auto shared = std::make_shared<http_api::Response>(std::move(response));
   pending_write_ = shared;
   Tcp().expires_after(limits_.idle_timeout);
   http::async_write(stream_, *shared,
@@ -258,19 +250,21 @@ void BasicHttpConnection<Stream>::DoWrite(Response response, bool close) {
 }
 
 template <class Stream>
-void BasicHttpConnection<Stream>::DoWriteFile(Response head, const std::string& path, bool close) {
+void BasicHttpConnection<Stream>::DoWriteFile(http_api::Response head, const std::string& path,
+                                              bool close) {
   auto shared = std::make_shared<http::response<http::file_body>>(head.result(), head.version());
   beast::error_code ec;
   shared->body().open(path.c_str(), beast::file_mode::scan, ec);
   ::unlink(path.c_str());  // The open file stays readable until the body is sent.
   if (ec) {
     LogError("cannot send the body file " + path + ": " + ec.message());
-    return DoWrite(ErrorResponse(http::status::internal_server_error, "internal",
-                                 "the response's body could not be read", head.version()),
+    return DoWrite(http_api::ErrorResponse(http::status::internal_server_error, "internal",
+                                           "the response's body could not be read", head.version()),
                    true);
   }
   for (const auto& field : head) {
-    if (field.name_string() != kBodyFileField) shared->insert(field.name_string(), field.value());
+    if (field.name_string() != http_api::kBodyFileField)
+      shared->insert(field.name_string(), field.value());
   }
   shared->keep_alive(!close);
   shared->prepare_payload();
@@ -332,6 +326,6 @@ void BasicHttpConnection<Stream>::DoDrain() {
                           });
 }
 
-}  // namespace nbspamd::http_api
+}  // namespace nbspamd::http_server
 
-#endif  // NBSPAMD_HTTP_API_CONNECTION_IMPL_H_
+#endif  // NBSPAMD_HTTP_SERVER_CONNECTION_IMPL_H_

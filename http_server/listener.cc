@@ -1,20 +1,20 @@
-#include "http_api/listener.h"
+#include "http_server/listener.h"
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/strand.hpp>
 
 #include "common/log.h"
 #include "common/tcp_listen.h"
-#include "http_api/connection.h"
+#include "http_server/connection.h"
 
-namespace nbspamd::http_api {
+namespace nbspamd::http_server {
 
 namespace net = boost::asio;
 using net::ip::tcp;
 
-HttpListener::HttpListener(net::io_context& context, const Router& router, const HttpLimits& limits,
-                           HttpConnectionRegistry& registry, IncidentHook on_incident,
-                           std::shared_ptr<net::ssl::context> tls)
+HttpListener::HttpListener(net::io_context& context, const http_api::Router& router,
+                           const http_api::HttpLimits& limits, HttpConnectionRegistry& registry,
+                           IncidentHook on_incident, std::shared_ptr<net::ssl::context> tls)
     : context_(context),
       acceptor_(net::make_strand(context)),
       retry_timer_(acceptor_.get_executor()),
@@ -25,8 +25,8 @@ HttpListener::HttpListener(net::io_context& context, const Router& router, const
       tls_(std::move(tls)) {}
 
 std::expected<std::shared_ptr<HttpListener>, Error> HttpListener::Create(
-    net::io_context& context, const tcp::endpoint& endpoint, const Router& router,
-    const HttpLimits& limits, HttpConnectionRegistry& registry, IncidentHook on_incident,
+    net::io_context& context, const tcp::endpoint& endpoint, const http_api::Router& router,
+    const http_api::HttpLimits& limits, HttpConnectionRegistry& registry, IncidentHook on_incident,
     std::shared_ptr<net::ssl::context> tls) {
   std::shared_ptr<HttpListener> listener(
       new HttpListener(context, router, limits, registry, std::move(on_incident), std::move(tls)));
@@ -78,4 +78,4 @@ void HttpListener::DoAccept() {
   });
 }
 
-}  // namespace nbspamd::http_api
+}  // namespace nbspamd::http_server

@@ -1,7 +1,7 @@
 // HttpListener: accepts connections and starts an HttpConnection for each: plain HTTP, or HTTPS
-// when given a TLS context (http_api/tls_context.h).
-#ifndef NBSPAMD_HTTP_API_LISTENER_H_
-#define NBSPAMD_HTTP_API_LISTENER_H_
+// when given a TLS context (http_server/tls_context.h).
+#ifndef NBSPAMD_HTTP_SERVER_LISTENER_H_
+#define NBSPAMD_HTTP_SERVER_LISTENER_H_
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -12,11 +12,11 @@
 
 #include "common/error.h"
 #include "common/incident.h"
-#include "http_api/connection_registry.h"
 #include "http_api/http_limits.h"
 #include "http_api/router.h"
+#include "http_server/connection_registry.h"
 
-namespace nbspamd::http_api {
+namespace nbspamd::http_server {
 
 class HttpListener : public std::enable_shared_from_this<HttpListener> {
  public:
@@ -25,8 +25,9 @@ class HttpListener : public std::enable_shared_from_this<HttpListener> {
   // denied, no such address).
   [[nodiscard]] static std::expected<std::shared_ptr<HttpListener>, Error> Create(
       boost::asio::io_context& context, const boost::asio::ip::tcp::endpoint& endpoint,
-      const Router& router, const HttpLimits& limits, HttpConnectionRegistry& registry,
-      IncidentHook on_incident = {}, std::shared_ptr<boost::asio::ssl::context> tls = nullptr);
+      const http_api::Router& router, const http_api::HttpLimits& limits,
+      HttpConnectionRegistry& registry, IncidentHook on_incident = {},
+      std::shared_ptr<boost::asio::ssl::context> tls = nullptr);
 
   // The bound address (with the real port when port 0 was asked for).
   [[nodiscard]] boost::asio::ip::tcp::endpoint LocalEndpoint() const;
@@ -36,21 +37,21 @@ class HttpListener : public std::enable_shared_from_this<HttpListener> {
   void Stop();
 
  private:
-  HttpListener(boost::asio::io_context& context, const Router& router, const HttpLimits& limits,
-               HttpConnectionRegistry& registry, IncidentHook on_incident,
-               std::shared_ptr<boost::asio::ssl::context> tls);
+  HttpListener(boost::asio::io_context& context, const http_api::Router& router,
+               const http_api::HttpLimits& limits, HttpConnectionRegistry& registry,
+               IncidentHook on_incident, std::shared_ptr<boost::asio::ssl::context> tls);
   void DoAccept();
 
   boost::asio::io_context& context_;
   boost::asio::ip::tcp::acceptor acceptor_;
   boost::asio::steady_timer retry_timer_;  // Delays accepting again after a failed accept.
-  const Router& router_;
-  const HttpLimits& limits_;
+  const http_api::Router& router_;
+  const http_api::HttpLimits& limits_;
   HttpConnectionRegistry& registry_;
   const IncidentHook on_incident_;                        // Failed accepts.
   const std::shared_ptr<boost::asio::ssl::context> tls_;  // Null: plain HTTP.
 };
 
-}  // namespace nbspamd::http_api
+}  // namespace nbspamd::http_server
 
-#endif  // NBSPAMD_HTTP_API_LISTENER_H_
+#endif  // NBSPAMD_HTTP_SERVER_LISTENER_H_

@@ -9,8 +9,8 @@
 // Errors: kInvalidArgument naming the file that cannot be read or does not hold a PEM
 // certificate chain or key, or a key that is not the certificate's.
 // Thread safety: the context is read by every connection's handshake, never changed after.
-#ifndef NBSPAMD_HTTP_API_TLS_CONTEXT_H_
-#define NBSPAMD_HTTP_API_TLS_CONTEXT_H_
+#ifndef NBSPAMD_HTTP_SERVER_TLS_CONTEXT_H_
+#define NBSPAMD_HTTP_SERVER_TLS_CONTEXT_H_
 
 #include <boost/asio/ssl/context.hpp>
 #include <expected>
@@ -19,11 +19,11 @@
 
 #include "common/error.h"
 
-namespace nbspamd::http_api {
+namespace nbspamd::http_server {
 
 [[nodiscard]] std::expected<std::shared_ptr<boost::asio::ssl::context>, Error> MakeTlsContext(
     const std::string& cert_file, const std::string& key_file);
 
-}  // namespace nbspamd::http_api
+}  // namespace nbspamd::http_server
 
-#endif  // NBSPAMD_HTTP_API_TLS_CONTEXT_H_
+#endif  // NBSPAMD_HTTP_SERVER_TLS_CONTEXT_H_

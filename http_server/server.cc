@@ -1,4 +1,4 @@
-#include "http_api/server.h"
+#include "http_server/server.h"
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -9,9 +9,9 @@
 
 #include "common/handler_guard.h"
 #include "common/log.h"
-#include "http_api/connection.h"
+#include "http_server/connection.h"
 
-namespace nbspamd::http_api {
+namespace nbspamd::http_server {
 
 namespace net = boost::asio;
 using net::ip::tcp;
@@ -105,7 +105,7 @@ void Server::Run() {
     pthread_sigmask(SIG_UNBLOCK, &termination, nullptr);
     // A handler that throws must not end the process: log it and go on serving.
     // Connections catch their own first (connection.h), so a count here is a bug outside any.
-    RunIoContext(context_, router_.metrics().HandlerExceptions(InternalError::kIoThread));
+    RunIoContext(context_, router_.metrics().HandlerExceptions(http_api::InternalError::kIoThread));
   };
   std::vector<std::thread> threads;
   for (unsigned i = 1; i < options_.threads; ++i) threads.emplace_back(serve);
@@ -113,4 +113,4 @@ void Server::Run() {
   for (std::thread& thread : threads) thread.join();
 }
 
-}  // namespace nbspamd::http_api
+}  // namespace nbspamd::http_server

@@ -1,4 +1,5 @@
-// The parts of BasicHttpConnection that do not depend on the stream type.
+#include "http_server/request_id.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -7,9 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "http_api/connection_impl.h"
-
-namespace nbspamd::http_api::connection_detail {
+namespace nbspamd::http_server {
 
 bool IsUsableRequestId(std::string_view id) {
   if (id.empty() || id.size() > 64) return false;
@@ -28,4 +27,4 @@ std::string NewRequestId() {
   return id;
 }
 
-}  // namespace nbspamd::http_api::connection_detail
+}  // namespace nbspamd::http_server

@@ -7,8 +7,8 @@
 // BasicHttpConnection<Stream> is that over plain TCP (PlainHttpConnection) or over TLS
 // (TlsHttpConnection: Beast's ssl_stream over OpenSSL, a handshake first, under the idle
 // timeout, and a TLS close at the end). The registry holds both as HttpConnection.
-#ifndef NBSPAMD_HTTP_API_CONNECTION_H_
-#define NBSPAMD_HTTP_API_CONNECTION_H_
+#ifndef NBSPAMD_HTTP_SERVER_CONNECTION_H_
+#define NBSPAMD_HTTP_SERVER_CONNECTION_H_
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -22,13 +22,13 @@
 #include <string>
 #include <type_traits>
 
-#include "http_api/connection_registry.h"
 #include "http_api/http_errors.h"
 #include "http_api/http_limits.h"
 #include "http_api/metrics.h"
 #include "http_api/router.h"
+#include "http_server/connection_registry.h"
 
-namespace nbspamd::http_api {
+namespace nbspamd::http_server {
 
 // What the registry and the listener know of a connection, plain or TLS.
 class HttpConnection {
@@ -49,11 +49,12 @@ class BasicHttpConnection final : public HttpConnection,
   static constexpr bool kTls = !std::is_same_v<Stream, boost::beast::tcp_stream>;
 
   // Plain TCP.
-  BasicHttpConnection(boost::asio::ip::tcp::socket&& socket, const Router& router,
-                      const HttpLimits& limits, HttpConnectionRegistry& registry) requires(!kTls);
+  BasicHttpConnection(boost::asio::ip::tcp::socket&& socket, const http_api::Router& router,
+                      const http_api::HttpLimits& limits,
+                      HttpConnectionRegistry& registry) requires(!kTls);
   // TLS with `tls`'s certificate and key; `tls` outlives the connection.
   BasicHttpConnection(boost::asio::ip::tcp::socket&& socket, boost::asio::ssl::context& tls,
-                      const Router& router, const HttpLimits& limits,
+                      const http_api::Router& router, const http_api::HttpLimits& limits,
                       HttpConnectionRegistry& registry) requires(kTls);
   ~BasicHttpConnection() override;
 
@@ -72,9 +73,10 @@ class BasicHttpConnection final : public HttpConnection,
   void OnReadError(boost::beast::error_code ec);
   // Notes the request whose header has arrived (or failed): its endpoint, start and id.
   void BeginRequest();
-  void DoWrite(Response response, bool close);
-  // Writes `head` with the file at `path` as its body (kBodyFileField), then removes the file.
-  void DoWriteFile(Response head, const std::string& path, bool close);
+  void DoWrite(http_api::Response response, bool close);
+  // Writes `head` with the file at `path` as its body (http_api::kBodyFileField), then removes the
+  // file.
+  void DoWriteFile(http_api::Response head, const std::string& path, bool close);
   void OnWrite(bool close, boost::beast::error_code ec);
   void DoClose();
   void DoDrain();
@@ -87,12 +89,12 @@ class BasicHttpConnection final : public HttpConnection,
   boost::beast::flat_buffer buffer_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   std::shared_ptr<void> pending_write_;  // Keeps the response being written alive.
-  const Router& router_;
-  const HttpLimits& limits_;
+  const http_api::Router& router_;
+  const http_api::HttpLimits& limits_;
   HttpConnectionRegistry& registry_;
   bool in_flight_ = false;  // A request has arrived and its response is not yet written.
   // The request in flight, for its response's metrics, log line and X-Request-Id.
-  Endpoint endpoint_ = Endpoint::kOther;
+  http_api::Endpoint endpoint_ = http_api::Endpoint::kOther;
   std::chrono::steady_clock::time_point started_;
   std::string request_id_;
   std::string method_;
@@ -103,6 +105,6 @@ class BasicHttpConnection final : public HttpConnection,
 using PlainHttpConnection = BasicHttpConnection<boost::beast::tcp_stream>;
 using TlsHttpConnection = BasicHttpConnection<boost::beast::ssl_stream<boost::beast::tcp_stream>>;
 
-}  // namespace nbspamd::http_api
+}  // namespace nbspamd::http_server
 
-#endif  // NBSPAMD_HTTP_API_CONNECTION_H_
+#endif  // NBSPAMD_HTTP_SERVER_CONNECTION_H_
