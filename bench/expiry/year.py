@@ -33,6 +33,8 @@ def policies(cap):
         'r90': ['--retention-days', '90'],
         'r90-t90-c2': ['--retention-days', '90', '--token-days', '90', '--max-count', '2'],
         'r30-t30-c1': ['--retention-days', '30', '--token-days', '30', '--max-count', '1'],
+        'r90-t90-c1': ['--retention-days', '90', '--token-days', '90', '--max-count', '1'],
+        'r90-t180-c1': ['--retention-days', '90', '--token-days', '180', '--max-count', '1'],
         f'r30-t30-c1-cap{cap // 1000}k': ['--retention-days', '30', '--token-days', '30',
                                           '--max-count', '1', '--cap', str(cap)],
     }
