@@ -1,10 +1,10 @@
 // Fuzz target: the input is what a client sends on one connection. Beast's request parser reads
-// it with the daemon's default limits (http_api/http_limits.h), as http_server/connection_impl.h does,
-// and each complete request (up to kMaxRequests, pipelined) goes to the Router of a FuzzService,
-// whose checks every response must pass (http_api/fuzz/fuzz_service.h). Input the parser rejects
-// is what the connection answers 400, 413 or 431 without the router: nothing more to check there.
-// Built with libFuzzer when NBSPAMD_FUZZ is on; tokenizer/fuzz/replay_main.cc runs saved inputs
-// without it.
+// it with the daemon's default limits (http_api/http_limits.h), as http_server/connection_impl.h
+// does, and each complete request (up to kMaxRequests, pipelined) goes to the Router of a
+// FuzzService, whose checks every response must pass (http_api/fuzz/fuzz_service.h). Input the
+// parser rejects is what the connection answers 400, 413 or 431 without the router: nothing more to
+// check there. Built with libFuzzer when NBSPAMD_FUZZ is on; tokenizer/fuzz/replay_main.cc runs
+// saved inputs without it.
 #include <boost/asio/buffer.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
