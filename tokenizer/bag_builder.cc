@@ -63,9 +63,9 @@ TokenBag BagBuilder::Finish(bool boolean_counts) && {
     std::sort(bag.entries.begin(), bag.entries.end(), by_hash);
     return bag;
   }
-  // Sorts the entries with the index of each one's text (hashes are distinct: by hash alone, as
-  // above, which is a quarter of the cost of comparing (hash, index) pairs); the texts, kept back
-  // to back, are only reindexed.
+  // Sorts the entries with the index of each one's text, by hash alone as above (hashes are
+  // distinct; comparing (hash, index) pairs took four times the samples in a profile); the
+  // texts, kept back to back, are only reindexed.
   struct Indexed {
     TokenHash hash;
     std::uint32_t count;
