@@ -2,7 +2,8 @@
 # labelled messages in order (trec07p-early in arrival order, the others in the accuracy harness's
 # shuffled order, concatenated in the order given), runs expiry_year_of_mail once per policy (one
 # process each, so its RSS is its own), then prints, per policy, the figures at the end of the year
-# and (1-AUC)% and FNR at FPR <= 0.1% of the last 30 simulated days (bench/accuracy/metrics.py),
+# and (1-AUC)% and FNR at FPR <= 0.1% of the last 30 simulated days (bench/accuracy/metrics.py)
+# and the default verdicts' ham called spam and spam missed,
 # and draws db size and |V| over the year into an SVG. Also the folder's size once fully compacted
 # at the end (compacted_db_bytes of the tool's log): the live data alone.
 #   bench/expiry/run [--corpus trec07p-early[,spamassassin,...]] [--days 365]
@@ -145,7 +146,11 @@ def main():
             'cap_met': last['cap_met'] == '1',
             'month_auc': month['one_minus_auc_pct'], 'month_fnr': month['fnr_at_fpr_0_1_pct'],
             'month_messages': month['spam'] + month['ham'], 'month_ham': month['ham'],
-            'year_auc': year['one_minus_auc_pct'], 'year_fnr': year['fnr_at_fpr_0_1_pct']})
+            'year_auc': year['one_minus_auc_pct'], 'year_fnr': year['fnr_at_fpr_0_1_pct'],
+            'month_fp': month['false_positives'], 'month_fpr': month['fpr_pct'],
+            'month_fn': month['false_negatives'], 'month_spam': month['spam'],
+            'month_verdict_fnr': month['fnr_pct'], 'year_fp': year['false_positives'],
+            'year_fpr': year['fpr_pct'], 'year_verdict_fnr': year['fnr_pct']})
         print(f'{name}: done', file=sys.stderr)
 
     s0 = summary[0]
@@ -161,6 +166,15 @@ def main():
               f"{s['rss_peak_mib']:.0f} | {s['vocabulary']:,} / {s['vocabulary_peak']:,} | "
               f"{s['ledger_live']:,} | {s['retired']:,} | {s['dropped']:,} | {s['pass_ms_max']:.0f} | "
               f"{s['month_auc']:.4f} | {s['month_fnr']:.2f} | {s['year_auc']:.4f} | {s['year_fnr']:.2f} |")
+    print('\nthe default verdicts: ham called spam (false positives) and spam not called spam '
+          '(called ham or unsure), last month and whole year\n')
+    print('| policy | last month ham called spam | last month spam missed | '
+          'year ham called spam | year spam missed |')
+    print('|' + '---|' * 5)
+    for s in summary:
+        print(f"| {s['policy']} | {s['month_fp']} of {s['month_ham']} ({s['month_fpr']:.2f}%) | "
+              f"{s['month_fn']} of {s['month_spam']} ({s['month_verdict_fnr']:.2f}%) | "
+              f"{s['year_fp']} ({s['year_fpr']:.3f}%) | {s['year_verdict_fnr']:.2f}% |")
     print('\nwhat the folder holds at the end: table files, write-ahead logs (MiB; the logs go only once '
           'every column family flushed what they hold)\n')
     print('| policy | folder | table files | write-ahead logs (end / peak) | fully compacted |')
