@@ -5,11 +5,13 @@
 // filled to its bound (100,000 scans), so that every scan written also removes one.
 //
 //   NBSPAMD_BENCH_CORPUS=bench/accuracy/corpus build/release/bench/history_cost_benchmark
-//       [--rounds 9] [--dir /tmp/nbspamd-history-cost]
+//       [--rounds 9] [--dir /tmp/nbspamd-history-cost] [--control]
 //
 // Each message is classified by both in turn and timed by the thread's CPU clock, so that the
 // machine's drifts of speed weigh on both alike. Prints each round's CPU microseconds a classify,
 // the medians, and off ÷ on: the throughput a CPU-bound daemon keeps with the history on.
+// --control: the same rounds with the history's filter keeping no scan, so that off ÷ on is the
+// two filters' difference without the history (1.000 if the benchmark itself is fair).
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -73,8 +75,10 @@ std::unique_ptr<SpamFilter> OpenFilter(const std::string& dir, bool history) {
   return filter;
 }
 
-void ClassifyOne(const SpamFilter& filter, const std::string& message) {
-  auto outcome = filter.Classify({.message = message, .front_end = "http"});
+// With a front end, as the HTTP front end asks; with none, a filter with a history keeps none.
+void ClassifyOne(const SpamFilter& filter, const std::string& message,
+                 std::string_view front_end = "http") {
+  auto outcome = filter.Classify({.message = message, .front_end = front_end});
   if (!outcome) {
     std::fprintf(stderr, "classify failed: %s\n", outcome.error().message.c_str());
     std::exit(1);
@@ -83,9 +87,10 @@ void ClassifyOne(const SpamFilter& filter, const std::string& message) {
 
 // Classifies every message with both filters, as the HTTP front end does, in turn (which goes
 // first alternates), so that a drift of the machine's speed weighs on both alike. The round ends
-// once the history has written its scans.
+// once the history has written its scans. With `control`, `on` keeps no scan either: the round
+// measures how far apart the two filters are without the history (their stores' own luck).
 RoundCpu Round(const SpamFilter& on, const SpamFilter& off,
-               const std::vector<const std::string*>& messages) {
+               const std::vector<const std::string*>& messages, bool control = false) {
   const double process_start = CpuMicros(RUSAGE_SELF);
   const double thread_start = CpuMicros(RUSAGE_THREAD);
   double on_nanos = 0;
@@ -94,7 +99,7 @@ RoundCpu Round(const SpamFilter& on, const SpamFilter& off,
     for (int turn = 0; turn < 2; ++turn) {
       const bool history = (turn == 0) == (i % 2 == 0);
       const double start = ThreadCpuNanos();
-      ClassifyOne(history ? on : off, *messages[i]);
+      ClassifyOne(history ? on : off, *messages[i], control ? "" : "http");
       (history ? on_nanos : off_nanos) += ThreadCpuNanos() - start;
     }
   }
@@ -139,10 +144,19 @@ double Median(std::vector<double> values) {
 int main(int argc, char** argv) {
   int rounds = 9;
   std::string dir = "/tmp/nbspamd-history-cost";
-  for (int i = 1; i + 1 < argc; i += 2) {
+  bool control = false;
+  for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
-    if (flag == "--rounds") rounds = std::max(1, std::atoi(argv[i + 1]));
-    if (flag == "--dir") dir = argv[i + 1];
+    if (flag == "--control") {
+      control = true;
+    } else if (flag == "--rounds" && i + 1 < argc) {
+      rounds = std::max(1, std::atoi(argv[++i]));
+    } else if (flag == "--dir" && i + 1 < argc) {
+      dir = argv[++i];
+    } else {
+      std::fprintf(stderr, "unknown or incomplete flag %s\n", flag.c_str());
+      return 2;
+    }
   }
   std::filesystem::remove_all(dir);
   std::unique_ptr<SpamFilter> on = OpenFilter(dir + "/on", true);
@@ -176,7 +190,7 @@ int main(int argc, char** argv) {
   const auto threads_before = ThreadCpu();
   std::vector<double> on_thread, off_thread, background, ratio;
   for (int round = 0; round < rounds; ++round) {
-    const RoundCpu cpu = Round(*on, *off, test);
+    const RoundCpu cpu = Round(*on, *off, test, control);
     on_thread.push_back(cpu.on);
     off_thread.push_back(cpu.off);
     background.push_back(cpu.background);
