@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "storage/model_check.h"
 #include "storage/rocksdb_store.h"
@@ -103,6 +104,55 @@ TEST_F(ModelExpiryTest, RetiresOnlyOldRecordsAndNoScoreOrCountChanges) {
   Open();
   EXPECT_EQ(Score("buy cheap pills"), after_forget);
   EXPECT_EQ(filter_->ForgetId("s2").error().code, ErrorCode::kExpired);
+}
+
+// In cluster mode a retire pass goes into the training stream as steps of kRetireStepRecords
+// records, cut where this daemon's ledger says (the global ledger's, then the users'), so that
+// every daemon applies it in writes of a bounded size.
+TEST_F(ModelExpiryTest, InClusterModeARetirePassGoesIntoTheStreamInBoundedSteps) {
+  TrainAt(10, "s1", "spam", "cheap pills buy now cheap");
+  TrainAt(20, "h1", "ham", "meeting notes for the project");
+  TrainAt(30, "s2", "spam", "buy cheap watches now");
+  TrainAt(90, "h2", "ham", "project meeting moved to friday");
+  now_ = 15 * kDay;
+  ASSERT_TRUE(filter_->Train("cheap offer", "spam", "u1", "alice").has_value());
+  class Recording final : public TrainingLog {
+   public:
+    explicit Recording(std::vector<TrainingChange>& submitted) : submitted_(submitted) {}
+    void Submit(TrainingChange change, ReplicatedDone done) override {
+      submitted_.push_back(std::move(change));
+      done(Replicated{"1-0", std::nullopt});
+    }
+    ClusterStatus Status() const override { return {}; }
+    void Stop() override {}
+
+   private:
+    std::vector<TrainingChange>& submitted_;
+  };
+  std::vector<TrainingChange> submitted;
+  ASSERT_TRUE(filter_
+                  ->EnableReplication([&submitted](storage::Store&, TrainingWriter&) {
+                    return std::expected<std::unique_ptr<TrainingLog>, Error>(
+                        std::make_unique<Recording>(submitted));
+                  })
+                  .has_value());
+  // s1, h1 and s2 (three global steps) and alice's u1 (one) are older than day 60.
+  auto retired = filter_->RetireLedger(60 * kDay);
+  ASSERT_TRUE(retired.has_value()) << retired.error().message;
+  ASSERT_EQ(submitted.size(), 4u);
+  for (std::size_t i = 0; i < submitted.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(submitted[i].kind, TrainingChange::Kind::kRetireStep);
+    EXPECT_EQ(submitted[i].learned_before, 60 * kDay);
+    EXPECT_EQ(submitted[i].retire_max_records, kRetireStepRecords);
+    EXPECT_EQ(submitted[i].retire_users, i == 3);
+  }
+  EXPECT_EQ(submitted[0].retire_from, "");
+  EXPECT_LT(submitted[0].retire_from, submitted[1].retire_from);
+  EXPECT_LT(submitted[1].retire_from, submitted[2].retire_from);
+  EXPECT_EQ(submitted[3].retire_from, "");
+  // Nothing was retired here: the stream applies what it delivers.
+  EXPECT_EQ(filter_->RetiredRecords(), 0u);
 }
 
 TEST_F(ModelExpiryTest, TheAgeRuleDropsRareOldTokensAndTheCapTheLeastRecentlySeen) {

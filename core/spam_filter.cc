@@ -683,16 +683,34 @@ void SpamFilter::RetireLedgerAsync(std::int64_t learned_before, RetireLedgerDone
         std::unique_ptr<RetireSteps>(new RetireSteps{writer_, learned_before, 0, std::move(done)}),
         "");
   }
-  // Through the stream: every daemon retires the same records at the same place in the log.
-  TrainingChange change;
-  change.kind = TrainingChange::Kind::kRetire;
-  change.learned_before = learned_before;
+  // Through the stream, in steps of kRetireStepRecords records that every daemon takes alike at
+  // the same places in the log: the global ledger's, then the users'. Each step starts where this
+  // daemon's ledger says the one before ends; applied elsewhere to the same state, it retires the
+  // same records (a record forgotten meanwhile only makes a step reach further).
+  std::vector<TrainingChange> steps;
+  for (const bool users : {false, true}) {
+    auto starts = store_->RetireStepStarts(learned_before, kRetireStepRecords, users,
+                                           kClusterRetireStepsPerPass - 1);
+    if (!starts) return done(std::unexpected(std::move(starts.error())));
+    starts->insert(starts->begin(), "");
+    for (std::string& from : *starts) {
+      TrainingChange change;
+      change.kind = TrainingChange::Kind::kRetireStep;
+      change.learned_before = learned_before;
+      change.retire_users = users;
+      change.retire_from = std::move(from);
+      change.retire_max_records = kRetireStepRecords;
+      steps.push_back(std::move(change));
+    }
+  }
   auto submitted = std::make_shared<Submitted>();
-  submitted->left = 1;
+  submitted->left = steps.size();
   submitted->done = std::move(done);
-  replication_->Submit(std::move(change), [submitted](std::expected<Replicated, Error> r) {
-    submitted->One(std::move(r));
-  });
+  for (TrainingChange& change : steps) {
+    replication_->Submit(std::move(change), [submitted](std::expected<Replicated, Error> r) {
+      submitted->One(std::move(r));
+    });
+  }
 }
 
 std::expected<std::uint64_t, Error> SpamFilter::RetireLedger(std::int64_t learned_before) {

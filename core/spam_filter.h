@@ -153,6 +153,11 @@ using ExpireTokensDone = std::move_only_function<void(std::expected<std::uint64_
 // milliseconds (bench/expiry_steps_benchmark.cc: medians about 3 ms). A step's cost grows faster
 // than its size (a retire step of 4 records took 18 ms, 4 of 1 record 10 ms).
 inline constexpr std::size_t kRetireStepRecords = 1;
+// In cluster mode, the most steps of the ledger retention one pass appends to the training stream
+// (of the global ledger, and again of the users'): an hourly pass retires up to 240,000 records a
+// day of each, 24 times a busy site's mail, so a backlog (retention turned on after years) is
+// caught up over days without a pass holding millions of changes.
+inline constexpr std::size_t kClusterRetireStepsPerPass = 10000;
 inline constexpr std::size_t kExpiryStepTokens = 512;
 
 // Receives how many messages a rollback forgot.
@@ -292,9 +297,10 @@ class SpamFilter {
   // record learned before `learned_before` (Unix seconds) through the training writer, in steps
   // of kRetireStepRecords (Store::RetireLedger), and then every user ledger record learned before
   // it (Store::RetireUserLedgers), so training goes on between them. `done` gets how many it
-  // retired (global and users' records), on the writer's thread. In cluster mode the pass goes
-  // through the training stream as one change (TrainingChange::kRetire) that every daemon applies
-  // alike, at once; `done` then answers 0 once the stream has it. Errors: kFailedPrecondition for a
+  // retired (global and users' records), on the writer's thread. In cluster mode the same steps go
+  // through the training stream, one change each (TrainingChange::kRetireStep, cut where this
+  // daemon's ledger says: Store::RetireStepStarts), which every daemon applies alike; `done` then
+  // answers 0 once the stream has them all. Errors: kFailedPrecondition for a
   // store without a ledger retention; storage's; kUnavailable after StopTraining or when the stream
   // cannot be reached (the steps written before stay).
   void RetireLedgerAsync(std::int64_t learned_before, RetireLedgerDone done);

@@ -48,6 +48,11 @@ struct TrainingChange {
     // A step of the token expiry of the user layers (Store::ExpireUserTokens over the users-family
     // keys [user_expiry_from, user_expiry_until)).
     kExpireUsers = 5,
+    // A bounded step of the ledger retention (Store::RetireLedger, or Store::RetireUserLedgers
+    // with retire_users): at most retire_max_records records learned before learned_before, from
+    // the source index key retire_from on. The submitting daemon cuts a pass into such steps
+    // (Store::RetireStepStarts), so that no daemon applies a whole pass in one write.
+    kRetireStep = 6,
   };
   Kind kind = Kind::kLearn;
   std::string id;                          // kLearn, kForget: never empty.
@@ -59,7 +64,13 @@ struct TrainingChange {
   std::string user;                        // "" for the global model alone; else whose layer.
   bool train_global = false;               // With a user: the global model too.
   // kRetire: the ledger records (global and users') learned before this Unix time are retired.
+  // kRetireStep: the same bound.
   std::int64_t learned_before = 0;
+  // kRetireStep: the users' ledgers (else the global one), the key to start at ("": the first)
+  // and the most records the step retires (never 0).
+  bool retire_users = false;
+  std::string retire_from;
+  std::uint64_t retire_max_records = 0;
   // kExpire: the rule, applied to the base records from token `expiry_from` on and before
   // `expiry_until` (nullopt: to the end). kExpireUsers: the rule too.
   storage::TokenExpiryRule expiry_rule;

@@ -277,6 +277,15 @@ bool ClusterReplicator::Apply(const std::vector<Entry>& entries) {
             complete(i, model::LearnStatus::kLearned);
           },
           entries[i].id, "", core::RetireScope::kAll);
+    } else if (event->kind == StreamEvent::Kind::kRetireStep) {
+      writer_.RetireLedger(
+          event->learned_before, event->retire_max_records,
+          [&complete, i](std::expected<storage::RetireStep, Error> outcome) {
+            if (!outcome) return complete(i, std::unexpected(std::move(outcome.error())));
+            complete(i, model::LearnStatus::kLearned);
+          },
+          entries[i].id, std::move(event->retire_from),
+          event->retire_users ? core::RetireScope::kUsers : core::RetireScope::kGlobal);
     } else if (event->kind == StreamEvent::Kind::kExpireUsers) {
       writer_.ExpireUserTokens(
           event->expiry_rule, std::move(event->user_expiry_from), /*max_examined=*/0,

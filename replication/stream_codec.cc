@@ -118,7 +118,7 @@ namespace {
 
 bool IsExpiryKind(StreamEvent::Kind kind) {
   return kind == StreamEvent::Kind::kRetire || kind == StreamEvent::Kind::kExpire ||
-         kind == StreamEvent::Kind::kExpireUsers;
+         kind == StreamEvent::Kind::kExpireUsers || kind == StreamEvent::Kind::kRetireStep;
 }
 
 // Version 3: a step of the model expiry.
@@ -130,6 +130,13 @@ std::string EncodeExpiryEvent(const StreamEvent& event) {
   PutString(out, event.waiter);
   if (event.kind == StreamEvent::Kind::kRetire) {
     PutVarint(out, static_cast<std::uint64_t>(std::max<std::int64_t>(event.learned_before, 0)));
+    return out;
+  }
+  if (event.kind == StreamEvent::Kind::kRetireStep) {
+    PutVarint(out, static_cast<std::uint64_t>(std::max<std::int64_t>(event.learned_before, 0)));
+    out.push_back(event.retire_users ? 1 : 0);
+    PutVarint(out, event.retire_max_records);
+    PutString(out, event.retire_from);
     return out;
   }
   const storage::TokenExpiryRule& rule = event.expiry_rule;
@@ -155,7 +162,7 @@ std::expected<StreamEvent, Error> DecodeExpiryEvent(std::string_view bytes) {
   };
   StreamEvent event;
   const auto kind = static_cast<std::uint8_t>(bytes[1]);
-  if (kind < 3 || kind > 5) return corrupt("unknown kind " + std::to_string(kind));
+  if (kind < 3 || kind > 6) return corrupt("unknown kind " + std::to_string(kind));
   event.kind = static_cast<StreamEvent::Kind>(kind);
   bytes.remove_prefix(2);
   if (!GetString(bytes, event.id) || !GetString(bytes, event.waiter)) return corrupt("truncated");
@@ -165,6 +172,18 @@ std::expected<StreamEvent, Error> DecodeExpiryEvent(std::string_view bytes) {
   if (!GetVarint(bytes, kMaxTime, time)) return corrupt("truncated");
   if (event.kind == StreamEvent::Kind::kRetire) {
     event.learned_before = static_cast<std::int64_t>(time);
+  } else if (event.kind == StreamEvent::Kind::kRetireStep) {
+    event.learned_before = static_cast<std::int64_t>(time);
+    if (bytes.empty()) return corrupt("truncated");
+    const auto users = static_cast<std::uint8_t>(bytes[0]);
+    bytes.remove_prefix(1);
+    if (users > 1) return corrupt("users is " + std::to_string(users));
+    event.retire_users = users == 1;
+    if (!GetVarint(bytes, std::numeric_limits<std::uint64_t>::max(), event.retire_max_records) ||
+        !GetString(bytes, event.retire_from)) {
+      return corrupt("truncated");
+    }
+    if (event.retire_max_records == 0) return corrupt("a retire step of no records");
   } else {
     storage::TokenExpiryRule& rule = event.expiry_rule;
     rule.seen_before = static_cast<std::int64_t>(time);

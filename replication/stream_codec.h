@@ -40,10 +40,13 @@
 // global one), an expire the global model's tokens, an expire users (kind 5, added later; older
 // daemons skip it with an error in their log) the user layers' tokens:
 //   byte     version (3)
-//   byte     kind: 3 retire, 4 expire, 5 expire users
+//   byte     kind: 3 retire, 4 expire, 5 expire users, 6 retire step
 //   string   id (always empty)
 //   string   waiter
 //   retire:  varint learned_before (Unix seconds)
+//   retire step (kind 6, added later; older daemons skip it with an error in their log): varint
+//            learned_before, byte 1 the users' ledgers or 0 the global one, varint
+//            max_records (never 0), string the source index key to start at ("": the first).
 //   expire:  varint seen_before (Unix seconds), varint max_count, keep_weight and alpha as IEEE
 //            754 bits in 8 bytes big-endian each, the first token hash as 8 bytes big-endian,
 //            then byte 1 and the end token hash as 8 bytes big-endian, or byte 0 (to the end).

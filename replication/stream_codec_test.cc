@@ -105,6 +105,17 @@ StreamEvent GoldenRetire() {
   return event;
 }
 
+StreamEvent GoldenRetireStep() {
+  StreamEvent event;
+  event.kind = StreamEvent::Kind::kRetireStep;
+  event.waiter = "w";
+  event.learned_before = 1700000000;
+  event.retire_users = true;
+  event.retire_max_records = 4;
+  event.retire_from = std::string("a\0", 2);
+  return event;
+}
+
 StreamEvent GoldenExpire(bool bounded) {
   StreamEvent event;
   event.kind = StreamEvent::Kind::kExpire;
@@ -134,6 +145,14 @@ constexpr std::string_view kRetireHex =
     "00"
     "0177"
     "80e2cfaa06";
+constexpr std::string_view kRetireStepHex =
+    "0306"
+    "00"
+    "0177"
+    "80e2cfaa06"  // learned_before
+    "01"          // the users' ledgers
+    "04"          // max_records
+    "026100";     // from "a\0"
 constexpr std::string_view kExpireHex =
     "0304"
     "00"
@@ -168,6 +187,8 @@ TEST(StreamCodecTest, GoldenBytesOfModelExpirySteps) {
   EXPECT_EQ(EncodeStreamEvent(GoldenRetire()), FromHex(kRetireHex));
   EXPECT_EQ(EncodeStreamEvent(GoldenExpire(true)), FromHex(kExpireHex));
   EXPECT_EQ(DecodeStreamEvent(FromHex(kRetireHex)), GoldenRetire());
+  EXPECT_EQ(EncodeStreamEvent(GoldenRetireStep()), FromHex(kRetireStepHex));
+  EXPECT_EQ(DecodeStreamEvent(FromHex(kRetireStepHex)), GoldenRetireStep());
   EXPECT_EQ(DecodeStreamEvent(FromHex(kExpireHex)), GoldenExpire(true));
   EXPECT_EQ(DecodeStreamEvent(EncodeStreamEvent(GoldenExpire(false))), GoldenExpire(false));
   EXPECT_EQ(EncodeStreamEvent(GoldenExpireUsers(true)), FromHex(kExpireUsersHex));
@@ -175,7 +196,13 @@ TEST(StreamCodecTest, GoldenBytesOfModelExpirySteps) {
   EXPECT_EQ(DecodeStreamEvent(FromHex(kExpireUsersHex)), GoldenExpireUsers(true));
   EXPECT_EQ(DecodeStreamEvent(FromHex(kExpireUsersToTheEndHex)), GoldenExpireUsers(false));
   const std::string_view damaged[] = {
-      "0306000000",  // kind 6
+      "0307000000",                    // kind 7
+      "030600017780e2cfaa0602040000",  // users 2
+      "030600017780e2cfaa06010000",    // max_records 0
+      "030600017780e2cfaa060104",      // no from
+      "030600017780e2cfaa0601040261",  // a short from
+      "030600017780e2cfaa060104026100"
+      "00",  // trailing byte
       "0305000177"
       "80a0f8fa050240080000000000003fb999999999999a0000"
       "00",  // trailing byte

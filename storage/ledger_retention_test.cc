@@ -85,6 +85,41 @@ TEST(LedgerRetentionStoreTest, StepsTakeSourcesInOrderOldestFirstAndChangeNoCoun
   EXPECT_EQ((*reopened)->Read(BagOfWords(kAllWords).entries).counts, before.counts);
 }
 
+// The starts RetireStepStarts gives are where the steps of a pass begin: a step from each, of
+// that many records, retires exactly them, and the pass retires what one whole pass would.
+TEST(LedgerRetentionStoreTest, StepStartsCutAPassIntoStepsOfTheirSize) {
+  TempDir dir;
+  auto opened = RocksdbStore::Open(dir.Join("model"));
+  ASSERT_TRUE(opened.has_value()) << opened.error().message;
+  RocksdbStore& store = **opened;
+  LearnAt(store, "d4", "ham", "meeting notes friday", "", 400);
+  LearnAt(store, "d2", "ham", "meeting notes", "a", 200);
+  LearnAt(store, "d1", "spam", "cheap pills now", "a", 100);
+  LearnAt(store, "d3", "spam", "cheap watches now", "b", 300);
+  LearnAt(store, "d5", "spam", "cheap watches", "b", 500);
+  EXPECT_EQ(store.RetireStepStarts(301, 0, false).error().code, ErrorCode::kInvalidArgument);
+  // d1, d2 (source "a") and d3 ("b") are older than 301: steps of 1 start at "", d2's and d3's.
+  auto starts = store.RetireStepStarts(301, 1, false);
+  ASSERT_TRUE(starts.has_value()) << starts.error().message;
+  ASSERT_EQ(starts->size(), 2u);
+  EXPECT_EQ(*store.RetireStepStarts(301, 2, false), std::vector<std::string>{(*starts)[1]});
+  EXPECT_TRUE(store.RetireStepStarts(301, 3, false)->empty());
+  EXPECT_EQ(*store.RetireStepStarts(301, 1, false, 1), std::vector<std::string>{starts->front()});
+  EXPECT_TRUE(store.RetireStepStarts(301, 1, true)->empty());  // No user has a ledger.
+  starts->insert(starts->begin(), "");
+  const char* const retired_by[] = {"d1", "d2", "d3"};
+  for (std::size_t i = 0; i < starts->size(); ++i) {
+    auto step = store.RetireLedger(301, 1, "", (*starts)[i]);
+    ASSERT_TRUE(step.has_value()) << step.error().message;
+    EXPECT_EQ(step->retired, 1u) << i;
+    EXPECT_TRUE((*store.FindLearned(retired_by[i]))->retired) << i;
+  }
+  EXPECT_FALSE((*store.FindLearned("d4"))->retired);
+  EXPECT_FALSE((*store.FindLearned("d5"))->retired);
+  EXPECT_EQ(store.RetireLedger(301, 0)->retired, 0u);
+  EXPECT_TRUE(store.RetireStepStarts(301, 1, false)->empty());
+}
+
 // The sum of the counts of `words`' tokens, class by class, and the model's |V|.
 std::uint64_t CountOf(const Store& store, const std::string& word) {
   const model::Snapshot snapshot = store.Read(BagOfWords(word).entries);

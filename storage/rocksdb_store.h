@@ -119,6 +119,9 @@ class RocksdbStore final : public Store {
       std::string_view stream_position = "") override;
   [[nodiscard]] std::expected<ExpiryCandidates, Error> FindExpiryCandidates(
       const TokenExpiryRule& rule) const override;
+  [[nodiscard]] std::expected<std::vector<std::string>, Error> RetireStepStarts(
+      std::int64_t learned_before, std::size_t records_per_step, bool users,
+      std::size_t max_starts = 0) const override;
   [[nodiscard]] std::expected<RetireStep, Error> RetireUserLedgers(
       std::int64_t learned_before, std::size_t max_records, std::string_view stream_position = "",
       std::string_view from = "") override;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "storage/encoding.h"
+#include "storage/retire_scan.h"
 #include "storage/rocksdb_database.h"
 #include "storage/rocksdb_layout.h"
 #include "storage/rocksdb_status.h"
@@ -17,14 +18,6 @@
 namespace nbspamd::storage {
 
 namespace {
-
-// The source index key where the sources after `source` begin: its bytes and a 1 byte (a source
-// key is the source, a 0 byte and more).
-std::string NextSourceKey(std::string_view source) {
-  std::string key(source);
-  key.push_back('\1');
-  return key;
-}
 
 // Reads `key` of `family` as counts (empty when absent).
 template <class Decode>
@@ -51,34 +44,15 @@ std::expected<RetireStep, Error> RocksdbStore::RetireLedger(std::int64_t learned
   RetireStep step;
 
   // The oldest records of each source, up to max_records in all.
-  struct Candidate {
-    std::string source_key;
-    std::string id;
-  };
-  std::vector<Candidate> candidates;
+  std::vector<RetireCandidate> candidates;
   {
     std::shared_lock database_lock(database_mutex_);
     if (!database_) return std::unexpected(StoppedError());
     std::unique_ptr<rocksdb::Iterator> it(
         database_->db().NewIterator(rocksdb::ReadOptions(), database_->family(kSources)));
-    // From `from`: the keys before it, retired by the steps before, are tombstones to skip.
-    for (it->Seek(rocksdb::Slice(from.data(), from.size())); it->Valid();) {
-      const std::string_view key(it->key().data(), it->key().size());
-      auto decoded = DecodeSourceKey(key);
-      if (!decoded) return std::unexpected(decoded.error());
-      if (decoded->learned_at >= learned_before) {
-        it->Seek(NextSourceKey(decoded->source));  // This source has none older.
-        continue;
-      }
-      if (max_records != 0 && candidates.size() == max_records) {
-        step.more = true;
-        step.next = std::string(key);
-        break;
-      }
-      candidates.push_back({std::string(key), std::move(decoded->id)});
-      it->Next();
-    }
-    if (!it->status().ok()) return RocksdbError("reading the source index", it->status());
+    auto found = FindRetirable(*it, learned_before, max_records, from, candidates);
+    if (!found) return std::unexpected(std::move(found.error()));
+    step = std::move(*found);
   }
   if (candidates.empty() && stream_position.empty()) return step;
 
@@ -107,7 +81,7 @@ std::expected<RetireStep, Error> RocksdbStore::RetireLedger(std::int64_t learned
   base_documents->resize(std::max(base_documents->size(), stats->classes.size()), 0);
 
   rocksdb::WriteBatch batch;
-  for (const Candidate& candidate : candidates) {
+  for (const RetireCandidate& candidate : candidates) {
     std::string value;
     const rocksdb::Status read =
         db.Get(rocksdb::ReadOptions(), database_->family(kLedger), candidate.id, &value);
@@ -200,6 +174,42 @@ std::expected<RetireStep, Error> RocksdbStore::RetireLedger(std::int64_t learned
     stream_position_ = std::string(stream_position);
   }
   return step;
+}
+
+std::expected<std::vector<std::string>, Error> RocksdbStore::RetireStepStarts(
+    std::int64_t learned_before, std::size_t records_per_step, bool users,
+    std::size_t max_starts) const {
+  if (records_per_step == 0) {
+    return MakeError(ErrorCode::kInvalidArgument, "a retire step of no records");
+  }
+  std::shared_lock database_lock(database_mutex_);
+  if (!database_) return std::unexpected(StoppedError());
+  rocksdb::ColumnFamilyHandle* const family = database_->family(users ? kUsers : kSources);
+  std::vector<std::string> starts;
+  if (family == nullptr) return starts;
+  rocksdb::ReadOptions read;
+  const rocksdb::Snapshot* snapshot = database_->db().GetSnapshot();
+  read.snapshot = snapshot;
+  std::unique_ptr<rocksdb::Iterator> it(database_->db().NewIterator(read, family));
+  std::string from;
+  std::expected<RetireStep, Error> step;
+  do {
+    if (users) {
+      std::vector<RetireUserCandidate> candidates;
+      step = FindUserRetirable(*it, learned_before, records_per_step, from, candidates);
+    } else {
+      std::vector<RetireCandidate> candidates;
+      step = FindRetirable(*it, learned_before, records_per_step, from, candidates);
+    }
+    if (step && step->more) {
+      from = step->next;
+      starts.push_back(from);
+    }
+  } while (step && step->more && (max_starts == 0 || starts.size() < max_starts));
+  it.reset();
+  database_->db().ReleaseSnapshot(snapshot);
+  if (!step) return std::unexpected(std::move(step.error()));
+  return starts;
 }
 
 }  // namespace nbspamd::storage

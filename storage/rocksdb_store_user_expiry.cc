@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "storage/encoding.h"
+#include "storage/retire_scan.h"
 #include "storage/rocksdb_database.h"
 #include "storage/rocksdb_layout.h"
 #include "storage/rocksdb_status.h"
@@ -53,46 +54,12 @@ std::expected<RetireStep, Error> RocksdbStore::RetireUserLedgers(std::int64_t le
   rocksdb::ColumnFamilyHandle* const users = database_->family(kUsers);
 
   // The oldest records of each source of each user, up to max_records in all.
-  struct Candidate {
-    std::string user;
-    std::string source_key;  // The whole users-family key.
-    std::string id;
-  };
-  std::vector<Candidate> candidates;
+  std::vector<RetireUserCandidate> candidates;
   if (users != nullptr) {
     std::unique_ptr<rocksdb::Iterator> it(db.NewIterator(rocksdb::ReadOptions(), users));
-    // From `from`: the keys before it, retired by the steps before, are tombstones to skip.
-    for (it->Seek(rocksdb::Slice(from.data(), from.size())); it->Valid();) {
-      const std::string_view key(it->key().data(), it->key().size());
-      auto decoded = DecodeUserKey(key);
-      if (!decoded) return std::unexpected(decoded.error());
-      const std::string user(decoded->user);
-      if (decoded->kind < kUserSourceKind) {
-        it->Seek(UserKindPrefix(user, kUserSourceKind));
-        continue;
-      }
-      if (decoded->kind > kUserSourceKind) {
-        it->Seek(UserKeyEnd(user));
-        continue;
-      }
-      auto source_key = DecodeSourceKey(decoded->rest);
-      if (!source_key) return std::unexpected(source_key.error());
-      if (source_key->learned_at >= learned_before) {
-        // This source of the user has none older: on to the next source (its bytes and a 1).
-        std::string next = UserKindPrefix(user, kUserSourceKind) + source_key->source;
-        next.push_back('\1');
-        it->Seek(next);
-        continue;
-      }
-      if (max_records != 0 && candidates.size() == max_records) {
-        step.more = true;
-        step.next = std::string(key);
-        break;
-      }
-      candidates.push_back({user, std::string(key), std::move(source_key->id)});
-      it->Next();
-    }
-    if (!it->status().ok()) return RocksdbError("reading the users' source indexes", it->status());
+    auto found = FindUserRetirable(*it, learned_before, max_records, from, candidates);
+    if (!found) return std::unexpected(std::move(found.error()));
+    step = std::move(*found);
   }
   if (candidates.empty() && stream_position.empty()) return step;
 
@@ -103,7 +70,7 @@ std::expected<RetireStep, Error> RocksdbStore::RetireUserLedgers(std::int64_t le
   std::map<std::pair<std::string, TokenHash>, std::int64_t> seen;
   std::map<std::string, std::vector<std::uint64_t>> documents;
   rocksdb::WriteBatch batch;
-  for (const Candidate& candidate : candidates) {
+  for (const RetireUserCandidate& candidate : candidates) {
     batch.Delete(users, candidate.source_key);
     std::string value;
     const rocksdb::Status read =

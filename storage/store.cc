@@ -55,6 +55,12 @@ std::expected<RetireStep, Error> Store::RetireLedger(std::int64_t /*learned_befo
   return MakeError(ErrorCode::kFailedPrecondition, "this store keeps no ledger retention");
 }
 
+std::expected<std::vector<std::string>, Error> Store::RetireStepStarts(
+    std::int64_t /*learned_before*/, std::size_t /*records_per_step*/, bool /*users*/,
+    std::size_t /*max_starts*/) const {
+  return MakeError(ErrorCode::kFailedPrecondition, "this store keeps no ledger retention");
+}
+
 std::expected<TokenExpiryStep, Error> Store::ExpireTokens(const TokenExpiryRule& /*rule*/,
                                                           TokenHash /*from*/,
                                                           std::size_t /*max_examined*/,

@@ -307,6 +307,17 @@ class Store {
       const std::optional<std::string>& until = std::nullopt,
       std::string_view stream_position = "");
 
+  // A pass of the ledger retention cut into steps of `records_per_step` records (> 0), as the
+  // records are now: the `from` of each step after the first (the first starts at ""), for
+  // RetireLedger or, with `users`, RetireUserLedgers; at most `max_starts` of them (0: all), the
+  // records past the last step's left for a later pass. In cluster mode each step goes through
+  // the training stream on its own (TrainingChange::kRetireStep), so that every daemon retires the
+  // same records in writes of a bounded size. Reads one snapshot; thread-safe. Errors:
+  // kInvalidArgument for records_per_step 0; as RetireLedger.
+  [[nodiscard]] virtual std::expected<std::vector<std::string>, Error> RetireStepStarts(
+      std::int64_t learned_before, std::size_t records_per_step, bool users,
+      std::size_t max_starts = 0) const;
+
   // The tokens `rule` would drop if seen_before were unbounded, by the day they were last seen:
   // what a size cap chooses its horizon from. Reads one snapshot; thread-safe. Errors: as
   // RetireLedger.

@@ -87,6 +87,34 @@ class UserExpiryStoreTest : public ::testing::Test {
   std::unique_ptr<RocksdbStore> store_;
 };
 
+TEST_F(UserExpiryStoreTest, StepStartsCutAPassOverTheUsersIntoStepsOfTheirSize) {
+  LearnForUserAt(*store_, "alice", "u2", "ham", "meeting notes", "a", 200);
+  LearnForUserAt(*store_, "alice", "u1", "spam", "cheap pills", "a", 100);
+  LearnForUserAt(*store_, "alice", "u3", "spam", "cheap watches", "b", 300);
+  LearnForUserAt(*store_, "bob", "b1", "spam", "cheap", "", 100);
+  LearnForUserAt(*store_, "bob", "b2", "ham", "fresh", "", 500);
+  LearnGlobalAt(*store_, "g1", "spam", "cheap pills", 100);
+  // u1, u2, u3 and b1 are older than 301: steps of 2 start at "" and at u3's key.
+  auto starts = store_->RetireStepStarts(301, 2, true);
+  ASSERT_TRUE(starts.has_value()) << starts.error().message;
+  ASSERT_EQ(starts->size(), 1u);
+  EXPECT_EQ(store_->RetireStepStarts(301, 1, true)->size(), 3u);
+  EXPECT_TRUE(store_->RetireStepStarts(301, 1, false)->empty());  // g1 alone: one step.
+  auto step = store_->RetireUserLedgers(301, 2, "", "");
+  ASSERT_TRUE(step.has_value()) << step.error().message;
+  EXPECT_EQ(step->retired, 2u);
+  EXPECT_EQ(step->next, starts->front());
+  step = store_->RetireUserLedgers(301, 2, "", starts->front());
+  ASSERT_TRUE(step.has_value()) << step.error().message;
+  EXPECT_EQ(step->retired, 2u);
+  EXPECT_FALSE(step->more);
+  EXPECT_TRUE((*store_->FindUserLearned("alice", "u3"))->retired);
+  EXPECT_TRUE((*store_->FindUserLearned("bob", "b1"))->retired);
+  EXPECT_FALSE((*store_->FindUserLearned("bob", "b2"))->retired);
+  EXPECT_TRUE(store_->RetireStepStarts(301, 1, true)->empty());
+  ExpectConsistent();
+}
+
 TEST_F(UserExpiryStoreTest, RetireStepsTakeUsersAndSourcesInOrderAndChangeNoCount) {
   LearnForUserAt(*store_, "alice", "u2", "ham", "meeting notes", "a", 200);
   LearnForUserAt(*store_, "alice", "u1", "spam", "cheap pills", "a", 100);
