@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/recording_log_test_util.h"
 #include "storage/model_check.h"
 #include "storage/rocksdb_store.h"
 #include "tests/support/temp_dir.h"
@@ -116,24 +117,11 @@ TEST_F(ModelExpiryTest, InClusterModeARetirePassGoesIntoTheStreamInBoundedSteps)
   TrainAt(90, "h2", "ham", "project meeting moved to friday");
   now_ = 15 * kDay;
   ASSERT_TRUE(filter_->Train("cheap offer", "spam", "u1", "alice").has_value());
-  class Recording final : public TrainingLog {
-   public:
-    explicit Recording(std::vector<TrainingChange>& submitted) : submitted_(submitted) {}
-    void Submit(TrainingChange change, ReplicatedDone done) override {
-      submitted_.push_back(std::move(change));
-      done(Replicated{"1-0", std::nullopt});
-    }
-    ClusterStatus Status() const override { return {}; }
-    void Stop() override {}
-
-   private:
-    std::vector<TrainingChange>& submitted_;
-  };
   std::vector<TrainingChange> submitted;
   ASSERT_TRUE(filter_
                   ->EnableReplication([&submitted](storage::Store&, TrainingWriter&) {
                     return std::expected<std::unique_ptr<TrainingLog>, Error>(
-                        std::make_unique<Recording>(submitted));
+                        std::make_unique<RecordingLog>(submitted));
                   })
                   .has_value());
   // s1, h1 and s2 (three global steps) and alice's u1 (one) are older than day 60.

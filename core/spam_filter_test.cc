@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/recording_log_test_util.h"
 #include "model/calibration.h"
 #include "storage/memory_store.h"
 #include "tests/support/temp_dir.h"
@@ -247,21 +248,6 @@ TEST(SpamFilterTest, OnlyListedSourcesTrainTheGlobalModelFromUsers) {
   EXPECT_EQ(filter.Stats()->classes[0].documents, 1u);
   EXPECT_EQ((*filter.UserStats("alice"))->classes[0].documents, 1u);
 }
-
-// A training log that records what it is given and applies nothing.
-class RecordingLog final : public TrainingLog {
- public:
-  explicit RecordingLog(std::vector<TrainingChange>& submitted) : submitted_(submitted) {}
-  void Submit(TrainingChange change, ReplicatedDone done) override {
-    submitted_.push_back(std::move(change));
-    done(Replicated{"1-0", std::nullopt});
-  }
-  ClusterStatus Status() const override { return {}; }
-  void Stop() override {}
-
- private:
-  std::vector<TrainingChange>& submitted_;
-};
 
 // In cluster mode a train, forget or delete with a user goes into the training stream with the
 // user and this daemon's train_global_from_users, and is applied here only as the stream

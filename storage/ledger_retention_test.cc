@@ -28,15 +28,20 @@ void LearnAt(Store& store, const std::string& id, const std::string& label, cons
   ASSERT_TRUE(store.Apply(plan.delta).has_value());
 }
 
+// d1 (source "a", time 100), d2 ("a", 200), d3 ("b", 300) and d4 ("", 400).
+void LearnFourRecords(Store& store) {
+  LearnAt(store, "d4", "ham", "meeting notes friday", "", 400);
+  LearnAt(store, "d2", "ham", "meeting notes", "a", 200);
+  LearnAt(store, "d1", "spam", "cheap pills now", "a", 100);
+  LearnAt(store, "d3", "spam", "cheap watches now", "b", 300);
+}
+
 TEST(LedgerRetentionStoreTest, StepsTakeSourcesInOrderOldestFirstAndChangeNoCount) {
   TempDir dir;
   auto opened = RocksdbStore::Open(dir.Join("model"));
   ASSERT_TRUE(opened.has_value()) << opened.error().message;
   RocksdbStore& store = **opened;
-  LearnAt(store, "d4", "ham", "meeting notes friday", "", 400);
-  LearnAt(store, "d2", "ham", "meeting notes", "a", 200);
-  LearnAt(store, "d1", "spam", "cheap pills now", "a", 100);
-  LearnAt(store, "d3", "spam", "cheap watches now", "b", 300);
+  LearnFourRecords(store);
   const model::ModelStats stats = *store.Stats();
   const model::Snapshot before = store.Read(BagOfWords(kAllWords).entries);
   const model::FeedbackHistogram histogram = store.Calibration()->histogram();
@@ -92,10 +97,7 @@ TEST(LedgerRetentionStoreTest, StepStartsCutAPassIntoStepsOfTheirSize) {
   auto opened = RocksdbStore::Open(dir.Join("model"));
   ASSERT_TRUE(opened.has_value()) << opened.error().message;
   RocksdbStore& store = **opened;
-  LearnAt(store, "d4", "ham", "meeting notes friday", "", 400);
-  LearnAt(store, "d2", "ham", "meeting notes", "a", 200);
-  LearnAt(store, "d1", "spam", "cheap pills now", "a", 100);
-  LearnAt(store, "d3", "spam", "cheap watches now", "b", 300);
+  LearnFourRecords(store);
   LearnAt(store, "d5", "spam", "cheap watches", "b", 500);
   EXPECT_EQ(store.RetireStepStarts(301, 0, false).error().code, ErrorCode::kInvalidArgument);
   // d1, d2 (source "a") and d3 ("b") are older than 301: steps of 1 start at "", d2's and d3's.

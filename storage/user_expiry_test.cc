@@ -83,17 +83,23 @@ class UserExpiryStoreTest : public ::testing::Test {
     return stats && *stats ? **stats : model::ModelStats{};
   }
 
+  // Alice's u1 ("a", 100), u2 ("a", 200) and u3 ("b", 300), bob's b1 ("", 100) and b2 ("", 500),
+  // and the global g1 (100).
+  void LearnSixRecords() {
+    LearnForUserAt(*store_, "alice", "u2", "ham", "meeting notes", "a", 200);
+    LearnForUserAt(*store_, "alice", "u1", "spam", "cheap pills", "a", 100);
+    LearnForUserAt(*store_, "alice", "u3", "spam", "cheap watches", "b", 300);
+    LearnForUserAt(*store_, "bob", "b1", "spam", "cheap", "", 100);
+    LearnForUserAt(*store_, "bob", "b2", "ham", "fresh", "", 500);
+    LearnGlobalAt(*store_, "g1", "spam", "cheap pills", 100);
+  }
+
   TempDir dir_;
   std::unique_ptr<RocksdbStore> store_;
 };
 
 TEST_F(UserExpiryStoreTest, StepStartsCutAPassOverTheUsersIntoStepsOfTheirSize) {
-  LearnForUserAt(*store_, "alice", "u2", "ham", "meeting notes", "a", 200);
-  LearnForUserAt(*store_, "alice", "u1", "spam", "cheap pills", "a", 100);
-  LearnForUserAt(*store_, "alice", "u3", "spam", "cheap watches", "b", 300);
-  LearnForUserAt(*store_, "bob", "b1", "spam", "cheap", "", 100);
-  LearnForUserAt(*store_, "bob", "b2", "ham", "fresh", "", 500);
-  LearnGlobalAt(*store_, "g1", "spam", "cheap pills", 100);
+  LearnSixRecords();
   // u1, u2, u3 and b1 are older than 301: steps of 2 start at "" and at u3's key.
   auto starts = store_->RetireStepStarts(301, 2, true);
   ASSERT_TRUE(starts.has_value()) << starts.error().message;
@@ -116,12 +122,7 @@ TEST_F(UserExpiryStoreTest, StepStartsCutAPassOverTheUsersIntoStepsOfTheirSize) 
 }
 
 TEST_F(UserExpiryStoreTest, RetireStepsTakeUsersAndSourcesInOrderAndChangeNoCount) {
-  LearnForUserAt(*store_, "alice", "u2", "ham", "meeting notes", "a", 200);
-  LearnForUserAt(*store_, "alice", "u1", "spam", "cheap pills", "a", 100);
-  LearnForUserAt(*store_, "alice", "u3", "spam", "cheap watches", "b", 300);
-  LearnForUserAt(*store_, "bob", "b1", "spam", "cheap", "", 100);
-  LearnForUserAt(*store_, "bob", "b2", "ham", "fresh", "", 500);
-  LearnGlobalAt(*store_, "g1", "spam", "cheap pills", 100);
+  LearnSixRecords();
   const model::ModelStats alice = UserStatsOf("alice");
   const model::ModelStats bob = UserStatsOf("bob");
   const model::ModelStats global = *store_->Stats();
