@@ -187,10 +187,9 @@ std::expected<std::vector<std::string>, Error> RocksdbStore::RetireStepStarts(
   rocksdb::ColumnFamilyHandle* const family = database_->family(users ? kUsers : kSources);
   std::vector<std::string> starts;
   if (family == nullptr) return starts;
-  rocksdb::ReadOptions read;
-  const rocksdb::Snapshot* snapshot = database_->db().GetSnapshot();
-  read.snapshot = snapshot;
-  std::unique_ptr<rocksdb::Iterator> it(database_->db().NewIterator(read, family));
+  // One iterator: one consistent view of the index for the whole cut.
+  std::unique_ptr<rocksdb::Iterator> it(
+      database_->db().NewIterator(rocksdb::ReadOptions(), family));
   std::string from;
   std::expected<RetireStep, Error> step;
   do {
@@ -206,8 +205,6 @@ std::expected<std::vector<std::string>, Error> RocksdbStore::RetireStepStarts(
       starts.push_back(from);
     }
   } while (step && step->more && (max_starts == 0 || starts.size() < max_starts));
-  it.reset();
-  database_->db().ReleaseSnapshot(snapshot);
   if (!step) return std::unexpected(std::move(step.error()));
   return starts;
 }
