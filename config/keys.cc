@@ -422,6 +422,10 @@ constexpr std::array kKeys = {
         "Keep every token whose |log P(w|spam) - log P(w|ham)| is at least this, whatever its "
         "age. 0 = keep none for its weight.",
         "a finite number of at least 0"),
+    BoolKey<&Settings::token_keep_ham>(
+        "token_keep_ham",
+        "Keep every token counted in ham at all, whatever its age: only words seen in spam alone "
+        "expire."),
     UnsignedKey<&Settings::token_cap, 0, std::numeric_limits<std::uint64_t>::max()>(
         "token_cap", "N",
         "Most distinct tokens: above it the least recently seen droppable tokens go. 0 = none."),

@@ -169,6 +169,10 @@ struct Settings {
   unsigned token_expiry_days = 0;
   std::uint64_t token_expiry_max_count = 1;
   double token_keep_weight = 0;
+  // Keep every token counted in ham at all, by age and by the cap: only words seen in spam alone
+  // may go (docs/ACCURACY.md "The model expiry over a year of mail": dropping rare ham words
+  // costs the most at a low false-positive rate).
+  bool token_keep_ham = true;
   std::uint64_t token_cap = 0;
   // The memory the cached user layers of the RocksDB store may take.
   std::size_t user_cache_bytes = std::size_t{256} << 20;

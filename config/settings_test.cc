@@ -723,13 +723,15 @@ TEST_F(SettingsTest, UserLayerKeysFromEveryPlaceAndTheirRanges) {
   EXPECT_EQ(defaults->settings.token_expiry_days, 0u);
   EXPECT_EQ(defaults->settings.token_expiry_max_count, 1u);
   EXPECT_EQ(defaults->settings.token_keep_weight, 0.0);
+  EXPECT_TRUE(defaults->settings.token_keep_ham);
   EXPECT_EQ(defaults->settings.token_cap, 0u);
   const Settings expiring = LoadOk({"--ledger-retention-days", "90", "--token-expiry-days", "180",
                                     "--token-expiry-max-count", "2", "--token-keep-weight", "3.5",
-                                    "--token-cap", "5000000"});
+                                    "--token-cap", "5000000", "--token-keep-ham", "false"});
   EXPECT_EQ(expiring.token_expiry_days, 180u);
   EXPECT_EQ(expiring.token_expiry_max_count, 2u);
   EXPECT_EQ(expiring.token_keep_weight, 3.5);
+  EXPECT_FALSE(expiring.token_keep_ham);
   EXPECT_EQ(expiring.token_cap, 5000000u);
   EXPECT_THAT(LoadError({"--token-expiry-days", "180"}),
               HasSubstr("token_expiry_days and token_cap need ledger_retention_days"));

@@ -49,6 +49,7 @@ std::expected<ExpiryPass, Error> ModelExpirySweep::Pass(std::int64_t now) {
   }
   storage::TokenExpiryRule rule;
   rule.keep_weight = policy_.keep_weight;
+  rule.keep_ham = policy_.keep_ham;
   rule.alpha = policy_.alpha;
   if (policy_.token_age.count() > 0) {
     rule.seen_before = now - policy_.token_age.count();
@@ -77,10 +78,12 @@ std::expected<ExpiryPass, Error> ModelExpirySweep::Pass(std::int64_t now) {
   }
   pass.cap_met = enough >= excess;
   if (!pass.cap_met) {
-    LogWarning("the token cap cannot be met: live ledger records hold too many tokens",
-               {{"tokens", std::to_string(vocabulary)},
-                {"token_cap", std::to_string(policy_.token_cap)},
-                {"droppable", std::to_string(enough)}});
+    LogWarning(
+        "the token cap cannot be met: live ledger records hold too many tokens, or the kept "
+        "ones (token_keep_ham, token_keep_weight) are too many",
+        {{"tokens", std::to_string(vocabulary)},
+         {"token_cap", std::to_string(policy_.token_cap)},
+         {"droppable", std::to_string(enough)}});
   }
   if (enough == 0) return pass;
   auto dropped = filter_.ExpireTokens(rule);

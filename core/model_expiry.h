@@ -40,6 +40,7 @@ struct ExpiryPolicy {
   std::chrono::seconds token_age{0};         // 0: no token expires by age.
   std::uint64_t token_max_count = 1;         // The age rule's "rare": at most this count.
   double keep_weight = 0;                    // Tokens weighing this much are kept; 0: none.
+  bool keep_ham = false;                     // Tokens counted in ham at all are kept.
   std::uint64_t token_cap = 0;               // 0: no cap.
   double alpha = 1.0;                        // The weight's smoothing: the daemon's alpha.
 

@@ -246,7 +246,8 @@ std::optional<Response> HandleExpire(Call& call, const Input& input) {
   storage::TokenExpiryRule rule{.seen_before = *seen_before,
                                 .max_count = call.options.expiry.token_max_count,
                                 .keep_weight = call.options.expiry.keep_weight,
-                                .alpha = call.options.expiry.alpha};
+                                .alpha = call.options.expiry.alpha,
+                                .keep_ham = call.options.expiry.keep_ham};
   if (const auto it = input.query.find("max_count"); it != input.query.end()) {
     const auto [end, error] =
         std::from_chars(it->second.data(), it->second.data() + it->second.size(), rule.max_count);

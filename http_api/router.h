@@ -41,7 +41,7 @@ struct RouterOptions {
   // Prometheus text format. Called on an I/O thread; must be thread-safe and must not throw.
   std::function<std::string()> extra_metrics;
   // The model expiry's settings: /stats shows them, POST /admin/expire takes its defaults from
-  // them (max_count, keep_weight, alpha).
+  // them (max_count, keep_weight, alpha, keep_ham).
   core::ExpiryPolicy expiry;
 };
 

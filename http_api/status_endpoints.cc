@@ -32,6 +32,7 @@ std::optional<Response> HandleStats(Call& call, const Input& input) {
                                 {"token_expiry_days", expiry.token_age.count() / 86400},
                                 {"token_expiry_max_count", expiry.token_max_count},
                                 {"token_keep_weight", expiry.keep_weight},
+                                {"token_keep_ham", expiry.keep_ham},
                                 {"token_cap", expiry.token_cap}};
   return JsonResponse(body, call.request.version());
 }

@@ -121,6 +121,12 @@ bool IsExpiryKind(StreamEvent::Kind kind) {
          kind == StreamEvent::Kind::kExpireUsers || kind == StreamEvent::Kind::kRetireStep;
 }
 
+// Appends the rule's flags that came later than its first fields: nothing when none is set, so
+// a rule without them is encoded as before.
+void PutExpiryRuleFlags(std::string& out, const storage::TokenExpiryRule& rule) {
+  if (rule.keep_ham) out.push_back(1);
+}
+
 // Version 3: a step of the model expiry.
 std::string EncodeExpiryEvent(const StreamEvent& event) {
   std::string out;
@@ -148,11 +154,13 @@ std::string EncodeExpiryEvent(const StreamEvent& event) {
     PutString(out, event.user_expiry_from);
     out.push_back(event.user_expiry_until ? 1 : 0);
     if (event.user_expiry_until) PutString(out, *event.user_expiry_until);
+    PutExpiryRuleFlags(out, rule);
     return out;
   }
   PutFixed64BigEndian(out, event.expiry_from);
   out.push_back(event.expiry_until ? 1 : 0);
   if (event.expiry_until) PutFixed64BigEndian(out, *event.expiry_until);
+  PutExpiryRuleFlags(out, rule);
   return out;
 }
 
@@ -215,6 +223,12 @@ std::expected<StreamEvent, Error> DecodeExpiryEvent(std::string_view bytes) {
     if (!std::isfinite(rule.keep_weight) || rule.keep_weight < 0 || !std::isfinite(rule.alpha) ||
         rule.alpha <= 0) {
       return corrupt("a damaged expiry rule");
+    }
+    if (!bytes.empty()) {  // The flags, when any is set.
+      const auto flags = static_cast<std::uint8_t>(bytes[0]);
+      bytes.remove_prefix(1);
+      if (flags != 1) return corrupt("expiry rule flags " + std::to_string(flags));
+      rule.keep_ham = true;
     }
   }
   if (!bytes.empty()) return corrupt("trailing bytes");

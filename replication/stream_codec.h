@@ -52,6 +52,9 @@
 //            then byte 1 and the end token hash as 8 bytes big-endian, or byte 0 (to the end).
 //   expire users: the rule as for expire, then string first users-family key, then byte 1 and
 //            string end key, or byte 0 (to the end).
+//   Then, for expire and expire users, byte 1 when the rule keeps every token counted in ham
+//   (keep_ham, added later; older daemons skip such an entry with an error in their log), or
+//   nothing (the rule does not).
 // Nothing may follow.
 //
 // A position report, the value of a daemon's field in "<stream>:positions": the stream entry id

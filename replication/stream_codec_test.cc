@@ -228,6 +228,27 @@ TEST(StreamCodecTest, GoldenBytesOfModelExpirySteps) {
   }
 }
 
+// A rule that keeps the tokens counted in ham ends in byte 1; one without ends as before.
+TEST(StreamCodecTest, GoldenBytesOfRulesThatKeepHamTokens) {
+  StreamEvent expire = GoldenExpire(true);
+  expire.expiry_rule.keep_ham = true;
+  StreamEvent users = GoldenExpireUsers(true);
+  users.expiry_rule.keep_ham = true;
+  const std::string expire_hex = std::string(kExpireHex) + "01";
+  const std::string users_hex = std::string(kExpireUsersHex) + "01";
+  EXPECT_EQ(EncodeStreamEvent(expire), FromHex(expire_hex));
+  EXPECT_EQ(EncodeStreamEvent(users), FromHex(users_hex));
+  EXPECT_EQ(DecodeStreamEvent(FromHex(expire_hex)), expire);
+  EXPECT_EQ(DecodeStreamEvent(FromHex(users_hex)), users);
+  EXPECT_FALSE(DecodeStreamEvent(FromHex(kExpireHex))->expiry_rule.keep_ham);
+  for (const std::string& hex : {std::string(kExpireHex) + "02", std::string(kExpireHex) + "00",
+                                 expire_hex + "01", users_hex + "00"}) {
+    const auto decoded = DecodeStreamEvent(FromHex(hex));
+    ASSERT_FALSE(decoded.has_value()) << hex;
+    EXPECT_EQ(decoded.error().code, ErrorCode::kDataLoss) << hex;
+  }
+}
+
 TEST(StreamCodecTest, DamagedUserEventsAreDataLoss) {
   const std::string_view damaged[] = {
       "0201026d3200000000",        // no user

@@ -9,6 +9,7 @@ core::ExpiryPolicy ExpiryPolicyOf(const config::Settings& settings) {
           .token_age = std::chrono::days(settings.token_expiry_days),
           .token_max_count = settings.token_expiry_max_count,
           .keep_weight = settings.token_keep_weight,
+          .keep_ham = settings.token_keep_ham,
           .token_cap = settings.token_cap,
           .alpha = settings.alpha};
 }

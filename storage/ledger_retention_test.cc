@@ -226,5 +226,19 @@ TEST_F(TokenExpiryStoreTest, AWeightyTokenIsKeptAndCandidatesAreCountedByDay) {
   ExpectConsistent();
 }
 
+TEST_F(TokenExpiryStoreTest, KeepHamKeepsEveryTokenCountedInHamByAgeAndForTheCap) {
+  // Droppable (all base counts): "rare", "cheap", "twice" (spam only), "meeting", "notes" (ham).
+  auto candidates = store_->FindExpiryCandidates({.keep_ham = true});
+  ASSERT_TRUE(candidates.has_value()) << candidates.error().message;
+  EXPECT_EQ(*candidates, (ExpiryCandidates{{1, 1}, {2, 2}}));  // Day 3's ham words are not.
+  auto step = store_->ExpireTokens({.seen_before = 5 * 86400, .keep_ham = true}, 0, 1000);
+  ASSERT_TRUE(step.has_value()) << step.error().message;
+  EXPECT_EQ(step->dropped, 3u);
+  for (const char* gone : {"rare", "cheap", "twice"}) EXPECT_EQ(CountOf(*store_, gone), 0u);
+  for (const char* kept : {"meeting", "notes", "pills", "fresh"})
+    EXPECT_GT(CountOf(*store_, kept), 0u);
+  ExpectConsistent();
+}
+
 }  // namespace
 }  // namespace nbspamd::storage

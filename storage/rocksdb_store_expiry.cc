@@ -56,8 +56,7 @@ std::expected<std::optional<TokenHash>, Error> RocksdbStore::ScanExpiryCandidate
         std::accumulate(total.begin(), total.end(), std::uint64_t{0}) > rule.max_count) {
       continue;
     }
-    if (rule.keep_weight > 0 && ExpiryWeight(total, *stats, rule.alpha) >= rule.keep_weight)
-      continue;
+    if (ExpiryKeeps(rule, total, *stats)) continue;
     std::int64_t last_seen = 0;
     if (seen_it) {
       seen_it->Seek(it->key());

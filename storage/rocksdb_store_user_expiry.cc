@@ -215,9 +215,7 @@ std::expected<UserTokenExpiryStep, Error> RocksdbStore::ExpireUserTokens(
             std::accumulate(total->begin(), total->end(), std::uint64_t{0}) > rule.max_count) {
           continue;
         }
-        if (rule.keep_weight > 0 && ExpiryWeight(*total, *stats, rule.alpha) >= rule.keep_weight) {
-          continue;
-        }
+        if (ExpiryKeeps(rule, *total, *stats)) continue;
         auto last_seen = ReadUserRecord(
             db, users, UserSeenKey(user, *hash), std::int64_t{0},
             [](std::string_view v) { return DecodeLastSeen(v); },

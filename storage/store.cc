@@ -98,6 +98,15 @@ double ExpiryWeight(const std::vector<std::uint64_t>& counts, const model::Model
   return std::fabs(std::log(p_spam) - std::log(p_ham));
 }
 
+bool ExpiryKeeps(const TokenExpiryRule& rule, const std::vector<std::uint64_t>& counts,
+                 const model::ModelStats& stats) {
+  if (rule.keep_ham) {
+    const auto ham = stats.FindClass("ham");
+    if (ham && *ham < counts.size() && counts[*ham] > 0) return true;
+  }
+  return rule.keep_weight > 0 && ExpiryWeight(counts, stats, rule.alpha) >= rule.keep_weight;
+}
+
 std::expected<ExpiryCandidates, Error> Store::FindExpiryCandidates(
     const TokenExpiryRule& /*rule*/) const {
   return MakeError(ErrorCode::kFailedPrecondition, "this store keeps no token expiry");

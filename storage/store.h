@@ -90,6 +90,9 @@ struct TokenExpiryRule {
   // Its weight |log P(w|spam) - log P(w|ham)| (with `alpha`) below this; 0: any weight.
   double keep_weight = 0;
   double alpha = 1.0;
+  // Keep every token counted in ham at all (a site's own rare words), whatever its age or
+  // weight: only tokens seen in no ham may go.
+  bool keep_ham = false;
 
   friend bool operator==(const TokenExpiryRule&, const TokenExpiryRule&) = default;
 };
@@ -114,6 +117,13 @@ struct UserTokenExpiryStep {
 // its n_cu and |V_u|), with Laplace smoothing `alpha`; 0 when the layer lacks spam or ham.
 [[nodiscard]] double ExpiryWeight(const std::vector<std::uint64_t>& counts,
                                   const model::ModelStats& stats, double alpha);
+
+// Whether `rule` keeps a token counted `counts` in a layer of stats `stats` whatever its age and
+// count: it weighs at least rule.keep_weight (when that is above 0), or rule.keep_ham and the
+// layer counted it in ham.
+[[nodiscard]] bool ExpiryKeeps(const TokenExpiryRule& rule,
+                               const std::vector<std::uint64_t>& counts,
+                               const model::ModelStats& stats);
 
 // Tokens the token expiry could drop, by the day (Unix time / 86400) they were last seen.
 using ExpiryCandidates = std::map<std::int64_t, std::uint64_t>;

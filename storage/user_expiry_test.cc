@@ -303,5 +303,19 @@ TEST_F(UserTokenExpiryStoreTest, AWeightyUserTokenIsKeptByTheUserLayersOwnWeight
   ExpectConsistent();
 }
 
+TEST_F(UserTokenExpiryStoreTest, KeepHamKeepsTheTokensTheUsersOwnLayerCountedInHam) {
+  // Alice's spam-only old words go; her ham words stay, and so does Bob's "rare" (in his ham),
+  // though the global model counts "rare" in spam only.
+  auto step = store_->ExpireUserTokens({.seen_before = 100 * kDay, .keep_ham = true}, "", 1000);
+  ASSERT_TRUE(step.has_value()) << step.error().message;
+  EXPECT_EQ(step->dropped, 3u);  // Alice's "rare", "cheap", "twice".
+  for (const char* gone : {"rare", "cheap", "twice"})
+    EXPECT_EQ(UserCountOf(*store_, "alice", gone), 0u) << gone;
+  EXPECT_GT(UserCountOf(*store_, "alice", "meeting"), 0u);
+  EXPECT_GT(UserCountOf(*store_, "alice", "notes"), 0u);
+  EXPECT_GT(UserCountOf(*store_, "bob", "rare"), 0u);
+  ExpectConsistent();
+}
+
 }  // namespace
 }  // namespace nbspamd::storage

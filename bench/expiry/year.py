@@ -28,17 +28,37 @@ LAST_DAYS = 30  # "the last month" of the accuracy figures
 
 
 def policies(cap):
-    """Name -> the flags of expiry_year_of_mail (the daemon's settings of the same names)."""
-    return {
-        'unbounded': [],
-        'r90': ['--retention-days', '90'],
-        'r90-t90-c2': ['--retention-days', '90', '--token-days', '90', '--max-count', '2'],
-        'r30-t30-c1': ['--retention-days', '30', '--token-days', '30', '--max-count', '1'],
-        'r90-t90-c1': ['--retention-days', '90', '--token-days', '90', '--max-count', '1'],
-        'r90-t180-c1': ['--retention-days', '90', '--token-days', '180', '--max-count', '1'],
-        f'r30-t30-c1-cap{cap // 1000}k': ['--retention-days', '30', '--token-days', '30',
-                                          '--max-count', '1', '--cap', str(cap)],
-    }
+    """The named policies run when --policies is not given."""
+    return ['unbounded', 'r90', 'r90-t90-c2', 'r30-t30-c1', 'r90-t90-c1', 'r90-t180-c1',
+            f'r30-t30-c1-cap{cap // 1000}k']
+
+
+def policy_flags(name):
+    """A policy's name -> the flags of expiry_year_of_mail (the daemon's settings of the same
+    names). A name is 'unbounded' or dash-separated parts: rD (ledger_retention_days D), tD
+    (token_expiry_days D), cN (token_expiry_max_count N), wX (token_keep_weight X), h
+    (token_keep_ham on; off without it), capNk (token_cap N thousand); e.g. r90-t180-c1-h."""
+    if name == 'unbounded':
+        return []
+    flags = []
+    for part in name.split('-'):
+        if part == 'h':
+            flags += ['--keep-ham', '1']
+            continue
+        if part.startswith('cap') and part.endswith('k') and part[3:-1].isdigit():
+            flags += ['--cap', str(int(part[3:-1]) * 1000)]
+            continue
+        key, value = part[:1], part[1:]
+        flag = {'r': '--retention-days', 't': '--token-days', 'c': '--max-count',
+                'w': '--keep-weight'}.get(key)
+        try:
+            ok = flag is not None and (float(value) >= 0 if key == 'w' else int(value) >= 0)
+        except ValueError:
+            ok = False
+        if not ok:
+            raise SystemExit(f'{name}: not a policy (unbounded, or parts rD, tD, cN, wX, h, capNk)')
+        flags += [flag, value]
+    return flags
 
 
 def stream(args):
@@ -88,8 +108,8 @@ def main():
     parser.add_argument('--shared-corpora', default=datasets.default_shared_corpora())
     args = parser.parse_args()
 
-    table = policies(args.cap)
-    chosen = args.policies.split(',') if args.policies else list(table)
+    chosen = args.policies.split(',') if args.policies else policies(args.cap)
+    table = {name: policy_flags(name) for name in chosen}
     messages = stream(args)
     if args.limit:
         messages = messages[:args.limit]

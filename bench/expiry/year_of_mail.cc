@@ -5,13 +5,14 @@
 // of every simulated day. bench/expiry/run drives it, one process per policy.
 //
 //   expiry_year_of_mail --manifest FILE --dir DIR [--policy NAME] [--days 365]
-//       [--retention-days N] [--token-days N] [--max-count N] [--keep-weight W] [--cap N]
-//       [--scores FILE]
+//       [--retention-days N] [--token-days N] [--max-count N] [--keep-weight W]
+//       [--keep-ham 0|1] [--cap N] [--scores FILE]
 //
 // --manifest lists the messages (bench/expiry/mail_manifest.h); DIR must not exist (the model
 // folder is created there and left for the caller to remove). The expiry flags are the daemon's
-// settings ledger_retention_days, token_expiry_days, token_expiry_max_count, token_keep_weight
-// and token_cap (docs/CONFIG.md); all zero (the default) is the unbounded model, never swept.
+// settings ledger_retention_days, token_expiry_days, token_expiry_max_count, token_keep_weight,
+// token_keep_ham (off unless --keep-ham 1) and token_cap (docs/CONFIG.md); all zero (the
+// default) is the unbounded model, never swept.
 //
 // Prints a CSV row at the end of each simulated day, after its pass:
 //   day,policy,messages,db_bytes,sst_bytes,wal_bytes,memtable_bytes,rss_bytes,vocabulary,
@@ -63,6 +64,7 @@ struct Args {
   unsigned token_days = 0;
   std::uint64_t max_count = 1;
   double keep_weight = 0;
+  bool keep_ham = false;
   std::uint64_t cap = 0;
   std::string scores;
 };
@@ -71,7 +73,7 @@ struct Args {
   std::fprintf(stderr,
                "%s\nusage: expiry_year_of_mail --manifest FILE --dir DIR [--policy NAME] "
                "[--days N] [--retention-days N] [--token-days N] [--max-count N] "
-               "[--keep-weight W] [--cap N] [--scores FILE]\n",
+               "[--keep-weight W] [--keep-ham 0|1] [--cap N] [--scores FILE]\n",
                why);
   std::exit(2);
 }
@@ -98,6 +100,9 @@ Args ParseArgs(int argc, char** argv) {
       args.max_count = std::stoull(value);
     } else if (flag == "--keep-weight") {
       args.keep_weight = std::stod(value);
+    } else if (flag == "--keep-ham") {
+      if (value != "0" && value != "1") Usage("--keep-ham is 0 or 1");
+      args.keep_ham = value == "1";
     } else if (flag == "--cap") {
       args.cap = std::stoull(value);
     } else if (flag == "--scores") {
@@ -130,6 +135,7 @@ class Replay {
         .token_age = std::chrono::days(args_.token_days),
         .token_max_count = args_.max_count,
         .keep_weight = args_.keep_weight,
+        .keep_ham = args_.keep_ham,
         .token_cap = args_.cap,
         .alpha = options.alpha,
     };

@@ -148,6 +148,7 @@ TEST_F(LedgerRetentionTest, RetiredMessagesKeepTheirCountsButCannotBeForgotten) 
   EXPECT_EQ(expiry.at("token_expiry_days").as_int64(), 90);
   EXPECT_EQ(expiry.at("token_expiry_max_count").as_int64(), 2);
   EXPECT_EQ(expiry.at("token_cap").as_int64(), 1000000);
+  EXPECT_TRUE(expiry.at("token_keep_ham").as_bool());  // The default.
   EXPECT_EQ(json::parse(Admin(client, http::verb::post, "/admin/retire?older_than_days=0").body())
                 .at("retired")
                 .as_int64(),
@@ -190,17 +191,30 @@ TEST_F(LedgerRetentionTest, AUserLayerRetiresAndExpiresByTheSameRules) {
         Admin(client, http::verb::post, "/train?label=ham&id=u1&user=alice", training[2].second);
     EXPECT_EQ(relabel.result(), http::status::gone) << relabel.body();
 
+    // Carol learns alice's ham message, live: her layer's vocabulary is that message's tokens.
+    ASSERT_EQ(
+        Admin(client, http::verb::post, "/train?label=ham&id=c1&user=carol", training[3].second)
+            .result(),
+        http::status::ok);
+    const std::int64_t ham_tokens =
+        client.GetJson("/users/carol/stats").at("vocabulary").as_int64();
+    ASSERT_GT(ham_tokens, 0);
+
     // Every token of alice's is counted at most twice (the header's structure tokens are in both
-    // messages) and held by no live record: all go, by her layer's own rule; her documents stay.
+    // messages) and held by no live record. By her layer's own rule, with token_keep_ham (the
+    // default), the ones her ham counts stay and the others go; her documents stay. Carol's
+    // tokens are held by her live record.
     const HttpResponse expired =
         Admin(client, http::verb::post, "/admin/expire?max_count=2&before=" + before);
     ASSERT_EQ(expired.result(), http::status::ok) << expired.body();
     const json::value answer = json::parse(expired.body());
     const std::int64_t from_users = answer.at("dropped_from_users").as_int64();
-    EXPECT_EQ(from_users, user_stats.at("vocabulary").as_int64()) << expired.body();
+    EXPECT_EQ(from_users, user_stats.at("vocabulary").as_int64() - ham_tokens) << expired.body();
+    EXPECT_GT(from_users, 0);
     const json::value after = client.GetJson("/users/alice/stats");
-    EXPECT_EQ(after.at("vocabulary").as_int64(), 0);
+    EXPECT_EQ(after.at("vocabulary").as_int64(), ham_tokens);
     EXPECT_EQ(after.at("documents").as_int64(), 2);
+    EXPECT_EQ(client.GetJson("/users/carol/stats").at("vocabulary").as_int64(), ham_tokens);
 
     const std::string metrics = client.Send(http::verb::get, "/metrics").body();
     EXPECT_NE(metrics.find("\nnbspamd_ledger_retired_total 2\n"), std::string::npos);
