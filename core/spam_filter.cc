@@ -13,7 +13,7 @@
 #include "common/utf8.h"
 #include "dump/dump_format.h"
 #include "model/user_layer.h"
-#include "storage/user_expiry_bounds.h"
+#include "storage/expiry_bounds.h"
 
 namespace nbspamd::core {
 namespace {
@@ -585,18 +585,17 @@ void SpamFilter::ExpireTokensAsync(const storage::TokenExpiryRule& rule, ExpireT
   }
   // Through the stream, in steps every daemon takes alike: the hash space in equal ranges, about
   // kExpiryStepTokens tokens each (token hashes are uniform).
-  const std::uint64_t ranges = std::max<std::uint64_t>(
-      1, (Stats()->vocabulary_size + kExpiryStepTokens - 1) / kExpiryStepTokens);
-  const std::uint64_t width = std::numeric_limits<std::uint64_t>::max() / ranges + 1;
+  const std::vector<TokenHash> bounds =
+      storage::TokenExpiryBounds(Stats()->vocabulary_size, kExpiryStepTokens);
   auto submitted = std::make_shared<Submitted>();
-  submitted->left = ranges;
+  submitted->left = bounds.size() + 1;
   submitted->done = std::move(done);
-  for (std::uint64_t i = 0; i < ranges; ++i) {
+  for (std::size_t i = 0; i <= bounds.size(); ++i) {
     TrainingChange change;
     change.kind = TrainingChange::Kind::kExpire;
     change.expiry_rule = rule;
-    change.expiry_from = i * width;
-    if (i + 1 < ranges) change.expiry_until = (i + 1) * width;
+    change.expiry_from = i > 0 ? bounds[i - 1] : 0;
+    if (i < bounds.size()) change.expiry_until = bounds[i];
     replication_->Submit(std::move(change), [submitted](std::expected<Replicated, Error> r) {
       submitted->One(std::move(r));
     });

@@ -1,8 +1,9 @@
-// UserExpiryBounds: the ranges a cluster cuts the token expiry of the user layers into.
-#include "storage/user_expiry_bounds.h"
+// TokenExpiryBounds and UserExpiryBounds: the ranges a cluster cuts the token expiry into.
+#include "storage/expiry_bounds.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "storage/encoding.h"
@@ -14,6 +15,20 @@ UserSummary User(std::string id, std::uint64_t tokens) {
   UserSummary user{std::move(id), {}};
   user.stats.vocabulary_size = tokens;
   return user;
+}
+
+TEST(TokenExpiryBoundsTest, CutsTheHashSpaceIntoEqualRangesOfAboutTheTokensAsked) {
+  const std::uint64_t quarter = std::uint64_t{1} << 62;
+  // 1,537 tokens in ranges of 512: four ranges (the last takes the one left over).
+  EXPECT_EQ(TokenExpiryBounds(1537, 512),
+            (std::vector<TokenHash>{quarter, 2 * quarter, 3 * quarter}));
+  EXPECT_EQ(TokenExpiryBounds(1024, 512), (std::vector<TokenHash>{std::uint64_t{1} << 63}));
+  EXPECT_TRUE(TokenExpiryBounds(512, 512).empty());
+  EXPECT_TRUE(TokenExpiryBounds(0, 512).empty());
+  const std::vector<TokenHash> many = TokenExpiryBounds(10'000'000, 512);
+  ASSERT_EQ(many.size(), 19'531u);  // ceil(10,000,000 / 512) ranges.
+  EXPECT_TRUE(std::is_sorted(many.begin(), many.end()));
+  EXPECT_GT(many.back(), std::numeric_limits<std::uint64_t>::max() - many.front());
 }
 
 TEST(UserExpiryBoundsTest, SmallLayersShareARangeUntilItIsFull) {
