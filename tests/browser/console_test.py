@@ -113,16 +113,20 @@ class Daemon:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def new_browser():
+def new_browser(folder):
+    """A headless Chromium whose profile and temporary files (its singleton socket's folder
+    among them) all live in `folder`, so that removing it leaves nothing behind in /tmp."""
     options = webdriver.ChromeOptions()
     options.binary_location = '/usr/bin/chromium'
+    options.add_argument(f'--user-data-dir={os.path.join(folder, "profile")}')
     for flag in ('--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage',
                  '--window-size=1440,1000', '--no-first-run', '--disable-extensions',
                  '--disable-background-networking', '--disable-sync',
                  '--disable-component-update', '--disable-default-apps'):
         options.add_argument(flag)
     options.set_capability('goog:loggingPrefs', {'browser': 'ALL'})
-    return webdriver.Chrome(service=Service('/usr/bin/chromedriver'), options=options)
+    env = dict(os.environ, TMPDIR=folder)
+    return webdriver.Chrome(service=Service('/usr/bin/chromedriver', env=env), options=options)
 
 
 class ConsoleTestCase(unittest.TestCase):
@@ -131,7 +135,9 @@ class ConsoleTestCase(unittest.TestCase):
     def setUp(self):
         self.daemon = Daemon(*self.flags)
         self.addCleanup(self.daemon.stop)
-        self.browser = new_browser()
+        browser_folder = tempfile.mkdtemp(prefix='nbspamd-browser-')
+        self.addCleanup(shutil.rmtree, browser_folder, ignore_errors=True)
+        self.browser = new_browser(browser_folder)
         self.addCleanup(self.browser.quit)
         self.wait = WebDriverWait(self.browser, WAIT_SECONDS)
 
