@@ -183,19 +183,13 @@ bool ExpireGlobal(storage::RocksdbStore& store, const storage::TokenExpiryRule& 
 bool ExpireUsers(storage::RocksdbStore& store, const storage::TokenExpiryRule& rule, bool cluster,
                  Times& times, std::uint64_t& dropped) {
   if (cluster) {
-    std::vector<storage::UserSummary> users;
-    for (std::string after;;) {
-      auto page = store.ListUsers(after, 1000);
-      if (!page) {
-        std::fprintf(stderr, "list users: %s\n", page.error().message.c_str());
-        return false;
-      }
-      if (page->empty()) break;
-      after = page->back().user;
-      std::move(page->begin(), page->end(), std::back_inserter(users));
+    auto users = store.ListAllUsers();
+    if (!users) {
+      std::fprintf(stderr, "list users: %s\n", users.error().message.c_str());
+      return false;
     }
     const std::vector<std::string> bounds =
-        storage::UserExpiryBounds(users, core::kExpiryStepTokens);
+        storage::UserExpiryBounds(*users, core::kExpiryStepTokens);
     for (std::size_t i = 0; i <= bounds.size(); ++i) {
       const std::string from = i > 0 ? bounds[i - 1] : "";
       std::optional<std::string> until;
@@ -225,12 +219,10 @@ bool ExpireUsers(storage::RocksdbStore& store, const storage::TokenExpiryRule& r
 // The users' distinct tokens in all.
 std::uint64_t UserTokens(const storage::RocksdbStore& store) {
   std::uint64_t tokens = 0;
-  for (std::string after;;) {
-    auto page = store.ListUsers(after, 1000);
-    if (!page || page->empty()) return tokens;
-    after = page->back().user;
-    for (const storage::UserSummary& user : *page) tokens += user.stats.vocabulary_size;
-  }
+  auto users = store.ListAllUsers();
+  if (!users) return tokens;
+  for (const storage::UserSummary& user : *users) tokens += user.stats.vocabulary_size;
+  return tokens;
 }
 
 int Run(std::size_t messages, const std::filesystem::path& parent, bool cluster) {

@@ -611,16 +611,9 @@ void SpamFilter::ExpireUserTokensAsync(const storage::TokenExpiryRule& rule,
   }
   // Through the stream, in steps every daemon takes alike: ranges of users' keys of about
   // kExpiryStepTokens tokens each, cut from the layers' sizes.
-  std::vector<storage::UserSummary> users;
-  std::string after;
-  while (true) {
-    auto page = store_->ListUsers(after, 1000);
-    if (!page) return done(std::unexpected(std::move(page.error())));
-    if (page->empty()) break;
-    after = page->back().user;
-    std::move(page->begin(), page->end(), std::back_inserter(users));
-  }
-  const std::vector<std::string> bounds = storage::UserExpiryBounds(users, kExpiryStepTokens);
+  auto users = store_->ListAllUsers();
+  if (!users) return done(std::unexpected(std::move(users.error())));
+  const std::vector<std::string> bounds = storage::UserExpiryBounds(*users, kExpiryStepTokens);
   auto submitted = std::make_shared<Submitted>();
   submitted->left = bounds.size() + 1;
   submitted->done = std::move(done);

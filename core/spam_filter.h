@@ -349,6 +349,12 @@ class SpamFilter {
     return store_->ListUsers(after, limit);
   }
 
+  // Every user with a layer, with their layers' stats (Store::ListAllUsers). Errors: as
+  // ListUsers.
+  [[nodiscard]] std::expected<std::vector<storage::UserSummary>, Error> ListAllUsers() const {
+    return store_->ListAllUsers();
+  }
+
   // When `user` last taught their layer (Store::UserLastLearned): nullopt when the user has no
   // ledger record. Errors: kInvalidArgument for a bad user; storage's.
   [[nodiscard]] std::expected<std::optional<std::int64_t>, Error> UserLastLearned(

@@ -1,6 +1,8 @@
 #include "storage/store.h"
 
 #include <cmath>
+#include <iterator>
+#include <utility>
 
 namespace nbspamd::storage {
 namespace {
@@ -25,6 +27,19 @@ std::expected<std::optional<model::ModelStats>, Error> Store::UserStats(
 std::expected<std::vector<UserSummary>, Error> Store::ListUsers(std::string_view /*after*/,
                                                                 std::size_t /*limit*/) const {
   return NoUserLayers();
+}
+
+std::expected<std::vector<UserSummary>, Error> Store::ListAllUsers() const {
+  constexpr std::size_t kUsersPerPage = 1000;
+  std::vector<UserSummary> users;
+  std::string after;
+  for (;;) {
+    auto page = ListUsers(after, kUsersPerPage);
+    if (!page) return std::unexpected(std::move(page.error()));
+    std::move(page->begin(), page->end(), std::back_inserter(users));
+    if (page->size() < kUsersPerPage) return users;
+    after = users.back().user;
+  }
 }
 
 std::expected<std::optional<model::LedgerEntry>, Error> Store::FindUserLearned(

@@ -235,6 +235,10 @@ class Store {
   [[nodiscard]] virtual std::expected<std::vector<UserSummary>, Error> ListUsers(
       std::string_view after, std::size_t limit) const;
 
+  // Every user with a layer, in byte order of their ids: ListUsers a page of 1,000 at a time.
+  // Errors: as ListUsers.
+  [[nodiscard]] std::expected<std::vector<UserSummary>, Error> ListAllUsers() const;
+
   // What `user`'s own ledger holds for message `id`: nullopt when the user never learned it.
   // Errors: as FindLearned.
   [[nodiscard]] virtual std::expected<std::optional<model::LedgerEntry>, Error> FindUserLearned(

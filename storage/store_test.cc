@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <limits>
 #include <map>
@@ -549,6 +550,23 @@ TEST_P(StoreTest, ListUsersPagesThroughTheLayersInIdOrderWithTheirStats) {
   EXPECT_EQ(rest->front().user, "carol");
   EXPECT_TRUE(store_->ListUsers("carol", 2)->empty());
   EXPECT_EQ(store_->ListUsers("b", 5)->front().user, "carol");
+}
+
+TEST_P(StoreTest, ListAllUsersReadsPastTheFirstPage) {
+  EXPECT_TRUE(store_->ListAllUsers()->empty());
+  constexpr int kUsers = 1001;  // a full page of 1,000 and one more
+  for (int i = 0; i < kUsers; ++i) {
+    char name[16];
+    std::snprintf(name, sizeof name, "user%04d", i);
+    UserLearn(*store_, name, "m1", i % 2 == 0 ? "spam" : "ham", "cheap pills now");
+  }
+  const auto all = store_->ListAllUsers();
+  ASSERT_TRUE(all.has_value()) << all.error().message;
+  ASSERT_EQ(all->size(), static_cast<std::size_t>(kUsers));
+  EXPECT_EQ(all->front().user, "user0000");
+  EXPECT_EQ((*all)[999].user, "user0999");
+  EXPECT_EQ(all->back().user, "user1000");
+  EXPECT_EQ(all->back().stats, **store_->UserStats("user1000"));
 }
 
 TEST_P(StoreTest, UserForgetRestoresTheLayerBitForBitAndRelearnMoves) {

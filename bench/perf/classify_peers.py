@@ -8,11 +8,14 @@ peer scores the 1,257 test messages of the split:
   paced so that the offered rate is half the saturation rate of that round.
 - SpamAssassin: spamc per message (as an MTA runs it) against spamd, IN_FLIGHT at a time.
 - bogofilter: its bulk mode (-b), one process for all messages (its fastest way).
-The result is the median of the rounds, with the ratios nbspamd / peer.
+The result is the median of the rounds, with the ratios nbspamd / peer. The peers take turns
+in an order that rotates by one each round, so that no peer always runs first (right after the
+last one's paced run, with the page cache and the CPU's state that leaves).
 
 With --baseline BIN, another nbspamd binary (say, a build of an earlier commit, with its own
 defaults) runs as the peer `nbspamd-baseline` in the same rounds, so that the cost of a change
-is a ratio measured in one run. For both nbspamd daemons the table also gives the mean number
+is a ratio measured in one run. --nbspamd-flags gives the daemon under test extra flags too: with
+the same flags on both (an A/A run) the ratio shows what the method alone gives. For both nbspamd daemons the table also gives the mean number
 of token occurrences per test message (the `tokens` of /classify).
 """
 import argparse
@@ -84,6 +87,8 @@ def main():
     parser.add_argument('--spamd-children', type=int, default=4, help='spamd children = spamc in flight')
     parser.add_argument('--nbspamd', default=None, help='daemon binary (default build/release/server/nbspamd)')
     parser.add_argument('--nbspamd-threads', type=int, default=2)
+    parser.add_argument('--nbspamd-flags', default='',
+                        help="extra flags of the daemon under test, e.g. '--history false' for an A/A run")
     parser.add_argument('--baseline', help='another nbspamd binary to run as the peer nbspamd-baseline')
     parser.add_argument('--baseline-flags', default='',
                         help="the baseline's own extra flags, e.g. '--history false' (same binary: the cost of a setting)")
@@ -105,6 +110,7 @@ def main():
     list_file.close()
     accuracy_args = argparse.Namespace(nbspamd=harness.ensure_nbspamd(args.nbspamd),
                                        nbspamd_flags=['--threads', str(args.nbspamd_threads)])
+    main_flags = args.nbspamd_flags.split()
     import peer_spamassassin
     peer_spamassassin.SPAMC_IN_FLIGHT = args.spamd_children
     rounds = {name: [] for name in names}
@@ -115,6 +121,10 @@ def main():
                 from peer_nbspamd import Nbspamd
                 peer = peers[name] = Nbspamd(workdirs[name], args.baseline,
                                              accuracy_args.nbspamd_flags + args.baseline_flags.split())
+            elif name == 'nbspamd' and main_flags:
+                from peer_nbspamd import Nbspamd
+                peer = peers[name] = Nbspamd(workdirs[name], accuracy_args.nbspamd,
+                                             accuracy_args.nbspamd_flags + main_flags)
             else:
                 peer = peers[name] = harness.make_peer(name, workdirs[name], accuracy_args)
             print(f'{name}: starting and learning {len(train)} messages', file=sys.stderr)
@@ -124,7 +134,8 @@ def main():
         tokens = {name: statistics.mean(peers[name].request('POST', '/classify', m.data)['tokens'] for m in test)
                   for name in names if name.startswith('nbspamd')}
         for r in range(args.rounds):
-            for name in names:
+            shift = r % len(names)
+            for name in names[shift:] + names[:shift]:
                 peer = peers[name]
                 if name.startswith('nbspamd'):
                     result = http_round(peer.port, '/classify', list_file.name, args)
@@ -164,6 +175,9 @@ def main():
         for name, entry in summary.items():
             if name != 'nbspamd':
                 entry['ratio_nbspamd_to_peer'] = summary['nbspamd']['median_requests_per_s'] / entry['median_requests_per_s']
+                ours = summary['nbspamd']['requests_per_s']
+                entry['median_round_ratio'] = statistics.median(a / b for a, b in zip(ours, entry['requests_per_s']))
+                entry['ratio_of_totals'] = sum(ours) / sum(entry['requests_per_s'])
     report = {'finished_at': time.strftime('%Y-%m-%dT%H:%M:%S'), 'load_average': os.getloadavg(),
               'messages': len(test), 'connections': args.connections, 'seconds': args.seconds,
               'rounds': args.rounds, 'spamd_children': args.spamd_children,
@@ -181,6 +195,10 @@ def main():
               f"{entry['median_requests_per_s']:,.0f} | {entry.get('ratio_nbspamd_to_peer', 1):.1f} | "
               + (' / '.join(f'{latency[p]:,}' for p in ('p50', 'p99', 'p999')) if latency else '—') + ' | '
               + (f"{entry['tokens_per_message']:.0f}" if 'tokens_per_message' in entry else '—') + ' |')
+    if 'nbspamd-baseline' in summary:  # the cost of a change is a few percent: three decimals, three ways
+        entry = summary['nbspamd-baseline']
+        print(f"nbspamd ÷ nbspamd-baseline: ratio of medians {entry['ratio_nbspamd_to_peer']:.3f}, "
+              f"median of round ratios {entry['median_round_ratio']:.3f}, ratio of totals {entry['ratio_of_totals']:.3f}")
     print(f'written: {path}', file=sys.stderr)
 
 
