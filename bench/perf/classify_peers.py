@@ -15,8 +15,9 @@ last one's paced run, with the page cache and the CPU's state that leaves).
 With --baseline BIN, another nbspamd binary (say, a build of an earlier commit, with its own
 defaults) runs as the peer `nbspamd-baseline` in the same rounds, so that the cost of a change
 is a ratio measured in one run. --nbspamd-flags gives the daemon under test extra flags too: with
-the same flags on both (an A/A run) the ratio shows what the method alone gives. For both nbspamd daemons the table also gives the mean number
-of token occurrences per test message (the `tokens` of /classify).
+the same flags on both (an A/A run) the ratio shows what the method alone gives. For both
+nbspamd daemons the table also gives the mean number of token occurrences per test message (the
+`tokens` of /classify).
 """
 import argparse
 import json
