@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <vector>
 
+#include "storage/ascending_reader.h"
 #include "storage/encoding.h"
 #include "storage/rocksdb_database.h"
 #include "storage/rocksdb_layout.h"
@@ -35,8 +37,8 @@ std::expected<std::optional<TokenHash>, Error> RocksdbStore::ScanExpiryCandidate
   rocksdb::ReadOptions read_options;
   read_options.fill_cache = false;
   std::unique_ptr<rocksdb::Iterator> it(database_->db().NewIterator(read_options, base));
-  std::unique_ptr<rocksdb::Iterator> seen_it;
-  if (seen != nullptr) seen_it.reset(database_->db().NewIterator(read_options, seen));
+  std::optional<AscendingReader> seen_reader;  // The last-seen times, in the base records' order.
+  if (seen != nullptr) seen_reader.emplace(database_->db(), seen, read_options);
   std::uint64_t looked = 0;
   for (it->Seek(EncodeTokenKey(from)); it->Valid(); it->Next()) {
     auto hash = DecodeTokenKey(std::string_view(it->key().data(), it->key().size()));
@@ -58,16 +60,14 @@ std::expected<std::optional<TokenHash>, Error> RocksdbStore::ScanExpiryCandidate
     }
     if (ExpiryKeeps(rule, total, *stats)) continue;
     std::int64_t last_seen = 0;
-    if (seen_it) {
-      seen_it->Seek(it->key());
-      if (seen_it->Valid() && seen_it->key() == it->key()) {
-        auto decoded =
-            DecodeLastSeen(std::string_view(seen_it->value().data(), seen_it->value().size()));
+    if (seen_reader) {
+      auto value = seen_reader->Find(std::string_view(it->key().data(), it->key().size()),
+                                     "reading the last-seen times");
+      if (!value) return std::unexpected(value.error());
+      if (*value) {
+        auto decoded = DecodeLastSeen(**value);
         if (!decoded) return std::unexpected(decoded.error());
         last_seen = *decoded;
-      }
-      if (!seen_it->status().ok()) {
-        return RocksdbError("reading the last-seen times", seen_it->status());
       }
     }
     if (!each(*hash, total, last_seen)) {

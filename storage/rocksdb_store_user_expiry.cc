@@ -7,11 +7,13 @@
 #include <rocksdb/write_batch.h>
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <numeric>
 #include <utility>
 #include <vector>
 
+#include "storage/ascending_reader.h"
 #include "storage/encoding.h"
 #include "storage/retire_scan.h"
 #include "storage/rocksdb_database.h"
@@ -37,6 +39,15 @@ std::expected<Value, Error> ReadUserRecord(rocksdb::DB& db, rocksdb::ColumnFamil
 
 std::expected<TokenCounts, Error> DecodeCounts(std::string_view value) {
   return DecodeTokenCounts(value);
+}
+
+// Moves `seen_keys` after the last delta's keys in `dropped_keys` (if any).
+void AppendSeenKeys(std::vector<std::vector<std::string>>& dropped_keys,
+                    std::vector<std::string>& seen_keys) {
+  if (!dropped_keys.empty()) {
+    std::move(seen_keys.begin(), seen_keys.end(), std::back_inserter(dropped_keys.back()));
+  }
+  seen_keys.clear();
 }
 
 }  // namespace
@@ -158,7 +169,11 @@ std::expected<UserTokenExpiryStep, Error> RocksdbStore::ExpireUserTokens(
   if (!writable_.load()) return std::unexpected(StoppedError());
   UserTokenExpiryStep step;
   std::vector<model::Delta> deltas;  // One per user with a token to drop, in user order.
-  std::vector<std::vector<std::string>> dropped_keys;  // Each delta's base and last-seen keys.
+  // Each delta's base keys, then its last-seen keys, each in key order: a write batch whose keys
+  // follow each other in the memory table inserts them at a fraction of the cost of one that
+  // goes back and forth between the two kinds.
+  std::vector<std::vector<std::string>> dropped_keys;
+  std::vector<std::string> dropped_seen_keys;  // The current delta's last-seen keys.
   {
     std::shared_lock database_lock(database_mutex_);
     if (!database_) return std::unexpected(StoppedError());
@@ -168,6 +183,10 @@ std::expected<UserTokenExpiryStep, Error> RocksdbStore::ExpireUserTokens(
       rocksdb::ReadOptions read_options;
       read_options.fill_cache = false;
       std::unique_ptr<rocksdb::Iterator> it(db.NewIterator(read_options, users));
+      // Each user's token and last-seen records are read in the order of the base records, so
+      // with iterators that follow the base records rather than a Get each.
+      AscendingReader totals(db, users, read_options);
+      AscendingReader seen(db, users, read_options);
       std::string user;                        // Whose base records are being read.
       std::optional<model::ModelStats> stats;  // That user's layer stats (nullopt: no layer).
       for (it->Seek(rocksdb::Slice(from.data(), from.size())); it->Valid();) {
@@ -206,8 +225,10 @@ std::expected<UserTokenExpiryStep, Error> RocksdbStore::ExpireUserTokens(
         it->Next();
         if (!stats) continue;  // Base records without a layer (none in a consistent folder).
         // A token some live record of the user holds has more than its base counts.
-        auto total = ReadUserRecord(db, users, UserTokenKey(user, *hash), TokenCounts{},
-                                    DecodeCounts, "reading a user layer");
+        auto total_value = totals.Find(UserTokenKey(user, *hash), "reading a user layer");
+        if (!total_value) return std::unexpected(total_value.error());
+        auto total = *total_value ? DecodeTokenCounts(**total_value)
+                                  : std::expected<TokenCounts, Error>(TokenCounts{});
         if (!total) return std::unexpected(total.error());
         TrimZeros(*total);
         if (base->empty() || *total != *base) continue;
@@ -216,13 +237,14 @@ std::expected<UserTokenExpiryStep, Error> RocksdbStore::ExpireUserTokens(
           continue;
         }
         if (ExpiryKeeps(rule, *total, *stats)) continue;
-        auto last_seen = ReadUserRecord(
-            db, users, UserSeenKey(user, *hash), std::int64_t{0},
-            [](std::string_view v) { return DecodeLastSeen(v); },
-            "reading a user's last-seen times");
+        auto seen_value = seen.Find(UserSeenKey(user, *hash), "reading a user's last-seen times");
+        if (!seen_value) return std::unexpected(seen_value.error());
+        auto last_seen =
+            *seen_value ? DecodeLastSeen(**seen_value) : std::expected<std::int64_t, Error>(0);
         if (!last_seen) return std::unexpected(last_seen.error());
         if (*last_seen >= rule.seen_before) continue;
         if (deltas.empty() || deltas.back().user->user != user) {
+          AppendSeenKeys(dropped_keys, dropped_seen_keys);
           deltas.emplace_back().user.emplace().user = user;
           dropped_keys.emplace_back();
         }
@@ -233,10 +255,11 @@ std::expected<UserTokenExpiryStep, Error> RocksdbStore::ExpireUserTokens(
               {*hash, static_cast<std::uint32_t>(c), -static_cast<std::int64_t>((*total)[c])});
         }
         dropped_keys.back().push_back(UserBaseKey(user, *hash));
-        dropped_keys.back().push_back(UserSeenKey(user, *hash));
+        dropped_seen_keys.push_back(UserSeenKey(user, *hash));
         ++step.dropped;
       }
       if (!it->status().ok()) return RocksdbError("reading the users' base counts", it->status());
+      AppendSeenKeys(dropped_keys, dropped_seen_keys);
     }
   }
   if (deltas.empty() && stream_position.empty()) return step;
