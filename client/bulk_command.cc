@@ -47,13 +47,15 @@ std::optional<Outcome> OutcomeNamed(const std::string& status) {
   return std::nullopt;
 }
 
-// The request target for a message (or, with an id and no body, for forget --id).
+// The request target for a message (or, with no body, for forget --id and --scan-id).
 std::string Target(const ClientOptions& options) {
   if (options.command == Command::kTrain) {
     std::string target = "/train?label=" + PercentEncode(options.label);
     if (options.id) target += "&id=" + PercentEncode(*options.id);
+    if (options.scan_id) target += "&scan_id=" + PercentEncode(*options.scan_id);
     return target;
   }
+  if (options.scan_id) return "/forget?scan_id=" + PercentEncode(*options.scan_id);
   return options.id ? "/forget?id=" + PercentEncode(*options.id) : "/forget";
 }
 
@@ -159,11 +161,11 @@ class BulkRun {
   std::string stop_reason_;
 };
 
-// forget --id, or train --id with its one message.
+// forget --id, train --id with its one message, or train and forget --scan-id.
 int RunOne(const ClientOptions& options, const ConnectOptions& connect, std::FILE* out,
            std::FILE* err) {
   std::string body;
-  std::string path = options.id.value_or("");
+  std::string path = options.scan_id ? "scan " + *options.scan_id : options.id.value_or("");
   if (!options.paths.empty()) {
     MessageSource source({options.paths.front()}, options.max_message_bytes);
     std::optional<Message> message = source.Next();
@@ -187,7 +189,12 @@ int RunOne(const ClientOptions& options, const ConnectOptions& connect, std::FIL
   tally.Record(result.outcome, body.size(), path, result.reason);
   const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
   if (result.outcome == Outcome::kFailed) {
-    std::fprintf(err, "nbspamc: %s: %s\n", path.c_str(), result.reason.c_str());
+    // The daemon's answers about a scan name it already.
+    if (options.scan_id && result.reason.find(*options.scan_id) != std::string::npos) {
+      std::fprintf(err, "nbspamc: %s\n", result.reason.c_str());
+    } else {
+      std::fprintf(err, "nbspamc: %s: %s\n", path.c_str(), result.reason.c_str());
+    }
     return result.stop_run.value_or(kExitDaemonError);
   }
   std::fprintf(out, "%s\n",
@@ -199,7 +206,7 @@ int RunOne(const ClientOptions& options, const ConnectOptions& connect, std::FIL
 
 int RunBulk(const ClientOptions& options, const ConnectOptions& connect, std::FILE* out,
             std::FILE* err, bool progress_in_place) {
-  if (options.id) return RunOne(options, connect, out, err);
+  if (options.id || options.scan_id) return RunOne(options, connect, out, err);
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -13,7 +13,8 @@ constexpr char kUsage[] =
     "usage: nbspamc [FLAGS] COMMAND [FLAGS] [ARGS]\n"
     "  nbspamc classify [--json] [--explain N] FILE|-   exit 0 ham, 1 spam\n"
     "  nbspamc train --label LABEL [--id ID] [--jobs N] PATH...\n"
-    "  nbspamc forget [--jobs N] PATH...  |  nbspamc forget --id ID\n"
+    "  nbspamc train --label LABEL --scan-id SCAN   what that scan classified\n"
+    "  nbspamc forget [--jobs N] PATH...  |  nbspamc forget --id ID | --scan-id SCAN\n"
     "  nbspamc stats [--json]\n"
     "  nbspamc report --label LABEL [--user USER] [FILE|-]   a user's verdict on one message\n"
     "PATH: a message file, an mbox, a Maildir, or a directory of them (recursive).\n"
@@ -50,6 +51,12 @@ po::options_description CommandFlags(Command command, ClientOptions& o) {
                           command == Command::kTrain
                               ? "the id to learn the one message under (default: its content hash)"
                               : "forget the message learned under this id (no PATH)")(
+          "scan-id", po::value<std::string>()->value_name("SCAN"),
+          command == Command::kTrain
+              ? "learn the message that scan of the daemon's history classified, from its kept "
+                "tokens (no PATH; the scan id is in the daemon's X-Nbspamd or X-Spam-Scan-Id "
+                "header, /history and the console)"
+              : "forget the message that scan of the daemon's history classified (no PATH)")(
           "jobs,j", po::value(&o.jobs)->value_name("N"), "concurrent requests (default 4)")(
           "max-size", po::value(&o.max_message_bytes)->value_name("BYTES"),
           "messages larger than this fail without being read (default 64 MiB)")(
@@ -113,6 +120,12 @@ std::expected<void, Error> Check(const ClientOptions& o) {
       if (o.command == Command::kTrain && o.label.empty()) return fail("train needs --label");
       if (o.jobs < 1 || o.jobs > 256) return fail("--jobs must be 1-256");
       if (o.max_message_bytes == 0) return fail("--max-size must be more than 0");
+      if (o.scan_id) {
+        if (o.id) return fail("--scan-id learns under the scan's own id: leave --id out");
+        if (!o.paths.empty()) return fail("--scan-id names a scan: give no PATH");
+        if (o.scan_id->empty()) return fail("--scan-id must not be empty");
+        break;
+      }
       if (o.command == Command::kForget && o.id) {
         if (!o.paths.empty()) return fail("forget takes --id or PATHs, not both");
         if (o.id->empty()) return fail("--id must not be empty");
@@ -200,6 +213,7 @@ std::expected<ParsedCommandLine, Error> ParseCommandLine(const std::vector<std::
   }
   if (!command) return MakeError(ErrorCode::kInvalidArgument, "give a command");
   if (vm.count("id")) o.id = vm["id"].as<std::string>();
+  if (vm.count("scan-id")) o.scan_id = vm["scan-id"].as<std::string>();
   if (vm.count("quiet")) o.progress = false;
   if (vm.count("user")) o.user = vm["user"].as<std::string>();
   if (vm.count("timeout")) o.timeout_given = true;

@@ -38,6 +38,7 @@ struct ClientOptions {
   std::optional<std::string> user;            // report --user: that user's layer.
   bool strict = false;                        // report --strict: failures are exit statuses.
   std::optional<std::string> id;              // train/forget --id
+  std::optional<std::string> scan_id;         // train/forget --scan-id: a scan of the history.
   int jobs = 4;                               // train/forget --jobs: concurrent requests.
   std::size_t max_message_bytes = 64u << 20;  // train/forget/report --max-size
   bool progress = true;                       // train/forget: false with --quiet.

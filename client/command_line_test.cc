@@ -59,6 +59,15 @@ TEST(CommandLineTest, ParsesEachCommand) {
   EXPECT_EQ(parsed->options.command, Command::kForget);
   EXPECT_EQ(parsed->options.id, "<x@y>");
 
+  parsed = Parse({"train", "--label", "ham", "--scan-id", "01a2277612b48e610001"});
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->options.scan_id, "01a2277612b48e610001");
+  EXPECT_TRUE(parsed->options.paths.empty());
+  EXPECT_FALSE(parsed->options.id);
+  parsed = Parse({"forget", "--scan-id", "01a2277612b48e610001"});
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->options.scan_id, "01a2277612b48e610001");
+
   parsed = Parse({"report", "--label", "ham", "--user", "alice@example.org"});
   ASSERT_TRUE(parsed) << parsed.error().message;
   EXPECT_EQ(parsed->options.command, Command::kReport);
@@ -113,6 +122,12 @@ TEST(CommandLineTest, RejectsBadCommandLines) {
       {"train", "--label", "spam", "--jobs", "0", "dir"},
       {"train", "--label", "spam", "--id", "x", "a", "b"},
       {"forget", "--id", "x", "path"},
+      {"train", "--scan-id", "s"},  // No --label.
+      {"train", "--label", "spam", "--scan-id", "s", "path"},
+      {"train", "--label", "spam", "--scan-id", "s", "--id", "x"},
+      {"forget", "--scan-id", "s", "path"},
+      {"forget", "--scan-id", ""},
+      {"classify", "--scan-id", "s", "-"},
       {"forget"},
       {"stats", "--timeout", "0"},
       {"stats", "--timeout", "soon"},

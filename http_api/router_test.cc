@@ -322,10 +322,13 @@ TEST_F(RouterTest, UnknownPathAndWrongMethod) {
               "method_not_allowed");
 }
 
-TEST_F(RouterTest, PostWithoutLengthIsRefused) {
-  Request request(http::verb::post, "/classify", 11);
-  const Response response = router_.Handle(request);
-  ExpectError(response, http::status::length_required, "length_required");
+// Neither Content-Length nor chunking: an empty body (RFC 9112, 6.3), as `curl -X POST` sends.
+TEST_F(RouterTest, PostWithoutLengthHasAnEmptyBody) {
+  Request classify(http::verb::post, "/classify", 11);
+  ASSERT_FALSE(classify.has_content_length());
+  ExpectError(router_.Handle(classify), http::status::bad_request, "invalid_argument");
+  Request forget(http::verb::post, "/forget?id=never-learned", 11);
+  ExpectError(router_.Handle(forget), http::status::not_found, "not_found");
 }
 
 TEST_F(RouterTest, HealthAnswersOk) {

@@ -155,6 +155,17 @@ class ClientTest : public ::testing::Test {
 
   std::string Corpus(const std::string& name) const { return corpus_.Join(name); }
 
+  // Writes the corpus and trains its spam folder and its ham mbox.
+  void TrainCorpus(const DaemonProcess& daemon) {
+    WriteCorpus();
+    ASSERT_EQ(
+        RunClient({"--server", Server(daemon), "train", "--label", "spam", Corpus("spam")}).status,
+        0);
+    ASSERT_EQ(RunClient({"--server", Server(daemon), "train", "--label", "ham", Corpus("ham.mbox")})
+                  .status,
+              0);
+  }
+
   TempDir data_;
   TempDir corpus_;
 };
@@ -234,16 +245,63 @@ TEST_F(ClientTest, TrainsADirectoryAnMboxAndAMaildirThenClassifiesForgetsAndShow
   EXPECT_EQ(run.status, 2) << run.err;
 }
 
+// What a scan of the daemon's history classified, learned and forgotten from its kept tokens:
+// the administrator's correction of a verdict with no message file at hand.
+TEST_F(ClientTest, TrainAndForgetByScanIdLearnWhatThatScanClassified) {
+  DaemonProcess daemon = Start();
+  HttpClient client(daemon.port());
+  ASSERT_NO_FATAL_FAILURE(TrainCorpus(daemon));
+  ClientExit run = RunClient({"--server", Server(daemon), "classify", "--json", "-"}, HamMail(50));
+  ASSERT_EQ(run.err, "");
+  const std::string scan_id(json::parse(run.out).at("scan_id").as_string());
+  ASSERT_FALSE(scan_id.empty()) << run.out;
+  const std::int64_t ham = Documents(client, "ham");
+  const std::int64_t spam = Documents(client, "spam");
+
+  const auto scan = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"--server", Server(daemon)});
+    return RunClient(args);
+  };
+  run = scan({"train", "--label", "ham", "--scan-id", scan_id});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("learned 1, relearned 0, unchanged 0, failed 0"));
+  EXPECT_EQ(Documents(client, "ham"), ham + 1);
+  run = scan({"train", "--label", "ham", "--scan-id", scan_id});
+  EXPECT_THAT(run.out, HasSubstr("learned 0, relearned 0, unchanged 1"));
+  // The same message from its bytes: the scan's key is the message's own id.
+  WriteFile(corpus_.path() / "classified", HamMail(50));
+  run = scan({"train", "--label", "ham", Corpus("classified")});
+  EXPECT_THAT(run.out, HasSubstr("unchanged 1")) << run.err;
+  run = scan({"train", "--label", "spam", "--scan-id", scan_id});
+  EXPECT_THAT(run.out, HasSubstr("learned 0, relearned 1"));
+  EXPECT_EQ(Documents(client, "ham"), ham);
+  EXPECT_EQ(Documents(client, "spam"), spam + 1);
+  run = scan({"forget", "--scan-id", scan_id});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("forgotten 1, not found 0"));
+  EXPECT_EQ(Documents(client, "spam"), spam);
+
+  // A scan the history never had is not found (as a forget of nothing learned); a malformed id
+  // is the daemon's error; --scan-id with a message or an --id is a usage error.
+  const std::string unknown = scan_id.substr(0, scan_id.size() - 4) + "ffff";
+  run = scan({"forget", "--scan-id", unknown});
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("forgotten 0, not found 1"));
+  run = scan({"train", "--label", "ham", "--scan-id", unknown});
+  EXPECT_EQ(run.status, 4);
+  EXPECT_THAT(run.err, HasSubstr("no scan " + unknown));
+  run = scan({"forget", "--scan-id", "not-a-scan"});
+  EXPECT_EQ(run.status, 4);
+  EXPECT_THAT(run.err, HasSubstr("HTTP 400"));
+  EXPECT_EQ(scan({"train", "--label", "ham", "--scan-id", scan_id, "--id", "x"}).status, 2);
+  EXPECT_EQ(scan({"train", "--label", "ham", "--scan-id", scan_id, Corpus("spam")}).status, 2);
+  EXPECT_EQ(Documents(client, "ham"), ham);
+}
+
 TEST_F(ClientTest, AnUnsureVerdictIsPrintedFirstAndExitsZero) {
   // Thresholds so wide that every message falls between them.
   DaemonProcess daemon = Start({"--ham-threshold", "-1000", "--spam-threshold", "1000"});
-  WriteCorpus();
-  ASSERT_EQ(
-      RunClient({"--server", Server(daemon), "train", "--label", "spam", Corpus("spam")}).status,
-      0);
-  ASSERT_EQ(
-      RunClient({"--server", Server(daemon), "train", "--label", "ham", Corpus("ham.mbox")}).status,
-      0);
+  ASSERT_NO_FATAL_FAILURE(TrainCorpus(daemon));
   for (const std::string& message : {SpamMail(42), HamMail(99)}) {
     const ClientExit run = RunClient({"--server", Server(daemon), "classify", "-"}, message);
     EXPECT_EQ(run.status, 0) << "unsure exits 0, like ham: " << run.err;

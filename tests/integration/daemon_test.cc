@@ -177,7 +177,9 @@ TEST_F(DaemonTest, BadRequestsGetJsonErrorsAndTheDaemonKeepsServing) {
 
   const std::string no_length =
       client.RawExchange("POST /classify HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
-  EXPECT_THAT(no_length, HasSubstr("411 Length Required"));
+  // No Content-Length and no chunking: an empty body (RFC 9112, 6.3), so an empty message.
+  EXPECT_THAT(no_length, HasSubstr("400 Bad Request"));
+  EXPECT_THAT(no_length, HasSubstr("the message is empty"));
   const std::string garbage = client.RawExchange("THIS IS NOT HTTP\r\n\r\n");
   EXPECT_THAT(garbage, HasSubstr("400 Bad Request"));
   const std::string chunked_too_big = client.RawExchange(
