@@ -17,6 +17,9 @@ constexpr char kUsage[] =
     "  nbspamc forget [--jobs N] PATH...  |  nbspamc forget --id ID | --scan-id SCAN\n"
     "  nbspamc stats [--json]\n"
     "  nbspamc report --label LABEL [--user USER] [FILE|-]   a user's verdict on one message\n"
+    "  nbspamc history [--verdict V] [--user U] [--front-end F] [--query TEXT] [--since 2h]\n"
+    "                  [--limit N] [--json]   the scans the daemon recorded, newest first\n"
+    "  nbspamc scan [--json] SCAN   one scan and the tokens that weighed most\n"
     "PATH: a message file, an mbox, a Maildir, or a directory of them (recursive).\n"
     "Exit status: 2 usage, 3 daemon unreachable or no answer in time, 4 the daemon's error\n"
     "or some messages failed. nbspamc COMMAND --help lists the command's flags.\n";
@@ -65,6 +68,24 @@ po::options_description CommandFlags(Command command, ClientOptions& o) {
     case Command::kStats:
       flags.add_options()("json", po::bool_switch(&o.json), "print the daemon's JSON answer");
       break;
+    case Command::kHistory:
+      flags.add_options()("verdict", po::value<std::string>()->value_name("V"),
+                          "only the scans with this verdict: spam, ham or unsure")(
+          "user", po::value<std::string>()->value_name("USER"), "only this user's scans")(
+          "front-end", po::value<std::string>()->value_name("F"),
+          "only the scans of this front end: http, milter or spamd")(
+          "query", po::value<std::string>()->value_name("TEXT"),
+          "only the scans whose kept facts hold TEXT (a part of a Message-ID or From domain, the "
+          "whole value of a hashed Subject or recipient), or whose message id or scan id it is")(
+          "since", po::value<std::string>()->value_name("AGE"),
+          "only the scans of the last AGE: a number with s, m, h or d (90m, 2h, 7d)")(
+          "limit", po::value(&o.limit)->value_name("N"),
+          "show at most N scans (default 20, at most 100000)")(
+          "json", po::bool_switch(&o.json), "print the scans as one JSON object");
+      break;
+    case Command::kScan:
+      flags.add_options()("json", po::bool_switch(&o.json), "print the daemon's JSON answer");
+      break;
     case Command::kReport:
       flags.add_options()("label", po::value(&o.label)->value_name("LABEL"),
                           "the class the user says the message is: spam or ham (required)")(
@@ -85,6 +106,8 @@ std::optional<Command> CommandNamed(const std::string& name) {
   if (name == "forget") return Command::kForget;
   if (name == "stats") return Command::kStats;
   if (name == "report") return Command::kReport;
+  if (name == "history") return Command::kHistory;
+  if (name == "scan") return Command::kScan;
   return std::nullopt;
 }
 
@@ -103,6 +126,40 @@ std::expected<void, Error> ApplyEnvironment(const Environment& environment, Clie
     }
   }
   return {};
+}
+
+// "90m" -> 5400: a whole number and a unit, s, m, h or d; at most about 100 years.
+std::expected<std::int64_t, Error> AgeSeconds(const std::string& text) {
+  const auto bad = [&text] {
+    return MakeError(
+        ErrorCode::kInvalidArgument,
+        "--since must be a number with s, m, h or d (90m, 2h, 7d), not \"" + text + "\"");
+  };
+  if (text.size() < 2 || text.size() > 12) return bad();
+  std::int64_t unit = 0;
+  switch (text.back()) {
+    case 's':
+      unit = 1;
+      break;
+    case 'm':
+      unit = 60;
+      break;
+    case 'h':
+      unit = 3600;
+      break;
+    case 'd':
+      unit = 86400;
+      break;
+    default:
+      return bad();
+  }
+  std::int64_t number = 0;
+  for (std::size_t i = 0; i + 1 < text.size(); ++i) {
+    if (text[i] < '0' || text[i] > '9') return bad();
+    number = number * 10 + (text[i] - '0');
+  }
+  if (number == 0 || number * unit > 36500LL * 86400) return bad();
+  return number * unit;
 }
 
 std::expected<void, Error> Check(const ClientOptions& o) {
@@ -136,6 +193,22 @@ std::expected<void, Error> Check(const ClientOptions& o) {
       break;
     case Command::kStats:
       if (!o.paths.empty()) return fail("stats takes no arguments");
+      break;
+    case Command::kHistory:
+      if (!o.paths.empty()) return fail("history takes no arguments: filter with its flags");
+      if (o.verdict && *o.verdict != "spam" && *o.verdict != "ham" && *o.verdict != "unsure") {
+        return fail("--verdict must be spam, ham or unsure");
+      }
+      if (o.front_end && *o.front_end != "http" && *o.front_end != "milter" &&
+          *o.front_end != "spamd") {
+        return fail("--front-end must be http, milter or spamd");
+      }
+      if (o.user && o.user->empty()) return fail("--user must not be empty");
+      if (o.query && o.query->empty()) return fail("--query must not be empty");
+      if (o.limit < 1 || o.limit > kMaxHistoryLimit) return fail("--limit must be 1-100000");
+      break;
+    case Command::kScan:
+      if (o.paths.size() != 1 || o.paths.front().empty()) return fail("scan needs one SCAN id");
       break;
     case Command::kReport:
       if (o.label.empty()) return fail("report needs --label");
@@ -216,6 +289,14 @@ std::expected<ParsedCommandLine, Error> ParseCommandLine(const std::vector<std::
   if (vm.count("scan-id")) o.scan_id = vm["scan-id"].as<std::string>();
   if (vm.count("quiet")) o.progress = false;
   if (vm.count("user")) o.user = vm["user"].as<std::string>();
+  if (vm.count("verdict")) o.verdict = vm["verdict"].as<std::string>();
+  if (vm.count("front-end")) o.front_end = vm["front-end"].as<std::string>();
+  if (vm.count("query")) o.query = vm["query"].as<std::string>();
+  if (vm.count("since")) {
+    auto since = AgeSeconds(vm["since"].as<std::string>());
+    if (!since) return std::unexpected(since.error());
+    o.since_seconds = *since;
+  }
   if (vm.count("timeout")) o.timeout_given = true;
   // A report runs while a user's IMAP move waits for it: a short deadline unless one is given.
   if (o.command == Command::kReport && !o.timeout_given) o.timeout_seconds = kReportTimeoutSeconds;

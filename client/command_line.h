@@ -9,6 +9,7 @@
 #define NBSPAMD_CLIENT_COMMAND_LINE_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <expected>
 #include <functional>
 #include <optional>
@@ -19,7 +20,10 @@
 
 namespace nbspamd::client {
 
-enum class Command { kClassify, kTrain, kForget, kStats, kReport };
+enum class Command { kClassify, kTrain, kForget, kStats, kReport, kHistory, kScan };
+
+// The most scans `history --limit` may ask for.
+inline constexpr int kMaxHistoryLimit = 100000;
 
 // The per-request deadline of `report` when neither --timeout nor NBSPAMC_TIMEOUT gives one: a
 // report runs while a user's IMAP move waits for it.
@@ -35,14 +39,20 @@ struct ClientOptions {
   bool json = false;                          // --json: the daemon's answer unchanged.
   int explain = 0;                            // classify --explain N
   std::string label;                          // train, report --label
-  std::optional<std::string> user;            // report --user: that user's layer.
+  std::optional<std::string> user;            // report, history --user: that user's layer.
+  std::optional<std::string> verdict;         // history --verdict: spam, ham or unsure.
+  std::optional<std::string> front_end;       // history --front-end: http, milter or spamd.
+  std::optional<std::string> query;           // history --query: the daemon's `q`.
+  std::optional<std::int64_t> since_seconds;  // history --since: this far back from now.
+  int limit = 20;                             // history --limit: scans shown.
   bool strict = false;                        // report --strict: failures are exit statuses.
   std::optional<std::string> id;              // train/forget --id
   std::optional<std::string> scan_id;         // train/forget --scan-id: a scan of the history.
   int jobs = 4;                               // train/forget --jobs: concurrent requests.
   std::size_t max_message_bytes = 64u << 20;  // train/forget/report --max-size
   bool progress = true;                       // train/forget: false with --quiet.
-  std::vector<std::string> paths;  // FILE|- for classify and report, PATH... for train/forget.
+  // FILE|- for classify and report, PATH... for train/forget, the scan id for scan.
+  std::vector<std::string> paths;
 };
 
 // What the command line asks for.

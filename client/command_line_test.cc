@@ -68,6 +68,23 @@ TEST(CommandLineTest, ParsesEachCommand) {
   ASSERT_TRUE(parsed) << parsed.error().message;
   EXPECT_EQ(parsed->options.scan_id, "01a2277612b48e610001");
 
+  parsed = Parse({"history", "--verdict", "spam", "--since", "90m", "--limit", "5", "--json"});
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->options.command, Command::kHistory);
+  EXPECT_EQ(parsed->options.verdict, "spam");
+  EXPECT_EQ(parsed->options.since_seconds, 5400);
+  EXPECT_EQ(parsed->options.limit, 5);
+  EXPECT_TRUE(parsed->options.json);
+  EXPECT_FALSE(parsed->options.user);
+  parsed = Parse({"history"});
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->options.limit, 20);
+  EXPECT_FALSE(parsed->options.since_seconds);
+  parsed = Parse({"scan", "01a2277612b48e610001"});
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->options.command, Command::kScan);
+  EXPECT_EQ(parsed->options.paths, std::vector<std::string>{"01a2277612b48e610001"});
+
   parsed = Parse({"report", "--label", "ham", "--user", "alice@example.org"});
   ASSERT_TRUE(parsed) << parsed.error().message;
   EXPECT_EQ(parsed->options.command, Command::kReport);
@@ -128,6 +145,20 @@ TEST(CommandLineTest, RejectsBadCommandLines) {
       {"forget", "--scan-id", "s", "path"},
       {"forget", "--scan-id", ""},
       {"classify", "--scan-id", "s", "-"},
+      {"history", "extra"},
+      {"history", "--verdict", "maybe"},
+      {"history", "--front-end", "smtp"},
+      {"history", "--limit", "0"},
+      {"history", "--limit", "100001"},
+      {"history", "--since", "2w"},
+      {"history", "--since", "h"},
+      {"history", "--since", "0h"},
+      {"history", "--since", "-2h"},
+      {"history", "--user", ""},
+      {"history", "--query", ""},
+      {"history", "--label", "spam"},
+      {"scan"},
+      {"scan", "a", "b"},
       {"forget"},
       {"stats", "--timeout", "0"},
       {"stats", "--timeout", "soon"},

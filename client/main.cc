@@ -10,6 +10,7 @@
 // Exit status: client/exit_codes.h; docs/CLIENT.md has the whole manual.
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -20,6 +21,7 @@
 #include "client/command_line.h"
 #include "client/connect_options.h"
 #include "client/exit_codes.h"
+#include "client/history_commands.h"
 #include "client/report_command.h"
 #include "client/simple_commands.h"
 
@@ -58,6 +60,14 @@ int Main(int argc, char** argv) {
       return RunStats(options, *connect, stdout, stderr);
     case Command::kReport:
       return RunReport(options, *connect, stdout, stderr);
+    case Command::kHistory: {
+      const auto now = std::chrono::system_clock::now().time_since_epoch();
+      return RunHistory(options, *connect,
+                        std::chrono::duration_cast<std::chrono::milliseconds>(now).count(), stdout,
+                        stderr);
+    }
+    case Command::kScan:
+      return RunScan(options, *connect, stdout, stderr);
     case Command::kTrain:
     case Command::kForget:
       return RunBulk(options, *connect, stdout, stderr, isatty(STDERR_FILENO) == 1);

@@ -33,6 +33,10 @@ namespace nbspamd::client {
 // confidence=0.8512"; then with explanations one line per token: "  +3.1000 body viagra x2".
 [[nodiscard]] std::string FormatVerdict(const boost::json::value& answer);
 
+// The lines of an answer's "explain" array (of /classify or /history/{id}), one per token:
+// "  +3.1000 body viagra x2" (tokens made TerminalSafe). "" without one.
+[[nodiscard]] std::string FormatExplanations(const boost::json::value* explain);
+
 // The contents of FILE, or of standard input for "-". kNotFound when FILE cannot be opened,
 // kInvalidArgument when it cannot be read.
 [[nodiscard]] std::expected<std::string, Error> ReadInput(const std::string& path);

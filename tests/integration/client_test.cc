@@ -298,6 +298,63 @@ TEST_F(ClientTest, TrainAndForgetByScanIdLearnWhatThatScanClassified) {
   EXPECT_EQ(Documents(client, "ham"), ham);
 }
 
+// The scan history at a shell: the scans listed newest first and filtered, one shown with its
+// explanation, its id ready for train --scan-id.
+TEST_F(ClientTest, HistoryListsTheScansNewestFirstAndScanExplainsOne) {
+  DaemonProcess daemon = Start();
+  ASSERT_NO_FATAL_FAILURE(TrainCorpus(daemon));
+  const auto nbspamc = [&](std::vector<std::string> args, const std::string& input = "") {
+    args.insert(args.begin(), {"--server", Server(daemon)});
+    return RunClient(args, input);
+  };
+  std::vector<std::string> scan_ids;  // In the order classified.
+  for (const std::string& message : {SpamMail(60), HamMail(61), SpamMail(62)}) {
+    const ClientExit run = nbspamc({"classify", "--json", "-"}, message);
+    ASSERT_EQ(run.err, "");
+    scan_ids.emplace_back(json::parse(run.out).at("scan_id").as_string());
+  }
+  // Lines: the header, then the scan ids newest first.
+  const auto first_words = [](const std::string& out) {
+    std::vector<std::string> words;
+    std::istringstream lines(out);
+    for (std::string line; std::getline(lines, line);)
+      words.push_back(line.substr(0, line.find(' ')));
+    return words;
+  };
+  ClientExit run = nbspamc({"history"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(first_words(run.out),
+            (std::vector<std::string>{"SCAN", scan_ids[2], scan_ids[1], scan_ids[0]}));
+  EXPECT_THAT(run.out, HasSubstr(scan_ids[1] + "  "));
+
+  run = nbspamc({"history", "--verdict", "spam"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(first_words(run.out), (std::vector<std::string>{"SCAN", scan_ids[2], scan_ids[0]}));
+  run = nbspamc({"history", "--limit", "1"});
+  EXPECT_EQ(first_words(run.out), (std::vector<std::string>{"SCAN", scan_ids[2]}));
+  EXPECT_THAT(run.err, HasSubstr("more scans may match"));
+  run = nbspamc({"history", "--since", "1h", "--json"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  const json::value page = json::parse(run.out);
+  EXPECT_EQ(page.at("scans").as_array().size(), 3u);
+  EXPECT_TRUE(page.at("next").is_null());
+  run = nbspamc({"history", "--front-end", "milter"});
+  EXPECT_EQ(first_words(run.out), std::vector<std::string>{"SCAN"});
+
+  run = nbspamc({"scan", scan_ids[1]});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("scan " + scan_ids[1] + " at "));
+  EXPECT_THAT(run.out,
+              ::testing::ContainsRegex("\n  [+-][0-9]+\\.[0-9]{4} (body|header|url|meta) "));
+  run = nbspamc({"scan", "--json", scan_ids[1]});
+  EXPECT_EQ(json::parse(run.out).at("scan_id").as_string(), scan_ids[1]);
+  const std::string unknown = scan_ids[0].substr(0, scan_ids[0].size() - 4) + "ffff";
+  run = nbspamc({"scan", unknown});
+  EXPECT_EQ(run.status, 4);
+  EXPECT_THAT(run.err, HasSubstr("no scan " + unknown));
+  EXPECT_EQ(nbspamc({"history", "--verdict", "maybe"}).status, 2);
+}
+
 TEST_F(ClientTest, AnUnsureVerdictIsPrintedFirstAndExitsZero) {
   // Thresholds so wide that every message falls between them.
   DaemonProcess daemon = Start({"--ham-threshold", "-1000", "--spam-threshold", "1000"});
