@@ -1,7 +1,6 @@
 #include "client/http_connection.h"
 
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/field.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/parser.hpp>
@@ -174,11 +173,17 @@ std::expected<HttpReply, Error> HttpConnection::Exchange(http::verb method,
     http::async_read(stream_, buffer_, parser, [&](beast::error_code e, std::size_t) { ec = e; });
     RunAll(context_);
   };
+  // Beast's async_write_header and async_write are this loop, each a whole instantiation.
+  auto write_until = [&](bool header_only) {
+    while (!ec && !(header_only ? serializer.is_header_done() : serializer.is_done())) {
+      http::async_write_some(stream_, serializer,
+                             [&](beast::error_code e, std::size_t) { ec = e; });
+      RunAll(context_);
+    }
+  };
   std::optional<http::response_parser<http::string_body>> parser(std::in_place);
   if (expect_continue) {
-    http::async_write_header(stream_, serializer,
-                             [&](beast::error_code e, std::size_t) { ec = e; });
-    RunAll(context_);
+    write_until(/*header_only=*/true);
     if (!ec) read_reply(*parser);
     if (ec) {
       Close();
@@ -188,10 +193,7 @@ std::expected<HttpReply, Error> HttpConnection::Exchange(http::verb method,
     if (parser->get().result() == http::status::continue_) parser.emplace();
   }
   if (!expect_continue || !parser->is_done() || parser->get().result() == http::status::continue_) {
-    if (!serializer.is_done()) {
-      http::async_write(stream_, serializer, [&](beast::error_code e, std::size_t) { ec = e; });
-      RunAll(context_);
-    }
+    write_until(/*header_only=*/false);
     if (!ec) read_reply(*parser);
     if (ec) {
       Close();

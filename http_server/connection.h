@@ -13,6 +13,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/message_generator.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
@@ -67,9 +68,13 @@ class BasicHttpConnection final : public HttpConnection,
   boost::beast::tcp_stream& Tcp() { return boost::beast::get_lowest_layer(stream_); }
   void OnHandshake(boost::beast::error_code ec);
   void DoReadHeader();
-  void OnReadHeader(boost::beast::error_code ec);
+  enum class ReadUntil { kHeader, kBody };
+  // Reads into the parser until its header (or the whole request) is in, then calls
+  // OnReadHeader (OnReadBody); a read error goes to OnReadError. The one read of the connection.
+  void Receive(ReadUntil until);
+  void OnReadHeader();
   void DoReadBody();
-  void OnReadBody(boost::beast::error_code ec);
+  void OnReadBody();
   void OnReadError(boost::beast::error_code ec);
   // Notes the request whose header has arrived (or failed): its endpoint, start and id.
   void BeginRequest();
@@ -77,7 +82,13 @@ class BasicHttpConnection final : public HttpConnection,
   // Writes `head` with the file at `path` as its body (http_api::kBodyFileField), then removes the
   // file.
   void DoWriteFile(http_api::Response head, const std::string& path, bool close);
-  void OnWrite(bool close, boost::beast::error_code ec);
+  // What follows a response once written.
+  enum class AfterWrite { kReadBody, kReadNext, kClose };
+  // Writes `message` (which it owns until written), then goes on as `next` says. The one write
+  // of the connection, whatever the body type: each is a whole instantiation of Beast's write
+  // over the stream (TLS's is the most costly to compile).
+  void Send(boost::beast::http::message_generator message, AfterWrite next);
+  void OnWrite(AfterWrite next, boost::beast::error_code ec);
   void DoClose();
   void DoDrain();
   // Runs `step` (a handler's body, on the strand); when it throws, notes the exception and
@@ -88,7 +99,6 @@ class BasicHttpConnection final : public HttpConnection,
   Stream stream_;
   boost::beast::flat_buffer buffer_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
-  std::shared_ptr<void> pending_write_;  // Keeps the response being written alive.
   const http_api::Router& router_;
   const http_api::HttpLimits& limits_;
   HttpConnectionRegistry& registry_;

@@ -8,11 +8,11 @@
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/ssl/error.hpp>
 #include <boost/asio/ssl/stream_base.hpp>
-#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/core/buffers_generator.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/file_body.hpp>
+#include <boost/beast/http/message_generator.hpp>
 #include <boost/beast/http/read.hpp>
-#include <boost/beast/http/write.hpp>
 #include <string>
 
 #include "common/handler_guard.h"
@@ -109,15 +109,25 @@ void BasicHttpConnection<Stream>::DoReadHeader() {
   parser_->header_limit(static_cast<std::uint32_t>(limits_.max_header_bytes));
   parser_->body_limit(limits_.max_body_bytes);
   Tcp().expires_after(limits_.idle_timeout);
-  http::async_read_header(stream_, buffer_, *parser_,
-                          [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                            self->Guarded([&] { self->OnReadHeader(ec); });
-                          });
+  Receive(ReadUntil::kHeader);
 }
 
 template <class Stream>
-void BasicHttpConnection<Stream>::OnReadHeader(beast::error_code ec) {
-  if (ec) return OnReadError(ec);
+void BasicHttpConnection<Stream>::Receive(ReadUntil until) {
+  // Beast's async_read_header and async_read are this loop, each a whole instantiation.
+  const bool done = until == ReadUntil::kHeader ? parser_->is_header_done() : parser_->is_done();
+  if (done) return until == ReadUntil::kHeader ? OnReadHeader() : OnReadBody();
+  http::async_read_some(stream_, buffer_, *parser_,
+                        [self = shared_from_this(), until](beast::error_code ec, std::size_t) {
+                          self->Guarded([&] {
+                            if (ec) return self->OnReadError(ec);
+                            self->Receive(until);
+                          });
+                        });
+}
+
+template <class Stream>
+void BasicHttpConnection<Stream>::OnReadHeader() {
   in_flight_ = true;
   BeginRequest();
   const auto& request = parser_->get();
@@ -130,18 +140,10 @@ void BasicHttpConnection<Stream>::OnReadHeader(beast::error_code ec) {
                    /*close=*/true);
   }
   // A client that waits for "100 Continue" (curl does for bodies over 1 KiB) gets it now.
+  // (No Content-Length: an empty string body adds nothing to the head.)
   if (beast::iequals(request[http::field::expect], "100-continue")) {
-    auto response = std::make_shared<http::response<http::empty_body>>(http::status::continue_,
-                                                                       request.version());
-    pending_write_ = response;
-    return http::async_write(stream_, *response,
-                             [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                               self->Guarded([&] {
-                                 self->pending_write_.reset();
-                                 if (ec) return self->DoClose();
-                                 self->DoReadBody();
-                               });
-                             });
+    return Send(http_api::Response(http::status::continue_, request.version()),
+                AfterWrite::kReadBody);
   }
   DoReadBody();
 }
@@ -168,15 +170,11 @@ void BasicHttpConnection<Stream>::BeginRequest() {
 template <class Stream>
 void BasicHttpConnection<Stream>::DoReadBody() {
   Tcp().expires_after(limits_.idle_timeout);
-  http::async_read(stream_, buffer_, *parser_,
-                   [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                     self->Guarded([&] { self->OnReadBody(ec); });
-                   });
+  Receive(ReadUntil::kBody);
 }
 
 template <class Stream>
-void BasicHttpConnection<Stream>::OnReadBody(beast::error_code ec) {
-  if (ec) return OnReadError(ec);
+void BasicHttpConnection<Stream>::OnReadBody() {
   const http_api::Request request = parser_->release();
   // Training is answered from the writer thread once durable: come back to the strand to write.
   // In the meantime this I/O thread serves other connections.
@@ -240,21 +238,15 @@ void BasicHttpConnection<Stream>::DoWrite(http_api::Response response, bool clos
   if (const auto file = response.find(http_api::kBodyFileField); file != response.end()) {
     return DoWriteFile(std::move(response), std::string(file->value()), close);
   }
-  auto shared = std::make_shared<http_api::Response>(std::move(response));
-  pending_write_ = shared;
-  Tcp().expires_after(limits_.idle_timeout);
-  http::async_write(stream_, *shared,
-                    [self = shared_from_this(), close](beast::error_code ec, std::size_t) {
-                      self->Guarded([&] { self->OnWrite(close, ec); });
-                    });
+  Send(std::move(response), close ? AfterWrite::kClose : AfterWrite::kReadNext);
 }
 
 template <class Stream>
 void BasicHttpConnection<Stream>::DoWriteFile(http_api::Response head, const std::string& path,
                                               bool close) {
-  auto shared = std::make_shared<http::response<http::file_body>>(head.result(), head.version());
+  http::response<http::file_body> response(head.result(), head.version());
   beast::error_code ec;
-  shared->body().open(path.c_str(), beast::file_mode::scan, ec);
+  response.body().open(path.c_str(), beast::file_mode::scan, ec);
   ::unlink(path.c_str());  // The open file stays readable until the body is sent.
   if (ec) {
     LogError("cannot send the body file " + path + ": " + ec.message());
@@ -264,23 +256,30 @@ void BasicHttpConnection<Stream>::DoWriteFile(http_api::Response head, const std
   }
   for (const auto& field : head) {
     if (field.name_string() != http_api::kBodyFileField)
-      shared->insert(field.name_string(), field.value());
+      response.insert(field.name_string(), field.value());
   }
-  shared->keep_alive(!close);
-  shared->prepare_payload();
-  pending_write_ = shared;
-  Tcp().expires_after(limits_.idle_timeout);
-  http::async_write(stream_, *shared,
-                    [self = shared_from_this(), close](beast::error_code ec, std::size_t) {
-                      self->Guarded([&] { self->OnWrite(close, ec); });
-                    });
+  response.keep_alive(!close);
+  response.prepare_payload();
+  Send(std::move(response), close ? AfterWrite::kClose : AfterWrite::kReadNext);
 }
 
 template <class Stream>
-void BasicHttpConnection<Stream>::OnWrite(bool close, beast::error_code ec) {
-  pending_write_.reset();
+void BasicHttpConnection<Stream>::Send(http::message_generator message, AfterWrite next) {
+  Tcp().expires_after(limits_.idle_timeout);
+  beast::async_write(stream_, std::move(message),
+                     [self = shared_from_this(), next](beast::error_code ec, std::size_t) {
+                       self->Guarded([&] { self->OnWrite(next, ec); });
+                     });
+}
+
+template <class Stream>
+void BasicHttpConnection<Stream>::OnWrite(AfterWrite next, beast::error_code ec) {
+  if (next == AfterWrite::kReadBody) {  // "100 Continue" is out: the request's body follows.
+    if (ec) return DoClose();
+    return DoReadBody();
+  }
   in_flight_ = false;
-  if (ec || close || shutting_down_) return DoClose();
+  if (ec || next == AfterWrite::kClose || shutting_down_) return DoClose();
   DoReadHeader();
 }
 

@@ -79,6 +79,21 @@ TEST_F(TlsTest, CurlTrainsAndClassifiesOverHttps) {
       Shell("curl -sS --cacert " + cert_ + " -o /dev/null -w '%{http_code}' https://127.0.0.1:" +
             std::to_string(daemon.port()) + "/ui/");
   EXPECT_EQ(console.output, "200");
+  // A body sent after "100 Continue", and a response whose body is a file (the model's dump).
+  const CommandResult continued =
+      Shell("printf 'Subject: pills\\n\\n%03000d' 0 | curl -sS --cacert " + cert_ +
+            " -H 'Expect: 100-continue' -w '\\n%{http_code}' --data-binary @- https://127.0.0.1:" +
+            std::to_string(daemon.port()) + "/classify");
+  EXPECT_EQ(continued.status, 0) << continued.output;
+  EXPECT_NE(continued.output.find("\"verdict\""), std::string::npos) << continued.output;
+  EXPECT_TRUE(continued.output.ends_with("\n200")) << continued.output;
+  const CommandResult dumped =
+      Shell("curl -sS --cacert " + cert_ + " https://127.0.0.1:" + std::to_string(daemon.port()) +
+            "/admin/dump");
+  EXPECT_EQ(dumped.status, 0) << dumped.output;
+  EXPECT_TRUE(dumped.output.starts_with("nbspamd-dump 1\n")) << dumped.output.substr(0, 200);
+  EXPECT_NE(dumped.output.find("\ndocuments 1 1\n"), std::string::npos) << dumped.output;
+  EXPECT_NE(dumped.output.find("\nend 1 "), std::string::npos) << dumped.output;
 }
 
 TEST_F(TlsTest, AClientThatDoesNotTrustTheCertificateOrSpeaksPlainHttpGetsNothing) {
