@@ -49,11 +49,14 @@ class Handler {
     const EndpointSpec* spec = SpecOf(EndpointOfPath(path));
     if (spec == nullptr)
       return Error(http::status::not_found, "not_found", "no such endpoint: " + path);
-    if (request_.method() != spec->method) {
-      Response response =
-          Error(http::status::method_not_allowed, "method_not_allowed",
-                std::string(path) + " takes " + std::string(http::to_string(spec->method)));
-      response.set(http::field::allow, http::to_string(spec->method));
+    // HEAD is a GET whose answer goes without its body (RFC 9110, 9.3.2): the transport drops
+    // it (http_server/), so the head says what a GET would get.
+    const bool get = spec->method == http::verb::get;
+    if (request_.method() != spec->method && !(get && request_.method() == http::verb::head)) {
+      const std::string allowed = get ? "GET, HEAD" : std::string(http::to_string(spec->method));
+      Response response = Error(http::status::method_not_allowed, "method_not_allowed",
+                                std::string(path) + " takes " + allowed);
+      response.set(http::field::allow, allowed);
       return response;
     }
     const bool guarded =

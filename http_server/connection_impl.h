@@ -18,6 +18,7 @@
 #include "common/handler_guard.h"
 #include "common/log.h"
 #include "http_server/connection.h"
+#include "http_server/head_response.h"
 #include "http_server/request_id.h"
 
 namespace nbspamd::http_server {
@@ -219,6 +220,7 @@ void BasicHttpConnection<Stream>::OnReadError(beast::error_code ec) {
 
 template <class Stream>
 void BasicHttpConnection<Stream>::DoWrite(http_api::Response response, bool close) {
+  if (method_ == "HEAD") response = HeadOf(std::move(response));
   close = close || shutting_down_;
   response.keep_alive(!close);
   response.set("X-Request-Id", request_id_);

@@ -213,6 +213,38 @@ TEST_F(DaemonTest, ExpectContinueAndKeepAlive) {
   EXPECT_EQ(answers, 2u) << pipelined;
 }
 
+// HEAD answers with what a GET would get but its body: a monitor's `curl -I` works, and the
+// connection goes on with the next request.
+TEST_F(DaemonTest, HeadAnswersTheHeadOfAGet) {
+  DaemonProcess daemon = Start();
+  HttpClient client(daemon.port());
+  TrainSeed(client);
+  const auto stats = client.Send(http::verb::get, "/stats");
+  ASSERT_EQ(stats.result(), http::status::ok);
+  const std::string exchange = client.RawExchange(
+      "HEAD /stats HTTP/1.1\r\nHost: x\r\n\r\nHEAD /classify HTTP/1.1\r\nHost: x\r\n\r\n"
+      "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  // The first head: a 200 with the length of the stats a GET gets, and no body after it.
+  const std::string length = "Content-Length: " + std::to_string(stats.body().size()) + "\r\n";
+  ASSERT_TRUE(exchange.starts_with("HTTP/1.1 200 OK\r\n")) << exchange;
+  const std::size_t first_end = exchange.find("\r\n\r\n");
+  ASSERT_NE(first_end, std::string::npos) << exchange;
+  EXPECT_THAT(exchange.substr(0, first_end + 2), HasSubstr(length)) << exchange;
+  EXPECT_THAT(exchange.substr(0, first_end), HasSubstr("application/json"));
+  // Then, at once, /classify's 405 head (it takes POST only), and the GET's whole answer.
+  const std::string rest = exchange.substr(first_end + 4);
+  ASSERT_TRUE(rest.starts_with("HTTP/1.1 405 Method Not Allowed\r\n")) << exchange;
+  EXPECT_THAT(rest, HasSubstr("Allow: POST\r\n"));
+  const std::size_t second_end = rest.find("\r\n\r\n");
+  ASSERT_NE(second_end, std::string::npos) << exchange;
+  EXPECT_TRUE(rest.substr(second_end + 4).starts_with("HTTP/1.1 200 OK\r\n")) << exchange;
+  EXPECT_THAT(rest.substr(second_end + 4), HasSubstr("\"status\":\"ok\"")) << exchange;
+  // A method a GET endpoint does not take names both it allows.
+  const auto deleted = client.Send(http::verb::delete_, "/stats");
+  EXPECT_EQ(deleted.result(), http::status::method_not_allowed);
+  EXPECT_EQ(deleted[http::field::allow], "GET, HEAD");
+}
+
 TEST_F(DaemonTest, SigtermLetsTheRequestInFlightFinishAndKeepsTheModel) {
   DaemonProcess daemon = Start();
   HttpClient client(daemon.port());
