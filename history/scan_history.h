@@ -53,6 +53,9 @@ struct ScanHistoryOptions {
   std::int64_t max_age_ms = 30LL * 86'400'000;  // >= 1.
   std::size_t queue_limit = 8192;               // Scans waiting for the writer; more are dropped.
   std::function<std::int64_t()> clock_ms = {};  // Unix time in ms; empty: the system clock.
+  // RocksDB's warnings and errors about the history's database, one line each; empty: dropped.
+  // RocksDB never writes a LOG file of its own in the folder (storage/rocksdb_logger.h says why).
+  std::function<void(std::string_view line)> log = {};
 };
 
 // What the history has done, for /metrics and /stats. Counters only grow.

@@ -26,7 +26,10 @@ void EnableScanHistory(const config::Settings& settings, core::SpamFilter& filte
   auto history = history::ScanHistory::Open(
       {.path = path,
        .max_scans = settings.history_max_scans,
-       .max_age_ms = static_cast<std::int64_t>(settings.history_max_age_days) * 86'400'000});
+       .max_age_ms = static_cast<std::int64_t>(settings.history_max_age_days) * 86'400'000,
+       .log = [](std::string_view line) {
+         LogWarning(line, {{"from", "rocksdb_history"}});
+       }});
   if (!history) {
     LogError("the scan history is off: " + history.error().message);
     return;

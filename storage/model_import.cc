@@ -32,7 +32,7 @@ std::expected<void, Error> SyncDirectory(const std::filesystem::path& directory)
 
 // A new, empty model folder (no classes) in `path`, with every family.
 std::expected<RocksdbFolder, Error> CreateEmptyFolder(const std::string& path) {
-  rocksdb::Options options;
+  rocksdb::Options options = ToolOptions();
   options.create_if_missing = true;
   options.error_if_exists = true;
   {

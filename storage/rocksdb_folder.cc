@@ -3,13 +3,25 @@
 #include <rocksdb/options.h>
 
 #include <charconv>
+#include <cstdio>
 #include <filesystem>
+#include <string>
 
 #include "storage/encoding.h"
 #include "storage/rocksdb_layout.h"
+#include "storage/rocksdb_logger.h"
 #include "storage/rocksdb_status.h"
 
 namespace nbspamd::storage {
+
+rocksdb::Options ToolOptions() {
+  rocksdb::Options options;
+  options.info_log = std::make_shared<RocksdbLogger>([](std::string_view line) {
+    std::fprintf(stderr, "nbspamd: rocksdb: %.*s\n", static_cast<int>(line.size()), line.data());
+  });
+  options.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
+  return options;
+}
 
 void RocksdbFolder::Close() {
   if (!db) return;
@@ -38,7 +50,7 @@ std::expected<RocksdbFolder, Error> OpenRocksdbFolder(const std::string& path,
   if (!std::filesystem::exists(std::filesystem::path(path) / "CURRENT")) {
     return MakeError(ErrorCode::kNotFound, "no model in " + path);
   }
-  rocksdb::Options options;
+  const rocksdb::Options options = ToolOptions();
   std::vector<std::string> families;
   if (auto listed = rocksdb::DB::ListColumnFamilies(options, path, &families); !listed.ok()) {
     return RocksdbError("cannot read the column families of " + path, listed);

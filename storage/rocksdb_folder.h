@@ -8,6 +8,7 @@
 #define NBSPAMD_STORAGE_ROCKSDB_FOLDER_H_
 
 #include <rocksdb/db.h>
+#include <rocksdb/options.h>
 
 #include <expected>
 #include <memory>
@@ -42,6 +43,10 @@ struct RocksdbFolder {
 };
 
 enum class FolderAccess { kReadOnly, kReadWrite };
+
+// RocksDB's default options for the tools, but for its log: warnings and errors to standard
+// error, never a LOG file in the folder (storage/rocksdb_logger.h says why).
+[[nodiscard]] rocksdb::Options ToolOptions();
 
 // Opens the model in `path`. Errors: kNotFound when `path` holds no RocksDB database, kDataLoss
 // when it lacks one of the meta, tokens, ledger and sources families, kInternal when RocksDB

@@ -11,6 +11,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -64,48 +66,89 @@ class Tmpfs {
   std::string error_;
 };
 
-TEST(DiskFullTest, TrainingPausesWithA507AndResumesWhenSpaceReturns) {
-  if (::geteuid() != 0) GTEST_SKIP() << "mounting a tmpfs needs root; CI runs as root";
-  TempDir dir;
-  const std::string mount_point = dir.Join("small");
-  std::filesystem::create_directories(mount_point);
-  Tmpfs tmpfs(mount_point, 8);
-  if (!tmpfs.error().empty()) GTEST_SKIP() << "cannot mount a tmpfs here: " << tmpfs.error();
-  const std::string data = mount_point + "/model";
+// Files RocksDB names LOG (and LOG.old.*) anywhere under `path`: there must be none. A LOG file
+// shares the data folder's disk, and RocksDB 7 asserts when it writes again to one whose write
+// failed (storage/rocksdb_logger.h): its log goes to the daemon's.
+std::vector<std::string> RocksdbLogFiles(const std::string& path) {
+  std::vector<std::string> found;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(path)) {
+    if (entry.path().filename().string().starts_with("LOG")) found.push_back(entry.path());
+  }
+  return found;
+}
 
-  const auto start = [&] {
-    auto daemon = DaemonProcess::Start({"--listen", "127.0.0.1:0", "--data-dir", data, "--threads",
-                                        "2", "--backup-dir", dir.Join("backups")});
+// A daemon whose data folder is on an 8 MiB tmpfs, and the means to fill it.
+class DiskFullTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "mounting a tmpfs needs root; CI runs as root";
+    std::filesystem::create_directories(mount_point_);
+    tmpfs_.emplace(mount_point_, 8);
+    if (!tmpfs_->error().empty()) GTEST_SKIP() << "cannot mount a tmpfs here: " << tmpfs_->error();
+  }
+
+  DaemonProcess Start() {
+    auto daemon = DaemonProcess::Start({"--listen", "127.0.0.1:0", "--data-dir", data_, "--threads",
+                                        "2", "--backup-dir", dir_.Join("backups")});
     if (!daemon) throw std::runtime_error(daemon.error());
     return std::move(*daemon);
-  };
-  DaemonProcess daemon = start();
-  HttpClient client(daemon.port());
-  const auto train = [&](std::uint64_t n) {
+  }
+
+  static HttpResponse Train(HttpClient& client, std::uint64_t n) {
     return client.Send(
         http::verb::post,
         "/train?label=" + std::string(n % 2 ? "spam" : "ham") + "&id=m" + std::to_string(n),
         MessageText(n));
-  };
+  }
+
+  // Trains messages n, n+1, ... until one is refused: returns that answer, with the acknowledged
+  // ones in `acknowledged` and `n` past the refused one.
+  static HttpResponse FillTheDisk(HttpClient& client, std::uint64_t& n,
+                                  std::vector<std::uint64_t>& acknowledged) {
+    for (const std::uint64_t end = n + 100000; n < end; ++n) {
+      HttpResponse response = Train(client, n);
+      if (response.result() != http::status::ok) {
+        ++n;
+        return response;
+      }
+      acknowledged.push_back(n);
+    }
+    throw std::runtime_error("100000 trains and the disk is not full");
+  }
+
+  // The ids of the ledger of the daemon on `port`.
+  static std::set<std::string> LedgerIds(int port) {
+    HttpClient reader(port);
+    const json::value listed = reader.GetJson("/admin/learned?source=&limit=10000");
+    std::set<std::string> ids;
+    for (const json::value& message : listed.at("messages").as_array()) {
+      ids.insert(std::string(message.at("id").as_string()));
+    }
+    return ids;
+  }
+
+  TempDir dir_;
+  const std::string mount_point_ = dir_.Join("small");
+  const std::string data_ = mount_point_ + "/model";
+  std::optional<Tmpfs> tmpfs_;
+};
+
+TEST_F(DiskFullTest, TrainingPausesWithA507AndResumesWhenSpaceReturns) {
+  const std::string& data = data_;
+  DaemonProcess daemon = Start();
+  HttpClient client(daemon.port());
+  const auto train = [&](std::uint64_t n) { return Train(client, n); };
 
   // Fill the disk.
   std::vector<std::uint64_t> acknowledged;
   std::uint64_t n = 0;
   HttpResponse full;
-  for (; n < 100000; ++n) {
-    HttpResponse response;
-    try {
-      response = train(n);
-    } catch (const std::exception& e) {
-      FAIL() << "train " << n << ": " << e.what() << "\n" << daemon.Log();
-    }
-    if (response.result() == http::status::ok) {
-      acknowledged.push_back(n);
-      continue;
-    }
-    full = std::move(response);
-    break;
+  try {
+    full = FillTheDisk(client, n, acknowledged);
+  } catch (const std::exception& e) {
+    FAIL() << "train " << n << ": " << e.what() << "\n" << daemon.Log();
   }
+  --n;  // The refused one; the loops below go on from it.
   ASSERT_EQ(full.result(), http::status::insufficient_storage) << full.body();
   EXPECT_FALSE(full[http::field::retry_after].empty());
   const json::object error = json::parse(full.body()).at("error").as_object();
@@ -126,7 +169,7 @@ TEST(DiskFullTest, TrainingPausesWithA507AndResumesWhenSpaceReturns) {
             std::string::npos);
 
   // Space returns: training resumes by itself.
-  ASSERT_TRUE(tmpfs.Resize(64));
+  ASSERT_TRUE(tmpfs_->Resize(64));
   const auto grown = std::chrono::steady_clock::now();
   const auto deadline = grown + std::chrono::seconds(30);
   while (client.Send(http::verb::get, "/readyz").result() != http::status::ok) {
@@ -147,18 +190,64 @@ TEST(DiskFullTest, TrainingPausesWithA507AndResumesWhenSpaceReturns) {
   ASSERT_EQ(daemon.Terminate(), 0) << daemon.Log();
   const ProcessExit check = RunToExit({"check", "--data-dir", data});
   ASSERT_EQ(check.status, 0) << check.output;
-  DaemonProcess again = start();
-  HttpClient reader(again.port());
-  const json::value listed = reader.GetJson("/admin/learned?source=&limit=10000");
-  std::set<std::string> ids;
-  for (const json::value& message : listed.at("messages").as_array()) {
-    ids.insert(std::string(message.at("id").as_string()));
-  }
+  EXPECT_EQ(RocksdbLogFiles(data), std::vector<std::string>{});
+  DaemonProcess again = Start();
+  const std::set<std::string> ids = LedgerIds(again.port());
   for (std::uint64_t a : acknowledged) {
     EXPECT_TRUE(ids.contains("m" + std::to_string(a))) << "acknowledged train m" << a << " lost";
   }
   std::printf("[ disk full ] %zu acknowledged trains, %zu in the ledger after restart, lost 0\n",
               acknowledged.size(), ids.size());
+}
+
+// Stopped while the disk is still full, after long enough for RocksDB's periodic work to have
+// met the full disk (its log is flushed every 10 s): a clean exit, and nothing acknowledged lost.
+// (RocksDB's own LOG file in the history folder once failed there, and RocksDB aborted.) The
+// scans only in memory when the disk filled are lost: the history could not write them.
+TEST_F(DiskFullTest, StoppedWhileTheDiskIsFullItExitsCleanly) {
+  DaemonProcess daemon = Start();
+  HttpClient client(daemon.port());
+  std::vector<std::uint64_t> acknowledged;
+  std::uint64_t n = 0;
+  for (; n < 2; ++n) {
+    ASSERT_EQ(Train(client, n).result(), http::status::ok);
+    acknowledged.push_back(n);
+  }
+  for (int k = 0; k < 5; ++k) {
+    ASSERT_EQ(client.Send(http::verb::post, "/classify", MessageText(k)).result(),
+              http::status::ok);
+  }
+  const HttpResponse full = FillTheDisk(client, n, acknowledged);
+  ASSERT_EQ(full.result(), http::status::insufficient_storage) << full.body();
+  const auto filled = std::chrono::steady_clock::now();
+  // Scans to write while the disk is full: the history's writes fail and are counted.
+  for (int k = 0; k < 50; ++k) {
+    ASSERT_EQ(client.Send(http::verb::post, "/classify", MessageText(1000 + k)).result(),
+              http::status::ok);
+  }
+  std::this_thread::sleep_until(filled + std::chrono::seconds(11));
+  try {
+    ASSERT_EQ(client.Send(http::verb::get, "/readyz").result(), http::status::service_unavailable);
+  } catch (const std::exception& e) {
+    FAIL() << "the daemon stopped answering on a full disk: " << e.what() << "\n" << daemon.Log();
+  }
+
+  ASSERT_EQ(daemon.Terminate(), 0) << daemon.Log();
+  EXPECT_EQ(RocksdbLogFiles(data_), std::vector<std::string>{});
+  ASSERT_TRUE(tmpfs_->Resize(64));
+  const ProcessExit check = RunToExit({"check", "--data-dir", data_});
+  ASSERT_EQ(check.status, 0) << check.output;
+  DaemonProcess again = Start();
+  const std::set<std::string> ids = LedgerIds(again.port());
+  for (std::uint64_t a : acknowledged) {
+    EXPECT_TRUE(ids.contains("m" + std::to_string(a))) << "acknowledged train m" << a << " lost";
+  }
+  // The scan history records again.
+  HttpClient reader(again.port());
+  const HttpResponse classified = reader.Send(http::verb::post, "/classify", MessageText(2000));
+  ASSERT_EQ(classified.result(), http::status::ok);
+  const std::string scan_id(json::parse(classified.body()).at("scan_id").as_string());
+  EXPECT_EQ(reader.Send(http::verb::get, "/history/" + scan_id).result(), http::status::ok);
 }
 
 }  // namespace
