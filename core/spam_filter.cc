@@ -67,7 +67,7 @@ std::expected<ClassifyOutcome, Error> SpamFilter::Classify(const ClassifyRequest
     }
   }
   if (auto ok = RequireMessage(message); !ok) return std::unexpected(ok.error());
-  const bool record = history_ != nullptr && !front_end.empty();
+  const bool record = History() != nullptr && !front_end.empty();
   const std::size_t explained = record ? std::max(explain, history_options_.explain) : explain;
   tokenizer::MessageFacts facts;
   TokenBag bag =
@@ -116,7 +116,8 @@ void SpamFilter::EnableHistory(std::unique_ptr<history::ScanHistory> history,
                                HistoryOptions options) {
   history_options_ = options;
   scan_ids_ = std::make_unique<history::ScanIdGenerator>(options.id_salt);
-  history_ = std::move(history);
+  history_owner_ = std::move(history);
+  history_.store(history_owner_.get(), std::memory_order_release);
 }
 
 void SpamFilter::RecordScan(const ClassifyRequest& request, std::vector<BagEntry> bag,
@@ -151,7 +152,7 @@ void SpamFilter::RecordScan(const ClassifyRequest& request, std::vector<BagEntry
   }
   record.detail.bag = std::move(bag);
   outcome.scan_id = summary.scan_id;
-  history_->Record(std::move(record));
+  history_.load(std::memory_order_acquire)->Record(std::move(record));
 }
 
 ServiceStatus SpamFilter::Status() const {
@@ -162,7 +163,7 @@ ServiceStatus SpamFilter::Status() const {
   status.store_health = StoreHealth();
   status.training_completion_exceptions = TrainingCompletionExceptions();
   status.replication = Cluster();
-  if (history_ != nullptr) status.history = history_->Figures();
+  if (const history::ScanHistory* history = History()) status.history = history->Figures();
   status.autolearn = Autolearn();
   status.expiry = Expiry();
   status.readiness = ReadinessOf(status.store_health, status.replication);
@@ -303,23 +304,25 @@ void SpamFilter::ForgetAsync(const ForgetRequest& request, ForgetDone caller_don
 }
 
 std::optional<history::ScanRecord> SpamFilter::OwnScanOf(std::string_view message) const {
-  if (history_ == nullptr) return std::nullopt;
+  const history::ScanHistory* history = History();
+  if (history == nullptr) return std::nullopt;
   const std::optional<std::string> scan_id = history::FindScanId(message);
   if (!scan_id) return std::nullopt;
-  auto scan = history_->Find(*scan_id);
+  auto scan = history->Find(*scan_id);
   if (!scan) return std::nullopt;  // Another daemon's, or aged out: the message's own bytes.
   return std::move(*scan);
 }
 
 void SpamFilter::TrainScanAsync(const ScanTrainRequest& request, TrainDone caller_done) {
   TrainDone done = Timed(std::move(caller_done));
-  if (history_ == nullptr) {
+  const history::ScanHistory* history = History();
+  if (history == nullptr) {
     return done(MakeError(ErrorCode::kFailedPrecondition, "the scan history is off"));
   }
   std::expected<void, Error> valid = ValidateLabel(request.label);
   if (valid && request.user) valid = model::CheckUserId(*request.user);
   if (!valid) return done(std::unexpected(std::move(valid.error())));
-  auto scan = history_->Find(request.scan_id);
+  auto scan = history->Find(request.scan_id);
   if (!scan) return done(std::unexpected(std::move(scan.error())));
   LearnScan(std::move(*scan), request.label, request.source, request.user, std::move(done));
 }
@@ -337,10 +340,11 @@ void SpamFilter::LearnScan(history::ScanRecord scan, std::string_view label,
 }
 
 void SpamFilter::ForgetScanAsync(const ScanTrainRequest& request, ForgetDone done) {
-  if (history_ == nullptr) {
+  const history::ScanHistory* history = History();
+  if (history == nullptr) {
     return done(MakeError(ErrorCode::kFailedPrecondition, "the scan history is off"));
   }
-  auto scan = history_->Find(request.scan_id);
+  auto scan = history->Find(request.scan_id);
   if (!scan) return done(std::unexpected(std::move(scan.error())));
   const std::string& scan_user = scan->summary.user;
   std::optional<std::string_view> user = request.user;
@@ -371,12 +375,12 @@ std::expected<void, Error> SpamFilter::EnableReplication(TrainingLogStart start)
 
 void SpamFilter::DeleteUserAsync(std::string_view user, DeleteUserDone done) {
   if (auto ok = model::CheckUserId(user); !ok) return done(std::unexpected(std::move(ok.error())));
-  if (history_ != nullptr) {
+  if (history::ScanHistory* history = history_.load(std::memory_order_acquire)) {
     // The user's scans go once the layer has: on the writer's thread (a pass over the history).
-    done = [this, user = std::string(user),
+    done = [history, user = std::string(user),
             done = std::move(done)](std::expected<void, Error> deleted) mutable {
       if (deleted) {
-        if (auto scans = history_->DeleteUser(user); !scans) {
+        if (auto scans = history->DeleteUser(user); !scans) {
           deleted =
               MakeError(ErrorCode::kInternal, "the user's layer is deleted, but not their scans: " +
                                                   scans.error().message);

@@ -26,6 +26,7 @@
 #define NBSPAMD_CORE_SPAM_FILTER_H_
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -248,10 +249,13 @@ class SpamFilter {
   [[nodiscard]] std::expected<ClassifyOutcome, Error> Classify(
       const ClassifyRequest& request) const;
 
-  // Keeps a scan history from now on (history/scan_history.h). Call once, before serving.
+  // Keeps a scan history from now on (history/scan_history.h): from the next classification, so
+  // it may be called while serving (a history whose folder opened late). Call at most once.
   void EnableHistory(std::unique_ptr<history::ScanHistory> history, HistoryOptions options);
-  // The scan history; nullptr when it is off.
-  [[nodiscard]] const history::ScanHistory* History() const { return history_.get(); }
+  // The scan history; nullptr while it is off.
+  [[nodiscard]] const history::ScanHistory* History() const {
+    return history_.load(std::memory_order_acquire);
+  }
 
   // Learns the bag scan request.scan_id classified as request.label, under that scan's message
   // key, through the ledger as TrainAsync does (idempotent, a relearn moves the counts); `done`
@@ -502,9 +506,11 @@ class SpamFilter {
   mutable VerdictMemory verdicts_;
   // The last hour's classifications and trainings (GET /activity). Before writer_, as verdicts_.
   mutable ActivityWindow activity_;
-  // The scan history, set before serving, then never changed. Before writer_: a completion of
-  // the writer may use it.
-  std::unique_ptr<history::ScanHistory> history_;
+  // The scan history, set at most once (EnableHistory), then never changed; history_ is published
+  // (release) after history_options_ and scan_ids_ are set, so a thread that loads it (acquire)
+  // non-null may read them. Before writer_: a completion of the writer may use it.
+  std::unique_ptr<history::ScanHistory> history_owner_;
+  std::atomic<history::ScanHistory*> history_{nullptr};
   HistoryOptions history_options_;
   std::unique_ptr<history::ScanIdGenerator> scan_ids_;
   // Guarded autolearn, when on. Before writer_: the writer's last completions count in it.

@@ -124,8 +124,9 @@ int Run(int argc, char** argv) {
                               .queue_limit = settings.autolearn_queue_limit};
   filter_options.tokenizer = server::TokenizerOptionsOf(settings);
   core::SpamFilter filter(std::move(*store), filter_options);
-  server::EnableScanHistory(settings, filter);
-  // Stopped before the filter goes (declared after it).
+  // Stopped before the filter goes (declared after it), as the tasks below.
+  const std::unique_ptr<core::PeriodicTask> history_retry =
+      server::EnableScanHistory(settings, filter);
   std::optional<core::IdleUserSweep> idle_users;
   if (settings.user_idle_days > 0) {
     idle_users.emplace(filter, std::chrono::days(settings.user_idle_days), std::chrono::hours(1));

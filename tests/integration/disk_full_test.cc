@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <random>
 #include <set>
@@ -201,53 +202,99 @@ TEST_F(DiskFullTest, TrainingPausesWithA507AndResumesWhenSpaceReturns) {
 }
 
 // Stopped while the disk is still full, after long enough for RocksDB's periodic work to have
-// met the full disk (its log is flushed every 10 s): a clean exit, and nothing acknowledged lost.
-// (RocksDB's own LOG file in the history folder once failed there, and RocksDB aborted.) The
-// scans only in memory when the disk filled are lost: the history could not write them.
-TEST_F(DiskFullTest, StoppedWhileTheDiskIsFullItExitsCleanly) {
-  DaemonProcess daemon = Start();
-  HttpClient client(daemon.port());
+// met the full disk (its log is flushed every 10 s): a clean exit. (RocksDB's own LOG file in the
+// history folder once failed there, and RocksDB aborted.) Started again on the full disk: it
+// classifies, without a scan history, which opens by itself once space returns, as training
+// resumes. The scans only in memory when the disk filled are lost: the history could not write
+// them.
+TEST_F(DiskFullTest, StoppedAndStartedWhileTheDiskIsFullItExitsCleanlyAndRecovers) {
   std::vector<std::uint64_t> acknowledged;
   std::uint64_t n = 0;
-  for (; n < 2; ++n) {
-    ASSERT_EQ(Train(client, n).result(), http::status::ok);
-    acknowledged.push_back(n);
+  {
+    DaemonProcess daemon = Start();
+    HttpClient client(daemon.port());
+    for (; n < 2; ++n) {
+      ASSERT_EQ(Train(client, n).result(), http::status::ok);
+      acknowledged.push_back(n);
+    }
+    for (int k = 0; k < 5; ++k) {
+      ASSERT_EQ(client.Send(http::verb::post, "/classify", MessageText(k)).result(),
+                http::status::ok);
+    }
+    const HttpResponse full = FillTheDisk(client, n, acknowledged);
+    ASSERT_EQ(full.result(), http::status::insufficient_storage) << full.body();
+    const auto filled = std::chrono::steady_clock::now();
+    // Scans to write while the disk is full: the history's writes fail and are counted.
+    for (int k = 0; k < 50; ++k) {
+      ASSERT_EQ(client.Send(http::verb::post, "/classify", MessageText(1000 + k)).result(),
+                http::status::ok);
+    }
+    std::this_thread::sleep_until(filled + std::chrono::seconds(11));
+    try {
+      ASSERT_EQ(client.Send(http::verb::get, "/readyz").result(),
+                http::status::service_unavailable);
+    } catch (const std::exception& e) {
+      FAIL() << "the daemon stopped answering on a full disk: " << e.what() << "\n" << daemon.Log();
+    }
+    ASSERT_EQ(daemon.Terminate(), 0) << daemon.Log();
   }
-  for (int k = 0; k < 5; ++k) {
-    ASSERT_EQ(client.Send(http::verb::post, "/classify", MessageText(k)).result(),
-              http::status::ok);
-  }
-  const HttpResponse full = FillTheDisk(client, n, acknowledged);
-  ASSERT_EQ(full.result(), http::status::insufficient_storage) << full.body();
-  const auto filled = std::chrono::steady_clock::now();
-  // Scans to write while the disk is full: the history's writes fail and are counted.
-  for (int k = 0; k < 50; ++k) {
-    ASSERT_EQ(client.Send(http::verb::post, "/classify", MessageText(1000 + k)).result(),
-              http::status::ok);
-  }
-  std::this_thread::sleep_until(filled + std::chrono::seconds(11));
-  try {
-    ASSERT_EQ(client.Send(http::verb::get, "/readyz").result(), http::status::service_unavailable);
-  } catch (const std::exception& e) {
-    FAIL() << "the daemon stopped answering on a full disk: " << e.what() << "\n" << daemon.Log();
-  }
-
-  ASSERT_EQ(daemon.Terminate(), 0) << daemon.Log();
   EXPECT_EQ(RocksdbLogFiles(data_), std::vector<std::string>{});
+
+  // What the stop freed, filled again: the next start finds no byte free.
+  const std::string filler = mount_point_ + "/filler";
+  {
+    std::ofstream out(filler, std::ios::binary);
+    const std::string block(4096, '\0');
+    while (out.write(block.data(), static_cast<std::streamsize>(block.size()))) {
+    }
+  }
+  DaemonProcess daemon = Start();
+  HttpClient client(daemon.port());
+  const HttpResponse unrecorded = client.Send(http::verb::post, "/classify", MessageText(3000));
+  ASSERT_EQ(unrecorded.result(), http::status::ok) << unrecorded.body();
+  EXPECT_FALSE(json::parse(unrecorded.body()).as_object().contains("scan_id"));
+  EXPECT_NE(daemon.Log().find("the scan history is off until its folder opens"), std::string::npos)
+      << daemon.Log();
+
+  // Space returns: the history opens by itself, and training resumes.
+  std::filesystem::remove(filler);
   ASSERT_TRUE(tmpfs_->Resize(64));
-  const ProcessExit check = RunToExit({"check", "--data-dir", data_});
-  ASSERT_EQ(check.status, 0) << check.output;
-  DaemonProcess again = Start();
-  const std::set<std::string> ids = LedgerIds(again.port());
+  const auto grown = std::chrono::steady_clock::now();
+  std::string scan_id;
+  while (scan_id.empty()) {
+    ASSERT_LT(std::chrono::steady_clock::now(), grown + std::chrono::seconds(30))
+        << "the scan history did not open\n"
+        << daemon.Log();
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    const json::object answer =
+        json::parse(client.Send(http::verb::post, "/classify", MessageText(3001)).body())
+            .as_object();
+    if (answer.contains("scan_id")) scan_id = answer.at("scan_id").as_string();
+  }
+  const std::chrono::duration<double> opened = std::chrono::steady_clock::now() - grown;
+  std::printf("[ disk full ] the scan history opened %.2f s after the tmpfs grew\n",
+              opened.count());
+  // Queued scans are found at once.
+  const HttpResponse found = client.Send(http::verb::get, "/history/" + scan_id);
+  EXPECT_EQ(found.result(), http::status::ok) << found.body();
+  while (client.Send(http::verb::get, "/readyz").result() != http::status::ok) {
+    ASSERT_LT(std::chrono::steady_clock::now(), grown + std::chrono::seconds(30))
+        << "training did not resume\n"
+        << daemon.Log();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(Train(client, n).result(), http::status::ok);
+  acknowledged.push_back(n);
+
+  // Nothing acknowledged lost; a clean stop and a consistent folder.
+  const std::set<std::string> ids = LedgerIds(daemon.port());
   for (std::uint64_t a : acknowledged) {
     EXPECT_TRUE(ids.contains("m" + std::to_string(a))) << "acknowledged train m" << a << " lost";
   }
-  // The scan history records again.
-  HttpClient reader(again.port());
-  const HttpResponse classified = reader.Send(http::verb::post, "/classify", MessageText(2000));
-  ASSERT_EQ(classified.result(), http::status::ok);
-  const std::string scan_id(json::parse(classified.body()).at("scan_id").as_string());
-  EXPECT_EQ(reader.Send(http::verb::get, "/history/" + scan_id).result(), http::status::ok);
+  ASSERT_EQ(daemon.Terminate(), 0) << daemon.Log();
+  const ProcessExit check = RunToExit({"check", "--data-dir", data_});
+  EXPECT_EQ(check.status, 0) << check.output;
+  EXPECT_EQ(RocksdbLogFiles(data_), std::vector<std::string>{});
 }
 
 }  // namespace
