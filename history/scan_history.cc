@@ -78,7 +78,6 @@ std::expected<std::unique_ptr<ScanHistory>, Error> ScanHistory::Open(ScanHistory
   // at close after its first failed write.
   db_options.info_log = std::make_shared<storage::RocksdbLogger>(options.log);
   db_options.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
-  db_options.keep_log_file_num = 2;
   db_options.max_total_wal_size = 64 << 20;
   db_options.write_buffer_size = 32 << 20;
   // Token hashes are random: compressing them costs CPU and saves nothing.
