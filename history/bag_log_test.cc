@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "history/scan_id.h"
 #include "tests/support/temp_dir.h"
@@ -109,6 +111,52 @@ TEST(BagLogTest, ANewSegmentStartsPastTheSegmentSize) {
   EXPECT_EQ(written[4].offset, 0u);
   for (const BagLocation& where : written)
     EXPECT_EQ((*log)->Read(where).value_or("").size(), big.size());
+}
+
+// Many writes of a few records each into one segment: every record reads back after each write
+// and after a reopen, and one erased between writes stays erased, its bytes gone from the file.
+TEST(BagLogTest, ManySmallWritesEachReadBackAndAnErasedOneStaysErased) {
+  TempDir dir;
+  std::vector<std::pair<BagLocation, std::string>> written;
+  BagLocation erased;
+  {
+    auto log = BagLog::Open(dir.Join("bags"));
+    ASSERT_TRUE(log);
+    for (int i = 0; i < 300; ++i) {
+      // Record 200 is unlike the others, so that its bytes can be looked for in the file.
+      const std::string payload = i == 200
+                                      ? std::string("secret tokens")
+                                      : std::string(static_cast<std::size_t>(1 + (i * 37) % 700),
+                                                    static_cast<char>('a' + i % 26));
+      written.emplace_back((*log)->Append(IdAt(0), payload), payload);
+      if (i % 3 == 2) {
+        ASSERT_TRUE((*log)->Write());
+        for (const auto& [where, bytes] : written) {
+          if (where == erased) continue;
+          ASSERT_EQ((*log)->Read(where).value_or("?"), bytes) << "record at " << where.offset;
+        }
+      }
+      if (i == 200) {
+        ASSERT_TRUE((*log)->Write());
+        erased = written.back().first;
+        ASSERT_TRUE((*log)->Erase(erased));
+        EXPECT_EQ((*log)->Read(erased).error().code, ErrorCode::kDataLoss);
+      }
+    }
+    EXPECT_EQ((*log)->Segments().size(), 1u);
+  }
+  std::ifstream file(dir.Join("bags/bags-" + erased.segment), std::ios::binary);
+  const std::string on_disk((std::istreambuf_iterator<char>(file)), {});
+  EXPECT_EQ(on_disk.find("secret"), std::string::npos);
+  auto log = BagLog::Open(dir.Join("bags"));
+  ASSERT_TRUE(log);
+  for (const auto& [where, bytes] : written) {
+    if (where == erased) {
+      EXPECT_EQ((*log)->Read(where).error().code, ErrorCode::kDataLoss);
+    } else {
+      EXPECT_EQ((*log)->Read(where).value_or("?"), bytes) << "record at " << where.offset;
+    }
+  }
 }
 
 }  // namespace
