@@ -1,9 +1,10 @@
-"""The /classify throughput cost of a setting: one nbspamd binary, two daemons, paired runs.
+"""The /classify throughput cost of a setting (or of a change of code): two daemons, paired runs.
 
 Daemon A runs with FLAGS_A, daemon B with FLAGS_B (say, A '--history false' and B the defaults:
-what the scan history costs), in BLOCKS blocks. In each block two fresh daemons, started in turns
-(A first in even blocks, B first in odd ones), learn the 4,789 training messages of the accuracy
-split; each is saturated for WARMUP seconds (so that a history reaches its bound: the steady
+what the scan history costs), in BLOCKS blocks; both run one binary, or with --nbspamd-b daemon
+B runs another: what a change of code costs or gains. In each block two fresh daemons, started in
+turns (A first in even blocks, B first in odd ones), learn the 4,789 training messages of the
+accuracy split; each is saturated for WARMUP seconds (so that a history reaches its bound: the steady
 state of a daemon that has run for a while); then, PAIRS times, each is saturated for SECONDS
 seconds by wrk posting the 1,257 test messages over CONNECTIONS keep-alive connections, A then B
 in even pairs and B then A in odd ones (ABBA: a drift of the machine's speed cancels within two
@@ -49,14 +50,15 @@ def bootstrap_interval(blocks, resamplings=10_000, seed=27):
     return math.exp(means[int(0.025 * resamplings)]), math.exp(means[int(0.975 * resamplings) - 1])
 
 
-def run_block(block, binary, train, list_file, args, runs):
+def run_block(block, binaries, train, list_file, args, runs):
     """One block: two fresh daemons, warmed up, then args.pairs paired runs appended to runs."""
     workdirs, daemons = {}, {}
     try:
         order = (('A', args.flags_a), ('B', args.flags_b))
         for name, flags in order if block % 2 == 0 else order[::-1]:
             workdirs[name] = tempfile.mkdtemp(prefix=f'nbspamd-cost-{name}-')
-            daemon = daemons[name] = Nbspamd(workdirs[name], binary, ['--threads', str(args.threads), *flags.split()])
+            daemon = daemons[name] = Nbspamd(workdirs[name], binaries[name],
+                                             ['--threads', str(args.threads), *flags.split()])
             print(f'block {block + 1}: {name} ({flags or "defaults"}): starting and learning {len(train)} messages',
                   file=sys.stderr)
             daemon.start()
@@ -92,13 +94,18 @@ def main():
     parser.add_argument('--connections', type=int, default=16)
     parser.add_argument('--threads', type=int, default=2, help="each daemon's --threads")
     parser.add_argument('--nbspamd', default=None, help='daemon binary (default build/release/server/nbspamd)')
+    parser.add_argument('--nbspamd-b', default=None,
+                        help="daemon B's binary, to measure a change of code rather than of a setting (default: --nbspamd)")
     parser.add_argument('--corpus', default=os.path.join(HERE, '..', 'accuracy', 'corpus'))
     parser.add_argument('--results', default=os.path.join(HERE, 'results'))
     args = parser.parse_args()
     if args.blocks < 1 or args.pairs < 2 or args.seconds < 1 or args.warmup < 0:
         parser.error('--blocks must be at least 1, --pairs at least 2, --seconds at least 1, --warmup at least 0')
 
+    if args.nbspamd_b and not os.access(args.nbspamd_b, os.X_OK):
+        parser.error(f'--nbspamd-b {args.nbspamd_b}: not an executable file')
     binary = harness.ensure_nbspamd(args.nbspamd)
+    binaries = {'A': binary, 'B': os.path.abspath(args.nbspamd_b) if args.nbspamd_b else binary}
     corpus = load_corpus(args.corpus)
     train = [m for m in corpus if in_train_split(m)]
     test = [m for m in corpus if not in_train_split(m)]
@@ -107,7 +114,7 @@ def main():
     runs = {'A': [], 'B': []}
     try:
         for block in range(args.blocks):
-            run_block(block, binary, train, list_file.name, args, runs)
+            run_block(block, binaries, train, list_file.name, args, runs)
     finally:
         os.unlink(list_file.name)
 
@@ -120,7 +127,7 @@ def main():
                'median_ratio': statistics.median(ratios), 'ratio_of_totals': sum(runs['B']) / sum(runs['A']),
                'median_a': statistics.median(runs['A']), 'median_b': statistics.median(runs['B'])}
     report = {'finished_at': time.strftime('%Y-%m-%dT%H:%M:%S'), 'load_average': os.getloadavg(),
-              'binary': binary, 'flags_a': args.flags_a, 'flags_b': args.flags_b, 'blocks': args.blocks,
+              'binary': binary, 'binary_b': binaries['B'], 'flags_a': args.flags_a, 'flags_b': args.flags_b, 'blocks': args.blocks,
               'pairs': args.pairs,
               'seconds': args.seconds, 'warmup': args.warmup, 'connections': args.connections,
               'threads': args.threads, 'summary': summary, 'runs': runs}
