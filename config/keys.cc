@@ -417,6 +417,10 @@ constexpr std::array kKeys = {
         "most token_expiry_max_count times. 0 = never."),
     UnsignedKey<&Settings::token_expiry_max_count, 1, std::numeric_limits<std::uint64_t>::max()>(
         "token_expiry_max_count", "N", "The most times an expiring token may be counted."),
+    UnsignedKey<&Settings::token_expiry_min_messages, 0, std::numeric_limits<std::uint64_t>::max()>(
+        "token_expiry_min_messages", "N",
+        "A token expires by age only once this many messages have been learned since it was "
+        "last seen. 0 = days alone."),
     DoubleKey<&Settings::token_keep_weight, DoubleRange::kNonNegative>(
         "token_keep_weight",
         "Keep every token whose |log P(w|spam) - log P(w|ham)| is at least this, whatever its "

@@ -165,9 +165,12 @@ struct Settings {
   // weight) is dropped. Over token_cap distinct tokens (0 = no cap), the least recently seen of
   // those weighing less than token_keep_weight go first, whatever their count. The age rule also
   // drops user layers' tokens, judged by each user's own ledger and counts; the cap is the global
-  // model's only. Both need ledger_retention_days.
+  // model's only. Both need ledger_retention_days. The age rule's "ago" is also counted in
+  // messages: a token goes only once the model has learned token_expiry_min_messages documents
+  // since it was last seen (0 = days alone), so that a site learning little keeps its rare words.
   unsigned token_expiry_days = 0;
   std::uint64_t token_expiry_max_count = 1;
+  std::uint64_t token_expiry_min_messages = 20'000;
   double token_keep_weight = 0;
   // Keep every token counted in ham at all, by age and by the cap: only words seen in spam alone
   // may go (docs/ACCURACY.md "The model expiry over a year of mail": dropping rare ham words

@@ -722,13 +722,16 @@ TEST_F(SettingsTest, UserLayerKeysFromEveryPlaceAndTheirRanges) {
   // The token expiry: off by default, and only with a ledger retention.
   EXPECT_EQ(defaults->settings.token_expiry_days, 0u);
   EXPECT_EQ(defaults->settings.token_expiry_max_count, 1u);
+  EXPECT_EQ(defaults->settings.token_expiry_min_messages, 20'000u);
   EXPECT_EQ(defaults->settings.token_keep_weight, 0.0);
   EXPECT_TRUE(defaults->settings.token_keep_ham);
   EXPECT_EQ(defaults->settings.token_cap, 0u);
-  const Settings expiring = LoadOk({"--ledger-retention-days", "90", "--token-expiry-days", "180",
-                                    "--token-expiry-max-count", "2", "--token-keep-weight", "3.5",
-                                    "--token-cap", "5000000", "--token-keep-ham", "false"});
+  const Settings expiring =
+      LoadOk({"--ledger-retention-days", "90", "--token-expiry-days", "180",
+              "--token-expiry-max-count", "2", "--token-keep-weight", "3.5", "--token-cap",
+              "5000000", "--token-keep-ham", "false", "--token-expiry-min-messages", "0"});
   EXPECT_EQ(expiring.token_expiry_days, 180u);
+  EXPECT_EQ(expiring.token_expiry_min_messages, 0u);
   EXPECT_EQ(expiring.token_expiry_max_count, 2u);
   EXPECT_EQ(expiring.token_keep_weight, 3.5);
   EXPECT_FALSE(expiring.token_keep_ham);
@@ -739,6 +742,7 @@ TEST_F(SettingsTest, UserLayerKeysFromEveryPlaceAndTheirRanges) {
               HasSubstr("token_expiry_days and token_cap need ledger_retention_days"));
   EXPECT_NE(LoadError({"--token-expiry-max-count", "0"}), "");
   EXPECT_NE(LoadError({"--token-keep-weight", "-1"}), "");
+  EXPECT_NE(LoadError({"--token-expiry-min-messages", "many"}), "");
 
   EXPECT_EQ(LoadError({"--user-beta", "0"}),
             "--user-beta: invalid value '0' for 'user_beta': expected a finite number greater "

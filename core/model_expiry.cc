@@ -1,5 +1,6 @@
 #include "core/model_expiry.h"
 
+#include <algorithm>
 #include <limits>
 #include <string>
 
@@ -23,12 +24,26 @@ ModelExpirySweep::ModelExpirySweep(SpamFilter& filter, ExpiryPolicy policy,
       }) {}
 
 std::expected<ExpiryPass, Error> ModelExpirySweep::SweepOnce() {
+  std::lock_guard lock(pass_mutex_);
   const auto start = std::chrono::steady_clock::now();
   const std::int64_t now = filter_.options().clock();
   auto pass = Pass(now);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  filter_.NoteExpiryPass(filter_.options().clock(), seconds, pass && pass->cap_met);
+  filter_.NoteExpiryPass(filter_.options().clock(), seconds, pass && pass->cap_met,
+                         pass && pass->age_rule_waiting);
+  if (pass && pass->age_rule_waiting != waiting_logged_) {
+    waiting_logged_ = pass->age_rule_waiting;
+    if (waiting_logged_) {
+      LogInfo(
+          "the token expiry's age rule waits: fewer than token_expiry_min_messages messages "
+          "learned since the oldest sample of this daemon's model",
+          {{"token_expiry_min_messages", std::to_string(policy_.token_min_messages)}});
+    } else {
+      LogInfo("the token expiry's age rule acts again: token_expiry_min_messages messages learned",
+              {{"token_expiry_min_messages", std::to_string(policy_.token_min_messages)}});
+    }
+  }
   if (pass && (pass->retired > 0 || pass->dropped_by_age > 0 || pass->dropped_from_users > 0 ||
                pass->dropped_by_cap > 0)) {
     LogInfo("model expiry pass", {{"retired_records", std::to_string(pass->retired)},
@@ -51,8 +66,14 @@ std::expected<ExpiryPass, Error> ModelExpirySweep::Pass(std::int64_t now) {
   rule.keep_weight = policy_.keep_weight;
   rule.keep_ham = policy_.keep_ham;
   rule.alpha = policy_.alpha;
-  if (policy_.token_age.count() > 0) {
+  std::optional<std::int64_t> message_horizon;
+  if (policy_.token_age.count() > 0 && policy_.token_min_messages > 0) {
+    message_horizon = MessageHorizon(now);
+    pass.age_rule_waiting = !message_horizon;
+  }
+  if (policy_.token_age.count() > 0 && !pass.age_rule_waiting) {
     rule.seen_before = now - policy_.token_age.count();
+    if (message_horizon) rule.seen_before = std::min(rule.seen_before, *message_horizon);
     rule.max_count = policy_.token_max_count;
     auto dropped = filter_.ExpireTokens(rule);
     if (!dropped) return std::unexpected(std::move(dropped.error()));
@@ -90,6 +111,23 @@ std::expected<ExpiryPass, Error> ModelExpirySweep::Pass(std::int64_t now) {
   if (!dropped) return std::unexpected(std::move(dropped.error()));
   pass.dropped_by_cap = *dropped;
   return pass;
+}
+
+std::optional<std::int64_t> ModelExpirySweep::MessageHorizon(std::int64_t now) {
+  const std::uint64_t documents = filter_.Stats()->TotalDocuments();
+  // The samples rise strictly in documents: one with as many documents as now, or more (after
+  // forgets), and an older time than now is never the better horizon.
+  while (!samples_.empty() && samples_.back().documents >= documents) samples_.pop_back();
+  samples_.push_back({now, documents});
+  const std::uint64_t needed = policy_.token_min_messages;
+  if (documents < needed) return std::nullopt;
+  // The newest sample at most documents - needed: the samples before it are no longer needed.
+  const auto after = std::upper_bound(
+      samples_.begin(), samples_.end(), documents - needed,
+      [](std::uint64_t limit, const DocumentSample& sample) { return limit < sample.documents; });
+  if (after == samples_.begin()) return std::nullopt;
+  samples_.erase(samples_.begin(), after - 1);
+  return samples_.front().time;
 }
 
 }  // namespace nbspamd::core

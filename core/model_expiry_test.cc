@@ -201,6 +201,61 @@ TEST_F(ModelExpiryTest, TheAgeRuleDropsRareOldTokensAndTheCapTheLeastRecentlySee
   EXPECT_TRUE(report->ok()) << report->problems.front();
 }
 
+TEST_F(ModelExpiryTest, TheAgeRuleWaitsUntilEnoughMessagesWereLearnedSinceATokenWasSeen) {
+  // Rare and old by days from the first pass on; by messages, only words last seen before the
+  // newest pass sample with at least 3 documents learned since it.
+  const ExpiryPolicy policy{.ledger_retention = std::chrono::days(1),
+                            .token_age = std::chrono::days(1),
+                            .token_max_count = 1,
+                            .token_min_messages = 3};
+  ModelExpirySweep sweep(*filter_, policy, kNever);
+  TrainAt(1, "m1", "spam", "alpha bravo");
+  TrainAt(2, "m2", "ham", "charlie delta");
+  const auto pass_at = [&](std::int64_t day) {
+    now_ = day * kDay;
+    auto pass = sweep.SweepOnce();
+    EXPECT_TRUE(pass.has_value()) << pass.error().message;
+    return pass.value_or(ExpiryPass{});
+  };
+
+  // Two documents, the first sample: the rule waits, though every word is a week old.
+  ExpiryPass pass = pass_at(10);
+  EXPECT_EQ(pass.retired, 2u);
+  EXPECT_TRUE(pass.age_rule_waiting);
+  EXPECT_EQ(pass.dropped_by_age, 0u);
+  EXPECT_TRUE(filter_->Expiry().age_rule_waiting);
+  TrainAt(11, "m3", "spam", "echo");
+  pass = pass_at(13);  // 3 documents: 1 since the first sample.
+  EXPECT_TRUE(pass.age_rule_waiting);
+  TrainAt(14, "m4", "ham", "foxtrot");
+  pass = pass_at(16);  // 4: 2 since.
+  EXPECT_TRUE(pass.age_rule_waiting);
+  EXPECT_EQ(filter_->Stats()->vocabulary_size, 6u);
+
+  // 5 documents, 3 learned since day 10's sample: the words last seen before day 10 go; echo,
+  // foxtrot and golf, older than a day too, stay until 3 more are learned after them.
+  TrainAt(17, "m5", "spam", "golf");
+  pass = pass_at(19);
+  EXPECT_FALSE(pass.age_rule_waiting);
+  EXPECT_EQ(pass.dropped_by_age, 4u);
+  EXPECT_EQ(filter_->Stats()->vocabulary_size, 3u);
+  EXPECT_FALSE(filter_->Expiry().age_rule_waiting);
+
+  // 3 more: day 19's sample (5 documents) is the horizon now. The words of days 11 to 17 go,
+  // those learned after it stay, a day old or not.
+  TrainAt(20, "m6", "ham", "hotel");
+  TrainAt(21, "m7", "ham", "india");
+  TrainAt(22, "m8", "spam", "juliett");
+  pass = pass_at(24);
+  EXPECT_FALSE(pass.age_rule_waiting);
+  EXPECT_EQ(pass.dropped_by_age, 3u);
+  EXPECT_EQ(filter_->Stats()->vocabulary_size, 3u);
+  filter_.reset();
+  auto report = storage::CheckModel(dir_.Join("model"));
+  ASSERT_TRUE(report.has_value()) << report.error().message;
+  EXPECT_TRUE(report->ok()) << report->problems.front();
+}
+
 TEST_F(ModelExpiryTest, UserLayersRetireAndExpireByTheSameRulesButNotByTheCap) {
   // Tokens count once a message: "old" and "stuff" are counted twice, as is alice's "bulk".
   TrainAt(5, "g0", "spam", "old stuff");

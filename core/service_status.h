@@ -35,6 +35,8 @@ struct ExpiryFigures {
   std::int64_t last_pass_end = 0;  // When the last pass ended (Unix seconds); 0: none yet.
   double last_pass_seconds = 0;    // How long it took.
   bool cap_met = true;             // Whether the last pass brought |V| to the cap.
+  // Whether the last pass's age rule waited for token_expiry_min_messages messages.
+  bool age_rule_waiting = false;
 };
 
 struct ServiceStatus {

@@ -665,12 +665,14 @@ ExpiryFigures SpamFilter::Expiry() const {
   return figures;
 }
 
-void SpamFilter::NoteExpiryPass(std::int64_t ended_at, double seconds, bool cap_met) {
+void SpamFilter::NoteExpiryPass(std::int64_t ended_at, double seconds, bool cap_met,
+                                bool age_rule_waiting) {
   std::lock_guard lock(expiry_mutex_);
   ++expiry_passes_.passes;
   expiry_passes_.last_pass_end = ended_at;
   expiry_passes_.last_pass_seconds = seconds;
   expiry_passes_.cap_met = cap_met;
+  expiry_passes_.age_rule_waiting = age_rule_waiting;
 }
 
 void SpamFilter::RetireLedgerAsync(std::int64_t learned_before, RetireLedgerDone done) {

@@ -337,7 +337,8 @@ class SpamFilter {
   }
   // What the model expiry did since start; a pass of core/model_expiry.h reports itself here.
   [[nodiscard]] ExpiryFigures Expiry() const;
-  void NoteExpiryPass(std::int64_t ended_at, double seconds, bool cap_met);
+  void NoteExpiryPass(std::int64_t ended_at, double seconds, bool cap_met,
+                      bool age_rule_waiting = false);
 
   // `user`'s layer stats (per-class documents and tokens over the global classes, and the
   // user's distinct tokens as vocabulary_size); nullopt when the user has no layer.

@@ -378,6 +378,10 @@ std::string Metrics::Render(const core::ServiceStatus& status, std::string_view 
                      "1 when the last pass brought the distinct tokens down to token_cap (or "
                      "there is no cap), 0 when ledger records still held too many.");
   AppendSample(out, "nbspamd_expiry_cap_met", "", expiry.cap_met ? 1.0 : 0.0);
+  AppendMetricHeader(out, "nbspamd_expiry_age_rule_waiting", "gauge",
+                     "1 when the last pass's age rule dropped nothing because fewer than "
+                     "token_expiry_min_messages messages were learned since the oldest it knows.");
+  AppendSample(out, "nbspamd_expiry_age_rule_waiting", "", expiry.age_rule_waiting ? 1.0 : 0.0);
   if (status.autolearn) {
     const core::AutolearnFigures& a = *status.autolearn;
     AppendCounter(out, "nbspamd_autolearn_total",

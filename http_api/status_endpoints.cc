@@ -31,6 +31,7 @@ std::optional<Response> HandleStats(Call& call, const Input& input) {
   body["expiry"] = json::object{{"ledger_retention_days", expiry.ledger_retention.count() / 86400},
                                 {"token_expiry_days", expiry.token_age.count() / 86400},
                                 {"token_expiry_max_count", expiry.token_max_count},
+                                {"token_expiry_min_messages", expiry.token_min_messages},
                                 {"token_keep_weight", expiry.keep_weight},
                                 {"token_keep_ham", expiry.keep_ham},
                                 {"token_cap", expiry.token_cap}};

@@ -37,7 +37,8 @@ def policy_flags(name):
     """A policy's name -> the flags of expiry_year_of_mail (the daemon's settings of the same
     names). A name is 'unbounded' or dash-separated parts: rD (ledger_retention_days D), tD
     (token_expiry_days D), cN (token_expiry_max_count N), wX (token_keep_weight X), h
-    (token_keep_ham on; off without it), capNk (token_cap N thousand); e.g. r90-t180-c1-h."""
+    (token_keep_ham on; off without it), capNk (token_cap N thousand), mNk
+    (token_expiry_min_messages N thousand; 0 without it); e.g. r90-t180-c1-h-m20k."""
     if name == 'unbounded':
         return []
     flags = []
@@ -48,6 +49,9 @@ def policy_flags(name):
         if part.startswith('cap') and part.endswith('k') and part[3:-1].isdigit():
             flags += ['--cap', str(int(part[3:-1]) * 1000)]
             continue
+        if part.startswith('m') and part.endswith('k') and part[1:-1].isdigit():
+            flags += ['--min-messages', str(int(part[1:-1]) * 1000)]
+            continue
         key, value = part[:1], part[1:]
         flag = {'r': '--retention-days', 't': '--token-days', 'c': '--max-count',
                 'w': '--keep-weight'}.get(key)
@@ -56,7 +60,7 @@ def policy_flags(name):
         except ValueError:
             ok = False
         if not ok:
-            raise SystemExit(f'{name}: not a policy (unbounded, or parts rD, tD, cN, wX, h, capNk)')
+            raise SystemExit(f'{name}: not a policy (unbounded, or parts rD, tD, cN, wX, h, capNk, mNk)')
         flags += [flag, value]
     return flags
 

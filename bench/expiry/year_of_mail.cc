@@ -6,13 +6,14 @@
 //
 //   expiry_year_of_mail --manifest FILE --dir DIR [--policy NAME] [--days 365]
 //       [--retention-days N] [--token-days N] [--max-count N] [--keep-weight W]
-//       [--keep-ham 0|1] [--cap N] [--scores FILE]
+//       [--keep-ham 0|1] [--cap N] [--min-messages N] [--scores FILE]
 //
 // --manifest lists the messages (bench/expiry/mail_manifest.h); DIR must not exist (the model
 // folder is created there and left for the caller to remove). The expiry flags are the daemon's
 // settings ledger_retention_days, token_expiry_days, token_expiry_max_count, token_keep_weight,
-// token_keep_ham (off unless --keep-ham 1) and token_cap (docs/CONFIG.md); all zero (the
-// default) is the unbounded model, never swept.
+// token_keep_ham (off unless --keep-ham 1), token_cap and token_expiry_min_messages
+// (--min-messages; 0 here unless given, though the daemon's default is 20,000) (docs/CONFIG.md);
+// all zero (the default) is the unbounded model, never swept.
 //
 // Prints a CSV row at the end of each simulated day, after its pass:
 //   day,policy,messages,db_bytes,sst_bytes,wal_bytes,memtable_bytes,rss_bytes,vocabulary,
@@ -66,6 +67,7 @@ struct Args {
   double keep_weight = 0;
   bool keep_ham = false;
   std::uint64_t cap = 0;
+  std::uint64_t min_messages = 0;
   std::string scores;
 };
 
@@ -73,7 +75,8 @@ struct Args {
   std::fprintf(stderr,
                "%s\nusage: expiry_year_of_mail --manifest FILE --dir DIR [--policy NAME] "
                "[--days N] [--retention-days N] [--token-days N] [--max-count N] "
-               "[--keep-weight W] [--keep-ham 0|1] [--cap N] [--scores FILE]\n",
+               "[--keep-weight W] [--keep-ham 0|1] [--cap N] [--min-messages N] "
+               "[--scores FILE]\n",
                why);
   std::exit(2);
 }
@@ -105,6 +108,8 @@ Args ParseArgs(int argc, char** argv) {
       args.keep_ham = value == "1";
     } else if (flag == "--cap") {
       args.cap = std::stoull(value);
+    } else if (flag == "--min-messages") {
+      args.min_messages = std::stoull(value);
     } else if (flag == "--scores") {
       args.scores = value;
     } else {
@@ -134,6 +139,7 @@ class Replay {
         .ledger_retention = std::chrono::days(args_.retention_days),
         .token_age = std::chrono::days(args_.token_days),
         .token_max_count = args_.max_count,
+        .token_min_messages = args_.min_messages,
         .keep_weight = args_.keep_weight,
         .keep_ham = args_.keep_ham,
         .token_cap = args_.cap,

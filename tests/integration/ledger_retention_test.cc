@@ -147,8 +147,13 @@ TEST_F(LedgerRetentionTest, RetiredMessagesKeepTheirCountsButCannotBeForgotten) 
   EXPECT_EQ(expiry.at("ledger_retention_days").as_int64(), 30);
   EXPECT_EQ(expiry.at("token_expiry_days").as_int64(), 90);
   EXPECT_EQ(expiry.at("token_expiry_max_count").as_int64(), 2);
+  EXPECT_EQ(expiry.at("token_expiry_min_messages").as_int64(), 20000);  // The default.
   EXPECT_EQ(expiry.at("token_cap").as_int64(), 1000000);
   EXPECT_TRUE(expiry.at("token_keep_ham").as_bool());  // The default.
+  // No pass yet: the age rule has not waited.
+  EXPECT_NE(
+      client.Send(http::verb::get, "/metrics").body().find("\nnbspamd_expiry_age_rule_waiting 0\n"),
+      std::string::npos);
   EXPECT_EQ(json::parse(Admin(client, http::verb::post, "/admin/retire?older_than_days=0").body())
                 .at("retired")
                 .as_int64(),
