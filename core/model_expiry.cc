@@ -115,11 +115,21 @@ std::expected<ExpiryPass, Error> ModelExpirySweep::Pass(std::int64_t now) {
 
 std::optional<std::int64_t> ModelExpirySweep::MessageHorizon(std::int64_t now) {
   const std::uint64_t documents = filter_.Stats()->TotalDocuments();
+  const std::uint64_t needed = policy_.token_min_messages;
+  if (!seeded_) {
+    // The first pass since start: the live ledger knows when the last `needed` messages it
+    // holds were learned, so a restart need not wait for that many new ones. (A store without
+    // a ledger retention, or fewer live records: the samples alone.)
+    seeded_ = true;
+    auto newest = filter_.NthNewestLearned(needed);
+    if (newest && *newest && documents >= needed && **newest < now) {
+      samples_.push_back({**newest, documents - needed});
+    }
+  }
   // The samples rise strictly in documents: one with as many documents as now, or more (after
   // forgets), and an older time than now is never the better horizon.
   while (!samples_.empty() && samples_.back().documents >= documents) samples_.pop_back();
   samples_.push_back({now, documents});
-  const std::uint64_t needed = policy_.token_min_messages;
   if (documents < needed) return std::nullopt;
   // The newest sample at most documents - needed: the samples before it are no longer needed.
   const auto after = std::upper_bound(

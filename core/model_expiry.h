@@ -11,9 +11,10 @@
 //      own records and counts play a part (SpamFilter::ExpireUserTokensAsync). With
 //      `token_min_messages`, "ago" is also counted in messages: a token goes only if the model
 //      has gained at least that many documents since it was last seen, as the sweep's own
-//      samples of the document count (one a pass, kept in memory) show. Until its samples span
-//      that many, the age rule waits (ExpiryPass::age_rule_waiting): after a start, and for ever
-//      at a site that learns fewer in the whole span of its samples;
+//      samples of the document count (one a pass, kept in memory; the first pass also takes one
+//      from the live ledger: when its newest `token_min_messages` records were learned) show.
+//      Until its samples span that many, the age rule waits (ExpiryPass::age_rule_waiting):
+//      after a start whose live ledger holds fewer, and for ever at a site that learns fewer;
 //   3. over `token_cap` distinct tokens, the cap drops the least recently seen of the tokens no
 //      live record holds and that weigh less than `keep_weight`, whatever their count, a day at a
 //      time, until |V| is at most the cap. When live records hold too many tokens for that, the
@@ -100,6 +101,7 @@ class ModelExpirySweep {
   const ExpiryPolicy policy_;
   std::mutex pass_mutex_;               // Held by a pass; guards what follows.
   std::deque<DocumentSample> samples_;  // Oldest first; only with token_min_messages.
+  bool seeded_ = false;                 // The first sample, from the live ledger, was taken.
   bool waiting_logged_ = false;         // The last pass's age rule waited (logged once).
   PeriodicTask task_;                   // Last: starts once the rest is built.
 };

@@ -256,6 +256,37 @@ TEST_F(ModelExpiryTest, TheAgeRuleWaitsUntilEnoughMessagesWereLearnedSinceAToken
   EXPECT_TRUE(report->ok()) << report->problems.front();
 }
 
+// After a restart the count of messages starts from the live ledger: a sweep whose first pass
+// finds token_min_messages live records acts at once; with one fewer it waits.
+TEST_F(ModelExpiryTest, AFirstPassCountsTheMessagesItsLiveLedgerHolds) {
+  TrainAt(1, "m1", "spam", "alpha");
+  TrainAt(2, "m2", "ham", "bravo");
+  TrainAt(9, "m3", "spam", "charlie");
+  TrainAt(9, "m4", "ham", "delta");
+  const ExpiryPolicy policy{.ledger_retention = std::chrono::days(2),
+                            .token_age = std::chrono::days(1),
+                            .token_max_count = 1,
+                            .token_min_messages = 3};
+  now_ = 10 * kDay;
+  {
+    // Live after the retire: m3 and m4, two of the three needed.
+    ModelExpirySweep sweep(*filter_, policy, kNever);
+    auto pass = sweep.SweepOnce();
+    ASSERT_TRUE(pass.has_value()) << pass.error().message;
+    EXPECT_EQ(pass->retired, 2u);
+    EXPECT_TRUE(pass->age_rule_waiting);
+    EXPECT_EQ(pass->dropped_by_age, 0u);
+  }
+  TrainAt(9, "m5", "spam", "echo");  // Now three live records, learned on day 9.
+  now_ = 10 * kDay;
+  ModelExpirySweep restarted(*filter_, policy, kNever);
+  auto pass = restarted.SweepOnce();
+  ASSERT_TRUE(pass.has_value()) << pass.error().message;
+  EXPECT_FALSE(pass->age_rule_waiting);
+  EXPECT_EQ(pass->dropped_by_age, 2u);  // alpha and bravo, last seen before day 9.
+  EXPECT_EQ(filter_->Stats()->vocabulary_size, 3u);
+}
+
 TEST_F(ModelExpiryTest, UserLayersRetireAndExpireByTheSameRulesButNotByTheCap) {
   // Tokens count once a message: "old" and "stuff" are counted twice, as is alice's "bulk".
   TrainAt(5, "g0", "spam", "old stuff");

@@ -335,10 +335,14 @@ class SpamFilter {
       const storage::TokenExpiryRule& rule) const {
     return store_->FindExpiryCandidates(rule);
   }
+  // The learned_at of the global ledger's n-th newest live record (Store::NthNewestLearned).
+  [[nodiscard]] std::expected<std::optional<std::int64_t>, Error> NthNewestLearned(
+      std::uint64_t n) const {
+    return store_->NthNewestLearned(n);
+  }
   // What the model expiry did since start; a pass of core/model_expiry.h reports itself here.
   [[nodiscard]] ExpiryFigures Expiry() const;
-  void NoteExpiryPass(std::int64_t ended_at, double seconds, bool cap_met,
-                      bool age_rule_waiting = false);
+  void NoteExpiryPass(std::int64_t ended_at, double seconds, bool cap_met, bool age_rule_waiting);
 
   // `user`'s layer stats (per-class documents and tokens over the global classes, and the
   // user's distinct tokens as vocabulary_size); nullopt when the user has no layer.

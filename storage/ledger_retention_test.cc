@@ -122,6 +122,25 @@ TEST(LedgerRetentionStoreTest, StepStartsCutAPassIntoStepsOfTheirSize) {
   EXPECT_TRUE(store.RetireStepStarts(301, 1, false)->empty());
 }
 
+// NthNewestLearned counts the live records of every source by time, and no retired one.
+TEST(LedgerRetentionStoreTest, TheNthNewestLiveRecordOverAllSources) {
+  TempDir dir;
+  auto opened = RocksdbStore::Open(dir.Join("model"));
+  ASSERT_TRUE(opened.has_value()) << opened.error().message;
+  RocksdbStore& store = **opened;
+  EXPECT_EQ(*store.NthNewestLearned(1), std::nullopt);  // An empty ledger.
+  LearnFourRecords(store);  // Times 100 and 200 ("a"), 300 ("b"), 400 ("").
+  EXPECT_EQ(*store.NthNewestLearned(1), 400);
+  EXPECT_EQ(*store.NthNewestLearned(2), 300);
+  EXPECT_EQ(*store.NthNewestLearned(3), 200);
+  EXPECT_EQ(*store.NthNewestLearned(4), 100);
+  EXPECT_EQ(*store.NthNewestLearned(5), std::nullopt);
+  EXPECT_EQ(store.NthNewestLearned(0).error().code, ErrorCode::kInvalidArgument);
+  ASSERT_EQ(store.RetireLedger(301, 0)->retired, 3u);  // d1, d2, d3.
+  EXPECT_EQ(*store.NthNewestLearned(1), 400);
+  EXPECT_EQ(*store.NthNewestLearned(2), std::nullopt);
+}
+
 // The sum of the counts of `words`' tokens, class by class, and the model's |V|.
 std::uint64_t CountOf(const Store& store, const std::string& word) {
   const model::Snapshot snapshot = store.Read(BagOfWords(word).entries);

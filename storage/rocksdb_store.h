@@ -119,6 +119,8 @@ class RocksdbStore final : public Store {
       std::string_view stream_position = "") override;
   [[nodiscard]] std::expected<ExpiryCandidates, Error> FindExpiryCandidates(
       const TokenExpiryRule& rule) const override;
+  [[nodiscard]] std::expected<std::optional<std::int64_t>, Error> NthNewestLearned(
+      std::uint64_t n) const override;
   [[nodiscard]] std::expected<std::vector<std::string>, Error> RetireStepStarts(
       std::int64_t learned_before, std::size_t records_per_step, bool users,
       std::size_t max_starts = 0) const override;

@@ -5,7 +5,9 @@
 #include <rocksdb/write_batch.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <queue>
 #include <vector>
 
 #include "storage/encoding.h"
@@ -207,6 +209,33 @@ std::expected<std::vector<std::string>, Error> RocksdbStore::RetireStepStarts(
   } while (step && step->more && (max_starts == 0 || starts.size() < max_starts));
   if (!step) return std::unexpected(std::move(step.error()));
   return starts;
+}
+
+std::expected<std::optional<std::int64_t>, Error> RocksdbStore::NthNewestLearned(
+    std::uint64_t n) const {
+  if (n == 0) return MakeError(ErrorCode::kInvalidArgument, "the 0th newest record");
+  std::shared_lock database_lock(database_mutex_);
+  if (!database_) return std::unexpected(StoppedError());
+  rocksdb::ColumnFamilyHandle* const family = database_->family(kSources);
+  if (family == nullptr) return std::nullopt;
+  // The source index holds one key per live record, sorted by source and then time: the n
+  // newest times over all sources, kept in a min-heap of n.
+  std::priority_queue<std::int64_t, std::vector<std::int64_t>, std::greater<>> newest;
+  std::unique_ptr<rocksdb::Iterator> it(
+      database_->db().NewIterator(rocksdb::ReadOptions(), family));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    auto key = DecodeSourceKey(it->key().ToStringView());
+    if (!key) return std::unexpected(std::move(key.error()));
+    if (newest.size() < n) {
+      newest.push(key->learned_at);
+    } else if (key->learned_at > newest.top()) {
+      newest.pop();
+      newest.push(key->learned_at);
+    }
+  }
+  if (!it->status().ok()) return RocksdbError("reading the source index", it->status());
+  if (newest.size() < n) return std::nullopt;
+  return newest.top();
 }
 
 }  // namespace nbspamd::storage

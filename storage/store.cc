@@ -76,6 +76,11 @@ std::expected<std::vector<std::string>, Error> Store::RetireStepStarts(
   return MakeError(ErrorCode::kFailedPrecondition, "this store keeps no ledger retention");
 }
 
+std::expected<std::optional<std::int64_t>, Error> Store::NthNewestLearned(
+    std::uint64_t /*n*/) const {
+  return MakeError(ErrorCode::kFailedPrecondition, "this store keeps no ledger retention");
+}
+
 std::expected<TokenExpiryStep, Error> Store::ExpireTokens(const TokenExpiryRule& /*rule*/,
                                                           TokenHash /*from*/,
                                                           std::size_t /*max_examined*/,

@@ -338,6 +338,13 @@ class Store {
   [[nodiscard]] virtual std::expected<ExpiryCandidates, Error> FindExpiryCandidates(
       const TokenExpiryRule& rule) const;
 
+  // The learned_at of the n-th newest live (not retired) record of the global ledger, n >= 1:
+  // at least n of its messages were learned at that time or later. nullopt when it holds fewer.
+  // What the token expiry's count of messages starts from after a restart. Reads one snapshot;
+  // thread-safe. Errors: as RetireLedger.
+  [[nodiscard]] virtual std::expected<std::optional<std::int64_t>, Error> NthNewestLearned(
+      std::uint64_t n) const;
+
   // Monitoring figures of the user layers; thread-safe, never waits for a write.
   [[nodiscard]] virtual UserLayerFigures UserFigures() const { return {}; }
 };
