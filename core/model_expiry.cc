@@ -28,6 +28,20 @@ std::expected<ExpiryPass, Error> ModelExpirySweep::SweepOnce() {
   const auto start = std::chrono::steady_clock::now();
   const std::int64_t now = filter_.options().clock();
   auto pass = Pass(now);
+  const bool changed = pass && (pass->retired > 0 || pass->dropped_by_age > 0 ||
+                                pass->dropped_from_users > 0 || pass->dropped_by_cap > 0);
+  if (pass) {
+    // The retire and drop writes sit in the write-ahead log until every family they touched
+    // has flushed them, and the expiry's families are written by nothing else: without this the
+    // logs grew to most of the folder (docs/STORAGE.md, "A year of mail"). Also after a pass
+    // that changed nothing here: in cluster mode another daemon's pass may have made the writes
+    // this one applied from the stream. Empty memory tables are not flushed. The model is the
+    // same either way, so a failure only leaves the logs for RocksDB's own flushes.
+    if (auto flushed = filter_.FlushMemoryTables(); !flushed) {
+      LogWarning("the model expiry pass could not flush the memory tables: " +
+                 flushed.error().message);
+    }
+  }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   filter_.NoteExpiryPass(filter_.options().clock(), seconds, pass && pass->cap_met,
@@ -44,8 +58,7 @@ std::expected<ExpiryPass, Error> ModelExpirySweep::SweepOnce() {
               {{"token_expiry_min_messages", std::to_string(policy_.token_min_messages)}});
     }
   }
-  if (pass && (pass->retired > 0 || pass->dropped_by_age > 0 || pass->dropped_from_users > 0 ||
-               pass->dropped_by_cap > 0)) {
+  if (changed) {
     LogInfo("model expiry pass", {{"retired_records", std::to_string(pass->retired)},
                                   {"dropped_by_age", std::to_string(pass->dropped_by_age)},
                                   {"dropped_from_users", std::to_string(pass->dropped_from_users)},

@@ -21,7 +21,10 @@
 //      pass says so (ExpiryPass::cap_met, /metrics) and a shorter retention is the remedy. The cap
 //      is the global model's only: it drops nothing from a user's layer.
 // Every step goes through the training writer, so training goes on between steps, and the
-// model stays exact: a forget of a live record finds every count it added.
+// model stays exact: a forget of a live record finds every count it added. Each pass then
+// flushes the store's memory tables (Store::FlushMemoryTables), so that the write-ahead logs
+// holding the expiry's writes (its own, or in cluster mode another daemon's pass applied from
+// the stream) can go; a failed flush is logged, the pass still counts.
 //
 //   ModelExpirySweep sweep(filter, policy, std::chrono::hours(1));
 //

@@ -46,6 +46,14 @@ class ModelExpiryTest : public ::testing::Test {
     return outcome ? outcome->result.log_odds.value_or(0) : 0;
   }
 
+  double StorageProperty(std::string_view name) const {
+    for (const storage::StorageProperty& property : filter_->StorageProperties()) {
+      if (property.name == name) return property.value;
+    }
+    ADD_FAILURE() << "no property " << name;
+    return -1;
+  }
+
   TempDir dir_;
   std::atomic<std::int64_t> now_{0};
   std::unique_ptr<SpamFilter> filter_;
@@ -61,11 +69,18 @@ TEST_F(ModelExpiryTest, RetiresOnlyOldRecordsAndNoScoreOrCountChanges) {
   const double spammy = Score("buy cheap pills");
   const double hammy = Score("project meeting on friday");
 
+  const double logged = StorageProperty("nbspamd_storage_wal_bytes");
+  ASSERT_GT(logged, 0);
+  ASSERT_EQ(StorageProperty("nbspamd_storage_live_sst_bytes"), 0);
+
   ModelExpirySweep sweep(*filter_, {.ledger_retention = std::chrono::days(60)}, kNever);
   now_ = 100 * kDay;  // s1, h1 and s2 are older than 60 days; h2 is not.
   auto pass = sweep.SweepOnce();
   ASSERT_TRUE(pass.has_value()) << pass.error().message;
   EXPECT_EQ(pass->retired, 3u);
+  // A pass that changed the model flushes what it wrote, so its logs go.
+  EXPECT_LT(StorageProperty("nbspamd_storage_wal_bytes"), logged / 10);
+  EXPECT_GT(StorageProperty("nbspamd_storage_live_sst_bytes"), 0);
   EXPECT_EQ(filter_->RetiredRecords(), 3u);
   EXPECT_EQ(*filter_->Stats(), stats);
   EXPECT_EQ(filter_->Calibration()->histogram(), histogram);

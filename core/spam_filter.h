@@ -340,6 +340,11 @@ class SpamFilter {
       std::uint64_t n) const {
     return store_->NthNewestLearned(n);
   }
+  // Writes the store's memory tables into table files (Store::FlushMemoryTables), so that the
+  // write-ahead logs a model expiry pass kept can go.
+  [[nodiscard]] std::expected<void, Error> FlushMemoryTables() {
+    return store_->FlushMemoryTables();
+  }
   // What the model expiry did since start; a pass of core/model_expiry.h reports itself here.
   [[nodiscard]] ExpiryFigures Expiry() const;
   void NoteExpiryPass(std::int64_t ended_at, double seconds, bool cap_met, bool age_rule_waiting);

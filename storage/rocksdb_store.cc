@@ -414,6 +414,22 @@ std::expected<void, Error> RocksdbStore::Checkpoint(const std::string& path) {
   return {};
 }
 
+std::expected<void, Error> RocksdbStore::FlushMemoryTables() {
+  if (!writable_.load()) return std::unexpected(StoppedError());
+  std::shared_lock lock(database_mutex_);
+  if (!database_) return MakeError(ErrorCode::kUnavailable, "the model's database is not open");
+  std::vector<rocksdb::ColumnFamilyHandle*> families;
+  for (rocksdb::ColumnFamilyHandle* family : database_->families()) {
+    if (family != nullptr) families.push_back(family);  // The optional ones not yet created.
+  }
+  rocksdb::FlushOptions options;
+  options.wait = true;
+  options.allow_write_stall = false;  // Waits rather than stall training's writes.
+  const rocksdb::Status status = database_->db().Flush(options, families);
+  if (!status.ok()) return RocksdbError("flushing the memory tables", status);
+  return {};
+}
+
 std::expected<void, Error> RocksdbStore::Export(ModelVisitor& visitor) const {
   std::shared_lock lock(database_mutex_);
   if (!database_) return MakeError(ErrorCode::kUnavailable, "the model's database is not open");

@@ -88,6 +88,7 @@ class RocksdbStore final : public Store {
       std::string_view source, std::int64_t since, std::int64_t until,
       std::size_t limit) const override;
   [[nodiscard]] std::expected<void, Error> Checkpoint(const std::string& path) override;
+  [[nodiscard]] std::expected<void, Error> FlushMemoryTables() override;
   [[nodiscard]] std::vector<StorageProperty> Properties() const override;
   [[nodiscard]] WriteHealth Health() const override;
   [[nodiscard]] std::expected<void, Error> Recover() override;

@@ -79,6 +79,45 @@ TokenBag Words(std::uint64_t first, std::uint64_t n) {
   return bag;
 }
 
+double PropertyOf(const Store& store, std::string_view name) {
+  for (const StorageProperty& property : store.Properties()) {
+    if (property.name == name) return property.value;
+  }
+  ADD_FAILURE() << "no property " << name;
+  return -1;
+}
+
+// What the model expiry does after a pass: the write-ahead logs that held its writes go, and
+// the records stay, in memory and after a reopen.
+TEST(RocksdbStoreTest, FlushingTheMemoryTablesLetsTheLogsGoAndKeepsEveryRecord) {
+  TempDir dir;
+  model::ModelStats before;
+  {
+    auto store = RocksdbStore::Open(dir.Join("model"));
+    ASSERT_TRUE(store.has_value()) << store.error().message;
+    for (std::uint64_t i = 0; i < 200; ++i) {
+      Learn(**store, Numbered("m", i), i % 2 == 0 ? "spam" : "ham", Words(i * 10, 50));
+    }
+    const double logged = PropertyOf(**store, "nbspamd_storage_wal_bytes");
+    ASSERT_GT(logged, 0);
+    ASSERT_EQ(PropertyOf(**store, "nbspamd_storage_live_sst_bytes"), 0);
+    before = *(*store)->Stats();
+    ASSERT_TRUE((*store)->FlushMemoryTables().has_value());
+    EXPECT_LT(PropertyOf(**store, "nbspamd_storage_wal_bytes"), logged / 10);
+    EXPECT_GT(PropertyOf(**store, "nbspamd_storage_live_sst_bytes"), 0);
+    EXPECT_EQ(*(*store)->Stats(), before);
+  }
+  auto reopened = RocksdbStore::Open(dir.Join("model"));
+  ASSERT_TRUE(reopened.has_value()) << reopened.error().message;
+  EXPECT_EQ(*(*reopened)->Stats(), before);
+  const model::Snapshot snapshot = (*reopened)->Read(Words(0, 2100).entries);
+  std::uint64_t counted = 0;
+  for (std::size_t i = 0; i < 2100; ++i) {
+    for (const std::uint64_t count : snapshot.CountsOf(i)) counted += count;
+  }
+  EXPECT_EQ(counted, 200u * 50u);
+}
+
 TEST(RocksdbStoreTest, AFolderWithoutUserLayersKeepsItsFamilies) {
   TempDir dir;
   {

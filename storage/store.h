@@ -200,6 +200,13 @@ class Store {
   // the write fault's error while writes are stopped.
   [[nodiscard]] virtual std::expected<void, Error> Checkpoint(const std::string& path) = 0;
 
+  // Writes what the memory tables hold into table files, so that the write-ahead logs they kept
+  // can go: after a pass of the model expiry, whose retire and drop writes touch families that
+  // training writes seldom (a log goes only once every family has flushed what it holds in it).
+  // Changes no record. Waits for the flush; thread-safe, applies go on meanwhile. Errors: as
+  // Checkpoint's writes; a backend with nothing on disk does nothing.
+  [[nodiscard]] virtual std::expected<void, Error> FlushMemoryTables() { return {}; }
+
   // Whether writes are possible, the fault that stopped them, and the fault counters.
   // Thread-safe; never waits for a write.
   [[nodiscard]] virtual WriteHealth Health() const { return {}; }

@@ -37,6 +37,7 @@ class ForwardingStore : public Store {
   std::expected<void, Error> Checkpoint(const std::string& path) override {
     return inner_.Checkpoint(path);
   }
+  std::expected<void, Error> FlushMemoryTables() override { return inner_.FlushMemoryTables(); }
   std::expected<std::optional<model::Snapshot>, Error> ReadUser(
       std::string_view user, const model::ModelStats& global,
       std::span<const BagEntry> entries) const override {
