@@ -1,12 +1,14 @@
 // The scan history's cost at scale (issue 27): how fast scans are written, their bytes on disk,
 // and how long one page of GET /history takes on a history of N scans.
 //
-//   build/release/bench/history_benchmark [--scans 1000000] [--bag 300] [--dir /tmp/h]
+//   build/release/bench/history_benchmark [--scans 1000000] [--bag 300] [--bound N] [--dir /tmp/h]
 //
 // Writes N scans of `bag` distinct tokens (random hashes, as real token hashes are) and 20
 // explaining tokens, then times 200 listings of each kind: the newest page, a page filtered by
 // verdict, a page deep in the history (by its cursor), and a text search few scans match.
-// Prints medians and p99 in milliseconds, and the folder's size per scan.
+// Prints medians and p99 in milliseconds, and the folder's size per scan. --bound keeps at most N
+// scans (the default: all of them), so that the bounds remove the oldest while scans are written
+// and the listings then read past what they removed.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -47,18 +49,20 @@ void Report(const char* what, std::vector<double> times) {
 int main(int argc, char** argv) {
   std::uint64_t scans = 1'000'000;
   std::size_t bag = 300;
+  std::uint64_t bound = 0;
   std::string dir = "/tmp/nbspamd-history-benchmark";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--scans") scans = std::strtoull(argv[i + 1], nullptr, 10);
     if (flag == "--bag") bag = std::strtoull(argv[i + 1], nullptr, 10);
+    if (flag == "--bound") bound = std::strtoull(argv[i + 1], nullptr, 10);
     if (flag == "--dir") dir = argv[i + 1];
   }
   std::filesystem::remove_all(dir);
   const std::int64_t start_ms = 1'790'000'000'000;
   std::int64_t now = start_ms;
   auto opened = ScanHistory::Open({.path = dir,
-                                   .max_scans = scans,
+                                   .max_scans = bound > 0 ? bound : scans,
                                    .max_age_ms = 3650LL * 86'400'000,
                                    .queue_limit = 1 << 20,
                                    .clock_ms = [&now] { return now; }});
@@ -110,8 +114,9 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(scans), static_cast<unsigned long long>(figures.kept),
               static_cast<unsigned long long>(figures.dropped), bag, write_seconds,
               static_cast<double>(scans) / write_seconds);
-  std::printf("folder %.1f MiB, %.0f bytes a scan\n", static_cast<double>(bytes) / (1 << 20),
-              static_cast<double>(bytes) / static_cast<double>(scans));
+  std::printf(
+      "folder %.1f MiB, %.0f bytes a scan kept\n", static_cast<double>(bytes) / (1 << 20),
+      static_cast<double>(bytes) / static_cast<double>(std::max<std::uint64_t>(figures.kept, 1)));
 
   const auto time_queries = [&](const char* what, auto make_query) {
     std::vector<double> times;

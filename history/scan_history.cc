@@ -29,8 +29,6 @@ constexpr std::uint8_t kSummaryWithDetailInDb = 1;  // The format byte of those 
 constexpr std::size_t kMaxBatch = 1024;
 // A listing reads at most this many summaries for one page.
 constexpr std::size_t kMaxExaminedPerPage = 10'000;
-// The bounds remove at most this many scans in one write.
-constexpr std::size_t kMaxRemovedPerWrite = 1'000;
 // The writer wakes when this many scans wait, or after kWriteDelay: one write (and one pass of
 // the bounds) for many scans, not one for each. A write's own cost (a pass of the bounds,
 // RocksDB's write, the segment's write call, waking the thread) was half the writer's work with
@@ -53,6 +51,19 @@ std::string Key(char kind, std::string_view scan_id) {
   key.append(scan_id);
   return key;
 }
+
+// The memory table's insert hints, one per kind, for the keys of scans only (a kind byte and a
+// scan id): the start of a range deletion, one character shorter, is left out. RocksDB 7.8 keeps
+// one hint per prefix for its point and its range deletion tables alike, and a hint into the
+// other table breaks the skip list.
+class KindOfScanKey : public rocksdb::SliceTransform {
+ public:
+  const char* Name() const override { return "nbspamd.KindOfScanKey"; }
+  rocksdb::Slice Transform(const rocksdb::Slice& key) const override { return {key.data(), 1}; }
+  bool InDomain(const rocksdb::Slice& key) const override {
+    return key.size() == 1 + kScanIdLength;
+  }
+};
 
 std::unexpected<Error> RocksError(std::string_view what, const rocksdb::Status& status) {
   return MakeError(status.IsCorruption() ? ErrorCode::kDataLoss : ErrorCode::kInternal,
@@ -85,8 +96,8 @@ std::expected<std::unique_ptr<ScanHistory>, Error> ScanHistory::Open(ScanHistory
   // One writer thread: the plain skip list insert, not the concurrent one.
   db_options.allow_concurrent_memtable_write = false;
   // Scans arrive in about the order of their ids: each insert starts from where the last one
-  // went (one hint for all keys, whose first byte is their kind) instead of the list's top.
-  db_options.memtable_insert_with_hint_prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(1));
+  // went (one hint for all keys of a kind) instead of the list's top.
+  db_options.memtable_insert_with_hint_prefix_extractor = std::make_shared<KindOfScanKey>();
   // What is written without the log is flushed on close (RocksDB's default, said here because
   // the history depends on it).
   db_options.avoid_flush_during_shutdown = false;
@@ -100,30 +111,42 @@ std::expected<std::unique_ptr<ScanHistory>, Error> ScanHistory::Open(ScanHistory
                      "cannot open the scan history in " + options.path + ": " + status.ToString());
   }
   std::unique_ptr<rocksdb::DB> db(raw);
-  std::uint64_t kept = 0;
-  std::string oldest;
+  // The ids the bounds work from. A key whose id is not one (only a damaged database has one) is
+  // not counted; a range deletion of the bounds takes it if it lies among the scans removed.
+  std::deque<KeptId> kept_ids;
+  bool details_in_db = false;
   {
     std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
     for (it->Seek(std::string(1, kSummaryKind));
          it->Valid() && it->key().starts_with(std::string_view(&kSummaryKind, 1)); it->Next()) {
-      if (kept++ == 0) oldest = it->key().ToString().substr(1);
+      const std::string_view id = it->key().ToStringView().substr(1);
+      if (id.size() == kScanIdLength) {
+        std::copy(id.begin(), id.end(), kept_ids.emplace_back().begin());
+      }
+      if (!it->value().empty() &&
+          static_cast<std::uint8_t>(it->value()[0]) == kSummaryWithDetailInDb) {
+        details_in_db = true;
+      }
     }
     if (!it->status().ok()) return RocksError("counting the scans", it->status());
   }
   auto bags = BagLog::Open(options.path + "/bags");
   if (!bags) return std::unexpected(std::move(bags.error()));
-  return std::unique_ptr<ScanHistory>(new ScanHistory(std::move(options), std::move(db),
-                                                      std::move(*bags), kept, std::move(oldest)));
+  return std::unique_ptr<ScanHistory>(new ScanHistory(
+      std::move(options), std::move(db), std::move(*bags), std::move(kept_ids), details_in_db));
 }
 
 ScanHistory::ScanHistory(ScanHistoryOptions options, std::unique_ptr<rocksdb::DB> db,
-                         std::unique_ptr<BagLog> bags, std::uint64_t kept, std::string oldest)
+                         std::unique_ptr<BagLog> bags, std::deque<KeptId> kept_ids,
+                         bool details_in_db)
     : options_(std::move(options)),
       db_(std::move(db)),
       bags_(std::move(bags)),
       write_(std::make_unique<rocksdb::WriteBatch>()),
-      oldest_(std::move(oldest)) {
-  figures_.kept = kept;
+      kept_ids_(std::move(kept_ids)),
+      details_in_db_(details_in_db) {
+  figures_.kept = kept_ids_.size();
+  if (!kept_ids_.empty()) oldest_.assign(kept_ids_.front().begin(), kept_ids_.front().end());
   writer_ = std::thread([this] { WriterLoop(); });
   pthread_setname_np(writer_.native_handle(), "history-writer");  // As top -H shows it.
 }
@@ -144,6 +167,11 @@ std::int64_t ScanHistory::NowMs() const {
 }
 
 void ScanHistory::Record(const ScanRecord& record) {
+  if (!ScanIdTime(record.summary.scan_id)) {
+    std::lock_guard lock(mutex_);
+    ++figures_.dropped;
+    return;
+  }
   EncodedScan encoded(record);
   {
     std::lock_guard lock(mutex_);
@@ -163,6 +191,7 @@ void ScanHistory::Record(const ScanRecord& record) {
 void ScanHistory::WriterLoop() {
   std::unique_lock lock(mutex_);
   const auto has_work = [this] { return stopping_ || !queue_.empty() || !tasks_.empty(); };
+  std::vector<EncodedScan> written;  // The last batch, once written; its capacity is reused.
   for (;;) {
     // Waits for a full batch or a task; a few scans are written after kWriteDelay.
     wake_.wait_for(lock, kWriteDelay,
@@ -201,8 +230,13 @@ void ScanHistory::WriterLoop() {
       } else if (now - *unpersisted_since_ >= kPersistDelay) {
         Persist();
       }
+      // Freed without the lock, which a classifying thread may be waiting for: a thousand
+      // scans' buffers, given back to the allocator's arenas of the threads that made them.
       lock.lock();
-      writing_.clear();
+      written.swap(writing_);
+      lock.unlock();
+      written.clear();
+      lock.lock();
     } else if (stopping_) {
       return;
     }
@@ -245,83 +279,73 @@ void ScanHistory::WriteBatch(std::vector<EncodedScan>& batch) {
   } else {
     status = db_->Write(UnloggedWrite(), &write);
   }
+  if (status.ok()) KeepIds(batch);
   std::lock_guard lock(mutex_);
   if (status.ok()) {
     figures_.recorded += batch.size();
-    figures_.kept += batch.size();
-    for (const EncodedScan& scan : batch) {
-      if (oldest_.empty() || scan.id() < oldest_) oldest_ = scan.id();
-    }
+    figures_.kept = kept_ids_.size();
+    if (!kept_ids_.empty()) oldest_.assign(kept_ids_.front().begin(), kept_ids_.front().end());
   } else {
     ++figures_.write_errors;
     figures_.dropped += batch.size();
   }
 }
 
+void ScanHistory::KeepIds(const std::vector<EncodedScan>& batch) {
+  for (const EncodedScan& scan : batch) {
+    KeptId id;
+    std::copy(scan.id().begin(), scan.id().end(), id.begin());  // Record checked its size.
+    // Ids come in about their order: made on several threads, queued a little apart.
+    auto at = kept_ids_.end();
+    while (at != kept_ids_.begin() && id < *std::prev(at)) --at;
+    kept_ids_.insert(at, id);
+  }
+}
+
 void ScanHistory::ApplyBounds() {
-  std::uint64_t kept = 0;
+  const std::string age_limit = FirstScanIdAt(NowMs() - options_.max_age_ms);
+  KeptId limit;
+  std::copy(age_limit.begin(), age_limit.end(), limit.begin());
+  const std::size_t over =
+      kept_ids_.size() > options_.max_scans ? kept_ids_.size() - options_.max_scans : 0;
+  const auto too_old = static_cast<std::size_t>(
+      std::lower_bound(kept_ids_.begin(), kept_ids_.end(), limit) - kept_ids_.begin());
+  const std::size_t removed = std::max(over, too_old);
+  if (removed == 0) return;
+  // From the oldest scan to the first one kept: one range tombstone, whatever the count (point
+  // deletions, each scan read back for its key, were a third of the writer's work). The ranges
+  // of the passes follow one another: RocksDB cuts overlapping ones into pieces that each carry
+  // every range over them. A range starts at its first scan's key less the last character: just
+  // before it, where no kept scan is (all sort after it), and out of the insert hint's domain
+  // (KindOfScanKey).
+  rocksdb::WriteBatch write;
+  for (const char kind : {kSummaryKind, kDetailKind}) {
+    if (kind == kDetailKind && !details_in_db_) continue;
+    std::string begin(1, kind);
+    begin.append(kept_ids_.front().begin(), kept_ids_.front().end() - 1);
+    std::string end(1, kind);
+    if (removed < kept_ids_.size()) {
+      end.append(kept_ids_[removed].begin(), kept_ids_[removed].end());
+    } else {
+      end.back() = static_cast<char>(kind + 1);  // Every scan: to the end of the kind.
+    }
+    write.DeleteRange(begin, end);
+  }
+  if (!db_->Write(UnloggedWrite(), &write).ok()) {
+    std::lock_guard lock(mutex_);
+    ++figures_.write_errors;
+    return;
+  }
+  kept_ids_.erase(kept_ids_.begin(), kept_ids_.begin() + static_cast<std::ptrdiff_t>(removed));
   std::string oldest;
+  if (!kept_ids_.empty()) oldest.assign(kept_ids_.front().begin(), kept_ids_.front().end());
   {
     std::lock_guard lock(mutex_);
-    kept = figures_.kept;
-    oldest = oldest_;
+    figures_.expired += removed;
+    figures_.kept = kept_ids_.size();
+    oldest_ = oldest;
   }
-  const std::string age_limit = FirstScanIdAt(NowMs() - options_.max_age_ms);
-  const std::uint64_t over = kept > options_.max_scans ? kept - options_.max_scans : 0;
-  if (over == 0 && (oldest.empty() || oldest >= age_limit)) return;  // Nothing to remove.
-  // From the oldest kept scan on: the deleted keys before it are never read again (seeking over
-  // them would cost more with every scan removed).
-  std::uint64_t removed_total = 0;
-  for (;;) {
-    const std::string lower = Key(kSummaryKind, oldest);
-    const rocksdb::Slice lower_bound(lower);
-    rocksdb::ReadOptions read;
-    read.iterate_lower_bound = &lower_bound;
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read));
-    rocksdb::WriteBatch write;
-    std::vector<std::string> details;
-    std::size_t removed = 0;
-    std::string next_oldest;
-    for (it->Seek(lower); it->Valid() && it->key().starts_with(std::string_view(&kSummaryKind, 1));
-         it->Next()) {
-      const std::string_view id = it->key().ToStringView().substr(1);
-      const bool too_many = removed_total + removed < over;
-      if ((!too_many && id >= age_limit) || removed == kMaxRemovedPerWrite) {
-        next_oldest = std::string(id);
-        break;
-      }
-      write.Delete(it->key());
-      if (!it->value().empty() &&
-          static_cast<std::uint8_t>(it->value()[0]) == kSummaryWithDetailInDb) {
-        details.push_back(Key(kDetailKind, id));  // After the summaries: neighbouring keys.
-      }
-      ++removed;
-    }
-    if (!it->status().ok()) return;
-    for (const std::string& key : details) write.Delete(key);
-    if (removed > 0 && !db_->Write(UnloggedWrite(), &write).ok()) {
-      std::lock_guard lock(mutex_);
-      ++figures_.write_errors;
-      return;
-    }
-    removed_total += removed;
-    {
-      std::lock_guard lock(mutex_);
-      figures_.expired += removed;
-      figures_.kept -= std::min<std::uint64_t>(figures_.kept, removed);
-      // A scan written meanwhile is newer than any kept one: the oldest is where the pass stopped.
-      oldest_ = next_oldest;
-      if (oldest_.empty()) {
-        for (const EncodedScan& scan : writing_) {
-          if (oldest_.empty() || scan.id() < oldest_) oldest_ = scan.id();
-        }
-      }
-    }
-    if (!next_oldest.empty()) bags_->DropBefore(next_oldest);
-    if (removed < kMaxRemovedPerWrite) return;
-    oldest = next_oldest;
-    if (oldest.empty()) return;
-  }
+  if (!oldest.empty()) bags_->DropBefore(oldest);
 }
 
 void ScanHistory::RunOnWriter(std::function<void()> task) {
@@ -492,6 +516,7 @@ std::expected<std::uint64_t, Error> ScanHistory::DeleteUser(std::string_view use
   std::expected<std::uint64_t, Error> result = 0;
   RunOnWriter([&] {
     std::uint64_t removed = 0;
+    std::vector<KeptId> removed_ids;
     rocksdb::WriteBatch write;
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
     for (it->Seek(std::string(1, kSummaryKind));
@@ -502,6 +527,9 @@ std::expected<std::uint64_t, Error> ScanHistory::DeleteUser(std::string_view use
       // A summary that cannot be read goes too: nothing could show or retrain it.
       write.Delete(it->key());
       ++removed;
+      if (id.size() == kScanIdLength) {
+        std::copy(id.begin(), id.end(), removed_ids.emplace_back().begin());
+      }
       // Its detail is overwritten, not only unnamed: the user's tokens leave the disk now.
       std::optional<BagLocation> in_log = stored ? stored->detail_location : std::nullopt;
       if (!in_log) {  // Format 1: the detail in RocksDB, its bag maybe in the log.
@@ -535,6 +563,10 @@ std::expected<std::uint64_t, Error> ScanHistory::DeleteUser(std::string_view use
         return;
       }
       unpersisted_since_.reset();
+      // In key order, as kept_ids_.
+      std::erase_if(kept_ids_, [&](const KeptId& id) {
+        return std::binary_search(removed_ids.begin(), removed_ids.end(), id);
+      });
     }
     std::lock_guard lock(mutex_);
     const auto queued = std::erase_if(queue_, [&](const EncodedScan& scan) {
@@ -542,22 +574,12 @@ std::expected<std::uint64_t, Error> ScanHistory::DeleteUser(std::string_view use
       return !summary || summary->user == user;  // One that cannot be read goes, as above.
     });
     taken_total_ += queued;  // Never written: as if taken, for the tasks that wait on them.
-    figures_.kept -= std::min<std::uint64_t>(figures_.kept, removed);
-    if (removed > 0) oldest_ = OldestFrom(oldest_);
+    figures_.kept = kept_ids_.size();
+    oldest_ = kept_ids_.empty() ? std::string()
+                                : std::string(kept_ids_.front().begin(), kept_ids_.front().end());
     result = removed + queued;
   });
   return result;
-}
-
-std::string ScanHistory::OldestFrom(const std::string& from) const {
-  const std::string lower = Key(kSummaryKind, from);
-  const rocksdb::Slice lower_bound(lower);
-  rocksdb::ReadOptions read;
-  read.iterate_lower_bound = &lower_bound;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read));
-  it->Seek(lower);
-  if (!it->Valid() || !it->key().starts_with(std::string_view(&kSummaryKind, 1))) return {};
-  return it->key().ToString().substr(1);
 }
 
 ScanHistoryFigures ScanHistory::Figures() const {

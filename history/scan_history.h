@@ -12,14 +12,15 @@
 // the history closes, and at the latest 10 seconds after the first scan not yet on disk. So a
 // crash of the process or the machine may lose the last 10 seconds of scans, never the model (a
 // user's deleted scans are on disk before DeleteUser returns). Then the writer drops what is
-// beyond the bounds:
-// scans older than max_age_ms and, oldest first, those beyond max_scans. Queued scans are found
-// and listed as soon as Record returns.
+// beyond the bounds: scans older than max_age_ms and, oldest first, those beyond max_scans, with
+// one range deletion a pass (the ids of the written scans are kept in memory, 20 bytes each, so
+// the bounds never read scans back). Queued scans are found and listed as soon as Record returns.
 //
 // Thread safety: every method may be called from any thread.
 #ifndef NBSPAMD_HISTORY_SCAN_HISTORY_H_
 #define NBSPAMD_HISTORY_SCAN_HISTORY_H_
 
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -37,6 +38,7 @@
 #include "common/error.h"
 #include "history/bag_log.h"
 #include "history/scan_codec.h"
+#include "history/scan_id.h"
 #include "history/scan_query.h"
 #include "history/scan_record.h"
 
@@ -87,9 +89,9 @@ class ScanHistory {
   // Writes what is queued, then closes.
   ~ScanHistory();
 
-  // Queues `record` (its summary.scan_id set, detail.bag sorted) for the writer, encoded on the
-  // calling thread; drops it (and counts it) when queue_limit scans are waiting. Never waits for
-  // the disk.
+  // Queues `record` (its summary.scan_id a scan id of scan_id.h, detail.bag sorted) for the
+  // writer, encoded on the calling thread; a record whose id is not one is counted as dropped;
+  // drops it (and counts it) when queue_limit scans are waiting. Never waits for the disk.
   void Record(const ScanRecord& record);
 
   // The scan `scan_id`. Errors: kInvalidArgument when it is not a scan id (scan_id.h);
@@ -119,8 +121,11 @@ class ScanHistory {
     std::function<void()> run;
   };
 
+  // A written scan's id, as the bounds keep it.
+  using KeptId = std::array<char, kScanIdLength>;
+
   ScanHistory(ScanHistoryOptions options, std::unique_ptr<rocksdb::DB> db,
-              std::unique_ptr<BagLog> bags, std::uint64_t kept, std::string oldest);
+              std::unique_ptr<BagLog> bags, std::deque<KeptId> kept_ids, bool details_in_db);
   void WriterLoop();
   void WriteBatch(std::vector<EncodedScan>& batch);
   // Starts a flush of what was written to memory only (on the writer thread).
@@ -128,8 +133,8 @@ class ScanHistory {
   void ApplyBounds();
   // Runs `task` on the writer thread after what is queued, and waits for it.
   void RunOnWriter(std::function<void()> task);
-  // The id of the first scan at or after `from` in the database ("" when none).
-  [[nodiscard]] std::string OldestFrom(const std::string& from) const;
+  // Adds the ids of `batch`, just written, to kept_ids_ in order.
+  void KeepIds(const std::vector<EncodedScan>& batch);
   [[nodiscard]] std::int64_t NowMs() const;
   // The detail of scan `scan_id`, whose summary says it is at `location` in the bag log (none:
   // in RocksDB). Errors: as Find.
@@ -146,6 +151,11 @@ class ScanHistory {
   std::unique_ptr<rocksdb::WriteBatch> write_;
   // When the first scan not yet on disk was written; none when all are. Writer thread only.
   std::optional<std::chrono::steady_clock::time_point> unpersisted_since_;
+  // The ids of the scans in the database, sorted: figures_.kept of them. Writer thread only.
+  std::deque<KeptId> kept_ids_;
+  // Whether some summaries are of format 1, with their details under keys of their own, which
+  // the bounds then remove too. Writer thread only.
+  bool details_in_db_ = false;
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;      // The writer: work or stop.
@@ -157,8 +167,7 @@ class ScanHistory {
   std::uint64_t taken_total_ = 0;   // Of those, taken by the writer (or removed from the queue).
   bool stopping_ = false;
   ScanHistoryFigures figures_;
-  // The oldest written scan's id ("" when none): where the bounds start, so that they never
-  // seek over the keys they deleted.
+  // The oldest written scan's id ("" when none), for Find's answer: kept_ids_'s first.
   std::string oldest_;
 
   std::thread writer_;  // Last: starts once everything above exists.

@@ -138,6 +138,64 @@ TEST_F(ScanHistoryTest, TheCountBoundDropsTheOldestFirst) {
   for (int i = 15; i < 25; ++i) EXPECT_TRUE(history->Find(ids[i])) << i;
 }
 
+TEST_F(ScanHistoryTest, TheBoundsCountByIdAcrossAReopenAUserDeletedAndScansOutOfOrder) {
+  // The bounds work from the ids they keep in memory: loaded at open, kept in order when a scan
+  // arrives late, less a deleted user's; what they remove, oldest id first, is gone from disk.
+  std::vector<std::string> ids;  // In id order.
+  {
+    auto history = Open(/*max_scans=*/10);
+    for (int i = 0; i < 6; ++i) {
+      now_ += 10;
+      ScanRecord scan = Scan(i, i == 2 ? "erin" : "");
+      ids.push_back(scan.summary.scan_id);
+      history->Record(std::move(scan));
+    }
+    history->Flush();
+  }
+  auto history = Open(/*max_scans=*/10);
+  EXPECT_EQ(history->Figures().kept, 6u);
+  ScanRecord late = Scan(6);
+  late.summary.scan_id = ids_.Next(kStart + 5);  // Made before every other, written after.
+  ids.insert(ids.begin(), late.summary.scan_id);
+  history->Record(late);
+  ScanRecord foreign = Scan(7);
+  foreign.summary.scan_id = "not-a-scan-id";
+  history->Record(foreign);
+  history->Flush();
+  EXPECT_EQ(history->Figures().dropped, 1u);  // The one without a scan id.
+  ASSERT_TRUE(history->DeleteUser("erin"));
+  EXPECT_EQ(history->Find(ids[3]).error().code, ErrorCode::kNotFound);  // Erin's.
+  ids.erase(ids.begin() + 3);
+  EXPECT_EQ(history->Figures().kept, 6u);
+  for (int i = 8; i < 15; ++i) {
+    now_ += 10;
+    ScanRecord scan = Scan(i);
+    ids.push_back(scan.summary.scan_id);
+    history->Record(std::move(scan));
+  }
+  history->Flush();
+  // 13 scans for 10 places: the late one and the two oldest after it go.
+  EXPECT_EQ(history->Figures().kept, 10u);
+  EXPECT_EQ(history->Figures().expired, 3u);
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (i < 3) {
+      EXPECT_EQ(history->Find(ids[i]).error().code, ErrorCode::kExpired) << i;
+    } else {
+      EXPECT_TRUE(history->Find(ids[i])) << i;
+    }
+  }
+  history.reset();
+  rocksdb::DB* raw = nullptr;
+  ASSERT_TRUE(rocksdb::DB::OpenForReadOnly(rocksdb::Options(), dir_.Join("history"), &raw).ok());
+  std::unique_ptr<rocksdb::DB> db(raw);
+  std::vector<std::string> on_disk;
+  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator({}));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) on_disk.push_back(it->key().ToString());
+  std::vector<std::string> expected;
+  for (std::size_t i = 3; i < ids.size(); ++i) expected.push_back("m" + ids[i]);
+  EXPECT_EQ(on_disk, expected);
+}
+
 TEST_F(ScanHistoryTest, AListingIsNewestFirstFilteredAndPaged) {
   auto history = Open();
   std::vector<std::string> spam_ids;
