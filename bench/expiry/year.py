@@ -1,17 +1,19 @@
 # A year of mail in simulated time (docs/STORAGE.md "A year of mail"): lists the corpora's
 # labelled messages in order (trec07p-early in arrival order, the others in the accuracy harness's
-# shuffled order, concatenated in the order given), runs expiry_year_of_mail once per policy (one
-# process each, so its RSS is its own), then prints, per policy, the figures at the end of the year
-# and (1-AUC)% and FNR at FPR <= 0.1% of the last 30 simulated days (bench/accuracy/metrics.py)
-# and the default verdicts' ham called spam and spam missed,
-# and draws db size and |V| over the year into an SVG. Also the folder's size once fully compacted
-# at the end (compacted_db_bytes of the tool's log): the live data alone.
-#   bench/expiry/run [--corpus trec07p-early[,spamassassin,...]] [--days 365]
+# shuffled order, concatenated in the order given or, with --interleave SEED, merged at random),
+# runs expiry_year_of_mail once per policy (one process each, so its RSS is its own), then
+# prints, per policy, the figures at the end of the year and (1-AUC)% and FNR at FPR <= 0.1% of
+# the last 30 simulated days (bench/accuracy/metrics.py) and the default verdicts' ham called
+# spam and spam missed, and draws db size and |V| over the year into an SVG. Also the folder's
+# size once fully compacted at the end (compacted_db_bytes of the tool's log): the live data
+# alone.
+#   bench/expiry/run [--corpus trec07p-early[,spamassassin,...]] [--interleave SEED] [--days 365]
 #       [--policies unbounded,r90,...] [--cap N] [--out DIR] [--svg FILE] [--plot-only]
 #       [--bin BINARY]
 import argparse
 import csv
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -66,10 +68,24 @@ def policy_flags(name):
 
 
 def stream(args):
-    messages = []
+    """The corpora's messages, each corpus in its own order: concatenated in the order given, or
+    with --interleave SEED merged at random (each next message from a corpus with the chance of
+    its share of the messages left), as a site that receives all of them at once would."""
+    streams = []
     for name in args.corpus.split(','):
         own = datasets.load(name, args)
-        messages += own if name == 'trec07p-early' else online_order(own)
+        streams.append(own if name == 'trec07p-early' else online_order(own))
+    if args.interleave is None:
+        return [m for own in streams for m in own]
+    rng = random.Random(args.interleave)
+    # Every draw order of the concatenation's labels is equally likely: a uniform random merge.
+    sources = [i for i, own in enumerate(streams) for _ in own]
+    rng.shuffle(sources)
+    taken = [0] * len(streams)
+    messages = []
+    for i in sources:
+        messages.append(streams[i][taken[i]])
+        taken[i] += 1
     return messages
 
 
@@ -100,6 +116,8 @@ def main():
     parser.add_argument('--days', type=int, default=365)
     parser.add_argument('--policies', default='')
     parser.add_argument('--cap', type=int, default=200000)
+    parser.add_argument('--interleave', type=int, default=None, metavar='SEED',
+                        help="merge the corpora at random (each in its own order) instead of one after another")
     parser.add_argument('--limit', type=int, default=0, help='the first N messages only (a trial)')
     parser.add_argument('--out', default=os.path.join(HERE, 'results'))
     parser.add_argument('--svg', default='')
@@ -117,7 +135,7 @@ def main():
     messages = stream(args)
     if args.limit:
         messages = messages[:args.limit]
-    tag = args.corpus.replace(',', '+')
+    tag = args.corpus.replace(',', '+') + ('' if args.interleave is None else f'~{args.interleave}')
     out = os.path.join(args.out, tag)
     os.makedirs(out, exist_ok=True)
     manifest = os.path.join(out, 'manifest.tsv')
