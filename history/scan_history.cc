@@ -321,14 +321,12 @@ void ScanHistory::ApplyBounds() {
   rocksdb::WriteBatch write;
   for (const char kind : {kSummaryKind, kDetailKind}) {
     if (kind == kDetailKind && !details_in_db_) continue;
-    std::string begin(1, kind);
-    begin.append(kept_ids_.front().begin(), kept_ids_.front().end() - 1);
-    std::string end(1, kind);
-    if (removed < kept_ids_.size()) {
-      end.append(kept_ids_[removed].begin(), kept_ids_[removed].end());
-    } else {
-      end.back() = static_cast<char>(kind + 1);  // Every scan: to the end of the kind.
-    }
+    const KeptId& first = kept_ids_.front();
+    const std::string begin = Key(kind, std::string_view(first.data(), first.size() - 1));
+    const std::string end =
+        removed < kept_ids_.size()
+            ? Key(kind, std::string_view(kept_ids_[removed].data(), kScanIdLength))
+            : std::string(1, static_cast<char>(kind + 1));  // Every scan: the kind's end.
     write.DeleteRange(begin, end);
   }
   if (!db_->Write(UnloggedWrite(), &write).ok()) {
