@@ -20,29 +20,31 @@ WORKDIR /src
 COPY . .
 # By default the image is only built when every unit and integration test of the Release build
 # passes (the integration tests start the daemon on 127.0.0.1 inside the build container).
-# --build-arg NBSPAMD_TESTS=OFF builds the daemon and nbspamc alone.
+# --build-arg IMAGE_TESTS=OFF builds the daemon and nbspamc alone. (A build argument is in the
+# environment of each RUN, so none is named NBSPAMD_*: the daemon under test would take it for a
+# setting and refuse to start on an unknown one.)
 # Except milter_postfix_test, spamc_test, exim_test, DovecotTest.* and BrowserTest.*, which run
 # Postfix, Debian's spamc, a throw-away Exim, Dovecot and Chromium that this stage does not have:
 # they run in scripts/test (and so CI), where scripts/install-deps installs them.
-ARG NBSPAMD_TESTS=ON
-# --build-arg NBSPAMD_PREBUILT=ID with the folder that holds nbspamd and nbspamc mounted at
+ARG IMAGE_TESTS=ON
+# --build-arg PREBUILT_ID=ID with the folder that holds nbspamd and nbspamc mounted at
 # /prebuilt (buildah bud -v DIR:/prebuilt:ro) takes those binaries instead of compiling: CI builds
 # the image from the Release build whose tests it has just run on these sources, on the same
 # Debian 12 (scripts/container-test --prebuilt). The configure step still runs, so this stage's
 # packages are still proven to be what the build needs. ID (a hash of the binaries) keeps a cached
 # layer from standing for other binaries.
-ARG NBSPAMD_PREBUILT=
-RUN if [ -n "$NBSPAMD_PREBUILT" ]; then \
+ARG PREBUILT_ID=
+RUN if [ -n "$PREBUILT_ID" ]; then \
       cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DNBSPAMD_BUILD_TESTS=OFF \
         -DNBSPAMD_BUILD_BENCH=OFF \
       && install -D /prebuilt/nbspamd build/server/nbspamd \
       && install -D /prebuilt/nbspamc build/client/nbspamc; \
     else \
-      cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DNBSPAMD_BUILD_TESTS="$NBSPAMD_TESTS" \
+      cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DNBSPAMD_BUILD_TESTS="$IMAGE_TESTS" \
         -DNBSPAMD_BUILD_BENCH=OFF \
-      && if [ "$NBSPAMD_TESTS" = ON ]; then cmake --build build -j "$(nproc)"; \
+      && if [ "$IMAGE_TESTS" = ON ]; then cmake --build build -j "$(nproc)"; \
          else cmake --build build -j "$(nproc)" --target nbspamd nbspamc; fi \
-      && if [ "$NBSPAMD_TESTS" = ON ]; then \
+      && if [ "$IMAGE_TESTS" = ON ]; then \
            ctest --test-dir build --output-on-failure -j "$(nproc)" -E '^(milter_postfix_test|spamc_test|exim_test|DovecotTest\..*|BrowserTest\..*)$'; fi; \
     fi \
  && strip build/server/nbspamd

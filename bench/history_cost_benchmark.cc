@@ -5,13 +5,17 @@
 // filled to its bound (100,000 scans), so that every scan written also removes one.
 //
 //   NBSPAMD_BENCH_CORPUS=bench/accuracy/corpus build/release/bench/history_cost_benchmark
-//       [--rounds 9] [--dir /tmp/nbspamd-history-cost] [--control]
+//       [--rounds 9] [--dir /tmp/nbspamd-history-cost] [--control] [--single on|off]
 //
 // Each message is classified by both in turn and timed by the thread's CPU clock, so that the
 // machine's drifts of speed weigh on both alike. Prints each round's CPU microseconds a classify,
 // the medians, and off ÷ on: the throughput a CPU-bound daemon keeps with the history on.
 // --control: the same rounds with the history's filter keeping no scan, so that off ÷ on is the
 // two filters' difference without the history (1.000 if the benchmark itself is fair).
+// --single on|off: trains, then classifies the test half once with that filter alone and stops,
+// for a count of instructions that no other load moves (docs/PERFORMANCE.md):
+//   valgrind --tool=callgrind --toggle-collect='nbspamd::core::SpamFilter::Classify*'
+//       build/release/bench/history_cost_benchmark --single on   (one command line)
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -145,10 +149,13 @@ int main(int argc, char** argv) {
   int rounds = 9;
   std::string dir = "/tmp/nbspamd-history-cost";
   bool control = false;
+  std::string single;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--control") {
       control = true;
+    } else if (flag == "--single" && i + 1 < argc) {
+      single = argv[++i];
     } else if (flag == "--rounds" && i + 1 < argc) {
       rounds = std::max(1, std::atoi(argv[++i]));
     } else if (flag == "--dir" && i + 1 < argc) {
@@ -176,6 +183,13 @@ int main(int argc, char** argv) {
         return 1;
       }
     }
+  }
+  if (!single.empty()) {
+    // One pass of one filter alone, for an instruction count (see the file's comment).
+    const SpamFilter& filter = single == "on" ? *on : *off;
+    for (const std::string* message : test) ClassifyOne(filter, *message);
+    std::printf("classified %zu messages with the history %s\n", test.size(), single.c_str());
+    return 0;
   }
   Round(*on, *off, test);  // Warms the allocator and the caches.
   // A history at its bound, as on a server that has run a while: each scan written then also

@@ -5,8 +5,9 @@ namespace nbspamd {
 TokenTexts TokenTexts::Reordered(std::span<const std::uint32_t> order) && {
   TokenTexts reordered;
   reordered.bytes_ = std::move(bytes_);
-  reordered.spans_.reserve(order.size());
-  for (const std::uint32_t index : order) reordered.spans_.push_back(spans_[index]);
+  reordered.spans_.resize(order.size());
+  Span* out = reordered.spans_.data();
+  for (const std::uint32_t index : order) *out++ = spans_[index];
   spans_.clear();
   return reordered;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <memory>
 
 #include "common/token_hash.h"
 
@@ -65,27 +66,26 @@ TokenBag BagBuilder::Finish(bool boolean_counts) && {
   }
   // Sorts the entries with the index of each one's text, by hash alone as above (hashes are
   // distinct; comparing (hash, index) pairs took four times the samples in a profile); the
-  // texts, kept back to back, are only reindexed.
+  // entries are written back in place and the texts, kept back to back, only reindexed.
   struct Indexed {
     TokenHash hash;
     std::uint32_t count;
     std::uint32_t text;
   };
-  std::vector<Indexed> order;
-  order.reserve(distinct_.size());
-  for (std::size_t i = 0; i < distinct_.size(); ++i) {
-    order.push_back({distinct_[i].hash, distinct_[i].count, static_cast<std::uint32_t>(i)});
+  const std::size_t size = distinct_.size();
+  const std::unique_ptr<Indexed[]> order(new Indexed[size]);  // Not zeroed: written next.
+  for (std::size_t i = 0; i < size; ++i) {
+    order[i] = {distinct_[i].hash, distinct_[i].count, static_cast<std::uint32_t>(i)};
   }
-  std::sort(order.begin(), order.end(),
+  std::sort(order.get(), order.get() + size,
             [](const Indexed& a, const Indexed& b) { return a.hash < b.hash; });
-  bag.entries.reserve(order.size());
-  std::vector<std::uint32_t> text_order;
-  text_order.reserve(order.size());
-  for (const Indexed& entry : order) {
-    bag.entries.push_back({entry.hash, entry.count});
-    text_order.push_back(entry.text);
+  const std::unique_ptr<std::uint32_t[]> text_order(new std::uint32_t[size]);
+  for (std::size_t i = 0; i < size; ++i) {
+    distinct_[i] = {order[i].hash, order[i].count};
+    text_order[i] = order[i].text;
   }
-  bag.texts = std::move(texts_).Reordered(text_order);
+  bag.entries = std::move(distinct_);
+  bag.texts = std::move(texts_).Reordered({text_order.get(), size});
   return bag;
 }
 
