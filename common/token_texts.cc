@@ -1,14 +1,21 @@
 #include "common/token_texts.h"
 
+#include <cassert>
+#include <utility>
+
 namespace nbspamd {
 
-TokenTexts TokenTexts::Reordered(std::span<const std::uint32_t> order) && {
+TokenTexts TokenTexts::Reordered(std::vector<std::uint32_t> order) && {
+  assert(order.size() == spans_.size());
   TokenTexts reordered;
   reordered.bytes_ = std::move(bytes_);
-  reordered.spans_.resize(order.size());
-  Span* out = reordered.spans_.data();
-  for (const std::uint32_t index : order) *out++ = spans_[index];
-  spans_.clear();
+  reordered.spans_ = std::move(spans_);
+  if (order_.empty()) {
+    reordered.order_ = std::move(order);
+  } else {  // Reordered twice: the composition.
+    reordered.order_.resize(order.size());
+    for (std::size_t i = 0; i < order.size(); ++i) reordered.order_[i] = order_[order[i]];
+  }
   return reordered;
 }
 

@@ -2,10 +2,10 @@
 #ifndef NBSPAMD_COMMON_TOKEN_TEXTS_H_
 #define NBSPAMD_COMMON_TOKEN_TEXTS_H_
 
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,14 +39,15 @@ class TokenTexts {
   [[nodiscard]] std::size_t size() const { return spans_.size(); }
   [[nodiscard]] bool empty() const { return spans_.empty(); }
   [[nodiscard]] TokenText operator[](std::size_t i) const {
-    const Span& span = spans_[i];
+    const Span& span = spans_[order_.empty() ? i : order_[i]];
     return {std::string_view(bytes_).substr(span.offset, span.size), span.source};
   }
   [[nodiscard]] Iterator begin() const;
   [[nodiscard]] Iterator end() const;
 
-  // Appends a copy of `text`.
+  // Appends a copy of `text`. REQUIRES: not Reordered (the tokenizer's hot path: no branch).
   void push_back(const TokenText& text) {
+    assert(order_.empty());
     spans_.push_back({static_cast<std::uint32_t>(bytes_.size()),
                       static_cast<std::uint32_t>(text.text.size()), text.source});
     bytes_.append(text.text);
@@ -56,9 +57,9 @@ class TokenTexts {
     bytes_.reserve(bytes);
   }
 
-  // The same texts in another order: the i-th is this one's order[i]-th. The bytes are moved,
-  // not copied. REQUIRES: every index in `order` < size().
-  [[nodiscard]] TokenTexts Reordered(std::span<const std::uint32_t> order) &&;
+  // The same texts in another order: the i-th is this one's order[i]-th. Nothing is copied: the
+  // order is kept and read through. REQUIRES: `order` is a permutation of 0..size()-1.
+  [[nodiscard]] TokenTexts Reordered(std::vector<std::uint32_t> order) &&;
 
   friend bool operator==(const TokenTexts& a, const TokenTexts& b);
 
@@ -70,7 +71,8 @@ class TokenTexts {
   };
 
   std::string bytes_;
-  std::vector<Span> spans_;
+  std::vector<Span> spans_;           // In the order pushed.
+  std::vector<std::uint32_t> order_;  // The i-th text is spans_[order_[i]]; empty: spans_[i].
 };
 
 class TokenTexts::Iterator {

@@ -43,6 +43,15 @@ TEST(TokenTextsTest, ReorderedTakesTheGivenOrder) {
   EXPECT_EQ(reordered, expected);
 }
 
+TEST(TokenTextsTest, ReorderedTwiceComposes) {
+  TokenTexts texts;
+  for (const char* text : {"a", "b", "c", "d"}) texts.push_back({text, TokenSource::kBody});
+  const TokenTexts twice = std::move(texts).Reordered({3, 1, 0, 2}).Reordered({1, 3, 0, 2});
+  TokenTexts expected;
+  for (const char* text : {"b", "c", "d", "a"}) expected.push_back({text, TokenSource::kBody});
+  EXPECT_EQ(twice, expected);
+}
+
 TEST(TokenTextsTest, EqualityComparesTextsAndSourcesNotTheBuffer) {
   TokenTexts a;
   a.push_back({"ab", TokenSource::kBody});

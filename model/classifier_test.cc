@@ -4,11 +4,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "common/hex.h"
 #include "tests/support/expect_relative.h"
 
 namespace nbspamd::model {
@@ -173,7 +176,7 @@ TEST(ClassifierTest, ExplainKeepsTheLargestWeightsAndScalesByCount) {
   ExpectGolden(result.explanations[0].weight, 2 * -0.8649974374);
 }
 
-TEST(ClassifierTest, ExplainBreaksTiesByTextAndAnyLengthIsAPrefixOfTheWhole) {
+TEST(ClassifierTest, ExplainBreaksTiesByHashAndAnyLengthIsAPrefixOfTheWhole) {
   // send, us and your have the same counts, so the same weight.
   const std::string text = "your us send password review account";
   const ClassifyResult whole = SeedModel().Classify(text, {.alpha = 1.0, .explain = 6});
@@ -184,7 +187,24 @@ TEST(ClassifierTest, ExplainBreaksTiesByTextAndAnyLengthIsAPrefixOfTheWhole) {
       tied.push_back(token.token);
     }
   }
-  EXPECT_THAT(tied, ::testing::ElementsAre("send", "us", "your"));
+  std::vector<std::string> by_hash = {"send", "us", "your"};
+  std::sort(by_hash.begin(), by_hash.end(), [](const std::string& a, const std::string& b) {
+    return std::hash<std::string>{}(a) < std::hash<std::string>{}(b);
+  });
+  EXPECT_EQ(tied, by_hash);
+  // The same tokens in the same order from the bag without its texts, named by their hashes.
+  TokenBag bag = SeedModel().Bag(text);
+  const Snapshot snapshot = SeedModel().Read(bag);
+  bag.texts = {};
+  const auto without_texts = model::Classify(bag, snapshot, {.alpha = 1.0, .explain = 6});
+  ASSERT_TRUE(without_texts.has_value());
+  ASSERT_EQ(without_texts->explanations.size(), 6u);
+  for (std::size_t k = 0; k < 6; ++k) {
+    std::string hex;
+    AppendHex(hex, std::hash<std::string>{}(whole.explanations[k].token), 16);
+    EXPECT_EQ(without_texts->explanations[k].token, hex) << k;
+    EXPECT_EQ(without_texts->explanations[k].weight, whole.explanations[k].weight) << k;
+  }
   for (std::size_t keep = 1; keep < 6; ++keep) {
     const ClassifyResult part = SeedModel().Classify(text, {.alpha = 1.0, .explain = keep});
     ASSERT_EQ(part.explanations.size(), keep);

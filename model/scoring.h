@@ -14,13 +14,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <expected>
 #include <limits>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/hex.h"
 #include "model/classifier.h"
+#include "model/heaviest_tokens.h"
 #include "model/model_stats.h"
 
 namespace nbspamd::model::internal {
@@ -50,17 +54,11 @@ std::expected<ClassifyResult, Error> ScoreWith(const TokenBag& bag, const ModelS
   const bool two_class =
       spam && ham && estimator.HasDocuments(*spam) && estimator.HasDocuments(*ham);
   double score_sum = 0;
-  // A known token's weight in the explanation (count · (log P(t|a) − log P(t|b))). With spam and
-  // ham, a and b are spam and ham and the weights come from this loop; else they are known only
-  // after it (below).
-  struct Weighed {
-    std::size_t index;
-    double weight;
-    double magnitude;  // |weight|.
-  };
-  std::vector<Weighed> weighed;
+  // The explanation's tokens, chosen as they are weighed (model/heaviest_tokens.h). With spam
+  // and ham, the weights are the contrast of spam with ham and come from this loop; else they
+  // are known only after it (below).
+  HeaviestTokens heaviest(options.explain);
   const bool weigh_here = options.explain > 0 && two_class;
-  if (weigh_here) weighed.reserve(bag.entries.size());
   // log P(t|c) of the current token, each computed once.
   std::vector<double> log_likelihoods(class_count, 0.0);
   for (std::size_t i = 0; i < bag.entries.size(); ++i) {
@@ -78,10 +76,7 @@ std::expected<ClassifyResult, Error> ScoreWith(const TokenBag& bag, const ModelS
         score_sum += x * weight;
         result.scored_tokens += bag.entries[i].count;
       }
-      if (weigh_here) {
-        const double token_weight = bag.entries[i].count * weight;
-        weighed.push_back({i, token_weight, std::fabs(token_weight)});
-      }
+      if (weigh_here) heaviest.Offer(i, bag.entries[i].hash, bag.entries[i].count * weight);
     }
   }
 
@@ -125,62 +120,26 @@ std::expected<ClassifyResult, Error> ScoreWith(const TokenBag& bag, const ModelS
         if (!b || result.classes[c].log_joint > result.classes[*b].log_joint) b = c;
       }
     }
-    // Every known token's weight, then the text of the `explain` largest only: a message has
-    // hundreds of tokens and an explanation a few.
     if (!weigh_here) {
-      weighed.reserve(bag.entries.size());
       for (std::size_t i = 0; i < bag.entries.size(); ++i) {
         if (!estimator.Known(i)) continue;
         double weight = estimator.LogLikelihood(i, a);
         if (b) weight -= estimator.LogLikelihood(i, *b);
-        const double token_weight = bag.entries[i].count * weight;
-        weighed.push_back({i, token_weight, std::fabs(token_weight)});
+        heaviest.Offer(i, bag.entries[i].hash, bag.entries[i].count * weight);
       }
     }
-    // Largest |weight| first; ties by token text so the order is deterministic (without texts,
-    // a token's text is its hash in 16 hex digits: the hashes' order).
-    const bool has_texts = !bag.texts.empty();
-    const auto by_text = [&](const Weighed& x, const Weighed& y) {
-      return has_texts ? bag.texts[x.index].text < bag.texts[y.index].text
-                       : bag.entries[x.index].hash < bag.entries[y.index].hash;
-    };
-    const auto by_magnitude = [&](const Weighed& x, const Weighed& y) {
-      if (x.magnitude != y.magnitude) return x.magnitude > y.magnitude;
-      return by_text(x, y);
-    };
-    // The order is total (texts, like hashes, are distinct), so the `keep` first are the same
-    // however found. Found without comparing texts but where they decide: the keep-th largest
-    // magnitude by magnitude alone, then those above it, then of those at it the first by text
-    // (weights tie often: every token seen once in one class only weighs the same).
-    const std::size_t keep = std::min(options.explain, weighed.size());
-    const auto kept_end = weighed.begin() + static_cast<std::ptrdiff_t>(keep);
-    if (keep > 0 && keep < weighed.size()) {
-      std::nth_element(
-          weighed.begin(), kept_end - 1, weighed.end(),
-          [](const Weighed& x, const Weighed& y) { return x.magnitude > y.magnitude; });
-      const double threshold = (kept_end - 1)->magnitude;
-      const auto above_end = std::partition(weighed.begin(), weighed.end(), [&](const Weighed& w) {
-        return w.magnitude > threshold;
-      });
-      const auto at_end = std::partition(
-          above_end, weighed.end(), [&](const Weighed& w) { return w.magnitude == threshold; });
-      // above_end < kept_end <= at_end: the keep-th is at the threshold.
-      if (kept_end < at_end) std::nth_element(above_end, kept_end, at_end, by_text);
-    }
-    std::sort(weighed.begin(), kept_end, by_magnitude);
-    result.explanations.reserve(keep);
-    for (std::size_t k = 0; k < keep; ++k) {
-      const std::size_t i = weighed[k].index;
-      TokenExplanation explanation;
-      explanation.count = bag.entries[i].count;
-      explanation.weight = weighed[k].weight;
-      if (has_texts) {
-        explanation.token = bag.texts[i].text;
-        explanation.source = bag.texts[i].source;
+    const std::vector<WeighedToken> weighed = std::move(heaviest).InOrder();
+    result.explanations.reserve(weighed.size());
+    for (const WeighedToken& token : weighed) {
+      const BagEntry& entry = bag.entries[token.index];
+      if (!bag.texts.empty()) {
+        const TokenText text = bag.texts[token.index];
+        result.explanations.push_back(
+            {std::string(text.text), text.source, entry.count, token.weight});
       } else {
-        explanation.token = HashText(bag.entries[i].hash);
+        result.explanations.push_back(
+            {HashText(entry.hash), TokenSource::kBody, entry.count, token.weight});
       }
-      result.explanations.push_back(std::move(explanation));
     }
   }
   return result;

@@ -79,13 +79,13 @@ TokenBag BagBuilder::Finish(bool boolean_counts) && {
   }
   std::sort(order.get(), order.get() + size,
             [](const Indexed& a, const Indexed& b) { return a.hash < b.hash; });
-  const std::unique_ptr<std::uint32_t[]> text_order(new std::uint32_t[size]);
+  std::vector<std::uint32_t> text_order(size);
   for (std::size_t i = 0; i < size; ++i) {
     distinct_[i] = {order[i].hash, order[i].count};
     text_order[i] = order[i].text;
   }
   bag.entries = std::move(distinct_);
-  bag.texts = std::move(texts_).Reordered({text_order.get(), size});
+  bag.texts = std::move(texts_).Reordered(std::move(text_order));
   return bag;
 }
 
