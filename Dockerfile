@@ -14,7 +14,7 @@ RUN apt-get update \
       libboost1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev \
       libboost-url1.81-dev librocksdb-dev libicu-dev libxxhash-dev libtomlplusplus-dev libjemalloc-dev \
       libgmime-3.0-dev libxml2-dev libpsl-dev libuchardet-dev libgtest-dev libgmock-dev libbenchmark-dev \
-      libhiredis-dev libssl-dev redis-server \
+      libhiredis-dev libssl-dev redis-server openssl curl ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
@@ -23,9 +23,11 @@ COPY . .
 # --build-arg IMAGE_TESTS=OFF builds the daemon and nbspamc alone. (A build argument is in the
 # environment of each RUN, so none is named NBSPAMD_*: the daemon under test would take it for a
 # setting and refuse to start on an unknown one.)
-# Except milter_postfix_test, spamc_test, exim_test, DovecotTest.* and BrowserTest.*, which run
-# Postfix, Debian's spamc, a throw-away Exim, Dovecot and Chromium that this stage does not have:
-# they run in scripts/test (and so CI), where scripts/install-deps installs them.
+# Except milter_postfix_test, spamc_test, exim_test, MilterDaemonTest.*, SpamdDaemonTest.*,
+# DovecotTest.* and BrowserTest.*, which run Postfix, Debian's spamc, a throw-away Exim, Dovecot
+# and Chromium that this stage does not have: they run in scripts/test (and so CI), where
+# scripts/install-deps installs them. (openssl, curl and ca-certificates are here for TlsTest: a
+# certificate made for the test, a real client, and the trust store it must not find it in.)
 ARG IMAGE_TESTS=ON
 # --build-arg PREBUILT_ID=ID with the folder that holds nbspamd and nbspamc mounted at
 # /prebuilt (buildah bud -v DIR:/prebuilt:ro) takes those binaries instead of compiling: CI builds
@@ -45,7 +47,7 @@ RUN if [ -n "$PREBUILT_ID" ]; then \
       && if [ "$IMAGE_TESTS" = ON ]; then cmake --build build -j "$(nproc)"; \
          else cmake --build build -j "$(nproc)" --target nbspamd nbspamc; fi \
       && if [ "$IMAGE_TESTS" = ON ]; then \
-           ctest --test-dir build --output-on-failure -j "$(nproc)" -E '^(milter_postfix_test|spamc_test|exim_test|DovecotTest\..*|BrowserTest\..*)$'; fi; \
+           ctest --test-dir build --output-on-failure -j "$(nproc)" -E '^(milter_postfix_test|spamc_test|exim_test|MilterDaemonTest\..*|SpamdDaemonTest\..*|DovecotTest\..*|BrowserTest\..*)$'; fi; \
     fi \
  && strip build/server/nbspamd
 

@@ -287,8 +287,16 @@ TEST(RocksdbStoreTest, UserLayersReadWhileWrittenAreNeverTornOrLeftStale) {
       }
     });
   }
+  // Each round of writes waits for a read that began after the last one, so the reads overlap
+  // the writes however the threads are scheduled (a loaded machine may otherwise finish every
+  // write before a reader runs).
+  const auto await_a_read = [&] {
+    const std::uint64_t before = reads.load() + failed.load();
+    while (reads.load() + failed.load() <= before + 1) std::this_thread::yield();
+  };
   constexpr std::uint64_t kRounds = 20;
   for (std::uint64_t r = 0; r < kRounds; ++r) {
+    await_a_read();
     for (std::uint64_t u = 0; u < kUsers; ++u) {
       const std::string user = Numbered("user", u);
       UserLearn(store, user, Numbered("m", r), r % 2 ? "spam" : "ham", message(u, r));
