@@ -29,6 +29,37 @@ TEST(TokenTextsTest, AppendingManyKeepsEarlierTextsIntact) {
   for (int i = 0; i < 1000; ++i) EXPECT_EQ(texts[i].text, "word" + std::to_string(i));
 }
 
+// Each length from 0 to 40 (the copy takes a different path below 4, to 8, to 16 and above), one
+// after another so that each copy's neighbours would show a byte written too far, with and
+// without room reserved, and in a copy.
+TEST(TokenTextsTest, KeepsTextsOfEveryLengthExactly) {
+  for (const bool reserved : {false, true}) {
+    TokenTexts texts;
+    if (reserved) texts.reserve(8, 64);
+    std::vector<std::string> expected;
+    for (int round = 0; round < 3; ++round) {
+      for (std::size_t size = 0; size <= 40; ++size) {
+        std::string text;
+        for (std::size_t i = 0; i < size; ++i)
+          text.push_back(static_cast<char>('a' + (i + size) % 26));
+        expected.push_back(text);
+        texts.push_back({text, TokenSource::kBody});
+      }
+    }
+    const TokenTexts copy = texts;
+    TokenTexts assigned;
+    assigned.push_back({"overwritten", TokenSource::kMeta});
+    assigned = copy;
+    ASSERT_EQ(texts.size(), expected.size());
+    ASSERT_EQ(assigned.size(), expected.size());
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      EXPECT_EQ(texts[i].text, expected[i]) << "text " << i << (reserved ? ", reserved" : "");
+      EXPECT_EQ(copy[i].text, expected[i]) << "copy's text " << i;
+      EXPECT_EQ(assigned[i], texts[i]) << "assigned text " << i;
+    }
+  }
+}
+
 TEST(TokenTextsTest, ReorderedTakesTheGivenOrder) {
   TokenTexts texts;
   texts.push_back({"a", TokenSource::kBody});

@@ -1,35 +1,42 @@
 #include "model/heaviest_tokens.h"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 namespace nbspamd::model {
+namespace {
 
-HeaviestTokens::HeaviestTokens(std::size_t keep) : keep_(keep) {
-  heap_.reserve(std::min<std::size_t>(keep_, 64));
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+}  // namespace
+
+HeaviestTokens::HeaviestTokens(std::size_t keep)
+    : keep_(keep),
+      // Room for three times as many again as are kept (at least 32): a Compact then selects
+      // from a buffer a few times the size it keeps, once per that many admissions.
+      capacity_(keep + std::max<std::size_t>(32, 3 * std::min<std::size_t>(keep, 1 << 20))),
+      // A magnitude of -1 comes after every real one; with nothing to keep, +∞ (and hash 0, before
+      // which no hash comes) lets nothing in.
+      floor_{.index = 0, .hash = 0, .weight = 0, .magnitude = keep == 0 ? kInfinity : -1.0} {
+  candidates_.reserve(std::min<std::size_t>(capacity_, 256));
 }
 
-void HeaviestTokens::Push(const WeighedToken& token) {
-  heap_.push_back(token);
-  std::push_heap(heap_.begin(), heap_.end(), ComesBefore);
-}
-
-void HeaviestTokens::ReplaceLast(const WeighedToken& token) {
-  // `token` sinks from the root past every child that comes after it.
-  const std::size_t size = heap_.size();
-  std::size_t at = 0;
-  for (std::size_t child = 1; child < size; child = 2 * at + 1) {
-    if (child + 1 < size && ComesBefore(heap_[child], heap_[child + 1])) ++child;
-    if (!ComesBefore(token, heap_[child])) break;
-    heap_[at] = heap_[child];
-    at = child;
-  }
-  heap_[at] = token;
+void HeaviestTokens::Compact() {
+  std::nth_element(candidates_.begin(), candidates_.begin() + static_cast<long>(keep_ - 1),
+                   candidates_.end(), ComesBefore);
+  candidates_.resize(keep_);
+  floor_ = candidates_.back();
 }
 
 std::vector<WeighedToken> HeaviestTokens::InOrder() && {
-  std::sort_heap(heap_.begin(), heap_.end(), ComesBefore);
-  return std::move(heap_);
+  if (candidates_.size() > keep_) {
+    std::nth_element(candidates_.begin(), candidates_.begin() + static_cast<long>(keep_),
+                     candidates_.end(), ComesBefore);
+    candidates_.resize(keep_);
+  }
+  std::sort(candidates_.begin(), candidates_.end(), ComesBefore);
+  return std::move(candidates_);
 }
 
 }  // namespace nbspamd::model

@@ -30,31 +30,37 @@ struct ComesBeforeOrder {
 };
 inline constexpr ComesBeforeOrder ComesBefore;
 
-// The first `keep` of the tokens offered, in ComesBefore's order, chosen as they are offered: a
-// heap of at most `keep` whose root is the last of them, so that most of a message's hundreds of
-// tokens cost a comparison or two and are gone. The order is total, so the tokens kept are the
-// same whatever the order of the offers, and the first k of `keep` are those `k` would keep.
-// Not thread-safe; one per classification.
+// The first `keep` of the tokens offered, in ComesBefore's order, chosen as they are offered.
+// Offers are admitted to a buffer only while they come before the floor, the keep-th of the
+// best seen so far; when the buffer is full, a selection keeps the first `keep` and raises the
+// floor to the last of them. So most of a message's hundreds of tokens cost one comparison with
+// the floor and are gone, and an admitted one an append (a heap cost a sift for each). The order
+// is total, so the tokens kept are the same whatever the order of the offers, and the first k of
+// `keep` are those `k` would keep. Not thread-safe; one per classification.
 class HeaviestTokens {
  public:
   explicit HeaviestTokens(std::size_t keep);
 
   void Offer(std::size_t index, TokenHash hash, double weight) {
     const WeighedToken token{index, hash, weight, std::fabs(weight)};
-    if (heap_.size() < keep_) return Push(token);
-    if (keep_ != 0 && ComesBefore(token, heap_.front())) ReplaceLast(token);
+    if (!ComesBefore(token, floor_)) return;
+    candidates_.push_back(token);
+    if (candidates_.size() == capacity_) Compact();
   }
 
   // The tokens kept, in ComesBefore's order.
   [[nodiscard]] std::vector<WeighedToken> InOrder() &&;
 
  private:
-  void Push(const WeighedToken& token);
-  // Puts `token` in place of the root, the last of those kept.
-  void ReplaceLast(const WeighedToken& token);
+  // Keeps the first keep_ of the candidates and makes the last of them the floor.
+  void Compact();
 
   std::size_t keep_;
-  std::vector<WeighedToken> heap_;  // A heap with the last in ComesBefore's order at the root.
+  std::size_t capacity_;  // Candidates held before a Compact: more than keep_.
+  // What an offer must come before to be admitted: at first a token that every finite weight
+  // comes before (with keep_ 0, one that none does).
+  WeighedToken floor_;
+  std::vector<WeighedToken> candidates_;  // Admitted, in the order offered or as Compact left them.
 };
 
 }  // namespace nbspamd::model

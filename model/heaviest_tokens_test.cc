@@ -39,7 +39,7 @@ std::vector<std::size_t> Kept(std::size_t keep, const std::vector<WeighedToken>&
 
 TEST(HeaviestTokensTest, KeepsTheFirstInOrderWhateverTheOrderOfOffers) {
   std::mt19937_64 random(7);
-  for (std::size_t size : {0u, 1u, 2u, 19u, 20u, 21u, 250u}) {
+  for (std::size_t size : {0u, 1u, 2u, 19u, 20u, 21u, 250u, 1000u, 5000u}) {
     std::vector<WeighedToken> tokens = TiedTokens(size, random);
     std::vector<WeighedToken> sorted = tokens;
     std::sort(sorted.begin(), sorted.end(), ComesBefore);
