@@ -42,6 +42,7 @@ std::optional<Outcome> OutcomeNamed(const std::string& status) {
   if (status == "learned") return Outcome::kLearned;
   if (status == "relearned") return Outcome::kRelearned;
   if (status == "unchanged") return Outcome::kUnchanged;
+  if (status == "checked") return Outcome::kChecked;
   if (status == "forgotten") return Outcome::kForgotten;
   if (status == "queued") return Outcome::kQueued;
   return std::nullopt;
@@ -53,6 +54,7 @@ std::string Target(const ClientOptions& options) {
     std::string target = "/train?label=" + PercentEncode(options.label);
     if (options.id) target += "&id=" + PercentEncode(*options.id);
     if (options.scan_id) target += "&scan_id=" + PercentEncode(*options.scan_id);
+    if (options.count_all) target += "&count=all";
     return target;
   }
   if (options.scan_id) return "/forget?scan_id=" + PercentEncode(*options.scan_id);
@@ -202,11 +204,16 @@ int RunOne(const ClientOptions& options, const ConnectOptions& connect, std::FIL
   return kExitOk;
 }
 
-}  // namespace
+// One pass of a bulk run over options.paths: its summary line goes to `out` (after `prefix`).
+// Returns the exit status when the pass had to stop or some messages failed, and its tally.
+struct PassResult {
+  std::optional<int> status;
+  std::uint64_t counted = 0;  // Learned or relearned.
+  std::uint64_t checked = 0;
+};
 
-int RunBulk(const ClientOptions& options, const ConnectOptions& connect, std::FILE* out,
-            std::FILE* err, bool progress_in_place) {
-  if (options.id || options.scan_id) return RunOne(options, connect, out, err);
+PassResult RunPass(const ClientOptions& options, const ConnectOptions& connect, std::FILE* out,
+                   std::FILE* err, bool progress_in_place, const std::string& prefix) {
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -254,10 +261,30 @@ int RunBulk(const ClientOptions& options, const ConnectOptions& connect, std::FI
   if (stopped) {
     std::fprintf(err, "nbspamc: stopped: %s\n", run.stop_reason().c_str());
   }
-  std::fprintf(out, "%s\n",
+  std::fprintf(out, "%s%s\n", prefix.c_str(),
                FormatSummary(tally, options.command == Command::kForget, elapsed()).c_str());
-  if (stopped) return *stopped;
-  return failed > 0 ? kExitDaemonError : kExitOk;
+  PassResult result;
+  result.status = stopped ? stopped : failed > 0 ? std::optional(kExitDaemonError) : std::nullopt;
+  result.counted = tally.Count(Outcome::kLearned) + tally.Count(Outcome::kRelearned);
+  result.checked = tally.Count(Outcome::kChecked);
+  return result;
+}
+
+}  // namespace
+
+int RunBulk(const ClientOptions& options, const ConnectOptions& connect, std::FILE* out,
+            std::FILE* err, bool progress_in_place) {
+  if (options.id || options.scan_id) return RunOne(options, connect, out, err);
+  // Error-driven training: a message checked in one pass may fall within the margin once the
+  // pass counted others, so passes go on while one counts some and leaves some only checked.
+  // The daemon's ledger keeps a message from being counted twice; one counted stays unchanged.
+  const int passes = options.command == Command::kTrain ? options.passes : 1;
+  for (int pass = 1;; ++pass) {
+    const std::string prefix = pass > 1 ? "pass " + std::to_string(pass) + ": " : "";
+    const PassResult result = RunPass(options, connect, out, err, progress_in_place, prefix);
+    if (result.status) return *result.status;
+    if (pass >= passes || result.counted == 0 || result.checked == 0) return kExitOk;
+  }
 }
 
 }  // namespace nbspamd::client

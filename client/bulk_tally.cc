@@ -37,6 +37,7 @@ std::string FormatSummary(const BulkTally& tally, bool forget, double elapsed_se
       forget ? part("forgotten", Outcome::kForgotten) + ", " + part("not found", Outcome::kNotFound)
              : part("learned", Outcome::kLearned) + ", " + part("relearned", Outcome::kRelearned) +
                    ", " + part("unchanged", Outcome::kUnchanged);
+  if (tally.Count(Outcome::kChecked) > 0) line += ", " + part("checked", Outcome::kChecked);
   if (tally.Count(Outcome::kQueued) > 0) line += ", " + part("queued", Outcome::kQueued);
   ProgressSnapshot snapshot;
   snapshot.done = tally.Done();

@@ -18,8 +18,19 @@ namespace nbspamd::client {
 // What happened to one message.
 // kQueued: a daemon in cluster mode that answers once Redis has the change
 // (cluster_wait_applied = false), before it is applied.
-enum class Outcome { kLearned, kRelearned, kUnchanged, kForgotten, kNotFound, kQueued, kFailed };
-inline constexpr std::size_t kOutcomeCount = 7;
+// kChecked: a daemon under error-driven training scored it right beyond its margin and only
+// recorded it.
+enum class Outcome {
+  kLearned,
+  kRelearned,
+  kUnchanged,
+  kChecked,
+  kForgotten,
+  kNotFound,
+  kQueued,
+  kFailed
+};
+inline constexpr std::size_t kOutcomeCount = 8;
 
 // A message that failed, and why.
 struct Failure {

@@ -48,7 +48,12 @@ po::options_description CommandFlags(Command command, ClientOptions& o) {
     case Command::kForget:
       if (command == Command::kTrain) {
         flags.add_options()("label", po::value(&o.label)->value_name("LABEL"),
-                            "the class to learn: spam, ham or another label (required)");
+                            "the class to learn: spam, ham or another label (required)")(
+            "passes", po::value(&o.passes)->value_name("N"),
+            "under error-driven training, pass over the PATHs again while a pass still counts "
+            "messages checked before, at most N passes in all (default 10)")(
+            "count-all", po::bool_switch(&o.count_all),
+            "count every message whatever the daemon's training regime (an archive import)");
       }
       flags.add_options()("id", po::value<std::string>()->value_name("ID"),
                           command == Command::kTrain
@@ -176,6 +181,7 @@ std::expected<void, Error> Check(const ClientOptions& o) {
     case Command::kForget:
       if (o.command == Command::kTrain && o.label.empty()) return fail("train needs --label");
       if (o.jobs < 1 || o.jobs > 256) return fail("--jobs must be 1-256");
+      if (o.passes < 1 || o.passes > 1000) return fail("--passes must be 1-1000");
       if (o.max_message_bytes == 0) return fail("--max-size must be more than 0");
       if (o.scan_id) {
         if (o.id) return fail("--scan-id learns under the scan's own id: leave --id out");

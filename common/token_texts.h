@@ -15,17 +15,23 @@
 namespace nbspamd {
 
 // Where in the message a token came from. The source is part of the token's text (a prefix such
-// as "subject:"), so the same word in two sources gives two tokens.
+// as "subject:"), so the same word in two sources gives two tokens. The values are stored (the
+// scan history keeps them as a byte): append new ones, never renumber.
 enum class TokenSource : std::uint8_t {
-  kBody,    // A word of the message body (or of plain text).
-  kHeader,  // A word or value of a selected header, e.g. "subject:free".
-  kUrl,     // A host or domain of a URL.
-  kMeta,    // A fact about the message's structure, e.g. "meta:html-only".
+  kBody,       // A word of the message body (or of plain text).
+  kHeader,     // A word or value of a selected header, e.g. "subject:free".
+  kUrl,        // A host or domain of a URL.
+  kMeta,       // A fact about the message's structure, e.g. "meta:html-only".
+  kByteNgram,  // n raw bytes of the message's head (tokenizer/byte_ngrams.h), e.g. b4:"Vi\x61g".
 };
+// The last TokenSource value, for readers of stored ones.
+inline constexpr TokenSource kLastTokenSource = TokenSource::kByteNgram;
 
 // The readable form of one token: a view into the TokenTexts that holds it.
 struct TokenText {
-  std::string_view text;  // The full token text, prefix included ("subject:free").
+  // The full token text, prefix included ("subject:free"); for a byte n-gram, a readable form of
+  // its bytes, not the text hashed (tokenizer/byte_ngrams.h).
+  std::string_view text;
   TokenSource source = TokenSource::kBody;
 
   friend bool operator==(const TokenText&, const TokenText&) = default;

@@ -197,6 +197,12 @@ constexpr Key OptionalScoreKey(std::string_view name, std::string_view help) {
              .format = &FormatOptionalScore<kMember>};
 }
 
+// train_margin: "" (learn every message) or a finite number of at least 0.
+bool SetTrainMargin(Settings& settings, const Value& value) {
+  if (!SetOptionalScore<&Settings::train_margin>(settings, value)) return false;
+  return !settings.train_margin || *settings.train_margin >= 0;
+}
+
 // Octal file permissions, "0660" or "660", at most 0777.
 bool SetSocketMode(Settings& settings, const Value& value) {
   const std::string& text = std::get<std::string>(value);
@@ -230,6 +236,14 @@ bool SetUnsigned(Settings& settings, const Value& value) {
 template <auto kMember>
 std::string FormatUnsigned(const Settings& settings) {
   return std::to_string(settings.*kMember);
+}
+
+// byte_ngrams: 0 (off) or 3..8 (tokenizer/byte_ngrams.h).
+bool SetByteNgrams(Settings& settings, const Value& value) {
+  const std::uint64_t n = std::get<std::uint64_t>(value);
+  if (n != 0 && (n < 3 || n > 8)) return false;
+  settings.byte_ngrams = static_cast<std::size_t>(n);
+  return true;
 }
 
 template <auto kMember>
@@ -337,6 +351,7 @@ constexpr std::string_view kLogLevels[] = {"debug", "info", "warning", "error"};
 constexpr std::string_view kLogFormats[] = {"logfmt", "json"};
 constexpr std::string_view kFailModes[] = {"accept", "tempfail"};
 constexpr std::string_view kFactPolicies[] = {"keep", "hash", "off"};
+constexpr std::string_view kScoreForms[] = {"mean", "log-odds"};
 
 constexpr std::uint64_t kSizeMax = std::numeric_limits<std::size_t>::max();
 
@@ -377,6 +392,24 @@ constexpr std::array kKeys = {
         "Tokens whose weight (log-likelihood ratio) is at most this in absolute value do not "
         "count in the score.",
         "a finite number of at least 0"),
+    ChoiceKey<&Settings::score_form, kScoreForms>(
+        "score_form", "FORM", "mean or log-odds",
+        "The score: mean (the mean weight of the tokens stronger than score_min_weight) or "
+        "log-odds (the textbook ln P(spam|x) / P(ham|x)); thresholds and train_margin apply to "
+        "it."),
+    Key{.name = "train_margin",
+        .metavar = "MARGIN",
+        .help = "Train on or near error: a fed-back message is counted only when the model "
+                "scored it wrong or within this of 0, else only checked; \"\" = count every "
+                "message.",
+        .kind = Kind::kString,
+        .valid = "\"\" (count every message) or a finite number of at least 0, as a string",
+        .set = &SetTrainMargin,
+        .format = &FormatOptionalScore<&Settings::train_margin>},
+    UnsignedKey<&Settings::train_warmup, 0, std::numeric_limits<std::uint32_t>::max()>(
+        "train_warmup", "N",
+        "With train_margin: every message of a class is counted while the class holds fewer than "
+        "N documents."),
     DoubleKey<&Settings::user_beta, DoubleRange::kPositive>(
         "user_beta",
         "User layers: tokens of a user's own evidence that weigh as much as the global model's "
@@ -455,6 +488,16 @@ constexpr std::array kKeys = {
         "header_tokens", "Make tokens from mail headers (subject:, from-domain:, received: ...)."),
     BoolKey<&Settings::word_bigrams>("word_bigrams",
                                      "Also make a token of each pair of consecutive words."),
+    Key{.name = "byte_ngrams",
+        .metavar = "N",
+        .help = "Also make a token of each run of N raw bytes of a message's head (headers "
+                "included, before decoding); 0 = off.",
+        .kind = Kind::kUnsigned,
+        .valid = "0 (off) or a whole number from 3 to 8",
+        .set = &SetByteNgrams,
+        .format = &FormatUnsigned<&Settings::byte_ngrams>},
+    UnsignedKey<&Settings::byte_ngram_head, 64, 65536>(
+        "byte_ngram_head", "BYTES", "Bytes of a message's head that byte_ngrams reads."),
     StringKey<&Settings::backup_dir, false>(
         "backup_dir", "DIR", "Folder where POST /admin/backup writes model checkpoints."),
     StringKey<&Settings::auth_tokens, true>(

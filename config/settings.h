@@ -22,6 +22,9 @@
 //   spam_threshold            finite
 //   ham_threshold             finite, <= spam_threshold
 //   score_min_weight          finite, >= 0
+//   score_form                mean or log-odds
+//   train_margin              "" (count every message) or finite, >= 0
+//   train_warmup              >= 0
 //   user_beta                 finite, > 0
 //   user_gamma                finite, > 0
 //   train_global_from_users   off, on or sources:NAME,NAME...
@@ -37,6 +40,8 @@
 //   boolean_counts            bool
 //   header_tokens             bool
 //   word_bigrams              bool
+//   byte_ngrams               0 (off) or 3..8
+//   byte_ngram_head           64..65536
 //   backup_dir                non-empty path
 //   auth_tokens               any string; its items are checked by ParseAuthTokens
 //   auth_tokens_file          a path or ""
@@ -137,6 +142,16 @@ struct Settings {
   // Tokens whose weight |log P(t|spam) − log P(t|ham)| is at most this leave the score out
   // (model::ClassifyOptions::score_min_weight); >= 0.
   double score_min_weight = 1.0;
+  // The training regime (core::TrainingRegime, docs/API.md "Training regime"): nullopt counts
+  // every fed-back message; a margin counts one only when the model scored it wrong or within
+  // the margin of 0, and only checks the others. Every daemon of a cluster must have the same.
+  std::optional<double> train_margin;
+  // What the score is (model::ScoreForm): "mean", the mean weight of the strong tokens, or
+  // "log-odds", the textbook ln P(spam|x) / P(ham|x). Measured in docs/ACCURACY.md.
+  std::string score_form = "mean";
+  // With train_margin: every message of a class is counted while the class holds fewer than this
+  // many documents (core::TrainingRegime::warmup_documents); 0: none.
+  std::uint64_t train_warmup = 0;
   // User layers (model/layered.h, docs/ACCURACY.md "Per-user layers"): β, the token
   // pseudo-counts of the global prior of a user's word distribution, and γ, the document
   // pseudo-counts of its class prior; > 0 and finite. The defaults were measured (cold start).
@@ -199,6 +214,11 @@ struct Settings {
   bool header_tokens = true;
   // Also make a token of each pair of consecutive words.
   bool word_bigrams = false;
+  // Also make a token of each run of this many raw bytes of a message's head
+  // (tokenizer::TokenizerOptions::byte_ngrams); 0 = off, else 3..8.
+  std::size_t byte_ngrams = 0;
+  // The bytes of a message's head byte n-grams are taken from; 64..65536.
+  std::size_t byte_ngram_head = 2500;
   // Where POST /admin/backup writes its checkpoints (created when needed).
   std::string backup_dir = "backups";
   // Bearer tokens, "NAME:SECRET" items separated by commas (config/auth_tokens.h). With any

@@ -101,6 +101,8 @@ TEST_F(SettingsTest, DefaultsWithNoArguments) {
   EXPECT_EQ(settings.max_token_chars, 40u);
   EXPECT_TRUE(settings.boolean_counts);
   EXPECT_FALSE(settings.word_bigrams);
+  EXPECT_EQ(settings.byte_ngrams, 0u);
+  EXPECT_EQ(settings.byte_ngram_head, 2500u);
   EXPECT_TRUE(settings.header_tokens);
 }
 
@@ -342,6 +344,12 @@ TEST_F(SettingsTest, InvalidFlagValuesNameTheFlagAndKey) {
       {"--idle-timeout-seconds", "86401", "idle_timeout_seconds"},
       {"--shutdown-timeout-seconds", "3601", "shutdown_timeout_seconds"},
       {"--max-message-bytes", "0", "max_message_bytes"},
+      {"--byte-ngrams", "1", "byte_ngrams"},
+      {"--byte-ngrams", "2", "byte_ngrams"},
+      {"--byte-ngrams", "9", "byte_ngrams"},
+      {"--byte-ngrams", "-4", "byte_ngrams"},
+      {"--byte-ngram-head", "63", "byte_ngram_head"},
+      {"--byte-ngram-head", "65537", "byte_ngram_head"},
       {"--max-message-bytes", "18446744073709551616", "max_message_bytes"},
       {"--max-tokens", "0", "max_tokens"},
       {"--max-token-chars", "0", "max_token_chars"},
@@ -350,6 +358,8 @@ TEST_F(SettingsTest, InvalidFlagValuesNameTheFlagAndKey) {
       {"--header-tokens", "", "header_tokens"},
       {"--milter-fail-mode", "reject", "milter_fail_mode"},
       {"--milter-reject-score", "high", "milter_reject_score"},
+      {"--train-margin", "-0.5", "train_margin"},
+      {"--train-margin", "nan", "train_margin"},
       {"--milter-quarantine-score", "inf", "milter_quarantine_score"},
       {"--milter-socket-mode", "0999", "milter_socket_mode"},
       {"--milter-socket-mode", "01000", "milter_socket_mode"},
@@ -422,6 +432,43 @@ TEST_F(SettingsTest, MilterKeysFromFlagsAndEnvironment) {
   auto off = Load({"--milter-reject-score", ""}, {"NBSPAMD_MILTER_REJECT_SCORE=3"});
   ASSERT_TRUE(off.has_value());
   EXPECT_EQ(off->settings.milter_reject_score, std::nullopt);
+}
+
+TEST_F(SettingsTest, TrainMarginFromFlagsAndEnvironment) {
+  EXPECT_EQ(LoadOk({}).train_margin, std::nullopt) << "every message is counted by default";
+  EXPECT_EQ(LoadOk({"--train-margin", "1.5"}).train_margin, 1.5);
+  EXPECT_EQ(LoadOk({"--train-margin", "0"}).train_margin, 0.0);
+  EXPECT_EQ(LoadOk({}, {"NBSPAMD_TRAIN_MARGIN=2"}).train_margin, 2.0);
+  EXPECT_EQ(LoadOk({"--train-margin", ""}, {"NBSPAMD_TRAIN_MARGIN=2"}).train_margin, std::nullopt);
+  EXPECT_THAT(LoadError({"--train-margin", "-1"}), HasSubstr("at least 0"));
+  EXPECT_EQ(LoadOk({}).score_form, "mean");
+  EXPECT_EQ(LoadOk({"--score-form", "log-odds"}).score_form, "log-odds");
+  EXPECT_THAT(LoadError({"--score-form", "sum"}), HasSubstr("mean or log-odds"));
+  EXPECT_EQ(LoadOk({}).train_warmup, 0u);
+  EXPECT_EQ(LoadOk({"--train-warmup", "500"}).train_warmup, 500u);
+  EXPECT_THAT(LoadError({"--train-warmup", "-5"}), HasSubstr("train_warmup"));
+}
+
+TEST_F(SettingsTest, ByteNgramsFromFlagsEnvironmentAndFile) {
+  for (const std::size_t n : {0, 3, 4, 8}) {
+    SCOPED_TRACE(n);
+    EXPECT_EQ(LoadOk({"--byte-ngrams", std::to_string(n)}).byte_ngrams, n);
+  }
+  EXPECT_EQ(LoadOk({}, {"NBSPAMD_BYTE_NGRAMS=5"}).byte_ngrams, 5u);
+  EXPECT_EQ(LoadOk({"--byte-ngram-head", "64"}).byte_ngram_head, 64u);
+  EXPECT_EQ(LoadOk({"--byte-ngram-head=65536"}).byte_ngram_head, 65536u);
+  EXPECT_EQ(LoadOk({}, {"NBSPAMD_BYTE_NGRAM_HEAD=4096"}).byte_ngram_head, 4096u);
+  const std::string path = WriteToml("ngrams.toml", "byte_ngrams = 4\nbyte_ngram_head = 1000\n");
+  const Settings from_file = LoadOk({"--config", path});
+  EXPECT_EQ(from_file.byte_ngrams, 4u);
+  EXPECT_EQ(from_file.byte_ngram_head, 1000u);
+  EXPECT_EQ(LoadError({"--byte-ngrams", "2"}),
+            "--byte-ngrams: invalid value '2' for 'byte_ngrams': expected 0 (off) or a whole "
+            "number from 3 to 8");
+  EXPECT_THAT(LoadError({}, {"NBSPAMD_BYTE_NGRAM_HEAD=10"}),
+              AllOf(HasSubstr("NBSPAMD_BYTE_NGRAM_HEAD"), HasSubstr("from 64 to 65536")));
+  EXPECT_THAT(LoadError({"--config", WriteToml("bad.toml", "byte_ngrams = 12\n")}),
+              AllOf(HasSubstr("config file"), HasSubstr("'byte_ngrams'")));
 }
 
 TEST_F(SettingsTest, InvalidEnvironmentValueNamesVariableAndKey) {
@@ -638,7 +685,7 @@ TEST_F(SettingsTest, HelpTextMentionsEveryKey) {
        {"listen", "data_dir", "threads", "alpha", "spam_threshold", "ham_threshold",
         "score_min_weight", "max_body_bytes", "max_header_bytes", "idle_timeout_seconds",
         "shutdown_timeout_seconds", "max_message_bytes", "max_tokens", "max_token_chars",
-        "boolean_counts", "header_tokens", "word_bigrams"}) {
+        "boolean_counts", "header_tokens", "word_bigrams", "byte_ngrams", "byte_ngram_head"}) {
     SCOPED_TRACE(key);
     std::string flag = "--" + key;
     std::ranges::replace(flag, '_', '-');
@@ -834,6 +881,8 @@ TEST_F(SettingsTest, FormatSettingsAsTomlRoundTrips) {
   settings.max_token_chars = 97;
   settings.boolean_counts = false;
   settings.word_bigrams = true;
+  settings.byte_ngrams = 5;
+  settings.byte_ngram_head = 777;
   settings.header_tokens = false;
   settings.user_beta = 12.5;
   settings.user_gamma = 3;

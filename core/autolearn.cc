@@ -18,6 +18,8 @@ std::string_view AutolearnSkipName(AutolearnSkip skip) {
       return "queue_full";
     case AutolearnSkip::kFailed:
       return "failed";
+    case AutolearnSkip::kChecked:
+      return "checked";
   }
   return "failed";
 }
@@ -70,6 +72,7 @@ void Autolearner::Consider(const AutolearnCandidate& candidate, const model::Mod
   writer_.Learn(std::move(request), [this, spam](std::expected<model::LearnStatus, Error> learned) {
     queued_.fetch_sub(1, std::memory_order_relaxed);
     if (!learned) return Skip(AutolearnSkip::kFailed);
+    if (*learned == model::LearnStatus::kChecked) return Skip(AutolearnSkip::kChecked);
     if (*learned != model::LearnStatus::kLearned) return Skip(AutolearnSkip::kAlreadyLearned);
     (spam ? learned_spam_ : learned_ham_).fetch_add(1, std::memory_order_relaxed);
   });

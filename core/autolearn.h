@@ -64,9 +64,10 @@ enum class AutolearnSkip : std::uint8_t {
   kAlreadyLearned = 1,  // The ledger holds its id (someone's label, or an earlier autolearn).
   kQueueFull = 2,       // options.queue_limit autolearns were queued already.
   kFailed = 3,          // The write failed (the store not writable, shutting down).
+  kChecked = 4,         // Error-driven training: right beyond the margin, recorded, not counted.
 };
-inline constexpr std::size_t kAutolearnSkipCount = 4;
-// Lower-case name of a reason ("balance", "already_learned", "queue_full", "failed").
+inline constexpr std::size_t kAutolearnSkipCount = 5;
+// Lower-case name of a reason ("balance", "already_learned", "queue_full", "failed", "checked").
 [[nodiscard]] std::string_view AutolearnSkipName(AutolearnSkip skip);
 
 // The autolearner's counters since start, for /metrics.

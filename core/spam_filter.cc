@@ -42,9 +42,11 @@ SpamFilter::SpamFilter(std::unique_ptr<storage::Store> store, SpamFilterOptions 
     : store_(std::move(store)),
       options_(options),
       tokenizer_(options.tokenizer),
-      writer_(
-          *store_, GroupLimits{},
-          HeldOutScoring{.alpha = options.alpha, .score_min_weight = options.score_min_weight}) {
+      writer_(*store_, GroupLimits{},
+              HeldOutScoring{.alpha = options.alpha,
+                             .score_min_weight = options.score_min_weight,
+                             .score_form = options.score_form},
+              options.training_regime) {
   assert(options_.alpha > 0);
   assert(options_.ham_threshold <= options_.spam_threshold);
   if (options_.autolearn.enabled) {
@@ -77,6 +79,7 @@ std::expected<ClassifyOutcome, Error> SpamFilter::Classify(const ClassifyRequest
                                                 .spam_threshold = options_.spam_threshold,
                                                 .ham_threshold = options_.ham_threshold,
                                                 .score_min_weight = options_.score_min_weight,
+                                                .score_form = options_.score_form,
                                                 .explain = explained};
   std::optional<model::Snapshot> layer;
   if (user) {
@@ -182,7 +185,7 @@ void SpamFilter::TakeFeedback(TrainOutcome& outcome) const {
 
 void SpamFilter::TrainAsync(const TrainRequest& train, TrainDone caller_done) {
   TrainDone done = Timed(std::move(caller_done));
-  const auto [message, label, id, source, user] = train;
+  const auto [message, label, id, source, user, count_all] = train;
   std::expected<void, Error> valid = RequireMessage(message);
   if (valid) valid = ValidateLabel(label);
   if (valid && id) valid = ValidateId(*id);
@@ -193,7 +196,7 @@ void SpamFilter::TrainAsync(const TrainRequest& train, TrainDone caller_done) {
   // the message that was classified, learned as that scan's bag under that scan's key.
   if (!id) {
     if (auto scan = OwnScanOf(message)) {
-      return LearnScan(std::move(*scan), label, source, user, std::move(done));
+      return LearnScan(std::move(*scan), label, source, user, std::move(done), count_all);
     }
   }
   TrainOutcome outcome;
@@ -205,13 +208,18 @@ void SpamFilter::TrainAsync(const TrainRequest& train, TrainDone caller_done) {
   } catch (const std::exception& e) {
     return done(MakeError(ErrorCode::kInternal, std::string("tokenizing failed: ") + e.what()));
   }
-  SubmitLearn(std::move(outcome), std::move(bag), source, user, std::move(done));
+  SubmitLearn(std::move(outcome), std::move(bag), source, user, std::move(done), count_all);
 }
 
 void SpamFilter::SubmitLearn(TrainOutcome outcome, TokenBag bag, std::string_view source,
-                             std::optional<std::string_view> user, TrainDone done) {
+                             std::optional<std::string_view> user, TrainDone done, bool count_all) {
   outcome.tokens = bag.TotalCount();
   model::LearnOrigin origin{std::string(source), options_.clock()};
+  if (replication_ && count_all) {
+    return done(MakeError(ErrorCode::kInvalidArgument,
+                          "count=all is not available in cluster mode: every daemon decides "
+                          "what it counts from the training stream, which carries no such mark"));
+  }
   if (replication_) {
     TrainingChange event;
     event.kind = TrainingChange::Kind::kLearn;
@@ -237,7 +245,7 @@ void SpamFilter::SubmitLearn(TrainOutcome outcome, TokenBag bag, std::string_vie
                                   done(std::move(outcome));
                                 });
   }
-  LearnRequest request{outcome.id, outcome.label, std::move(bag), std::move(origin)};
+  LearnRequest request{outcome.id, outcome.label, std::move(bag), std::move(origin), count_all};
   auto learned_done = [this, outcome = std::move(outcome), done = std::move(done)](
                           std::expected<model::LearnStatus, Error> learned) mutable {
     if (!learned) return done(std::unexpected(std::move(learned.error())));
@@ -324,19 +332,20 @@ void SpamFilter::TrainScanAsync(const ScanTrainRequest& request, TrainDone calle
   if (!valid) return done(std::unexpected(std::move(valid.error())));
   auto scan = history->Find(request.scan_id);
   if (!scan) return done(std::unexpected(std::move(scan.error())));
-  LearnScan(std::move(*scan), request.label, request.source, request.user, std::move(done));
+  LearnScan(std::move(*scan), request.label, request.source, request.user, std::move(done),
+            request.count_all);
 }
 
 void SpamFilter::LearnScan(history::ScanRecord scan, std::string_view label,
                            std::string_view source, std::optional<std::string_view> user,
-                           TrainDone done) {
+                           TrainDone done, bool count_all) {
   const std::string scan_user = std::move(scan.summary.user);
   if (!user && !scan_user.empty()) user = scan_user;
   TrainOutcome outcome;
   outcome.id = std::move(scan.summary.message_key);
   outcome.label = std::string(label);
   SubmitLearn(std::move(outcome), TokenBag{std::move(scan.detail.bag), {}}, source, user,
-              std::move(done));
+              std::move(done), count_all);
 }
 
 void SpamFilter::ForgetScanAsync(const ScanTrainRequest& request, ForgetDone done) {

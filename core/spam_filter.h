@@ -74,6 +74,8 @@ struct SpamFilterOptions {
   // See config::Settings::ham_threshold. REQUIRES: ham_threshold <= spam_threshold.
   double ham_threshold = -0.6;
   double score_min_weight = 1.0;  // See config::Settings::score_min_weight.
+  model::ScoreForm score_form = model::ScoreForm::kMeanWeight;  // config::Settings::score_form.
+  TrainingRegime training_regime;  // See config::Settings::train_margin.
   tokenizer::TokenizerOptions tokenizer;
   WallClock clock = SystemUnixSeconds;
   // How often a StoreWatch tries to bring writes back after a fault of the machine; 0: never
@@ -181,6 +183,9 @@ struct TrainRequest {
   std::optional<std::string_view> id = {};    // Learned under this id; none: its content id.
   std::string_view source = {};               // Who trained it (a bearer token's name); "": none.
   std::optional<std::string_view> user = {};  // Whose layer; none: the global model.
+  // Counted whatever the training regime (TrainingRegime; a bulk import, docs/API.md "Training
+  // regime"). Not in cluster mode: the stream's events carry no such mark.
+  bool count_all = false;
 };
 
 // A classify through a front end: the message and what the front end knows of its delivery.
@@ -204,6 +209,7 @@ struct ScanTrainRequest {
   std::string_view source = {};  // As TrainRequest::source.
   // Whose layer; none: the scan's own user (the global model for a scan without one).
   std::optional<std::string_view> user = {};
+  bool count_all = false;  // For a train: as TrainRequest::count_all.
 };
 
 // What the scan history records besides the scans' own values (settings history_*).
@@ -479,10 +485,11 @@ class SpamFilter {
   // Learns `scan`'s bag under its message key, in `user`'s layer (none: the scan's user's).
   // REQUIRES: label and user validated.
   void LearnScan(history::ScanRecord scan, std::string_view label, std::string_view source,
-                 std::optional<std::string_view> user, TrainDone done);
-  // Queues the learn of `bag` for TrainAsync and TrainScanAsync, once validated.
+                 std::optional<std::string_view> user, TrainDone done, bool count_all = false);
+  // Queues the learn of `bag` for TrainAsync and TrainScanAsync, once validated. `count_all`:
+  // as TrainRequest::count_all.
   void SubmitLearn(TrainOutcome outcome, TokenBag bag, std::string_view source,
-                   std::optional<std::string_view> user, TrainDone done);
+                   std::optional<std::string_view> user, TrainDone done, bool count_all = false);
   // The scan of the history that `message`'s own scan header names (history/scan_header.h), when
   // this daemon has it.
   [[nodiscard]] std::optional<history::ScanRecord> OwnScanOf(std::string_view message) const;

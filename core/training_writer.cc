@@ -47,16 +47,21 @@ std::string UserRecordName(std::string_view user, std::string_view id) {
 std::optional<model::HeldOutScore> HeldOutScoreOf(const TokenBag& bag, const PendingModel& pending,
                                                   const HeldOutScoring& scoring) {
   const model::Snapshot snapshot = pending.Read(bag.entries);
-  const auto result = model::Classify(
-      bag, snapshot, {.alpha = scoring.alpha, .score_min_weight = scoring.score_min_weight});
+  const auto result = model::Classify(bag, snapshot,
+                                      {.alpha = scoring.alpha,
+                                       .score_min_weight = scoring.score_min_weight,
+                                       .score_form = scoring.score_form});
   if (!result || !result->score || !std::isfinite(*result->score)) return std::nullopt;
   return model::HeldOutScore{model::kScoreScale, *result->score};
 }
 
 }  // namespace
 
-TrainingWriter::TrainingWriter(storage::Store& store, GroupLimits limits, HeldOutScoring scoring)
-    : store_(store), limits_(limits), scoring_(scoring), thread_([this] { Run(); }) {}
+TrainingWriter::TrainingWriter(storage::Store& store, GroupLimits limits, HeldOutScoring scoring,
+                               TrainingRegime regime)
+    : store_(store), limits_(limits), scoring_(scoring), regime_(regime), thread_([this] {
+        Run();
+      }) {}
 
 TrainingWriter::~TrainingWriter() { Stop(); }
 
@@ -67,6 +72,7 @@ void TrainingWriter::Learn(LearnRequest request, LearnCompletion done,
   queued.label = std::move(request.label);
   queued.bag = std::move(request.bag);
   queued.origin = std::move(request.origin);
+  queued.count_all = request.count_all;
   queued.done = std::move(done);
   queued.stream_position = std::move(stream_position);
   Submit(std::move(queued));
@@ -91,6 +97,7 @@ void TrainingWriter::LearnForUser(LearnRequest request, UserTarget target, Learn
   queued.label = std::move(request.label);
   queued.bag = std::move(request.bag);
   queued.origin = std::move(request.origin);
+  queued.count_all = request.count_all;
   queued.done = std::move(done);
   queued.user = std::move(target.user);
   queued.train_global = target.train_global;
@@ -316,22 +323,40 @@ std::vector<TrainingWriter::Result> TrainingWriter::Commit(const std::vector<Req
     }
     if (request.kind == Kind::kLearn) {
       model::LearnPlan learn;  // kUnchanged, an empty delta: the global part when it plays none.
+      bool still_checked = false;  // A checked record learned again, and still not counted.
       if (global && !retired) {
-        std::optional<model::HeldOutScore> held_out;
-        if (!learned) held_out = HeldOutScoreOf(request.bag, pending, scoring_);
+        // A new id is scored (its held-out score); under error-driven training so is a checked
+        // record learned again with its label, to decide whether it is counted now.
+        const bool checked_again = learned && learned->checked && learned->label == request.label;
+        std::optional<model::HeldOutScore> score;
+        if (!learned || (checked_again && regime_.margin)) {
+          score = HeldOutScoreOf(request.bag, pending, scoring_);
+        }
+        // A correction is always counted (it was an error); an id counted before stays so.
+        const std::optional<std::size_t> class_index = pending.stats().FindClass(request.label);
+        const std::uint64_t class_documents =
+            class_index ? pending.stats().classes[*class_index].documents : 0;
+        const bool count =
+            (learned && !checked_again) || request.count_all ||
+            regime_.Counts(request.label, score ? std::optional(score->score) : std::nullopt,
+                           class_documents);
         learn = model::PlanLearn(request.id, request.label, request.bag, learned, pending.stats(),
-                                 request.origin, held_out);
+                                 request.origin, learned ? std::nullopt : score, count);
         global_changed = learn.status != model::LearnStatus::kUnchanged;
+        still_checked = checked_again && !count;
       }
       model::LearnStatus status = learn.status;
       if (has_user) {
         status = model::AddUserLearn(learn.delta, request.user, request.id, request.label,
                                      request.bag, user_learned, pending.stats(), request.origin);
       }
-      results.push_back(status);
       if (global_changed || status != model::LearnStatus::kUnchanged) {
         delta = std::move(learn.delta);
       }
+      // Nothing to write, but the answer says the message is still only checked.
+      results.push_back(status == model::LearnStatus::kUnchanged && still_checked
+                            ? model::LearnStatus::kChecked
+                            : status);
     } else if (has_user) {
       if (!user_learned) {
         results.push_back(MakeError(

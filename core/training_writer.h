@@ -48,6 +48,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <variant>
 #include <vector>
@@ -55,6 +56,7 @@
 #include "common/error.h"
 #include "common/log_throttle.h"
 #include "common/token_bag.h"
+#include "model/classifier.h"
 #include "model/learning.h"
 #include "storage/store.h"
 
@@ -66,6 +68,8 @@ struct LearnRequest {
   std::string label;  // REQUIRES: a valid label (SpamFilter::ValidateLabel).
   TokenBag bag;
   model::LearnOrigin origin;  // Recorded with the ledger record when it changes.
+  // Counted whatever the training regime (TrainingRegime): a bulk import that must count all.
+  bool count_all = false;
 };
 
 // Whose layer a user request changes, and whether it changes the global model as well.
@@ -102,6 +106,38 @@ struct GroupLimits {
 struct HeldOutScoring {
   double alpha = 1.0;
   double score_min_weight = 0.0;
+  model::ScoreForm score_form = model::ScoreForm::kMeanWeight;
+};
+
+// Which fed-back messages are counted (docs/API.md "Training regime"). Learn every message, or
+// train on or near error: a learn of a new id labelled spam or ham is scored first (its held-out
+// score, the score /classify gives) and counted only when the model was wrong or within `margin`
+// of 0 (spam counted when score <= margin, ham when score >= -margin); otherwise its ledger record
+// is only checked (model::LedgerEntry::checked), status kChecked. A checked id learned again with
+// the same label is scored again and counted when it now falls within the margin (a pass of bulk
+// training), else answered kChecked again with nothing written. A correction (another label than
+// its record's) is always counted: it was an error. A message the model cannot score yet (a class
+// without documents), or of another class, is counted. The decision reads only the model as the
+// requests before it in the writer's order leave it, so every daemon of a cluster applying the same
+// stream with the same regime decides the same. User layers learn every message: the regime decides
+// only what the global model counts.
+//
+// Warm-up: with `warmup_documents` N, a message of a class that holds fewer than N documents is
+// counted whatever its score, so that each class starts from a broad base of evidence before the
+// regime counts only mistakes (docs/ACCURACY.md "Cold start").
+struct TrainingRegime {
+  std::optional<double> margin;  // nullopt: learn every message. REQUIRES: >= 0.
+  std::uint64_t warmup_documents = 0;
+
+  // Whether a message labelled `label` that the model scored `score` (nullopt: none) is counted,
+  // when its class holds `class_documents` documents.
+  [[nodiscard]] bool Counts(std::string_view label, std::optional<double> score,
+                            std::uint64_t class_documents) const {
+    if (!margin || !score || class_documents < warmup_documents) return true;
+    if (label == "spam") return *score <= *margin;
+    if (label == "ham") return *score >= -*margin;
+    return true;
+  }
 };
 
 // Thread safety: Learn, Forget and Stop from any thread. The writer thread is the only caller
@@ -109,9 +145,10 @@ struct HeldOutScoring {
 // while the writer lives.
 class TrainingWriter {
  public:
-  // `scoring`: how held-out scores are computed (the daemon's alpha and score_min_weight).
+  // `scoring`: how held-out scores are computed (the daemon's alpha and score_min_weight);
+  // `regime`: which learns are counted.
   explicit TrainingWriter(storage::Store& store, GroupLimits limits = {},
-                          HeldOutScoring scoring = {});
+                          HeldOutScoring scoring = {}, TrainingRegime regime = {});
   TrainingWriter(const TrainingWriter&) = delete;
   TrainingWriter& operator=(const TrainingWriter&) = delete;
   ~TrainingWriter();  // Stop().
@@ -205,6 +242,7 @@ class TrainingWriter {
     std::string label;  // "" unless a learn.
     TokenBag bag;
     model::LearnOrigin origin;
+    bool count_all = false;  // A learn: counted whatever the regime.
     std::variant<LearnCompletion, ForgetCompletion, RetireCompletion, ExpireCompletion,
                  UserExpireCompletion>
         done;
@@ -246,6 +284,7 @@ class TrainingWriter {
   storage::Store& store_;
   const GroupLimits limits_;
   const HeldOutScoring scoring_;
+  const TrainingRegime regime_;
   // The group being written. Only the writer thread (Run) touches it. A member rather than a
   // local of Run, so that its buffer is reachable from this object while the thread waits: leak
   // checkers scanning a waiting thread's (ASan fake) stack frames need not find it there.

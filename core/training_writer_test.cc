@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <condition_variable>
 #include <future>
 #include <mutex>
@@ -70,6 +71,17 @@ class GatedStore final : public storage::testing::ForwardingStore {
   std::vector<std::size_t> batch_sizes_;
   std::vector<std::string> deleted_users_;
 };
+
+// Learns `tokens` as `label` under `id` and waits for the writer's answer. REQUIRES: it succeeds.
+model::LearnStatus LearnAndWait(TrainingWriter& writer, const std::string& id,
+                                const std::string& label, std::vector<BagEntry> tokens) {
+  std::promise<std::expected<model::LearnStatus, Error>> done;
+  writer.Learn({id, label, BagOf(std::move(tokens)), {}},
+               [&](std::expected<model::LearnStatus, Error> status) { done.set_value(status); });
+  auto status = done.get_future().get();
+  EXPECT_TRUE(status.has_value()) << status.error().message;
+  return status.value_or(model::LearnStatus::kUnchanged);
+}
 
 // Collects each completion's outcome, in the order the writer completes them.
 struct Outcomes {
@@ -300,6 +312,63 @@ TEST(TrainingWriterTest, TheHeldOutScoreIsTheScoreOfTheModelBeforeTheLearn) {
   EXPECT_EQ((**store.FindLearned("c")).held_out,
             (model::HeldOutScore{model::kScoreScale, *before->score}));
   EXPECT_FALSE((**store.FindLearned("a")).held_out.has_value()) << "no ham yet: no score";
+}
+
+// Train on or near error, with alpha 1 and every weight in the score: the score of a bag of token
+// 1 alone is its weight log(P(1|spam) / P(1|ham)).
+TEST(TrainingWriterTest, UnderAMarginOnlyErrorsAndNearMissesAreCounted) {
+  storage::MemoryStore store;
+  TrainingWriter writer(store, {}, {.alpha = 1, .score_min_weight = 0}, {.margin = 0.5});
+  const auto learn = [&](const std::string& id, const std::string& label,
+                         std::vector<BagEntry> tokens) {
+    return LearnAndWait(writer, id, label, std::move(tokens));
+  };
+  const auto documents = [&](std::size_t c) { return store.Stats()->classes.at(c).documents; };
+  // Nothing can be scored before both classes have a document: both are counted.
+  EXPECT_EQ(learn("a", "spam", {{1, 1}}), model::LearnStatus::kLearned);
+  EXPECT_EQ(learn("b", "ham", {{2, 1}}), model::LearnStatus::kLearned);
+  // P(1|spam) = (1 + 1) / (1 + 2) = 2/3, P(1|ham) = (0 + 1) / (1 + 2) = 1/3: score log 2 = 0.693,
+  // right by more than 0.5: only checked.
+  EXPECT_EQ(learn("c", "spam", {{1, 1}}), model::LearnStatus::kChecked);
+  EXPECT_EQ(learn("x", "spam", {{1, 1}}), model::LearnStatus::kChecked);
+  EXPECT_EQ(learn("x", "spam", {{1, 1}}), model::LearnStatus::kChecked) << "still right";
+  EXPECT_EQ(documents(0), 1u);
+  const model::LedgerEntry c = **store.FindLearned("c");
+  EXPECT_TRUE(c.checked);
+  EXPECT_TRUE(c.tokens.empty());
+  ASSERT_TRUE(c.held_out.has_value());
+  EXPECT_NEAR(c.held_out->score, std::log(2.0), 1e-12);
+  // The same message as ham was wrong by 0.693: counted. A correction of a checked record is too.
+  EXPECT_EQ(learn("x", "ham", {{1, 1}}), model::LearnStatus::kRelearned);
+  EXPECT_EQ(documents(1), 2u);
+  EXPECT_FALSE((**store.FindLearned("x")).checked);
+  // Learned again (a second pass), c scores log((2/3) / (2/4)) = 0.288 now, within the margin.
+  EXPECT_EQ(learn("c", "spam", {{1, 1}}), model::LearnStatus::kLearned);
+  EXPECT_EQ(documents(0), 2u);
+  EXPECT_EQ(learn("c", "spam", {{1, 1}}), model::LearnStatus::kUnchanged);
+  const model::LedgerEntry counted = **store.FindLearned("c");
+  EXPECT_FALSE(counted.checked);
+  EXPECT_EQ(counted.held_out, c.held_out) << "the first held-out score stays";
+  const model::Snapshot snapshot = store.Read(BagOf({{1, 1}}).entries);
+  EXPECT_EQ(snapshot.counts, (std::vector<std::uint64_t>{2, 1})) << "n_1,spam and n_1,ham";
+}
+
+TEST(TrainingWriterTest, UnderAWarmUpEachClassCountsItsFirstDocuments) {
+  storage::MemoryStore store;
+  TrainingWriter writer(store, {}, {.alpha = 1, .score_min_weight = 0},
+                        {.margin = 0.5, .warmup_documents = 2});
+  const auto learn = [&](const std::string& id, const std::string& label,
+                         std::vector<BagEntry> tokens) {
+    return LearnAndWait(writer, id, label, std::move(tokens));
+  };
+  EXPECT_EQ(learn("a", "spam", {{1, 1}}), model::LearnStatus::kLearned);
+  EXPECT_EQ(learn("b", "ham", {{2, 1}}), model::LearnStatus::kLearned);
+  // Scored log 2 = 0.693, right beyond the margin, but spam holds 1 document, fewer than 2.
+  EXPECT_EQ(learn("c", "spam", {{1, 1}}), model::LearnStatus::kLearned);
+  // Now spam holds 2: the regime applies (the score is log((3/4) / (1/3)) = 0.81).
+  EXPECT_EQ(learn("d", "spam", {{1, 1}}), model::LearnStatus::kChecked);
+  // Ham still holds 1: a ham scored right is counted all the same.
+  EXPECT_EQ(learn("e", "ham", {{2, 1}}), model::LearnStatus::kLearned);
 }
 
 TEST(TrainingWriterTest, AFailedWriteFailsEveryAnswerThatRestsOnIt) {

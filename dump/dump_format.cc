@@ -9,6 +9,7 @@
 #include "common/json_text.h"
 #include "model/user_layer.h"
 #include "storage/encoding.h"
+#include "tokenizer/byte_ngrams.h"
 
 namespace nbspamd::dump {
 namespace {
@@ -122,17 +123,30 @@ std::string Differences(std::string_view dump, std::string_view own) {
   std::string out;
   const auto dump_fields = Fields(dump);
   const auto own_fields = Fields(own);
+  // The value of `key` among `fields`; "(none)" when it has none.
+  const auto value_of = [](const std::vector<std::string_view>& fields, std::string_view key) {
+    for (std::string_view field : fields) {
+      if (field.substr(0, field.find('=')) == key) return field.substr(field.find('=') + 1);
+    }
+    return std::string_view("(none)");
+  };
   for (std::string_view field : dump_fields) {
     const std::string_view key = field.substr(0, field.find('='));
-    std::string_view mine = "(none)";
-    for (std::string_view other : own_fields) {
-      if (other.substr(0, other.find('=')) == key) mine = other.substr(other.find('=') + 1);
-    }
+    const std::string_view mine = value_of(own_fields, key);
     const std::string_view theirs = field.substr(field.find('=') + 1);
     if (theirs != mine) {
       if (!out.empty()) out += ", ";
       out += std::string(key) + " is " + std::string(theirs) + " in the dump and " +
              std::string(mine) + " here";
+    }
+  }
+  // Options only this side has (written only when on, as byte_ngrams).
+  for (std::string_view field : own_fields) {
+    const std::string_view key = field.substr(0, field.find('='));
+    if (value_of(dump_fields, key) == "(none)") {
+      if (!out.empty()) out += ", ";
+      out += std::string(key) + " is (none) in the dump and " +
+             std::string(field.substr(field.find('=') + 1)) + " here";
     }
   }
   return out.empty() ? std::string("the option lists differ") : out;
@@ -155,6 +169,11 @@ std::string TokenizerFingerprint(const tokenizer::TokenizerOptions& options) {
   add("word_bigrams", options.word_bigrams ? 1 : 0);
   add("sparse_bigram_window", options.sparse_bigram_window);
   add("word_char_ngrams", options.word_char_ngrams);
+  // Only when on, so the fingerprints of models without them stay what they were.
+  if (const std::size_t n = tokenizer::ByteNgramSize(options); n != 0) {
+    add("byte_ngrams", n);
+    add("byte_ngram_head", options.byte_ngram_head);
+  }
   return text;
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <string>
 #include <vector>
 
 namespace nbspamd::dump {
@@ -109,6 +110,21 @@ TEST(DumpFormatTest, ADumpWithoutItsEndIsTruncated) {
                     recorder);
   ASSERT_FALSE(wrong.has_value());
   EXPECT_EQ(wrong.error().code, ErrorCode::kDataLoss);
+}
+
+TEST(DumpFormatTest, TheFingerprintNamesByteNgramsOnlyWhenOn) {
+  // As docs/STORAGE.md shows it: unchanged for models without byte n-grams.
+  const std::string without =
+      "hash=xxh3-64 min_token_chars=1 max_token_chars=40 boolean_counts=1 header_tokens=1 "
+      "word_bigrams=0 sparse_bigram_window=0 word_char_ngrams=0";
+  EXPECT_EQ(TokenizerFingerprint({}), without);
+  tokenizer::TokenizerOptions options;
+  options.byte_ngram_head = 1000;
+  EXPECT_EQ(TokenizerFingerprint(options), without) << "the head means nothing while off";
+  options.byte_ngrams = 9;  // Off, as the tokenizer reads it.
+  EXPECT_EQ(TokenizerFingerprint(options), without);
+  options.byte_ngrams = 4;
+  EXPECT_EQ(TokenizerFingerprint(options), without + " byte_ngrams=4 byte_ngram_head=1000");
 }
 
 }  // namespace

@@ -232,6 +232,15 @@ TEST_F(ModelTransferTest, ADamagedOrForeignDumpChangesNothing) {
   ASSERT_FALSE(foreign.has_value());
   EXPECT_EQ(foreign.error().code, ErrorCode::kFailedPrecondition);
   EXPECT_THAT(foreign.error().message, HasSubstr("word_bigrams is 0 in the dump and 1 here"));
+  tokenizer::TokenizerOptions ngrams;
+  ngrams.byte_ngrams = 4;
+  auto without_ngrams =
+      Restore(Site("b"), ImportMode::kReplace, dump_a, TokenizerFingerprint(ngrams));
+  ASSERT_FALSE(without_ngrams.has_value());
+  EXPECT_EQ(without_ngrams.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_THAT(without_ngrams.error().message,
+              HasSubstr("byte_ngrams is (none) in the dump and 4 here, byte_ngram_head is (none) "
+                        "in the dump and 2500 here"));
 
   EXPECT_EQ(DumpOf(Site("b")), dump_b);
   EXPECT_FALSE(std::filesystem::exists(Site("b") + ".restore-new"));

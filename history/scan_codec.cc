@@ -263,7 +263,7 @@ std::expected<StoredDetail, Error> DecodeScanDetail(std::string_view value) {
     std::uint64_t count = 0;
     if (!(in.String(token.text) && in.Byte(source) && in.Varint(count) &&
           in.Double(token.weight)) ||
-        source > static_cast<std::uint8_t>(TokenSource::kMeta) || count > UINT32_MAX) {
+        source > static_cast<std::uint8_t>(kLastTokenSource) || count > UINT32_MAX) {
       return Malformed("detail token");
     }
     token.source = static_cast<TokenSource>(source);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <string>
 
 namespace nbspamd::history {
 namespace {
@@ -150,6 +151,20 @@ TEST(ScanCodecTest, AnUnknownFormatOrABagOutOfOrderIsDataLoss) {
   }
   EXPECT_FALSE(DecodeScanDetail(Detail({.top = {}, .bag = {{1, 0}}})));
   EXPECT_FALSE(DecodeScanBag(FormatTwoBag({{1, 0}})));
+}
+
+TEST(ScanCodecTest, EveryTokenSourceRoundTripsAndAnUnknownOneIsDataLoss) {
+  const std::string text = R"(b4:"Vi\xe0g")";
+  const ScanDetail detail = {.top = {{text, kLastTokenSource, 1, 0.5}}, .bag = {{1, 1}}};
+  std::string encoded = Detail(detail);
+  auto read = DecodeScanDetail(encoded);
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_EQ(read->detail, detail);
+  // Format, one top token, the text's length and text, then its source.
+  encoded[3 + text.size()] = static_cast<char>(static_cast<int>(kLastTokenSource) + 1);
+  read = DecodeScanDetail(encoded);
+  ASSERT_FALSE(read);
+  EXPECT_EQ(read.error().code, ErrorCode::kDataLoss);
 }
 
 TEST(ScanCodecTest, EveryCutOrCorruptValueIsDataLoss) {

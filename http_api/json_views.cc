@@ -3,6 +3,7 @@
 #include <boost/beast/http/field.hpp>
 #include <boost/json/array.hpp>
 #include <cmath>
+#include <iterator>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -20,7 +21,9 @@ namespace json = boost::json;
 // One explained token, as /classify and /history/{id} show it (tokens are UTF-8).
 json::object TokenJson(std::string_view token, TokenSource source, std::uint32_t count,
                        double weight) {
-  static constexpr const char* kSources[] = {"body", "header", "url", "meta"};
+  // Indexed by TokenSource.
+  static constexpr const char* kSources[] = {"body", "header", "url", "meta", "bytes"};
+  static_assert(std::size(kSources) == static_cast<std::size_t>(kLastTokenSource) + 1);
   return json::object{{"token", token},
                       {"source", kSources[static_cast<int>(source)]},
                       {"count", count},
@@ -138,17 +141,24 @@ json::object StatsJson(const model::ModelStats& stats, const core::SpamFilterOpt
   json::object tokenizer{{"boolean_counts", options.tokenizer.boolean_counts},
                          {"header_tokens", options.tokenizer.header_tokens},
                          {"word_bigrams", options.tokenizer.word_bigrams},
+                         {"byte_ngrams", options.tokenizer.byte_ngrams},
+                         {"byte_ngram_head", options.tokenizer.byte_ngram_head},
                          {"max_message_bytes", options.tokenizer.max_message_bytes},
                          {"max_tokens", options.tokenizer.max_tokens},
                          {"max_token_chars", options.tokenizer.max_token_chars}};
-  return json::object{{"classes", std::move(classes)},
-                      {"documents", stats.TotalDocuments()},
-                      {"vocabulary", stats.vocabulary_size},
-                      {"alpha", options.alpha},
-                      {"spam_threshold", options.spam_threshold},
-                      {"ham_threshold", options.ham_threshold},
-                      {"score_min_weight", options.score_min_weight},
-                      {"options", std::move(tokenizer)}};
+  return json::object{
+      {"classes", std::move(classes)},
+      {"documents", stats.TotalDocuments()},
+      {"vocabulary", stats.vocabulary_size},
+      {"alpha", options.alpha},
+      {"spam_threshold", options.spam_threshold},
+      {"ham_threshold", options.ham_threshold},
+      {"score_min_weight", options.score_min_weight},
+      {"score_form", options.score_form == model::ScoreForm::kLogOdds ? "log-odds" : "mean"},
+      // null: every fed-back message is counted (docs/API.md "Training regime").
+      {"train_margin", options.training_regime.margin ? json::value(*options.training_regime.margin)
+                                                      : json::value(nullptr)},
+      {"options", std::move(tokenizer)}};
 }
 
 json::object UserStatsJson(std::string_view user, const model::ModelStats& stats) {
@@ -169,7 +179,8 @@ json::object LearnedJson(std::span<const storage::LearnedMessage> messages) {
     listed.push_back(json::object{{"id", message.id},
                                   {"label", message.label},
                                   {"source", message.origin.source},
-                                  {"learned_at", message.origin.learned_at}});
+                                  {"learned_at", message.origin.learned_at},
+                                  {"counted", !message.checked}});
   }
   const std::size_t count = listed.size();
   return json::object{{"messages", std::move(listed)}, {"count", count}};

@@ -34,7 +34,7 @@ void RecordTraining(Metrics& metrics, const std::string& source,
   if (!outcome) return metrics.RecordTraining(source, TrainingEvent::kFailed);
   if (outcome->queued) return;  // Not applied here yet: its outcome is not known.
   static constexpr TrainingEvent kEvents[] = {TrainingEvent::kLearned, TrainingEvent::kRelearned,
-                                              TrainingEvent::kUnchanged};
+                                              TrainingEvent::kUnchanged, TrainingEvent::kChecked};
   metrics.RecordTraining(source, kEvents[static_cast<int>(outcome->status)]);
   if (outcome->feedback) metrics.RecordFeedback(*outcome->feedback);
 }
@@ -88,8 +88,8 @@ std::optional<Response> HandleClassify(Call& call, const Input& input) {
 }
 
 std::optional<Response> HandleTrain(Call& call, const Input& input) {
-  if (auto rejected = call.RejectUnknown(input, {"label", "id", "user", "scan_id"},
-                                         {"text", "label", "id", "user", "scan_id"}))
+  if (auto rejected = call.RejectUnknown(input, {"label", "id", "user", "scan_id", "count"},
+                                         {"text", "label", "id", "user", "scan_id", "count"}))
     return *rejected;
   auto label = Parameter(input, "label");
   if (!label) return call.Error(label.error());
@@ -102,6 +102,15 @@ std::optional<Response> HandleTrain(Call& call, const Input& input) {
   if (!user) return call.Error(user.error());
   auto scan_id = ScanIdOf(input, *id);
   if (!scan_id) return call.Error(scan_id.error());
+  // count=all: counted whatever the training regime (a bulk import); nothing else is valid.
+  auto count = Parameter(input, "count");
+  if (!count) return call.Error(count.error());
+  if (*count && **count != "all") {
+    return call.Error(http::status::bad_request, "invalid_argument",
+                      "count must be \"all\" (count the message whatever the training regime), "
+                      "or left out");
+  }
+  const bool count_all = count->has_value();
   core::TrainDone done = [&metrics = call.metrics, version = call.request.version(),
                           source = call.source, respond = call.TakeRespond()](
                              std::expected<core::TrainOutcome, nbspamd::Error> outcome) mutable {
@@ -112,9 +121,12 @@ std::optional<Response> HandleTrain(Call& call, const Input& input) {
     });
   };
   if (*scan_id) {
-    call.filter.TrainScanAsync(
-        {.scan_id = **scan_id, .label = **label, .source = call.source, .user = *user},
-        std::move(done));
+    call.filter.TrainScanAsync({.scan_id = **scan_id,
+                                .label = **label,
+                                .source = call.source,
+                                .user = *user,
+                                .count_all = count_all},
+                               std::move(done));
     return std::nullopt;
   }
   auto message = MessageOf(input);
@@ -122,9 +134,13 @@ std::optional<Response> HandleTrain(Call& call, const Input& input) {
     done(std::unexpected(std::move(message.error())));
     return std::nullopt;
   }
-  call.filter.TrainAsync(
-      {.message = *message, .label = **label, .id = *id, .source = call.source, .user = *user},
-      std::move(done));
+  call.filter.TrainAsync({.message = *message,
+                          .label = **label,
+                          .id = *id,
+                          .source = call.source,
+                          .user = *user,
+                          .count_all = count_all},
+                         std::move(done));
   return std::nullopt;
 }
 

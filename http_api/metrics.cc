@@ -10,7 +10,7 @@ namespace nbspamd::http_api {
 namespace {
 
 constexpr std::string_view kTrainingEventNames[] = {"learned", "relearned", "unchanged",
-                                                    "forgotten", "failed"};
+                                                    "checked", "forgotten", "failed"};
 constexpr std::string_view kFeedbackNames[] = {"agreed", "false_positive", "false_negative"};
 constexpr std::string_view kOtherStatuses[] = {"2xx", "4xx", "5xx"};
 

@@ -29,7 +29,8 @@
 namespace nbspamd::http_api {
 
 // What a training request did, for the per-source counters.
-enum class TrainingEvent { kLearned, kRelearned, kUnchanged, kForgotten, kFailed };
+// kLearned to kChecked in the order of model::LearnStatus.
+enum class TrainingEvent { kLearned, kRelearned, kUnchanged, kChecked, kForgotten, kFailed };
 
 // Where a failure that no client was told of happened: each is logged where it happens and
 // counted here, so that /metrics shows what the log may have throttled.
@@ -100,7 +101,7 @@ class Metrics {
     Counter latency_count{0};
     Counter latency_sum_microseconds{0};
   };
-  static constexpr std::size_t kTrainingEvents = 5;
+  static constexpr std::size_t kTrainingEvents = 6;
 
   std::array<EndpointCounters, kEndpointCount> endpoints_{};
   std::array<Counter, kClassSlots> verdicts_{};

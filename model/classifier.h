@@ -27,6 +27,15 @@ namespace nbspamd::model {
 inline constexpr std::string_view kSpamLabel = "spam";
 inline constexpr std::string_view kHamLabel = "ham";
 
+// What ClassifyResult::score is (docs/ACCURACY.md "The score"; config::Settings::score_form).
+enum class ScoreForm {
+  // The mean weight of the strong tokens (|weight| > score_min_weight): the daemon's default.
+  kMeanWeight,
+  // The textbook linear form, log_odds = ln P(spam|x) / P(ham|x): the prior plus every known
+  // token's weight, growing with the message's length.
+  kLogOdds,
+};
+
 struct ClassifyOptions {
   // Laplace smoothing. The daemon requires alpha > 0; 0 (maximum likelihood) is allowed here so
   // that the unsmoothed textbook case can be reproduced.
@@ -39,6 +48,7 @@ struct ClassifyOptions {
   // Tokens whose |weight| (see TokenExplanation) is at most this do not count in `score`.
   // 0 counts every known token; the daemon's default is 1 (docs/ACCURACY.md).
   double score_min_weight = 0.0;
+  ScoreForm score_form = ScoreForm::kMeanWeight;
   // How many tokens to explain (0 = none).
   std::size_t explain = 0;
 };
@@ -70,7 +80,8 @@ struct ClassifyResult {
   // occurrences whose |weight| exceeds options.score_min_weight (0 when none does). It leaves
   // out the prior and the tokens near neutral, and does not grow with message length, so it
   // ranks messages far better than log_odds (bogofilter's min_dev works the same way). The
-  // verdict is spam when score > spam_threshold. Present with log_odds.
+  // verdict is spam when score > spam_threshold. Present with log_odds. With
+  // ScoreForm::kLogOdds it is log_odds instead.
   std::optional<double> score;
   // spam, unsure or ham from the score and the two thresholds (model/verdict.h); never spam
   // when the label is a third class, unsure when there is no score.

@@ -123,6 +123,15 @@ TEST(ClassifierGoldenTest, ScoreIsTheMeanWeightOfTheTokensFarFromNeutral) {
   ExpectGolden(*none.log_odds, 0.0617645943);  // The exact log-odds do not change.
 }
 
+// The textbook form: the score is the log-odds itself, prior included, whatever the cut.
+TEST(ClassifierGoldenTest, TheLogOddsFormScoresTheLogOdds) {
+  const SeedModel model;
+  const ClassifyResult result = model.Classify(
+      "review account", {.alpha = 1.0, .score_min_weight = 1.0, .score_form = ScoreForm::kLogOdds});
+  ExpectGolden(*result.score, 0.0617645943);
+  EXPECT_EQ(*result.score, *result.log_odds);
+}
+
 TEST(ClassifierGoldenTest, UnseenTokenIsSkipped) {
   const ClassifyResult result = SeedModel().Classify("review us now", {.alpha = 1.0});
   ExpectRelative(std::exp(result.classes[0].log_joint), 2.0 / 19 * 4.0 / 19 * 4.0 / 6);

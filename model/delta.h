@@ -54,6 +54,13 @@ struct LedgerEntry {
   // forgotten or relearned as another class. Label, origin and held-out score stay: the record
   // still answers what was learned, and still calibrates.
   bool retired = false;
+  // Checked only (error-driven training, core/training_writer.h "Training regime"): the message
+  // was fed back, scored, and the model was right beyond the margin, so nothing of it was
+  // counted: `tokens` is empty and it adds no document. Label, origin and held-out score stay:
+  // the record says the message was seen, calibrates spam_confidence, is forgotten like any
+  // record, and a later learn of it (a correction, or a pass that finds it near the boundary)
+  // counts it then.
+  bool checked = false;
 
   friend bool operator==(const LedgerEntry&, const LedgerEntry&) = default;
 };

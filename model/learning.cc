@@ -2,6 +2,7 @@
 
 #include <cassert>
 #include <cstdint>
+#include <vector>
 
 #include "model/calibration.h"
 
@@ -41,36 +42,57 @@ std::string_view LearnStatusName(LearnStatus status) {
       return "relearned";
     case LearnStatus::kUnchanged:
       return "unchanged";
+    case LearnStatus::kChecked:
+      return "checked";
   }
   return "unchanged";
 }
 
 LearnPlan PlanLearn(std::string_view id, std::string_view label, const TokenBag& bag,
                     const std::optional<LedgerEntry>& learned, const ModelStats& stats,
-                    LearnOrigin origin, std::optional<HeldOutScore> held_out) {
+                    LearnOrigin origin, std::optional<HeldOutScore> held_out, bool count) {
   assert(!label.empty());
   LearnPlan plan;
   const bool autolearn = origin.source == kAutolearnSource;
   if (learned && autolearn) return plan;  // kUnchanged: autolearn never changes a record.
   const bool takes_over = learned && learned->origin.source == kAutolearnSource;
-  if (learned && learned->label == label && !takes_over) return plan;  // kUnchanged.
+  const bool same_label = learned && learned->label == label;
+  // A record only checked before, now counted (a correction of the same label cannot be one).
+  const bool counts_checked = same_label && learned->checked && count;
+  if (same_label && !takes_over && !counts_checked) return plan;  // kUnchanged.
 
   Delta& delta = plan.delta;
-  if (learned && learned->label == label) {
-    // A label given over autolearn's own, the same: the counts move from the old bag to the new
-    // one within the class (one change per token, so storage sees each token once).
-    const auto class_index = static_cast<std::uint32_t>(*stats.FindClass(label));
-    auto old_token = learned->tokens.begin();
-    auto new_token = bag.entries.begin();
-    while (old_token != learned->tokens.end() || new_token != bag.entries.end()) {
+  std::vector<BagEntry> old_tokens;  // What the record counted, to take back.
+  std::optional<std::uint32_t> old_class;
+  if (learned) {
+    if (!learned->checked) {
+      const auto index = stats.FindClass(learned->label);
+      assert(index.has_value());
+      old_class = static_cast<std::uint32_t>(*index);
+      old_tokens = learned->tokens;
+    }
+    AddFeedback(*learned, -1, delta);
+    delta.replaced_origin = learned->origin;
+    held_out = learned->held_out;  // Held out at its first learn; the label is what changes.
+  }
+  LedgerEntry record{std::string(label), count ? bag.entries : std::vector<BagEntry>{},
+                     std::move(origin), held_out};
+  record.checked = !count;
+  const std::optional<std::uint32_t> new_class =
+      count ? std::optional(ClassIndex(label, stats, delta)) : std::nullopt;
+  if (old_class && new_class && *old_class == *new_class) {
+    // The same class: one change per token, so storage sees each token once, and no document.
+    auto old_token = old_tokens.begin();
+    auto new_token = record.tokens.begin();
+    while (old_token != old_tokens.end() || new_token != record.tokens.end()) {
       std::int64_t change = 0;
       TokenHash hash = 0;
-      if (new_token == bag.entries.end() ||
-          (old_token != learned->tokens.end() && old_token->hash < new_token->hash)) {
+      if (new_token == record.tokens.end() ||
+          (old_token != old_tokens.end() && old_token->hash < new_token->hash)) {
         hash = old_token->hash;
         change = -std::int64_t{old_token->count};
         ++old_token;
-      } else if (old_token == learned->tokens.end() || new_token->hash < old_token->hash) {
+      } else if (old_token == old_tokens.end() || new_token->hash < old_token->hash) {
         hash = new_token->hash;
         change = std::int64_t{new_token->count};
         ++new_token;
@@ -80,39 +102,33 @@ LearnPlan PlanLearn(std::string_view id, std::string_view label, const TokenBag&
         ++old_token;
         ++new_token;
       }
-      if (change != 0) delta.token_changes.push_back({hash, class_index, change});
+      if (change != 0) delta.token_changes.push_back({hash, *new_class, change});
     }
-    LedgerEntry record{std::string(label), bag.entries, std::move(origin), learned->held_out};
-    AddFeedback(*learned, -1, delta);
-    AddFeedback(record, +1, delta);
-    delta.replaced_origin = learned->origin;
-    delta.ledger_id = std::string(id);
-    delta.ledger_entry = std::move(record);
-    plan.status = LearnStatus::kRelearned;
-    return plan;
+  } else {
+    if (old_class) {
+      const LedgerEntry old_record{learned->label, std::move(old_tokens), {}, std::nullopt};
+      AddRecord(old_record, *old_class, -1, delta);
+    }
+    if (new_class) AddRecord(record, *new_class, +1, delta);
   }
-  if (learned) {
-    const auto old_class = stats.FindClass(learned->label);
-    assert(old_class.has_value());
-    AddRecord(*learned, static_cast<std::uint32_t>(*old_class), -1, delta);
-    AddFeedback(*learned, -1, delta);
-    delta.replaced_origin = learned->origin;
-    held_out = learned->held_out;  // Held out at its first learn; the label is what changes.
-  }
-  LedgerEntry record{std::string(label), bag.entries, std::move(origin), held_out};
-  AddRecord(record, ClassIndex(label, stats, delta), +1, delta);
   AddFeedback(record, +1, delta);
   delta.ledger_id = std::string(id);
   delta.ledger_entry = std::move(record);
-  plan.status = learned ? LearnStatus::kRelearned : LearnStatus::kLearned;
+  if (!count) {
+    plan.status = LearnStatus::kChecked;
+  } else {
+    plan.status = learned && !counts_checked ? LearnStatus::kRelearned : LearnStatus::kLearned;
+  }
   return plan;
 }
 
 Delta PlanForget(std::string_view id, const LedgerEntry& learned, const ModelStats& stats) {
   Delta delta;
-  const auto class_index = stats.FindClass(learned.label);
-  assert(class_index.has_value());
-  AddRecord(learned, static_cast<std::uint32_t>(*class_index), -1, delta);
+  if (!learned.checked) {  // A checked record counted nothing.
+    const auto class_index = stats.FindClass(learned.label);
+    assert(class_index.has_value());
+    AddRecord(learned, static_cast<std::uint32_t>(*class_index), -1, delta);
+  }
   AddFeedback(learned, -1, delta);
   delta.ledger_id = std::string(id);
   delta.replaced_origin = learned.origin;

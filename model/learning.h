@@ -22,6 +22,7 @@ enum class LearnStatus {
   kLearned,    // A new message id: its tokens were added to the class.
   kRelearned,  // The id was learned as another class: its counts moved to the new class.
   kUnchanged,  // The id was already learned as this class: nothing to do.
+  kChecked,    // Error-driven training: scored right beyond the margin, recorded, not counted.
 };
 
 // Lower-case name of a status ("learned"), as the HTTP API reports it.
@@ -38,6 +39,12 @@ struct LearnPlan {
 // message just before this learn); a relearned one keeps the held-out score of its first learn,
 // under its new label. The delta moves the record's calibration cells (FeedbackCellOf) with it.
 //
+// `count` false (error-driven training decided the message teaches nothing): the new record is
+// only checked (LedgerEntry::checked): no counts, no document, status kChecked; the counts of a
+// record it replaces are taken back. A checked record of `label` learned again with `count`
+// true is counted then (kLearned, with its first held-out score); with `count` false it is
+// kUnchanged.
+//
 // Autolearn (kAutolearnSource): a learn through it of an id the ledger holds is kUnchanged,
 // whatever the label (a label given by anyone else always wins); a learn through another source
 // of an id learned through autolearn is kRelearned even with the same label: the record's counts
@@ -47,11 +54,12 @@ struct LearnPlan {
 [[nodiscard]] LearnPlan PlanLearn(std::string_view id, std::string_view label, const TokenBag& bag,
                                   const std::optional<LedgerEntry>& learned,
                                   const ModelStats& stats, LearnOrigin origin = {},
-                                  std::optional<HeldOutScore> held_out = std::nullopt);
+                                  std::optional<HeldOutScore> held_out = std::nullopt,
+                                  bool count = true);
 
 // Plans forgetting the message `id`, whose ledger record is `learned`: removes exactly the
-// counts that learning it added, its calibration cell, and the record.
-// REQUIRES: `learned.label` names a class of `stats`.
+// counts that learning it added (none for a checked record), its calibration cell, and the record.
+// REQUIRES: `learned.label` names a class of `stats`, unless the record is checked.
 [[nodiscard]] Delta PlanForget(std::string_view id, const LedgerEntry& learned,
                                const ModelStats& stats);
 

@@ -51,6 +51,73 @@ TEST(LearningTest, OtherLabelMovesTheLearnedCounts) {
   EXPECT_EQ(plan.delta.document_changes, documents);
 }
 
+// Error-driven training: a message right beyond the margin is only checked.
+TEST(LearningTest, AMessageNotCountedIsOnlyChecked) {
+  const HeldOutScore held_out{kScoreScale, 0.6};
+  const LearnPlan plan = PlanLearn("m1", "spam", BagOf({{1, 2}, {5, 1}}), std::nullopt,
+                                   TwoClasses(), {"mx1", 7}, held_out, /*count=*/false);
+  EXPECT_EQ(plan.status, LearnStatus::kChecked);
+  EXPECT_EQ(LearnStatusName(plan.status), "checked");
+  EXPECT_TRUE(plan.delta.token_changes.empty());
+  EXPECT_TRUE(plan.delta.document_changes.empty());
+  ASSERT_TRUE(plan.delta.ledger_entry.has_value());
+  EXPECT_TRUE(plan.delta.ledger_entry->checked);
+  EXPECT_TRUE(plan.delta.ledger_entry->tokens.empty());
+  EXPECT_EQ(plan.delta.ledger_entry->held_out, held_out);
+  // Its held-out score still calibrates: the model's verdict on it is feedback all the same.
+  EXPECT_EQ(plan.delta.feedback_changes, (std::vector<FeedbackChange>{{65, true, 1}}));
+
+  // Forgotten, it takes back only its record and its cell.
+  const Delta forget = PlanForget("m1", *plan.delta.ledger_entry, TwoClasses());
+  EXPECT_TRUE(forget.token_changes.empty());
+  EXPECT_TRUE(forget.document_changes.empty());
+  EXPECT_FALSE(forget.ledger_entry.has_value());
+  EXPECT_EQ(forget.feedback_changes, (std::vector<FeedbackChange>{{65, true, -1}}));
+}
+
+TEST(LearningTest, ACheckedRecordIsCountedWhenLearnedAgainWithCount) {
+  LedgerEntry checked{"spam", {}, {"mx1", 7}, HeldOutScore{kScoreScale, 0.6}};
+  checked.checked = true;
+  // Not counted again: nothing changes.
+  EXPECT_EQ(PlanLearn("m1", "spam", BagOf({{1, 2}}), checked, TwoClasses(), {"mx1", 9},
+                      std::nullopt, /*count=*/false)
+                .status,
+            LearnStatus::kUnchanged);
+  // Counted now (a later pass found it near the boundary): its tokens and document are added,
+  // and it keeps its first held-out score.
+  const LearnPlan plan = PlanLearn("m1", "spam", BagOf({{1, 2}, {5, 1}}), checked, TwoClasses(),
+                                   {"mx1", 9}, std::nullopt, /*count=*/true);
+  EXPECT_EQ(plan.status, LearnStatus::kLearned);
+  EXPECT_EQ(plan.delta.token_changes, (std::vector<TokenCountChange>{{1, 0, 2}, {5, 0, 1}}));
+  EXPECT_EQ(plan.delta.document_changes, (std::vector<DocumentCountChange>{{0, 1}}));
+  ASSERT_TRUE(plan.delta.ledger_entry.has_value());
+  EXPECT_FALSE(plan.delta.ledger_entry->checked);
+  EXPECT_EQ(plan.delta.ledger_entry->held_out, checked.held_out);
+  EXPECT_EQ(plan.delta.replaced_origin, (LearnOrigin{"mx1", 7}));
+}
+
+TEST(LearningTest, ACorrectionOfACheckedRecordCountsOnlyTheNewClass) {
+  LedgerEntry checked{"spam", {}, {"mx1", 7}, std::nullopt};
+  checked.checked = true;
+  const LearnPlan plan =
+      PlanLearn("m1", "ham", BagOf({{3, 1}}), checked, TwoClasses(), {"user", 9});
+  EXPECT_EQ(plan.status, LearnStatus::kRelearned);
+  EXPECT_EQ(plan.delta.token_changes, (std::vector<TokenCountChange>{{3, 1, 1}}));
+  EXPECT_EQ(plan.delta.document_changes, (std::vector<DocumentCountChange>{{1, 1}}));
+  EXPECT_FALSE(plan.delta.ledger_entry->checked);
+}
+
+TEST(LearningTest, ACountedRecordMadeCheckedTakesItsCountsBack) {
+  // An autolearned record taken over by a label that is not counted: its counts leave.
+  const LedgerEntry learned{"spam", {{1, 3}}, {std::string(kAutolearnSource), 5}, std::nullopt};
+  const LearnPlan plan = PlanLearn("m1", "spam", BagOf({{1, 3}}), learned, TwoClasses(), {"mx1", 9},
+                                   std::nullopt, /*count=*/false);
+  EXPECT_EQ(plan.status, LearnStatus::kChecked);
+  EXPECT_EQ(plan.delta.token_changes, (std::vector<TokenCountChange>{{1, 0, -3}}));
+  EXPECT_EQ(plan.delta.document_changes, (std::vector<DocumentCountChange>{{0, -1}}));
+  EXPECT_TRUE(plan.delta.ledger_entry->checked);
+}
+
 TEST(LearningTest, NewLabelCreatesAClass) {
   const LearnPlan plan = PlanLearn("m1", "phishing", BagOf({{4, 1}}), std::nullopt, TwoClasses());
   EXPECT_EQ(plan.delta.new_classes, (std::vector<std::string>{"phishing"}));

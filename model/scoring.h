@@ -99,8 +99,10 @@ std::expected<ClassifyResult, Error> ScoreWith(const TokenBag& bag, const ModelS
   }
   if (two_class) {
     result.log_odds = result.classes[*spam].log_joint - result.classes[*ham].log_joint;
-    result.score =
-        result.scored_tokens == 0 ? 0.0 : score_sum / static_cast<double>(result.scored_tokens);
+    result.score = options.score_form == ScoreForm::kLogOdds ? *result.log_odds
+                   : result.scored_tokens == 0
+                       ? 0.0
+                       : score_sum / static_cast<double>(result.scored_tokens);
   }
   result.label_index = best;
   const bool third_class = (!spam || best != *spam) && (!ham || best != *ham);

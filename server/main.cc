@@ -111,6 +111,10 @@ int Run(int argc, char** argv) {
   filter_options.spam_threshold = settings.spam_threshold;
   filter_options.ham_threshold = settings.ham_threshold;
   filter_options.score_min_weight = settings.score_min_weight;
+  filter_options.score_form = settings.score_form == "log-odds" ? model::ScoreForm::kLogOdds
+                                                                : model::ScoreForm::kMeanWeight;
+  filter_options.training_regime.margin = settings.train_margin;
+  filter_options.training_regime.warmup_documents = settings.train_warmup;
   filter_options.user_beta = settings.user_beta;
   filter_options.user_gamma = settings.user_gamma;
   // Checked when the settings were read.

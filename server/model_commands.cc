@@ -141,6 +141,8 @@ tokenizer::TokenizerOptions TokenizerOptionsOf(const config::Settings& settings)
   options.boolean_counts = settings.boolean_counts;
   options.header_tokens = settings.header_tokens;
   options.word_bigrams = settings.word_bigrams;
+  options.byte_ngrams = settings.byte_ngrams;
+  options.byte_ngram_head = settings.byte_ngram_head;
   return options;
 }
 

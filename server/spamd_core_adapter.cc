@@ -59,29 +59,31 @@ void SpamdCoreAdapter::LearnAsync(std::string_view message, spamd::SpamdLabel la
     RunAndAnswer(
         "spamd tell", exceptions_,
         [&]() -> std::expected<void, Error> {
-          filter_.TrainAsync({.message = message,
-                              .label = label == spamd::SpamdLabel::kSpam ? "spam" : "ham",
-                              .source = source,
-                              .user = user ? std::optional<std::string_view>(*user) : std::nullopt},
-                             [this, answer](std::expected<core::TrainOutcome, Error> trained) {
-                               if (!trained) {
-                                 (*answer)(std::unexpected(trained.error()));
-                                 return;
-                               }
-                               if (trained->feedback && on_feedback_) {
-                                 // The hook is the metrics' and the log's: its failure must not
-                                 // cost the answer.
-                                 try {
-                                   on_feedback_(*trained->feedback);
-                                 } catch (...) {
-                                   NoteHandlerException("spamd feedback hook", "", exceptions_);
-                                 }
-                               }
-                               // Queued in cluster mode: applied later, so taken as a change.
-                               (*answer)(spamd::SpamdTellOutcome{
-                                   .changed = trained->queued ||
-                                              trained->status != model::LearnStatus::kUnchanged});
-                             });
+          filter_.TrainAsync(
+              {.message = message,
+               .label = label == spamd::SpamdLabel::kSpam ? "spam" : "ham",
+               .source = source,
+               .user = user ? std::optional<std::string_view>(*user) : std::nullopt},
+              [this, answer](std::expected<core::TrainOutcome, Error> trained) {
+                if (!trained) {
+                  (*answer)(std::unexpected(trained.error()));
+                  return;
+                }
+                if (trained->feedback && on_feedback_) {
+                  // The hook is the metrics' and the log's: its failure must not
+                  // cost the answer.
+                  try {
+                    on_feedback_(*trained->feedback);
+                  } catch (...) {
+                    NoteHandlerException("spamd feedback hook", "", exceptions_);
+                  }
+                }
+                // Queued in cluster mode: applied later, so taken as a change.
+                // Only checked (error-driven training): nothing was counted.
+                (*answer)(spamd::SpamdTellOutcome{
+                    .changed = trained->queued || trained->status == model::LearnStatus::kLearned ||
+                               trained->status == model::LearnStatus::kRelearned});
+              });
           return {};
         },
         [&](std::expected<void, Error> taken) {

@@ -25,6 +25,8 @@ std::uint64_t GetFixed64BigEndian(std::string_view input) {
 constexpr char kHeldOutTag = 1;
 // Marks a retired record, last in a ledger value (schema 5).
 constexpr char kRetiredTag = 2;
+// Marks a checked-only record, after the held-out score and before the retired mark (schema 7).
+constexpr char kCheckedTag = 3;
 
 // A varint that must fit `limit`, read from the front of `input`.
 bool GetBounded(std::string_view& input, std::uint64_t limit, std::uint64_t& value) {
@@ -171,6 +173,7 @@ std::string EncodeLedgerEntry(const model::LedgerEntry& entry) {
     PutVarint64(value, entry.held_out->scale);
     PutFixed64BigEndian(value, std::bit_cast<std::uint64_t>(entry.held_out->score));
   }
+  if (entry.checked) value.push_back(kCheckedTag);
   if (entry.retired) value.push_back(kRetiredTag);
   return value;
 }
@@ -273,6 +276,11 @@ std::expected<model::LedgerEntry, Error> DecodeLedgerEntry(std::string_view valu
     entry.held_out = model::HeldOutScore{static_cast<std::uint32_t>(scale),
                                          std::bit_cast<double>(GetFixed64BigEndian(value))};
     value.remove_prefix(8);
+  }
+  if (!value.empty() && value.front() == kCheckedTag) {
+    value.remove_prefix(1);
+    if (!entry.tokens.empty()) return Corrupt("ledger");  // A checked record counted nothing.
+    entry.checked = true;
   }
   if (!value.empty() && value.front() == kRetiredTag) {
     value.remove_prefix(1);

@@ -28,7 +28,8 @@ namespace nbspamd::storage {
 // 5: retired ledger records (a last byte 2; the ledger retention).
 // 6: the ledger retention and token expiry of user layers: retired user ledger records and the
 //    users' last-seen records (kind 'e').
-inline constexpr std::uint64_t kSchemaVersion = 6;
+// 7: checked-only ledger records (a byte 3 before the retired mark; error-driven training).
+inline constexpr std::uint64_t kSchemaVersion = 7;
 
 void PutVarint64(std::string& out, std::uint64_t value);
 
@@ -87,7 +88,8 @@ inline void EncodeFixed64(char* out, std::uint64_t value) {
 // and varint learned_at; then (since schema 3, only when the record has one) the held-out score:
 // a byte 1, varint scale and the score's IEEE 754 bits as 8 bytes big-endian. A schema 1 record
 // ends after the tokens: its origin is {"", 0}; a record that ends after learned_at has no
-// held-out score. Last (since schema 5, only for a retired record, which has no tokens) a byte 2.
+// held-out score. Then (since schema 7, only for a checked record, which has no tokens) a byte 3.
+// Last (since schema 5, only for a retired record, which has no tokens) a byte 2.
 [[nodiscard]] std::string EncodeLedgerEntry(const model::LedgerEntry& entry);
 [[nodiscard]] std::expected<model::LedgerEntry, Error> DecodeLedgerEntry(std::string_view value);
 

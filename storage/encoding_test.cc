@@ -110,6 +110,23 @@ TEST(EncodingTest, RetiredLedgerEntryRoundTrip) {
   EXPECT_FALSE(DecodeLedgerEntry(EncodeLedgerEntry(retired) + '\x02').has_value());
 }
 
+TEST(EncodingTest, CheckedLedgerEntryRoundTrip) {
+  // A byte 3 after the held-out score; retired too, the byte 2 follows it.
+  model::LedgerEntry checked{"spam", {}, {"mx1", 1795000000}, model::HeldOutScore{2, 3.5}};
+  checked.checked = true;
+  const std::string encoded = EncodeLedgerEntry(checked);
+  EXPECT_EQ(encoded.back(), '\x03');
+  EXPECT_EQ(*DecodeLedgerEntry(encoded), checked);
+  checked.retired = true;
+  EXPECT_EQ(EncodeLedgerEntry(checked), encoded + '\x02');
+  EXPECT_EQ(*DecodeLedgerEntry(encoded + '\x02'), checked);
+  // Twice, or after the retired mark, or with tokens, is corrupt.
+  EXPECT_FALSE(DecodeLedgerEntry(encoded + '\x03').has_value());
+  EXPECT_FALSE(DecodeLedgerEntry(encoded + '\x02' + '\x03').has_value());
+  model::LedgerEntry with_tokens{"spam", {{7, 1}}, {"mx1", 1}, std::nullopt};
+  EXPECT_FALSE(DecodeLedgerEntry(EncodeLedgerEntry(with_tokens) + '\x03').has_value());
+}
+
 TEST(EncodingTest, HeldOutScoresKeepEveryBit) {
   for (const double score : {0.0, -0.0, 1e-300, -1.7976931348623157e308, 0.1, 2.0 / 3}) {
     const model::LedgerEntry entry{"ham", {{7, 1}}, {"", 0}, model::HeldOutScore{9, score}};

@@ -104,7 +104,7 @@ std::expected<std::vector<LearnedMessage>, Error> MemoryStore::ListLearned(
     for (const auto& [id, entry] : ledger_) {
       const model::LearnOrigin& origin = entry.origin;
       if (origin.source == source && origin.learned_at >= since && origin.learned_at < until) {
-        found.push_back({id, entry.label, origin});
+        found.push_back({id, entry.label, origin, entry.checked});
       }
     }
   }

@@ -416,6 +416,7 @@ std::expected<Scan, Error> ScanFolder(const Folder& folder) {
     // A retired record's counts and document are in the base counts, and it has no index entry.
     if (entry->retired) continue;
     scan.expected_source_keys.insert(EncodeSourceKey(id, entry->origin));
+    if (entry->checked) continue;  // A checked record counted nothing.
     ++scan.expected_stats.classes[*class_index].documents;
     for (const BagEntry& token : entry->tokens) {
       TokenCounts& counts = scan.expected[token.hash];

@@ -94,6 +94,18 @@ std::expected<void, Error> UpgradeFromSchema5(
   return {};
 }
 
+// Schema 6 → 7: schema 7 adds checked-only ledger records (error-driven training), which no
+// schema 6 folder has; only the version record changes.
+std::expected<void, Error> UpgradeFromSchema6(
+    rocksdb::DB& db, const std::vector<rocksdb::ColumnFamilyHandle*>& handles,
+    const std::string& path) {
+  rocksdb::WriteOptions write_options;
+  write_options.sync = true;
+  const rocksdb::Status status = db.Put(write_options, handles[kMeta], kSchemaVersionKey, "7");
+  if (!status.ok()) return RocksdbError("upgrading " + path, status);
+  return {};
+}
+
 }  // namespace
 
 std::expected<model::FeedbackHistogram, Error> FeedbackFromLedger(
@@ -152,7 +164,7 @@ std::expected<model::ModelStats, Error> InitialiseOrCheck(const RocksdbDatabase&
   if (parse_error != std::errc() || end != text.data() + text.size()) {
     return MakeError(ErrorCode::kDataLoss, "data folder " + path + " has a corrupt schema version");
   }
-  if (stored >= 1 && stored <= 5) {
+  if (stored >= 1 && stored <= 6) {
     if (auto can = writable(); !can) return std::unexpected(can.error());
   }
   if (stored == 1) {
@@ -184,6 +196,12 @@ std::expected<model::ModelStats, Error> InitialiseOrCheck(const RocksdbDatabase&
       return std::unexpected(upgraded.error());
     }
     stored = 6;
+  }
+  if (stored == 6) {
+    if (auto upgraded = UpgradeFromSchema6(db, handles, path); !upgraded) {
+      return std::unexpected(upgraded.error());
+    }
+    stored = 7;
   }
   if (stored != kSchemaVersion) {
     return MakeError(ErrorCode::kDataLoss, "data folder " + path + " holds schema version " + text +

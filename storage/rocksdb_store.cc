@@ -324,7 +324,8 @@ std::expected<std::vector<LearnedMessage>, Error> RocksdbStore::ListLearned(
       failed = std::unexpected(entry.error());
       break;
     }
-    found.push_back({std::move(key->id), std::move(entry->label), std::move(entry->origin)});
+    found.push_back(
+        {std::move(key->id), std::move(entry->label), std::move(entry->origin), entry->checked});
   }
   if (failed && !it->status().ok()) failed = RocksdbError("reading the source index", it->status());
   it.reset();

@@ -95,6 +95,12 @@ std::expected<RetireStep, Error> RocksdbStore::RetireLedger(std::int64_t learned
     if (!found) return std::unexpected(found.error());
     if (found->retired) continue;
     model::LedgerEntry& entry = *found;
+    if (entry.checked) {  // It counted nothing: it only leaves the index and becomes retired.
+      entry.retired = true;
+      batch.Put(database_->family(kLedger), candidate.id, EncodeLedgerEntry(entry));
+      ++step.retired;
+      continue;
+    }
     const auto class_it = std::find_if(stats->classes.begin(), stats->classes.end(),
                                        [&](const auto& c) { return c.label == entry.label; });
     if (class_it == stats->classes.end()) {

@@ -484,7 +484,7 @@ TEST(RocksdbStoreTest, ASchemaThreeFolderIsUpgradedWithoutTheCalibrationOfAnAuto
   ASSERT_TRUE(store.has_value()) << store.error().message;
   EXPECT_EQ((*store)->Calibration()->histogram(), expected);
   store->reset();
-  EXPECT_EQ(ReadRaw(dir.Join("model"), "schema_version"), "6");
+  EXPECT_EQ(ReadRaw(dir.Join("model"), "schema_version"), "7");
   EXPECT_EQ(ReadRaw(dir.Join("model"), "calibration"), EncodeFeedbackHistogram(expected));
 }
 
@@ -508,7 +508,7 @@ TEST(RocksdbStoreTest, ASchemaTwoFolderIsUpgradedWithAnEmptyCalibration) {
     EXPECT_EQ((*store)->Stats()->TotalDocuments(), 2u);
     EXPECT_FALSE((**(*store)->FindLearned("a")).held_out.has_value());
   }
-  EXPECT_EQ(ReadRaw(dir.Join("model"), "schema_version"), "6");
+  EXPECT_EQ(ReadRaw(dir.Join("model"), "schema_version"), "7");
   EXPECT_EQ(ReadRaw(dir.Join("model"), "calibration"), EncodeFeedbackHistogram({}));
 }
 

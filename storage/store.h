@@ -53,6 +53,7 @@ struct LearnedMessage {
   std::string id;
   std::string label;
   model::LearnOrigin origin;
+  bool checked = false;  // Only checked (model::LedgerEntry::checked): nothing of it was counted.
 
   friend bool operator==(const LearnedMessage&, const LearnedMessage&) = default;
 };

@@ -1,5 +1,5 @@
 // BagBuilder: collects token occurrences in the order they are found and bags them (steps 6
-// and 7 of tokenizer/tokenizer.h).
+// to 8 of tokenizer/tokenizer.h).
 #ifndef NBSPAMD_TOKENIZER_BAG_BUILDER_H_
 #define NBSPAMD_TOKENIZER_BAG_BUILDER_H_
 
@@ -13,9 +13,10 @@
 
 namespace nbspamd::tokenizer {
 
-// Keeps the first `max_tokens` occurrences added. Occurrences are counted as they come in a hash
-// table, so Finish sorts only the distinct hashes; with texts, the text of each hash's first
-// occurrence is kept beside it (all texts back to back in one buffer: TokenTexts).
+// Keeps the first `max_tokens` occurrences added with Add (AddOutsideBudget's are all kept).
+// Occurrences are counted as they come in a hash table, so Finish sorts only the distinct hashes;
+// with texts, the text of each hash's first occurrence is kept beside it (all texts back to back
+// in one buffer: TokenTexts).
 // Not thread-safe; one per Tokenize call.
 class BagBuilder {
  public:
@@ -28,6 +29,16 @@ class BagBuilder {
 
   // Adds one occurrence of the token `text`; returns false (adding nothing) once Full().
   bool Add(std::string_view text, TokenSource source);
+
+  // Adds one occurrence of a token already hashed, outside the max_tokens budget: never refused,
+  // and Full() does not change (byte n-grams, tokenizer/byte_ngrams.h). With keep_text, on the
+  // hash's first occurrence `name()` gives the text that names it (a std::string_view, copied
+  // here); otherwise it is not called, so a text costs nothing for the occurrences after the
+  // first or without keep_text.
+  template <typename Name>
+  void AddOutsideBudget(TokenHash hash, TokenSource source, const Name& name) {
+    if (Count(hash) && keep_text_) texts_.push_back({name(), source});
+  }
 
   // The bag: each hash once, sorted, with its occurrences (1 with `boolean_counts`). With
   // keep_text, the first text added under a hash names its entry.

@@ -25,6 +25,14 @@
 //   6. Only the first max_tokens tokens (occurrences) are kept.
 //   7. Each token's hash is HashToken(full text, prefix included); the bag holds each hash once,
 //      sorted, with its number of occurrences (1 with boolean_counts).
+//   8. With byte_ngrams = n (3..8), the raw bytes of the message's head also give tokens
+//      (TokenSource::kByteNgram, tokenizer/byte_ngrams.h): the first byte_ngram_head bytes after
+//      step 1's cut and after step 2's mbox "From " line is skipped (an mbox artefact, not part of
+//      the mail as received), before any decoding, headers included; each overlapping run of n
+//      bytes is a token hashed HashToken("b<n>:" + the n bytes), a text no word or prefixed token
+//      can have. They are counted like the other tokens (once with boolean_counts) but outside
+//      max_tokens: they never crowd out words, and a message gives at most byte_ngram_head of
+//      them. Their texts (for explanations) are readable forms such as `b4:"Vi\xe0g"`.
 //
 // Text is processed in chunks of about 64 KiB cut at ASCII whitespace, so memory stays bounded
 // and tokenizing stops early once max_tokens is reached. A run of more than 32 KiB with no ASCII
@@ -72,6 +80,10 @@ struct TokenizerOptions {
   std::size_t sparse_bigram_window = 0;
   // With n >= 2, each word of more than n code points also gives its n-grams, `<prefix>#<n-gram>`.
   std::size_t word_char_ngrams = 0;
+  // Byte n-grams of the message's head (step 8): n in 3..8, 0 = off (other values act as 0),
+  // from its first byte_ngram_head bytes.
+  std::size_t byte_ngrams = 0;
+  std::size_t byte_ngram_head = 2500;
   WordPath word_path = WordPath::kAsciiFast;  // Same tokens either way; for tests and benchmarks.
   HtmlPath html_path = HtmlPath::kEvents;     // Likewise.
 };

@@ -7,12 +7,14 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "common/token_bag.h"
 #include "common/token_hash.h"
 #include "common/utf8.h"
+#include "tokenizer/byte_ngrams.h"
 #include "tokenizer/charset.h"
 #include "tokenizer/tokenizer.h"
 
@@ -54,7 +56,8 @@ struct Tokens {
 };
 
 // Checks the TokenBag invariants (sorted unique hashes, counts >= 1, texts parallel to entries,
-// each text hashing to its entry and valid UTF-8) and returns its tokens.
+// each text hashing to its entry, a byte n-gram's by its hashed text, and valid UTF-8) and
+// returns its tokens.
 inline Tokens TokensOf(const TokenBag& bag) {
   Tokens tokens;
   EXPECT_EQ(bag.texts.size(), bag.entries.size());
@@ -66,7 +69,13 @@ inline Tokens TokensOf(const TokenBag& bag) {
     tokens.total += bag.entries[i].count;
     if (i >= bag.texts.size()) continue;
     const TokenText& text = bag.texts[i];
-    EXPECT_EQ(HashToken(text.text), bag.entries[i].hash) << text.text;
+    if (text.source == TokenSource::kByteNgram) {  // A readable text: hashed is another.
+      const std::optional<std::string> hashed = ByteNgramHashedText(text.text);
+      EXPECT_TRUE(hashed.has_value()) << text.text;
+      EXPECT_EQ(HashToken(hashed.value_or("")), bag.entries[i].hash) << text.text;
+    } else {
+      EXPECT_EQ(HashToken(text.text), bag.entries[i].hash) << text.text;
+    }
     EXPECT_TRUE(IsValidUtf8(text.text)) << "not UTF-8 at " << i;
     tokens.counts[std::string(text.text)] = bag.entries[i].count;
     tokens.sources[std::string(text.text)] = text.source;

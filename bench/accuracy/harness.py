@@ -5,7 +5,7 @@
 #
 # A run is one peer on one corpus/protocol (and split salt); a cross-validation run (tenfold) is
 # one peer per fold, in a temp folder each, with the folds' scores pooled. Its file is
-#   RESULTS/<corpus>-<protocol>[-salt_<s>][-first_<N>]/<peer>.json  (bogofilter, spamassassin, rspamd)
+#   RESULTS/<corpus>-<protocol>[-salt_<s>][-first_<N>]/<peer>.json  (bogofilter, spamassassin, rspamd, reference)
 #   RESULTS/<corpus>-<protocol>[-salt_<s>][-first_<N>]/nbspamd-<tag>.json
 # A peer's file is reused instead of running it again when its cache_key matches (corpus,
 # protocol, salt, limit, passes, the peer's version and its harness code and settings); --fresh
@@ -35,12 +35,15 @@ import summary
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-PEERS = ['nbspamd', 'bogofilter', 'spamassassin', 'rspamd']
+# reference: the TREC 2007 leaders' design (peer_reference.py), in-process, as a yardstick.
+PEERS = ['nbspamd', 'bogofilter', 'spamassassin', 'rspamd', 'reference']
 APT_PACKAGES = {'bogofilter': ['bogofilter'], 'spamassassin': ['spamassassin', 'spamc', 'spamd'],
-                'rspamd': ['rspamd', 'redis-server']}
-PEER_FILES = {'bogofilter': [], 'spamassassin': ['spamassassin'], 'rspamd': ['rspamd']}  # settings folders
+                'rspamd': ['rspamd', 'redis-server'],
+                'reference': []}  # python3-numpy, which bench/accuracy/run installs without recommends
+PEER_FILES = {'bogofilter': [], 'spamassassin': ['spamassassin'], 'rspamd': ['rspamd'],
+              'reference': []}  # settings folders
 # Rough cost of a message per peer, to start the longest runs first when --jobs > 1.
-COST = {'nbspamd': 1, 'bogofilter': 1, 'spamassassin': 12, 'rspamd': 3}
+COST = {'nbspamd': 1, 'bogofilter': 1, 'spamassassin': 12, 'rspamd': 3, 'reference': 1}
 
 
 def ensure_packages(packages):
@@ -76,14 +79,17 @@ def peer_class(name):
     if name == 'spamassassin':
         from peer_spamassassin import SpamAssassin
         return SpamAssassin
+    if name == 'reference':
+        from peer_reference import ReferenceLR
+        return ReferenceLR
     from peer_rspamd import Rspamd
     return Rspamd
 
 
 def make_peer(name, workdir, args):
     if name == 'nbspamd':
-        return peer_class(name)(workdir, args.nbspamd, args.nbspamd_flags)
-    if name == 'bogofilter':
+        return peer_class(name)(workdir, args.nbspamd, args.nbspamd_flags, args.nbspamd_bulk == 'all')
+    if name in ('bogofilter', 'reference'):
         return peer_class(name)(workdir)
     return peer_class(name)(workdir, os.path.join(HERE, PEER_FILES[name][0]))
 
@@ -308,8 +314,8 @@ def default_state_dir():
 
 def parse_args():
     parser = argparse.ArgumentParser(usage='run [options] [-- nbspamd flags]')
-    parser.add_argument('--peer', default='all', help='nbspamd, bogofilter, spamassassin, rspamd, a comma list, '
-                                                      'or all (default)')
+    parser.add_argument('--peer', default='all', help='nbspamd, bogofilter, spamassassin, rspamd, reference, a '
+                                                      'comma list, or all (default)')
     parser.add_argument('--corpus', choices=datasets.CORPORA + ['all'], default='spamassassin')
     parser.add_argument('--protocol', help='split, splits (the four salts), online, chrono, drift, drift-online, '
                                            'tenfold, or all (default: the first of each corpus: split, chrono, '
@@ -323,6 +329,10 @@ def parse_args():
                         help='the folder of trec07p-early.tar.xz, csdmc2010.tar.xz and lingspam-bare.tar.xz '
                              '(default ../shared/corpora beside the repository)')
     parser.add_argument('--nbspamd', help='the daemon binary (default build/release/server/nbspamd)')
+    parser.add_argument('--nbspamd-bulk', choices=['regime', 'all'], default='regime',
+                        help="nbspamd's bulk training (the batch protocols, the online protocols' pretraining): "
+                             "under the daemon's training regime (default), or every message counted (count=all, "
+                             "as nbspamc train --count-all)")
     parser.add_argument('--passes', type=int, default=1, help='batch protocols: classify the test set N times')
     parser.add_argument('--split-salt', default='', help='split: another 80/20 split, to see its variance')
     parser.add_argument('--online-limit', type=int, help='online protocols: only the first N messages of the order')

@@ -12,13 +12,15 @@ from concurrent.futures import ThreadPoolExecutor
 from common import VERDICTS, Peer, Verdict, command_output, stop_process
 
 CLASSIFY_CONNECTIONS = 2  # requests in flight while classifying a batch (2 cores)
+MAX_PASSES = 10  # bulk training under error-driven training: passes over what was only checked
 
 
 class Nbspamd(Peer):
     name = 'nbspamd'
 
-    def __init__(self, workdir, binary, extra_args):
+    def __init__(self, workdir, binary, extra_args, bulk_count_all=False):
         self.workdir, self.binary, self.extra_args = workdir, binary, list(extra_args)
+        self.bulk_count_all = bulk_count_all  # bulk training with count=all (harness --nbspamd-bulk all)
         self.process, self.port = None, None
         self.local = threading.local()  # one keep-alive connection per thread
 
@@ -39,6 +41,8 @@ class Nbspamd(Peer):
         stats = self.request('GET', '/stats')
         return {'version': command_output([self.binary, '--version']), 'binary': self.binary,
                 'flags': self.extra_args, 'alpha': stats.get('alpha'), 'options': stats.get('options'),
+                'train_margin': stats.get('train_margin'), 'train_passes': getattr(self, 'passes', None),
+                'bulk_count_all': self.bulk_count_all,
                 'final_stats': {k: stats.get(k) for k in ('classes', 'documents', 'vocabulary')}}
 
     def request(self, method, target, body=None):
@@ -63,11 +67,31 @@ class Nbspamd(Peer):
             raise RuntimeError(f'nbspamd {method} {target}: {response.status} {answer}')
         return answer
 
-    def train_one(self, message):
+    def train_status(self, message, count_all=False):
         label = 'spam' if message.is_spam else 'ham'
-        answer = self.request('POST', f'/train?label={label}&id={urllib.parse.quote(message.id, safe="")}',
+        extra = '&count=all' if count_all else ''
+        answer = self.request('POST', f'/train?label={label}&id={urllib.parse.quote(message.id, safe="")}{extra}',
                               message.data)
-        return answer['status'] in ('learned', 'relearned')
+        return answer['status']
+
+    def train_one(self, message):
+        return self.train_status(message) in ('learned', 'relearned')
+
+    def train(self, messages):
+        """Bulk training as nbspamc does it: a pass over the messages, then, under error-driven
+        training (--train-margin), more passes over the ones only checked, for as long as a pass
+        still counts some and at most MAX_PASSES in all. Returns how many were counted."""
+        learned, pending = 0, list(messages)
+        self.passes = []
+        for _ in range(MAX_PASSES):
+            statuses = [self.train_status(m, self.bulk_count_all) for m in pending]
+            counted = sum(s in ('learned', 'relearned') for s in statuses)
+            learned += counted
+            pending = [m for m, s in zip(pending, statuses) if s == 'checked']
+            self.passes.append({'sent': len(statuses), 'counted': counted, 'checked': len(pending)})
+            if not pending or counted == 0:
+                break
+        return learned
 
     def classify_one(self, message):
         answer = self.request('POST', '/classify', message.data)

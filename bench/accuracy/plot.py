@@ -27,7 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DOCS = os.path.join(os.path.dirname(os.path.dirname(HERE)), 'docs', 'accuracy')
 FLOOR = 0.005  # % drawn for a rate of 0 (below the axes' 0.01%), so the curve leaves the plot there
 MIN_BIN = 10  # calibration: bins with fewer messages are left out of the line (too noisy to read)
-COLORS = {'bogofilter': 'tab:green', 'spamassassin': 'tab:orange', 'rspamd': 'tab:purple'}
+COLORS = {'bogofilter': 'tab:green', 'spamassassin': 'tab:orange', 'rspamd': 'tab:purple', 'reference': 'tab:red'}
 
 
 def roc_points(is_spam, scores):

@@ -1,5 +1,6 @@
 # The summary of every result file in a results folder: one table of each filter's figures per
-# corpus/protocol, one of each nbspamd variant's ratios to the best peer, and one of run times.
+# corpus/protocol (the peers, the reference and nbspamd's variants), one of each nbspamd variant's
+# ratios to the best peer (the reference included), and one of run times.
 # Prints it as Markdown and writes it to RESULTS/summary.md. Metrics are computed again from the
 # stored scores, so that a change to metrics.py needs no new runs.
 #   bench/accuracy/summary [--results DIR] [--tags baseline,v1]
@@ -13,7 +14,10 @@ import metrics
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPORA = ['spamassassin', 'trec07p-early', 'csdmc2010', 'lingspam-bare']
-PEERS = ['bogofilter', 'spamassassin', 'rspamd']  # what nbspamd's variants are compared with
+# What nbspamd's variants are compared with: the Debian filters and the reference design of the field's
+# best filters (peer_reference.py: online logistic regression over byte 4-grams), the bar of issue 59.
+PEERS = ['bogofilter', 'spamassassin', 'rspamd', 'reference']
+REFERENCES = []  # shown beside the peers but left out of the ratios
 SPLIT_SALTS = ['', 'a', 'b', 'c']
 ROW_ORDER = ['spamassassin-split', 'spamassassin-online', 'trec07p-early-chrono', 'trec07p-early-online',
              'csdmc2010-drift', 'csdmc2010-drift-online', 'lingspam-bare-tenfold']
@@ -121,7 +125,7 @@ def render(rows, tags=None):
     found = sorted({f for figures in rows.values() for f in figures})
     variants = [f for f in found if f.startswith('nbspamd-') and (tags is None or f[8:] in tags)]
     peers = [p for p in PEERS if p in found]
-    filters = peers + variants
+    filters = peers + [r for r in REFERENCES if r in found] + variants
     order = ordered(rows)
     out = ['Columns per filter: (1-AUC)% (ties count one half); FNR % at FPR ≤ 0.1%; and at its own verdict '
            '"FP/FN/U %": ham called spam %, spam called ham % and unsure % of all messages (bogofilter and nbspamd '

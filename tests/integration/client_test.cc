@@ -247,6 +247,44 @@ TEST_F(ClientTest, TrainsADirectoryAnMboxAndAMaildirThenClassifiesForgetsAndShow
 
 // What a scan of the daemon's history classified, learned and forgotten from its kept tokens:
 // the administrator's correction of a verdict with no message file at hand.
+// A daemon under error-driven training only checks what it already scores right beyond its
+// margin; nbspamc says so, and passes again over the PATHs while a pass still counts some.
+TEST_F(ClientTest, TrainUnderAMarginCountsTheCheckedAndPassesAgain) {
+  DaemonProcess daemon = Start({"--train-margin", "0.5"});
+  HttpClient client(daemon.port());
+  WriteCorpus();
+  // No ham yet: nothing can be scored, every spam is counted.
+  ClientExit run =
+      RunClient({"--server", Server(daemon), "train", "--label", "spam", Corpus("spam")});
+  ASSERT_EQ(run.status, 0) << run.out << run.err;
+  EXPECT_EQ(run.out, "learned 5, relearned 0, unchanged 0, failed 0: 5 messages in " +
+                         run.out.substr(run.out.find(" in ") + 4));
+  // The first ham is counted (no ham before it); the others score as ham beyond the margin. The
+  // pass counted one and checked three, so a second pass scores the three again: still right.
+  run = RunClient({"--server", Server(daemon), "train", "--label", "ham", Corpus("ham.mbox")});
+  ASSERT_EQ(run.status, 0) << run.out << run.err;
+  EXPECT_THAT(run.out, HasSubstr("learned 1, relearned 0, unchanged 0, checked 3, failed 0"));
+  EXPECT_THAT(run.out, HasSubstr("\npass 2: learned 0, relearned 0, unchanged 1, checked 3,"));
+  EXPECT_THAT(run.out, ::testing::Not(HasSubstr("pass 3")));
+  EXPECT_EQ(Documents(client, "ham"), 1);
+  // --passes 1: one pass only.
+  run = RunClient(
+      {"--server", Server(daemon), "train", "--label", "ham", "--passes", "1", Corpus("Maildir")});
+  ASSERT_EQ(run.status, 0) << run.out << run.err;
+  EXPECT_THAT(run.out, HasSubstr("learned 0, relearned 0, unchanged 0, checked 3, failed 0"));
+  EXPECT_THAT(run.out, ::testing::Not(HasSubstr("pass 2")));
+  EXPECT_EQ(RunClient({"--server", Server(daemon), "train", "--label", "ham", "--passes", "0",
+                       Corpus("Maildir")})
+                .status,
+            2);
+  // --count-all: an archive import counts every message, those only checked before too.
+  run = RunClient(
+      {"--server", Server(daemon), "train", "--label", "ham", "--count-all", Corpus("Maildir")});
+  ASSERT_EQ(run.status, 0) << run.out << run.err;
+  EXPECT_THAT(run.out, HasSubstr("learned 3, relearned 0, unchanged 0, failed 0"));
+  EXPECT_EQ(Documents(client, "ham"), 4);
+}
+
 TEST_F(ClientTest, TrainAndForgetByScanIdLearnWhatThatScanClassified) {
   DaemonProcess daemon = Start();
   HttpClient client(daemon.port());

@@ -5,6 +5,7 @@
 // exactly the model a standalone daemon builds from the acknowledged operations replayed one
 // client after another. The same must hold when a daemon is killed with SIGKILL mid-stream and
 // restarted, when Redis restarts, and for a daemon that joins from another's checkpoint.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <array>
@@ -453,6 +454,10 @@ TEST(ClusterTest, ByDefaultATrainIsAnsweredQueuedOnceRedisHasIt) {
   const auto forget = client.Send(http::verb::post, "/forget?id=never-learned");
   EXPECT_EQ(forget.result(), http::status::ok) << forget.body();
   EXPECT_EQ(StatusField(forget), "queued") << forget.body();
+  // count=all is standalone only: the stream's events carry no such mark, so it is refused.
+  const auto all = client.Send(http::verb::post, "/train?label=spam&id=q2&count=all", "pills");
+  EXPECT_EQ(all.result(), http::status::bad_request) << all.body();
+  EXPECT_THAT(all.body(), ::testing::HasSubstr("cluster mode"));
 
   double seconds = 0;
   ASSERT_TRUE(WaitForConvergence(redis->port(), {daemon.port()}, &seconds));

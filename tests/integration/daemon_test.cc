@@ -151,6 +151,76 @@ TEST_F(DaemonTest, RelearnAndForgetOverHttp) {
   EXPECT_EQ(client.Send(http::verb::post, "/forget?id=extra").result(), http::status::not_found);
 }
 
+// Error-driven training (--train-margin): what the model already gets right is only checked.
+TEST_F(DaemonTest, UnderATrainMarginMessagesScoredRightAreOnlyChecked) {
+  const std::vector<std::string> flags = {"--train-margin", "0.3", "--score-min-weight", "0"};
+  {
+    DaemonProcess daemon = Start(flags);
+    HttpClient client(daemon.port());
+    const auto status = [&](const std::string& target, const std::string& text) {
+      return std::string(client.PostJson(target, text).at("status").as_string());
+    };
+    // No score before both classes have a document: counted.
+    EXPECT_EQ(status("/train?label=spam&id=s1", "cheap pills"), "learned");
+    EXPECT_EQ(status("/train?label=ham&id=h1", "project meeting"), "learned");
+    // Each word weighs log 2 towards spam: right by more than 0.3.
+    EXPECT_EQ(status("/train?label=spam&id=s2", "cheap pills"), "checked");
+    EXPECT_EQ(status("/train?label=spam&id=s3", "cheap pills"), "checked");
+    // count=all (a bulk import) counts it whatever the regime; nothing else is a valid count.
+    EXPECT_EQ(status("/train?label=spam&id=s4&count=all", "cheap pills"), "learned");
+    EXPECT_EQ(client.Send(http::verb::post, "/forget?id=s4").result(), http::status::ok);
+    const auto bad = client.Send(http::verb::post, "/train?label=spam&id=s5&count=some", "x");
+    EXPECT_EQ(bad.result(), http::status::bad_request) << bad.body();
+    EXPECT_THAT(bad.body(), HasSubstr("count must be"));
+    const json::value stats = client.GetJson("/stats");
+    EXPECT_EQ(stats.at("documents").as_int64(), 2);
+    EXPECT_EQ(stats.at("train_margin").as_double(), 0.3);
+    // The ledger says what was counted and what only checked.
+    const json::value learned = client.GetJson("/admin/learned?source=");
+    int checked = 0;
+    for (const json::value& message : learned.at("messages").as_array()) {
+      if (!message.at("counted").as_bool()) ++checked;
+    }
+    EXPECT_EQ(checked, 2);
+    EXPECT_THAT(client.Send(http::verb::get, "/metrics").body(),
+                HasSubstr(R"(nbspamd_training_total{source="",outcome="checked"} 2)"));
+    // A correction is always counted; forgetting a checked message takes nothing from the counts.
+    EXPECT_EQ(status("/train?label=ham&id=s2", "cheap pills"), "relearned");
+    EXPECT_EQ(client.Send(http::verb::post, "/forget?id=s3").result(), http::status::ok);
+    EXPECT_EQ(client.GetJson("/stats").at("documents").as_int64(), 3);
+  }
+  // After a restart the records are as they were left.
+  DaemonProcess daemon = Start(flags);
+  HttpClient client(daemon.port());
+  EXPECT_EQ(client.GetJson("/stats").at("documents").as_int64(), 3);
+  EXPECT_EQ(client.Send(http::verb::post, "/forget?id=s3").result(), http::status::not_found);
+  EXPECT_EQ(client.PostJson("/train?label=ham&id=s2", "cheap pills").at("status").as_string(),
+            "unchanged");
+}
+
+TEST_F(DaemonTest, ByteNgramsAreLearnedAndExplained) {
+  DaemonProcess daemon = Start({"--byte-ngrams", "4", "--score-min-weight", "0"});
+  HttpClient client(daemon.port());
+  const std::string spam = "From: deals@pills.example\nSubject: cheap pills\n\nBuy v1agra now\n";
+  const std::string ham = "From: ann@work.example\nSubject: agenda\n\nThe meeting is at ten\n";
+  EXPECT_EQ(client.PostJson("/train?label=spam&id=s", spam).at("status").as_string(), "learned");
+  EXPECT_EQ(client.PostJson("/train?label=ham&id=h", ham).at("status").as_string(), "learned");
+  const json::value stats = client.GetJson("/stats");
+  EXPECT_EQ(stats.at("options").at("byte_ngrams").as_int64(), 4);
+  EXPECT_EQ(stats.at("options").at("byte_ngram_head").as_int64(), 2500);
+
+  const json::value answer = client.PostJson(
+      "/classify?explain=50", "From: sales@pills.example\nSubject: pills\n\nv1agra\n");
+  EXPECT_EQ(answer.at("label").as_string(), "spam");
+  int ngrams = 0;
+  for (const json::value& token : answer.at("explain").as_array()) {
+    if (token.at("source").as_string() != "bytes") continue;
+    ++ngrams;
+    EXPECT_TRUE(token.at("token").as_string().starts_with("b4:\"")) << token;
+  }
+  EXPECT_GT(ngrams, 0) << answer;
+}
+
 TEST_F(DaemonTest, BadRequestsGetJsonErrorsAndTheDaemonKeepsServing) {
   DaemonProcess daemon = Start({"--max-body-bytes", "4096"});
   HttpClient client(daemon.port());

@@ -2,9 +2,11 @@
 // URLs, ICU words) must give a bag that keeps the contract of tokenizer/tokenizer.h and
 // common/token_bag.h:
 //   - entries sorted by hash, each hash once, each count >= 1 (exactly 1 with boolean counts);
-//   - at most max_tokens token occurrences;
-//   - with keep_text, texts parallel to entries, each the text its hash was made from, non-empty
-//     valid UTF-8 (texts are sent back in JSON explanations), and the same entries as without;
+//   - at most max_tokens token occurrences, byte n-grams aside (they are outside the budget);
+//   - with keep_text, texts parallel to entries, each the text its hash was made from (a byte
+//     n-gram's readable text reads back to the hashed one, and its bytes are in the message),
+//     non-empty valid UTF-8 (texts are sent back in JSON explanations), and the same entries as
+//     without;
 //   - body words (and each word of a bigram, and the words of subject:, from-name: and mailer:)
 //     within min_token_chars..max_token_chars code points;
 //   - the bytes past max_message_bytes change nothing.
@@ -14,10 +16,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "common/token_hash.h"
+#include "tokenizer/byte_ngrams.h"
 #include "tokenizer/tokenizer.h"
 
 namespace {
@@ -34,12 +38,14 @@ using nbspamd::tokenizer::TokenizerOptions;
 }
 
 // Bit 0: raw counts. Bit 1: no header tokens. Bit 2: word bigrams. Bit 3: a small token budget.
-// Bit 4: a small byte budget. Bit 5: narrow word length bounds. Bits 6-7 size the budgets.
+// Bit 4: a small byte budget. Bit 5: narrow word length bounds. Bits 6-7 size the budgets; bit 6
+// also turns byte 4-grams on.
 TokenizerOptions OptionsFor(std::uint8_t selector) {
   TokenizerOptions options;
   options.boolean_counts = (selector & 0x01) == 0;
   options.header_tokens = (selector & 0x02) == 0;
   options.word_bigrams = (selector & 0x04) != 0;
+  options.byte_ngrams = (selector & 0x40) != 0 ? 4 : 0;
   const std::size_t scale = selector >> 6;  // 0..3
   if ((selector & 0x08) != 0) options.max_tokens = 1 + scale * 7;
   if ((selector & 0x10) != 0) options.max_message_bytes = 16 << (2 * scale);
@@ -111,8 +117,22 @@ void CheckWords(std::string_view token, std::size_t prefix, const TokenizerOptio
   CheckWord(words.substr(space + 1), token, options, selector);
 }
 
-void CheckBag(const TokenBag& bag, const TokenizerOptions& options, bool keep_text,
-              std::uint8_t selector) {
+// A byte n-gram's readable `text` must read back to the text its `hash` was made from, n bytes
+// of `message`.
+void CheckByteNgram(std::string_view text, nbspamd::TokenHash hash, std::string_view message,
+                    std::uint8_t selector) {
+  const std::optional<std::string> hashed = nbspamd::tokenizer::ByteNgramHashedText(text);
+  if (!hashed) Fail("a byte n-gram's text does not read back", selector, text);
+  if (nbspamd::HashToken(*hashed) != hash) {
+    Fail("a byte n-gram's hash is not the hash of its bytes", selector, text);
+  }
+  if (message.find(std::string_view(*hashed).substr(3)) == std::string_view::npos) {
+    Fail("a byte n-gram's bytes are not in the message", selector, text);
+  }
+}
+
+void CheckBag(const TokenBag& bag, const TokenizerOptions& options, std::string_view message,
+              bool keep_text, std::uint8_t selector) {
   for (std::size_t i = 0; i < bag.entries.size(); ++i) {
     if (bag.entries[i].count == 0) Fail("an entry with count 0", selector);
     if (options.boolean_counts && bag.entries[i].count != 1) {
@@ -122,7 +142,16 @@ void CheckBag(const TokenBag& bag, const TokenizerOptions& options, bool keep_te
       Fail("entries not sorted by hash, or a hash twice", selector);
     }
   }
-  if (bag.TotalCount() > options.max_tokens) Fail("more tokens than max_tokens", selector);
+  // Byte n-grams are told apart by their texts; without, the entries are those of the bag with.
+  if (keep_text || options.byte_ngrams == 0) {
+    std::uint64_t budgeted = 0;
+    for (std::size_t i = 0; i < bag.entries.size(); ++i) {
+      const bool ngram =
+          keep_text && i < bag.texts.size() && bag.texts[i].source == TokenSource::kByteNgram;
+      if (!ngram) budgeted += bag.entries[i].count;
+    }
+    if (budgeted > options.max_tokens) Fail("more tokens than max_tokens", selector);
+  }
   if (!keep_text) {
     if (!bag.texts.empty()) Fail("texts without keep_text", selector);
     return;
@@ -133,7 +162,10 @@ void CheckBag(const TokenBag& bag, const TokenizerOptions& options, bool keep_te
     std::size_t chars = 0;
     if (text.empty()) Fail("an empty token", selector);
     if (!CountCodePoints(text, chars)) Fail("a token is not valid UTF-8", selector, text);
-    if (nbspamd::HashToken(text) != bag.entries[i].hash) {
+    if (bag.texts[i].source == TokenSource::kByteNgram) {
+      if (options.byte_ngrams == 0) Fail("a byte n-gram while they are off", selector, text);
+      CheckByteNgram(text, bag.entries[i].hash, message, selector);
+    } else if (nbspamd::HashToken(text) != bag.entries[i].hash) {
       Fail("a token's hash is not the hash of its text", selector, text);
     }
     if (bag.texts[i].source == TokenSource::kBody) {
@@ -158,9 +190,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const Tokenizer tokenizer(options);
 
   const TokenBag with_text = tokenizer.Tokenize(message, /*keep_text=*/true);
-  CheckBag(with_text, options, /*keep_text=*/true, selector);
+  CheckBag(with_text, options, message, /*keep_text=*/true, selector);
   const TokenBag bag = tokenizer.Tokenize(message);
-  CheckBag(bag, options, /*keep_text=*/false, selector);
+  CheckBag(bag, options, message, /*keep_text=*/false, selector);
   if (bag.entries != with_text.entries) Fail("keep_text changed the entries", selector);
 
   if (message.size() > options.max_message_bytes) {
