@@ -47,11 +47,12 @@ Tokenizer::Tokenizer(TokenizerOptions options) : options_(options) { InitializeM
 TokenBag Tokenizer::Tokenize(std::string_view message, bool keep_text, MessageFacts* facts) const {
   message = message.substr(0, std::min(message.size(), options_.max_message_bytes));
   BagBuilder bag(options_.max_tokens, keep_text);
+  if (message.empty() || bag.Full()) return std::move(bag).Finish(options_.boolean_counts);
+
   message = SkipMboxLine(message);
   // Outside max_tokens, so first: the raw head, before anything is decoded.
   AddByteNgrams(message.substr(0, std::min(message.size(), options_.byte_ngram_head)),
                 ByteNgramSize(options_), bag);
-  if (message.empty() || bag.Full()) return std::move(bag).Finish(options_.boolean_counts);
 
   const MessageParts parts = SplitMessage(message);
   const bool is_mail = parts.is_mail;
