@@ -498,6 +498,9 @@ constexpr std::array kKeys = {
         .format = &FormatUnsigned<&Settings::byte_ngrams>},
     UnsignedKey<&Settings::byte_ngram_head, 64, 65536>(
         "byte_ngram_head", "BYTES", "Bytes of a message's head that byte_ngrams reads."),
+    BoolKey<&Settings::fold_lookalikes>(
+        "fold_lookalikes",
+        "Read a word disguised with look-alike letters (Cyrillic a, accents) as the ASCII word."),
     StringKey<&Settings::backup_dir, false>(
         "backup_dir", "DIR", "Folder where POST /admin/backup writes model checkpoints."),
     StringKey<&Settings::auth_tokens, true>(

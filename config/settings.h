@@ -42,6 +42,7 @@
 //   word_bigrams              bool
 //   byte_ngrams               0 (off) or 3..8
 //   byte_ngram_head           64..65536
+//   fold_lookalikes           bool
 //   backup_dir                non-empty path
 //   auth_tokens               any string; its items are checked by ParseAuthTokens
 //   auth_tokens_file          a path or ""
@@ -219,6 +220,9 @@ struct Settings {
   std::size_t byte_ngrams = 0;
   // The bytes of a message's head byte n-grams are taken from; 64..65536.
   std::size_t byte_ngram_head = 2500;
+  // Fold words disguised with look-alike letters to the ASCII word they imitate
+  // (tokenizer::TokenizerOptions::fold_lookalikes).
+  bool fold_lookalikes = false;
   // Where POST /admin/backup writes its checkpoints (created when needed).
   std::string backup_dir = "backups";
   // Bearer tokens, "NAME:SECRET" items separated by commas (config/auth_tokens.h). With any

@@ -103,6 +103,7 @@ TEST_F(SettingsTest, DefaultsWithNoArguments) {
   EXPECT_FALSE(settings.word_bigrams);
   EXPECT_EQ(settings.byte_ngrams, 0u);
   EXPECT_EQ(settings.byte_ngram_head, 2500u);
+  EXPECT_FALSE(settings.fold_lookalikes);
   EXPECT_TRUE(settings.header_tokens);
 }
 
@@ -455,6 +456,8 @@ TEST_F(SettingsTest, ByteNgramsFromFlagsEnvironmentAndFile) {
     EXPECT_EQ(LoadOk({"--byte-ngrams", std::to_string(n)}).byte_ngrams, n);
   }
   EXPECT_EQ(LoadOk({}, {"NBSPAMD_BYTE_NGRAMS=5"}).byte_ngrams, 5u);
+  EXPECT_TRUE(LoadOk({"--fold-lookalikes", "true"}).fold_lookalikes);
+  EXPECT_TRUE(LoadOk({}, {"NBSPAMD_FOLD_LOOKALIKES=on"}).fold_lookalikes);
   EXPECT_EQ(LoadOk({"--byte-ngram-head", "64"}).byte_ngram_head, 64u);
   EXPECT_EQ(LoadOk({"--byte-ngram-head=65536"}).byte_ngram_head, 65536u);
   EXPECT_EQ(LoadOk({}, {"NBSPAMD_BYTE_NGRAM_HEAD=4096"}).byte_ngram_head, 4096u);
@@ -681,11 +684,26 @@ TEST_F(SettingsTest, RunHasNoHelpText) {
 
 TEST_F(SettingsTest, HelpTextMentionsEveryKey) {
   const std::string help = HelpText();
-  for (const std::string key :
-       {"listen", "data_dir", "threads", "alpha", "spam_threshold", "ham_threshold",
-        "score_min_weight", "max_body_bytes", "max_header_bytes", "idle_timeout_seconds",
-        "shutdown_timeout_seconds", "max_message_bytes", "max_tokens", "max_token_chars",
-        "boolean_counts", "header_tokens", "word_bigrams", "byte_ngrams", "byte_ngram_head"}) {
+  for (const std::string key : {"listen",
+                                "data_dir",
+                                "threads",
+                                "alpha",
+                                "spam_threshold",
+                                "ham_threshold",
+                                "score_min_weight",
+                                "max_body_bytes",
+                                "max_header_bytes",
+                                "idle_timeout_seconds",
+                                "shutdown_timeout_seconds",
+                                "max_message_bytes",
+                                "max_tokens",
+                                "max_token_chars",
+                                "boolean_counts",
+                                "header_tokens",
+                                "word_bigrams",
+                                "byte_ngrams",
+                                "byte_ngram_head",
+                                "fold_lookalikes"}) {
     SCOPED_TRACE(key);
     std::string flag = "--" + key;
     std::ranges::replace(flag, '_', '-');

@@ -173,7 +173,10 @@ std::string TokenizerFingerprint(const tokenizer::TokenizerOptions& options) {
   if (const std::size_t n = tokenizer::ByteNgramSize(options); n != 0) {
     add("byte_ngrams", n);
     add("byte_ngram_head", options.byte_ngram_head);
+    // Since base64 lines give none; the first byte n-grams took them.
+    text += " byte_ngram_lines=no-base64";
   }
+  if (options.fold_lookalikes) add("fold_lookalikes", 1);
   return text;
 }
 

@@ -43,8 +43,8 @@ struct DumpHeader {
 
 // The tokenizer options that decide which hash a piece of text gets, as the `tokenizer` line
 // writes them: two models are compatible exactly when their fingerprints are equal. Byte n-grams
-// (byte_ngrams, byte_ngram_head) appear only when on, so models without them keep the
-// fingerprint they had before byte n-grams existed.
+// (byte_ngrams, byte_ngram_head) and fold_lookalikes appear only when on, so models without them
+// keep the fingerprint they had before those options existed.
 [[nodiscard]] std::string TokenizerFingerprint(const tokenizer::TokenizerOptions& options);
 
 // How far a dump is read or written.

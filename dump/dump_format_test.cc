@@ -11,6 +11,7 @@ namespace nbspamd::dump {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // Records what a dump's reader visits.
 class Recorder final : public storage::ModelVisitor {
@@ -124,7 +125,16 @@ TEST(DumpFormatTest, TheFingerprintNamesByteNgramsOnlyWhenOn) {
   options.byte_ngrams = 9;  // Off, as the tokenizer reads it.
   EXPECT_EQ(TokenizerFingerprint(options), without);
   options.byte_ngrams = 4;
-  EXPECT_EQ(TokenizerFingerprint(options), without + " byte_ngrams=4 byte_ngram_head=1000");
+  EXPECT_EQ(TokenizerFingerprint(options),
+            without + " byte_ngrams=4 byte_ngram_head=1000 byte_ngram_lines=no-base64");
+}
+
+TEST(DumpFormatTest, TheFingerprintNamesTheLookalikeFoldOnlyWhenOn) {
+  tokenizer::TokenizerOptions options;
+  const std::string without = TokenizerFingerprint(options);
+  EXPECT_THAT(without, Not(HasSubstr("fold_lookalikes")));
+  options.fold_lookalikes = true;
+  EXPECT_EQ(TokenizerFingerprint(options), without + " fold_lookalikes=1");
 }
 
 }  // namespace

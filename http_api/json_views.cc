@@ -143,6 +143,7 @@ json::object StatsJson(const model::ModelStats& stats, const core::SpamFilterOpt
                          {"word_bigrams", options.tokenizer.word_bigrams},
                          {"byte_ngrams", options.tokenizer.byte_ngrams},
                          {"byte_ngram_head", options.tokenizer.byte_ngram_head},
+                         {"fold_lookalikes", options.tokenizer.fold_lookalikes},
                          {"max_message_bytes", options.tokenizer.max_message_bytes},
                          {"max_tokens", options.tokenizer.max_tokens},
                          {"max_token_chars", options.tokenizer.max_token_chars}};

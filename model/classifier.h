@@ -84,7 +84,9 @@ struct ClassifyResult {
   // ScoreForm::kLogOdds it is log_odds instead.
   std::optional<double> score;
   // spam, unsure or ham from the score and the two thresholds (model/verdict.h); never spam
-  // when the label is a third class, unsure when there is no score.
+  // when the label is a third class; unsure when there is no score, and when the message gives
+  // no evidence (no token scored; with ScoreForm::kLogOdds, no token known), whatever the
+  // thresholds: an empty or image-only message is not ham by the prior alone.
   Verdict verdict = Verdict::kUnsure;
   std::uint64_t scored_tokens = 0;             // The token occurrences counted in score.
   std::uint64_t known_tokens = 0;              // Σ x_w over the tokens seen in some class.

@@ -343,6 +343,39 @@ TEST(ClassifierVerdictTest, NoScoreIsUnsure) {
   EXPECT_EQ(result->verdict, Verdict::kUnsure) << "one class alone is no evidence either way";
 }
 
+// A message with no evidence is unsure whatever the thresholds: with the seeds, "now" and "later"
+// were never seen, so only the prior speaks (log-odds ln(4/2) = 0.6931471806, spam) and the mean
+// form has nothing to average (score 0, which thresholds at 0 would call ham).
+TEST(ClassifierVerdictTest, NoEvidenceIsUnsure) {
+  const SeedModel model;
+  const ClassifyResult mean =
+      model.Classify("now later", {.alpha = 1.0, .spam_threshold = 0.0, .ham_threshold = 0.0});
+  EXPECT_EQ(*mean.score, 0.0);
+  EXPECT_EQ(mean.known_tokens, 0u);
+  EXPECT_EQ(mean.verdict, Verdict::kUnsure);
+  const ClassifyResult log_odds = model.Classify(
+      "now later", {.alpha = 1.0, .spam_threshold = 0.5, .score_form = ScoreForm::kLogOdds});
+  ExpectGolden(*log_odds.score, 0.6931471806);
+  EXPECT_EQ(log_odds.verdict, Verdict::kUnsure) << "0.69 > 0.5, but the prior alone is no evidence";
+  // Known tokens none of which is strong: no evidence for the mean, evidence for the log-odds.
+  const ClassifyResult weak = model.Classify(
+      "review account", {.alpha = 1.0, .spam_threshold = 0.0, .score_min_weight = 1.0});
+  EXPECT_EQ(weak.scored_tokens, 0u);
+  EXPECT_EQ(weak.verdict, Verdict::kUnsure);
+  const ClassifyResult weak_log_odds =
+      model.Classify("review account", {.alpha = 1.0,
+                                        .spam_threshold = 0.0,
+                                        .score_min_weight = 1.0,
+                                        .score_form = ScoreForm::kLogOdds});
+  EXPECT_EQ(weak_log_odds.verdict, Verdict::kSpam) << "log-odds 0.0618 > 0, from two known tokens";
+  // One strong token is evidence: "review" alone, weight ln(2/19 / (3/12)) = -0.8649974375.
+  const ClassifyResult one = model.Classify(
+      "review now",
+      {.alpha = 1.0, .spam_threshold = 0.0, .ham_threshold = 0.0, .score_min_weight = 0.5});
+  ExpectGolden(*one.score, -0.8649974375);
+  EXPECT_EQ(one.verdict, Verdict::kHam);
+}
+
 TEST(ClassifierVerdictTest, AThirdClassIsNeverASpamVerdict) {
   // The token is in spam (3) more than in ham (1), but newsletter (4) wins.
   const auto result = ClassifyWithANewsletterClass({3, 1, 4});

@@ -106,8 +106,13 @@ std::expected<ClassifyResult, Error> ScoreWith(const TokenBag& bag, const ModelS
   }
   result.label_index = best;
   const bool third_class = (!spam || best != *spam) && (!ham || best != *ham);
-  result.verdict = DecideVerdict(
-      result.score, {.spam = options.spam_threshold, .ham = options.ham_threshold}, third_class);
+  // No evidence (no token scored; for the log-odds form, none known: the prior alone) is no
+  // verdict either way: unsure, as without a score.
+  const bool evidence = options.score_form == ScoreForm::kLogOdds ? result.known_tokens > 0
+                                                                  : result.scored_tokens > 0;
+  result.verdict =
+      DecideVerdict(evidence ? result.score : std::nullopt,
+                    {.spam = options.spam_threshold, .ham = options.ham_threshold}, third_class);
 
   if (options.explain > 0) {
     // Contrast spam with ham, else the winner with the runner-up (or with nothing).

@@ -39,6 +39,38 @@ void AddNgramsOf(std::string_view head, BagBuilder& bag) {
   }
 }
 
+// Whether `line` (without its line break) is a line of base64: at least kMinBase64Line bytes of
+// the base64 alphabet, then at most two '='.
+bool IsBase64Line(std::string_view line) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  std::size_t padding = 0;
+  while (padding < 2 && padding < line.size() && line[line.size() - 1 - padding] == '=') ++padding;
+  line.remove_suffix(padding);
+  if (line.size() < kMinBase64Line) return false;
+  for (const char ch : line) {
+    const bool alphabet = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
+                          (ch >= '0' && ch <= '9') || ch == '+' || ch == '/';
+    if (!alphabet) return false;
+  }
+  return true;
+}
+
+template <std::size_t kN>
+void AddNgramsOutsideBase64(std::string_view head, BagBuilder& bag) {
+  std::size_t span = 0;  // Where the run of lines not yet given n-grams starts.
+  std::size_t line = 0;
+  while (line < head.size()) {
+    const std::size_t newline = head.find('\n', line);
+    const std::size_t end = newline == std::string_view::npos ? head.size() : newline + 1;
+    if (IsBase64Line(head.substr(line, end - line - (newline == std::string_view::npos ? 0 : 1)))) {
+      AddNgramsOf<kN>(head.substr(span, line - span), bag);
+      span = end;
+    }
+    line = end;
+  }
+  AddNgramsOf<kN>(head.substr(span), bag);
+}
+
 }  // namespace
 
 std::size_t ByteNgramSize(const TokenizerOptions& options) {
@@ -112,17 +144,17 @@ std::optional<std::string> ByteNgramHashedText(std::string_view readable) {
 void AddByteNgrams(std::string_view head, std::size_t n, BagBuilder& bag) {
   switch (n) {
     case 3:
-      return AddNgramsOf<3>(head, bag);
+      return AddNgramsOutsideBase64<3>(head, bag);
     case 4:
-      return AddNgramsOf<4>(head, bag);
+      return AddNgramsOutsideBase64<4>(head, bag);
     case 5:
-      return AddNgramsOf<5>(head, bag);
+      return AddNgramsOutsideBase64<5>(head, bag);
     case 6:
-      return AddNgramsOf<6>(head, bag);
+      return AddNgramsOutsideBase64<6>(head, bag);
     case 7:
-      return AddNgramsOf<7>(head, bag);
+      return AddNgramsOutsideBase64<7>(head, bag);
     case 8:
-      return AddNgramsOf<8>(head, bag);
+      return AddNgramsOutsideBase64<8>(head, bag);
     default:
       return;  // Off.
   }

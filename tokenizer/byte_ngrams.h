@@ -2,12 +2,12 @@
 // tokenizer/tokenizer.h), beside the words.
 //
 // Each overlapping run of n bytes (n in 3..8) of the head, headers and all, before any decoding,
-// is one token (TokenSource::kByteNgram). Its hash is HashToken over the text "b<n>:" followed by
-// the n bytes: in the same 64-bit space as the words, and never the text of another token (a
-// word never holds ':' right after a digit, as Unicode's word breaks put a break there, and the
-// other tokens start with fixed prefixes such as "subject:", "url:" or "#", none of them
-// "b<digit>:"). For explanations the token gets a readable text instead, e.g. `b4:"Vi\xe0g"`
-// (ByteNgramText).
+// except its lines of base64 (AddByteNgrams), is one token (TokenSource::kByteNgram). Its hash is
+// HashToken over the text "b<n>:" followed by the n bytes: in the same 64-bit space as the words,
+// and never the text of another token (a word never holds ':' right after a digit, as Unicode's
+// word breaks put a break there, and the other tokens start with fixed prefixes such as "subject:",
+// "url:" or "#", none of them "b<digit>:"). For explanations the token gets a readable text
+// instead, e.g. `b4:"Vi\xe0g"` (ByteNgramText).
 //
 //   BagBuilder bag(max_tokens, keep_text);
 //   AddByteNgrams(head, /*n=*/4, bag);  // Up to head.size() - 3 occurrences, outside max_tokens.
@@ -52,10 +52,18 @@ inline constexpr std::size_t kMaxByteNgramText = 5 + 4 * kMaxByteNgram;
 // wrote; nullopt when `readable` is not one. For tests and tools that check texts against hashes.
 [[nodiscard]] std::optional<std::string> ByteNgramHashedText(std::string_view readable);
 
+// A line of base64 (an encoded body or attachment), at least this long, gives no n-grams.
+inline constexpr std::size_t kMinBase64Line = 40;
+
 // Adds one occurrence of each n-gram of `head` (head.size() - n + 1 of them, none when the head
 // is shorter than n) to `bag`, outside its max_tokens budget, named by ByteNgramText when the bag
-// keeps texts. Does nothing unless n is in kMinByteNgram..kMaxByteNgram. Linear in head.size(),
-// with no allocation per n-gram.
+// keeps texts; except that the lines of base64 in it (kMinBase64Line or more bytes of
+// [A-Za-z0-9+/], then up to two '=' and an optional CR) are left out, and no n-gram spans one:
+// their bytes shift with the alignment of what they encode and name nothing a reader sees, while
+// a mail's first base64 part would otherwise give a third of its n-grams (and one lone ham with an
+// encoded body, in a corpus whose encoded heads are all spam, then scores as spam). Does nothing
+// unless n is in kMinByteNgram..kMaxByteNgram. Linear in head.size(), with no allocation per
+// n-gram.
 void AddByteNgrams(std::string_view head, std::size_t n, BagBuilder& bag);
 
 }  // namespace nbspamd::tokenizer

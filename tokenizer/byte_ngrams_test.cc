@@ -59,6 +59,26 @@ TEST(ByteNgramsTest, SixBytesGiveThreeFourGrams) {
   EXPECT_EQ(HashByteNgram("abc"), HashToken("b3:abc"));
 }
 
+TEST(ByteNgramsTest, LinesOfBase64GiveNone) {
+  // 40 bytes of the base64 alphabet: a base64 line; 39 are not, nor is a line with a space.
+  const std::string b64(40, 'Q');
+  const std::string message = "ab\n" + b64 + "\r\ncd\n" + b64 + "==\nef";
+  const auto grams = NgramsOf(message, WithNgrams(3));
+  EXPECT_FALSE(grams.contains(R"(b3:"QQQ")")) << "inside a base64 line";
+  EXPECT_FALSE(grams.contains(R"(b3:"b\x0aQ")")) << "no n-gram spans a base64 line";
+  EXPECT_FALSE(grams.contains(R"(b3:"\x0acd")")) << "no n-gram spans a base64 line";
+  EXPECT_THAT(grams, ElementsAre(Pair(R"(b3:"ab\x0a")", 1), Pair(R"(b3:"cd\x0a")", 1)))
+      << "'ef' is shorter than n";
+  // Not base64 lines: too short, a space inside, three '='.
+  for (const std::string& other :
+       {std::string(39, 'Q'), std::string(20, 'Q') + " " + std::string(20, 'Q'), b64 + "==="}) {
+    SCOPED_TRACE(other);
+    EXPECT_TRUE(NgramsOf("x\n" + other + "\ny", WithNgrams(3)).contains(R"(b3:"QQQ")"));
+  }
+  EXPECT_FALSE(NgramsOf("x\n" + b64, WithNgrams(3)).contains(R"(b3:"QQQ")"))
+      << "a last line without its break is a line too";
+}
+
 TEST(ByteNgramsTest, RepeatedNgramsCountOnceUnderBooleanCounts) {
   // Six windows: "aba" at 0, 2 and 4, "bab" at 1, 3 and 5.
   TokenizerOptions options = WithNgrams(3);

@@ -16,6 +16,12 @@
 //      and it holds at least one letter or digit; punctuation, spaces, symbols and emoji are not.
 //      Words of fewer than min_token_chars or more than max_token_chars code points (after
 //      normalisation) are dropped.
+//  4a. With fold_lookalikes, a word that holds an ASCII letter and whose other characters all
+//      imitate ASCII letters or digits (accented forms, Cyrillic and Greek look-alikes, combining
+//      marks) becomes that ASCII word: "pаypal" with a Cyrillic а is "paypal", "bìtcòìn" is
+//      "bitcoin", "café" is "cafe" (tokenizer/lookalikes.h); it is then dropped if shorter than
+//      min_token_chars. Invisible characters (zero-width spaces and joiners, soft hyphens) need
+//      no option: NFKC_Casefold removes them in step 3.
 //   5. Body words are tokens as they are (TokenSource::kBody). With header_tokens, header
 //      values give prefixed tokens (`subject:<word>`, `from-domain:<domain>`, ...; the list is in
 //      tokenizer/mail_reader.h). URL hosts give `url:` tokens and structure gives `meta:`
@@ -28,11 +34,12 @@
 //   8. With byte_ngrams = n (3..8), the raw bytes of the message's head also give tokens
 //      (TokenSource::kByteNgram, tokenizer/byte_ngrams.h): the first byte_ngram_head bytes after
 //      step 1's cut and after step 2's mbox "From " line is skipped (an mbox artefact, not part of
-//      the mail as received), before any decoding, headers included; each overlapping run of n
-//      bytes is a token hashed HashToken("b<n>:" + the n bytes), a text no word or prefixed token
-//      can have. They are counted like the other tokens (once with boolean_counts) but outside
-//      max_tokens: they never crowd out words, and a message gives at most byte_ngram_head of
-//      them. Their texts (for explanations) are readable forms such as `b4:"Vi\xe0g"`.
+//      the mail as received), before any decoding, headers included, lines of base64 left out
+//      (tokenizer/byte_ngrams.h); each overlapping run of n bytes within what is left is a token
+//      hashed HashToken("b<n>:" + the n bytes), a text no word or prefixed token can have. They are
+//      counted like the other tokens (once with boolean_counts) but outside max_tokens: they never
+//      crowd out words, and a message gives at most byte_ngram_head of them. Their texts (for
+//      explanations) are readable forms such as `b4:"Vi\xe0g"`.
 //
 // Text is processed in chunks of about 64 KiB cut at ASCII whitespace, so memory stays bounded
 // and tokenizing stops early once max_tokens is reached. A run of more than 32 KiB with no ASCII
@@ -84,6 +91,8 @@ struct TokenizerOptions {
   // from its first byte_ngram_head bytes.
   std::size_t byte_ngrams = 0;
   std::size_t byte_ngram_head = 2500;
+  // Step 4a: a word disguised with look-alike letters becomes the word it imitates.
+  bool fold_lookalikes = false;
   WordPath word_path = WordPath::kAsciiFast;  // Same tokens either way; for tests and benchmarks.
   HtmlPath html_path = HtmlPath::kEvents;     // Likewise.
 };

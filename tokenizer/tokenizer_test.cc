@@ -172,6 +172,24 @@ TEST(TokenizerTest, AccentedWordsStayWhole) {
               UnorderedElementsAre(Pair("caf\xc3\xa9", 1), Pair("cr\xc3\xa8me", 1)));
 }
 
+TEST(TokenizerTest, InvisibleCharactersDoNotHideWords) {
+  // Zero-width space U+200B, zero-width non-joiner U+200C, joiner U+200D, word joiner U+2060,
+  // soft hyphen U+00AD and the byte-order mark U+FEFF are default-ignorable: NFKC_Casefold
+  // removes them, so a word written with them inside is the word.
+  EXPECT_THAT(Counts("Vi\xe2\x80\x8b"
+                     "agra"),
+              ElementsAre(Pair("viagra", 1)));
+  EXPECT_THAT(Counts("Vi\xe2\x80\x8c"
+                     "ag\xe2\x80\x8d"
+                     "ra"),
+              ElementsAre(Pair("viagra", 1)));
+  EXPECT_THAT(Counts("bit\xe2\x81\xa0"
+                     "coin wal\xc2\xad"
+                     "let \xef\xbb\xbf"
+                     "password"),
+              UnorderedElementsAre(Pair("bitcoin", 1), Pair("wallet", 1), Pair("password", 1)));
+}
+
 TEST(TokenizerTest, ChineseSplitsIntoDictionaryWords) {
   const auto counts = Counts("我们今天去北京");
   EXPECT_GT(counts.size(), 1u);

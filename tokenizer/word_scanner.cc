@@ -16,6 +16,7 @@
 #include <memory>
 
 #include "tokenizer/ascii_words.h"
+#include "tokenizer/lookalikes.h"
 
 namespace nbspamd::tokenizer {
 
@@ -120,6 +121,7 @@ WordScanner::WordScanner(const TokenizerOptions& options)
           kMaxPairWindow)),
       char_ngrams_(options.word_char_ngrams < 2 ? 0 : options.word_char_ngrams),
       ascii_fast_(options.word_path == WordPath::kAsciiFast),
+      fold_lookalikes_(options.fold_lookalikes),
       icu_(ThisThreadIcuState()) {}
 
 void WordScanner::Scan(std::string_view text, std::string_view prefix, TokenSource source,
@@ -199,6 +201,11 @@ void WordScanner::ScanWithIcu(std::string_view text, TokenSource source, BagBuil
     // Rule statuses of number, letter, kana and ideographic words are >= UBRK_WORD_NONE_LIMIT.
     if (words.getRuleStatus() < UBRK_WORD_NONE_LIMIT) continue;
     if (!SetIcuWord(chars, start, end)) continue;
+    // A folded word is ASCII: its bytes are its code points.
+    if (fold_lookalikes_ && FoldLookalikes(token_, prefix_size_) &&
+        token_.size() - prefix_size_ < min_chars_) {
+      continue;
+    }
     if (!AddWord(source, bag)) return;
   }
 }

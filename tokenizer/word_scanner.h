@@ -49,6 +49,7 @@ class WordScanner {
   std::size_t pair_window_;  // 0 (no pairs), or 2..kMaxPairWindow: word_bigrams is 2.
   std::size_t char_ngrams_;  // 0 (none), or the n of the words' character n-grams.
   bool ascii_fast_;
+  bool fold_lookalikes_;
   ThreadIcuState& icu_;
   // The last pair_window_ - 1 words of this text, without prefix, most recent at
   // (next_earlier_ + kMaxPairWindow - 2) % (kMaxPairWindow - 1); earlier_count_ of them are set.

@@ -39,13 +39,14 @@ using nbspamd::tokenizer::TokenizerOptions;
 
 // Bit 0: raw counts. Bit 1: no header tokens. Bit 2: word bigrams. Bit 3: a small token budget.
 // Bit 4: a small byte budget. Bit 5: narrow word length bounds. Bits 6-7 size the budgets; bit 6
-// also turns byte 4-grams on.
+// also turns byte 4-grams on, bit 7 the look-alike fold.
 TokenizerOptions OptionsFor(std::uint8_t selector) {
   TokenizerOptions options;
   options.boolean_counts = (selector & 0x01) == 0;
   options.header_tokens = (selector & 0x02) == 0;
   options.word_bigrams = (selector & 0x04) != 0;
   options.byte_ngrams = (selector & 0x40) != 0 ? 4 : 0;
+  options.fold_lookalikes = (selector & 0x80) != 0;
   const std::size_t scale = selector >> 6;  // 0..3
   if ((selector & 0x08) != 0) options.max_tokens = 1 + scale * 7;
   if ((selector & 0x10) != 0) options.max_message_bytes = 16 << (2 * scale);

@@ -3,7 +3,8 @@
 // input; writes one line per message: the path, then each distinct token's text, all separated
 // by tabs (a tab or newline inside a token is written as a space). Tokenizer options come as
 // flags: --word-bigrams, --sparse-bigrams N, --char-ngrams N, --no-header-tokens, --raw-counts
-// (then `text\x1fcount`), --max-token-chars N, --min-token-chars N, --max-tokens N.
+// (then `text\x1fcount`), --max-token-chars N, --min-token-chars N, --max-tokens N,
+// --fold-lookalikes, --byte-ngrams N, --byte-ngram-head BYTES.
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -34,6 +35,12 @@ int main(int argc, char** argv) {
       options.word_char_ngrams = std::strtoul(argv[++i], nullptr, 10);
     } else if (flag == "--max-tokens" && i + 1 < argc) {
       options.max_tokens = std::strtoul(argv[++i], nullptr, 10);
+    } else if (flag == "--fold-lookalikes") {
+      options.fold_lookalikes = true;
+    } else if (flag == "--byte-ngrams" && i + 1 < argc) {
+      options.byte_ngrams = std::strtoul(argv[++i], nullptr, 10);
+    } else if (flag == "--byte-ngram-head" && i + 1 < argc) {
+      options.byte_ngram_head = std::strtoul(argv[++i], nullptr, 10);
     } else if (flag == "--no-header-tokens") {
       options.header_tokens = false;
     } else if (flag == "--raw-counts") {
