@@ -5,6 +5,7 @@
 #include <boost/json/parse.hpp>
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <stop_token>
@@ -48,10 +49,10 @@ std::optional<Outcome> OutcomeNamed(const std::string& status) {
   return std::nullopt;
 }
 
-// The request target for a message (or, with no body, for forget --id and --scan-id).
-std::string Target(const ClientOptions& options) {
+// The request target for a message of `label` (or, with no body, for forget --id and --scan-id).
+std::string Target(const ClientOptions& options, const std::string& label) {
   if (options.command == Command::kTrain) {
-    std::string target = "/train?label=" + PercentEncode(options.label);
+    std::string target = "/train?label=" + PercentEncode(label);
     if (options.id) target += "&id=" + PercentEncode(*options.id);
     if (options.scan_id) target += "&scan_id=" + PercentEncode(*options.scan_id);
     if (options.count_all) target += "&count=all";
@@ -61,9 +62,9 @@ std::string Target(const ClientOptions& options) {
   return options.id ? "/forget?id=" + PercentEncode(*options.id) : "/forget";
 }
 
-SendResult Send(HttpConnection& connection, const ClientOptions& options, const std::string& body,
-                const std::atomic<bool>& stopping) {
-  const std::string target = Target(options);
+SendResult Send(HttpConnection& connection, const ClientOptions& options, const std::string& label,
+                const std::string& body, const std::atomic<bool>& stopping) {
+  const std::string target = Target(options, label);
   for (int attempt = 1;; ++attempt) {
     auto reply = connection.Send(http::verb::post, target, body);
     if (!reply) {
@@ -105,11 +106,30 @@ class BulkRun {
   std::optional<int> Run() {
     std::vector<std::jthread> workers;
     for (int i = 0; i < options_.jobs; ++i) workers.emplace_back([this] { Work(); });
-    std::vector<std::filesystem::path> paths(options_.paths.begin(), options_.paths.end());
-    MessageSource source(std::move(paths), options_.max_message_bytes);
-    while (!stopping_) {
-      std::optional<Message> message = source.Next();
-      if (!message) break;
+    // One source a label (forget: one of every PATH), read in turn: one message of each while
+    // each has some.
+    std::vector<std::unique_ptr<MessageSource>> sources;
+    if (options_.groups.size() > 1) {
+      for (const LabelledPaths& group : options_.groups) {
+        sources.push_back(std::make_unique<MessageSource>(
+            std::vector<std::filesystem::path>(group.paths.begin(), group.paths.end()),
+            options_.max_message_bytes));
+      }
+    } else {
+      sources.push_back(std::make_unique<MessageSource>(
+          std::vector<std::filesystem::path>(options_.paths.begin(), options_.paths.end()),
+          options_.max_message_bytes));
+    }
+    std::size_t live = sources.size();
+    for (std::size_t turn = 0; !stopping_ && live > 0; turn = (turn + 1) % sources.size()) {
+      if (!sources[turn]) continue;
+      std::optional<Message> message = sources[turn]->Next();
+      if (!message) {
+        sources[turn].reset();
+        --live;
+        continue;
+      }
+      message->group = turn;
       if (message->error) {
         tally_.Record(Outcome::kFailed, message->consumed, message->path, *message->error);
         continue;
@@ -132,7 +152,9 @@ class BulkRun {
   void Work() {
     const std::unique_ptr<HttpConnection> connection = connect_.Open();
     while (std::optional<Message> message = queue_.Pop()) {
-      SendResult result = Send(*connection, options_, message->body, stopping_);
+      const std::string& label =
+          options_.groups.size() > 1 ? options_.groups[message->group].label : options_.label;
+      SendResult result = Send(*connection, options_, label, message->body, stopping_);
       if (result.stop_run) {
         Stop(*result.stop_run, result.reason);
         return;
@@ -186,7 +208,7 @@ int RunOne(const ClientOptions& options, const ConnectOptions& connect, std::FIL
   const auto start = std::chrono::steady_clock::now();
   const std::atomic<bool> stopping{false};
   const std::unique_ptr<HttpConnection> connection = connect.Open();
-  const SendResult result = Send(*connection, options, body, stopping);
+  const SendResult result = Send(*connection, options, options.label, body, stopping);
   BulkTally tally;
   tally.Record(result.outcome, body.size(), path, result.reason);
   const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;

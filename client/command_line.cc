@@ -13,6 +13,7 @@ constexpr char kUsage[] =
     "usage: nbspamc [FLAGS] COMMAND [FLAGS] [ARGS]\n"
     "  nbspamc classify [--json] [--explain N] FILE|-   exit 0 ham, 1 spam\n"
     "  nbspamc train --label LABEL [--id ID] [--jobs N] PATH...\n"
+    "  nbspamc train --label spam PATH... --label ham PATH...   both, in turn\n"
     "  nbspamc train --label LABEL --scan-id SCAN   what that scan classified\n"
     "  nbspamc forget [--jobs N] PATH...  |  nbspamc forget --id ID | --scan-id SCAN\n"
     "  nbspamc stats [--json]\n"
@@ -47,8 +48,10 @@ po::options_description CommandFlags(Command command, ClientOptions& o) {
     case Command::kTrain:
     case Command::kForget:
       if (command == Command::kTrain) {
-        flags.add_options()("label", po::value(&o.label)->value_name("LABEL"),
-                            "the class to learn: spam, ham or another label (required)")(
+        flags.add_options()(
+            "label", po::value<std::vector<std::string>>()->composing()->value_name("LABEL"),
+            "the class to learn: spam, ham or another label (required); several, each before "
+            "its PATHs, learn their messages in turn (--label spam DIR --label ham DIR)")(
             "passes", po::value(&o.passes)->value_name("N"),
             "under error-driven training, pass over the PATHs again while a pass still counts "
             "messages checked before, at most N passes in all (default 10)")(
@@ -180,6 +183,14 @@ std::expected<void, Error> Check(const ClientOptions& o) {
     case Command::kTrain:
     case Command::kForget:
       if (o.command == Command::kTrain && o.label.empty()) return fail("train needs --label");
+      if (o.groups.size() > 1) {
+        if (o.id || o.scan_id)
+          return fail("--id and --scan-id learn one message: give one --label");
+        for (const LabelledPaths& group : o.groups) {
+          if (group.label.empty()) return fail("--label must not be empty");
+          if (group.paths.empty()) return fail("--label " + group.label + " needs a PATH after it");
+        }
+      }
       if (o.jobs < 1 || o.jobs > 256) return fail("--jobs must be 1-256");
       if (o.passes < 1 || o.passes > 1000) return fail("--passes must be 1-1000");
       if (o.max_message_bytes == 0) return fail("--max-size must be more than 0");
@@ -226,6 +237,23 @@ std::expected<void, Error> Check(const ClientOptions& o) {
   return {};
 }
 
+// train: each --label with the PATHs that follow it; PATHs before the first --label are its.
+void GroupByLabel(const po::parsed_options& in_order, ClientOptions& o) {
+  std::vector<std::string> before_any;
+  for (const po::option& option : in_order.options) {
+    if (option.value.empty()) continue;
+    if (option.string_key == "label") {
+      o.groups.push_back({option.value.front(), {}});
+    } else if (option.string_key == "path") {
+      (o.groups.empty() ? before_any : o.groups.back().paths).push_back(option.value.front());
+    }
+  }
+  if (o.groups.empty()) return;
+  std::vector<std::string>& first = o.groups.front().paths;
+  first.insert(first.begin(), before_any.begin(), before_any.end());
+  o.label = o.groups.front().label;
+}
+
 }  // namespace
 
 std::string UsageText() { return kUsage; }
@@ -267,14 +295,15 @@ std::expected<ParsedCommandLine, Error> ParseCommandLine(const std::vector<std::
   positional.add("path", -1);
   po::variables_map vm;
   try {
-    po::store(
+    const po::parsed_options in_order =
         po::command_line_parser(rest)
             .options(all)
             .positional(positional)
             .style(po::command_line_style::default_style & ~po::command_line_style::allow_guessing)
-            .run(),
-        vm);
+            .run();
+    po::store(in_order, vm);
     po::notify(vm);
+    if (o.command == Command::kTrain) GroupByLabel(in_order, o);
   } catch (const po::error& e) {
     return MakeError(ErrorCode::kInvalidArgument, e.what());
   }

@@ -30,6 +30,12 @@ inline constexpr int kMaxHistoryLimit = 100000;
 inline constexpr double kReportTimeoutSeconds = 5;
 
 // Everything a command needs to run.
+// train: the PATHs to learn under one label.
+struct LabelledPaths {
+  std::string label;
+  std::vector<std::string> paths;
+};
+
 struct ClientOptions {
   Command command = Command::kStats;
   std::string server = "127.0.0.1:7830";      // --server, NBSPAMC_SERVER
@@ -58,6 +64,11 @@ struct ClientOptions {
   bool progress = true;                       // train/forget: false with --quiet.
   // FILE|- for classify and report, PATH... for train/forget, the scan id for scan.
   std::vector<std::string> paths;
+  // train: each --label with the PATHs after it, in order ("--label spam A --label ham B"); with
+  // one --label, every PATH, before or after it. `label` is the first one's. A run with several
+  // sends their messages in turn, one of each label, so that the daemon's error-driven training
+  // sees both classes from the start.
+  std::vector<LabelledPaths> groups;
 };
 
 // What the command line asks for.

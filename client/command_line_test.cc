@@ -53,6 +53,20 @@ TEST(CommandLineTest, ParsesEachCommand) {
   EXPECT_EQ(parsed->options.jobs, 8);
   EXPECT_EQ(parsed->options.paths, (std::vector<std::string>{"a", "b"}));
   EXPECT_FALSE(parsed->options.id);
+  ASSERT_EQ(parsed->options.groups.size(), 1u);
+  EXPECT_EQ(parsed->options.groups[0].paths, (std::vector<std::string>{"a", "b"}));
+
+  // Several labels: each with the PATHs after it; PATHs before the first belong to it.
+  parsed = Parse({"train", "z", "--label", "spam", "a", "-j", "2", "b", "--label", "ham", "c"});
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->options.label, "spam");
+  ASSERT_EQ(parsed->options.groups.size(), 2u);
+  EXPECT_EQ(parsed->options.groups[0].label, "spam");
+  EXPECT_EQ(parsed->options.groups[0].paths, (std::vector<std::string>{"z", "a", "b"}));
+  EXPECT_EQ(parsed->options.groups[1].label, "ham");
+  EXPECT_EQ(parsed->options.groups[1].paths, (std::vector<std::string>{"c"}));
+  EXPECT_EQ(parsed->options.jobs, 2);
+  EXPECT_EQ(parsed->options.paths, (std::vector<std::string>{"z", "a", "b", "c"}));
 
   parsed = Parse({"forget", "--id", "<x@y>"});
   ASSERT_TRUE(parsed) << parsed.error().message;
@@ -138,6 +152,8 @@ TEST(CommandLineTest, RejectsBadCommandLines) {
       {"train", "--label", "spam"},
       {"train", "--label", "spam", "--jobs", "0", "dir"},
       {"train", "--label", "spam", "--id", "x", "a", "b"},
+      {"train", "--label", "spam", "a", "--label", "ham"},  // ham has no PATH.
+      {"train", "--label", "spam", "a", "--label", "ham", "b", "--id", "x"},
       {"forget", "--id", "x", "path"},
       {"train", "--scan-id", "s"},  // No --label.
       {"train", "--label", "spam", "--scan-id", "s", "path"},

@@ -38,6 +38,7 @@ struct Message {
   std::string body;
   std::uint64_t consumed = 0;        // Input bytes it accounts for (for the progress display).
   std::optional<std::string> error;  // Set when it cannot be sent: unreadable or too large.
+  std::size_t group = 0;             // train: the index of its label in ClientOptions::groups.
 };
 
 class MessageSource {

@@ -383,8 +383,10 @@ async function listLearned(event) {
   params.set('limit', '200');
   const answer = await api('GET', `/admin/learned?${params}`);
   $('learned-table').tBodies[0].replaceChildren(...answer.messages.map((m) =>
-    el('tr', {}, el('td', {}, time(m.learned_at * 1000)), el('td', {class: 'key'}, m.id), el('td', {}, badge(m.label)))));
-  $('source-result').textContent = `${answer.count} messages trained through ${params.get('source') || '(no token)'} (at most 200 shown)`;
+    el('tr', {}, el('td', {}, time(m.learned_at * 1000)), el('td', {class: 'key'}, m.id), el('td', {}, badge(m.label)),
+      el('td', {class: 'counted'}, m.counted ? 'yes' : 'checked'))));
+  const counted = answer.messages.filter((m) => m.counted).length;
+  $('source-result').textContent = `${answer.count} messages trained through ${params.get('source') || '(no token)'}, ${counted} of those shown counted (at most 200 shown)`;
 }
 
 async function rollback() {

@@ -285,6 +285,36 @@ TEST_F(ClientTest, TrainUnderAMarginCountsTheCheckedAndPassesAgain) {
   EXPECT_EQ(Documents(client, "ham"), 4);
 }
 
+// Both classes in one run: their messages go in turn, so error-driven training scores each
+// against a model that holds both from the start (trained one class after the other, the first
+// class is counted whole, unscored). Each message goes under its own --label.
+TEST_F(ClientTest, TrainWithSeveralLabelsSendsTheirMessagesInTurn) {
+  WriteCorpus();
+  {
+    DaemonProcess daemon = Start();  // Every message counted: the counts are exact.
+    HttpClient client(daemon.port());
+    const ClientExit run =
+        RunClient({"--server", Server(daemon), "train", "--label", "spam", Corpus("spam"),
+                   "--label", "ham", Corpus("ham.mbox"), Corpus("Maildir")});
+    ASSERT_EQ(run.status, 0) << run.out << run.err;
+    EXPECT_THAT(run.out, HasSubstr("learned 12, relearned 0, unchanged 0, failed 0: 12 messages"));
+    EXPECT_EQ(Documents(client, "spam"), 5);
+    EXPECT_EQ(Documents(client, "ham"), 7);
+    ASSERT_EQ(daemon.Terminate(), 0) << daemon.Log();
+  }
+  std::filesystem::remove_all(data_.Join("model"));
+  DaemonProcess daemon = Start({"--train-margin", "0.5"});
+  HttpClient client(daemon.port());
+  const ClientExit run = RunClient({"--server", Server(daemon), "train", "--label", "spam",
+                                    Corpus("spam"), "--label", "ham", Corpus("ham.mbox")});
+  ASSERT_EQ(run.status, 0) << run.out << run.err;
+  // In turn, spam then ham: the first of each is counted unscored, the rest scored.
+  EXPECT_GE(Documents(client, "spam"), 1);
+  EXPECT_GE(Documents(client, "ham"), 1);
+  EXPECT_LT(Documents(client, "spam"), 5) << run.out << "\nspam after the first ham was scored";
+  EXPECT_THAT(run.out, HasSubstr("checked"));
+}
+
 TEST_F(ClientTest, TrainAndForgetByScanIdLearnWhatThatScanClassified) {
   DaemonProcess daemon = Start();
   HttpClient client(daemon.port());

@@ -607,6 +607,57 @@ TEST(ClusterTest, ADaemonWhoseModelEndsBeforeTheTrimmedPartRefusesToStart) {
 namespace nbspamd::testing {
 namespace {
 
+// Error-driven training in a cluster: each daemon decides what to count from the model the
+// stream's earlier messages left, so all count the same messages.
+TEST(ClusterTest, UnderErrorDrivenTrainingEveryDaemonCountsTheSameMessages) {
+  TempDir dir;
+  auto redis = RedisProcess::Start(dir.path().string(), FreeLoopbackPort());
+  ASSERT_TRUE(redis.has_value()) << redis.error();
+  std::vector<DaemonProcess> daemons;
+  for (const char* name : {"a", "b", "c"}) {
+    std::vector<std::string> args = ClusterArgs(dir.Join(name), 0, redis->port(), name,
+                                                dir.Join(std::string("backups-") + name));
+    args.insert(args.end(), {"--train-margin", "1"});
+    daemons.push_back(Start(args));
+  }
+  std::vector<unsigned short> ports;
+  for (const DaemonProcess& daemon : daemons) ports.push_back(daemon.port());
+  // Messages sent through different daemons at once still give one model everywhere.
+  const std::vector<std::string> spam = {"cheap pills now", "cheap pills now", "win a prize now",
+                                         "cheap pills now", "win a prize now", "free money click"};
+  const std::vector<std::string> ham = {"lunch on friday", "the meeting notes",
+                                        "lunch on friday", "project agenda",
+                                        "lunch on friday", "the meeting notes"};
+  for (std::size_t i = 0; i < spam.size(); ++i) {
+    const std::string n = std::to_string(i);
+    HttpClient to_spam(ports[i % 3]);
+    HttpClient to_ham(ports[(i + 1) % 3]);
+    ASSERT_EQ(to_spam.Send(http::verb::post, "/train?label=spam&id=s" + n, spam[i]).result(),
+              http::status::ok);
+    ASSERT_EQ(to_ham.Send(http::verb::post, "/train?label=ham&id=h" + n, ham[i]).result(),
+              http::status::ok);
+  }
+  double seconds = 0;
+  ASSERT_TRUE(WaitForConvergence(redis->port(), ports, &seconds));
+  std::string first_stats;
+  std::string first_dump;
+  for (std::size_t d = 0; d < daemons.size(); ++d) {
+    SCOPED_TRACE("daemon " + std::to_string(d));
+    HttpClient client(ports[d]);
+    const std::string stats = client.Send(http::verb::get, "/stats").body();
+    const std::string dump = client.Send(http::verb::get, "/admin/dump").body();
+    if (d == 0) {
+      first_stats = stats;
+      first_dump = dump;
+      // Repeats were only checked: fewer documents than messages.
+      EXPECT_LT(json::parse(stats).at("documents").as_int64(), 12) << stats;
+      EXPECT_GE(json::parse(stats).at("documents").as_int64(), 2) << stats;
+    }
+    EXPECT_EQ(stats, first_stats);
+    EXPECT_EQ(dump, first_dump) << "the dumps differ";
+  }
+}
+
 // The model expiry through the training stream (docs/STORAGE.md "Ledger retention" and "Token
 // expiry"): a retire sent to one daemon and an expire sent to another leave every daemon's model
 // byte for byte alike (their dumps are equal), and a retired message cannot be forgotten on any.
