@@ -317,7 +317,7 @@ def parse_args():
     parser.add_argument('--peer', default='all', help='nbspamd, bogofilter, spamassassin, rspamd, reference, a '
                                                       'comma list, or all (default)')
     parser.add_argument('--corpus', choices=datasets.CORPORA + ['all'], default='spamassassin')
-    parser.add_argument('--protocol', help='split, splits (the four salts), online, chrono, drift, drift-online, '
+    parser.add_argument('--protocol', help='split, splits (the four salts), online, folders, chrono, drift, drift-online, '
                                            'tenfold, or all (default: the first of each corpus: split, chrono, '
                                            'drift, tenfold)')
     parser.add_argument('--results', default=os.path.join(HERE, 'results'))

@@ -3,6 +3,9 @@
 # run_batch, run_online, run_folds).
 #   spamassassin  split         80/20 hash split (--split-salt; `splits` runs the salts '', a, b, c)
 #                 online        every message in a hash order, classified then trained
+#                 folders       learn the corpus's first folders one class after the other (spam-1,
+#                               then easy-ham-1, as an administrator imports sorted mail), score
+#                               spam-2, easy-ham-2 and hard-ham-1 (a kind of ham never learned)
 #   trec07p-early chrono        learn inmail.1-24000 in arrival order, score inmail.24001-30000
 #                 online        all 30,000 in arrival order, each classified then trained (TREC's own)
 #   csdmc2010     drift         learn all of SpamAssassin (2002), score all of csdmc2010 (2009-2010)
@@ -19,7 +22,7 @@ import metrics
 from common import SHUFFLE_RULE, SPLIT_RULE, in_train_split, online_order
 
 VERSION = 2  # part of the key of cached peer results: change it when a protocol changes
-PROTOCOLS = {'spamassassin': ['split', 'online'], 'trec07p-early': ['chrono', 'online'],
+PROTOCOLS = {'spamassassin': ['split', 'online', 'folders'], 'trec07p-early': ['chrono', 'online'],
              'csdmc2010': ['drift', 'drift-online'], 'lingspam-bare': ['tenfold']}
 # Cross-validation protocols and their number of folds: run_folds starts a fresh peer per fold, so
 # the harness starts none for them (it gives run a new_peer instead).
@@ -147,6 +150,13 @@ def run(peer, corpus, protocol, messages, args, new_peer=None):
     elif (corpus, protocol) == ('spamassassin', 'online'):
         out = run_online(peer, online_order(own)[:limit])
         out['rule'] = SHUFFLE_RULE + cut
+    elif (corpus, protocol) == ('spamassassin', 'folders'):
+        group = lambda m: m.id.split('/')[0]  # 'spam-1/00001.7848....txt': spam-1
+        train = [m for m in own if group(m) == 'spam-1'] + [m for m in own if group(m) == 'easy-ham-1']
+        test = [m for m in own if group(m) in ('spam-2', 'easy-ham-2', 'hard-ham-1')]
+        out = run_batch(peer, train, test, args.passes)
+        out['rule'] = ('train spam-1, then easy-ham-1, each in id order (one class after the other); test spam-2, '
+                       'easy-ham-2 and hard-ham-1 in id order')
     elif (corpus, protocol) == ('trec07p-early', 'chrono'):
         out = run_batch(peer, own[:CHRONO_TRAIN], own[CHRONO_TRAIN:], args.passes)
         out['rule'] = f'train inmail.1-{CHRONO_TRAIN} in arrival order, test inmail.{CHRONO_TRAIN + 1}-{len(own)}'

@@ -19,7 +19,7 @@ CORPORA = ['spamassassin', 'trec07p-early', 'csdmc2010', 'lingspam-bare']
 PEERS = ['bogofilter', 'spamassassin', 'rspamd', 'reference']
 REFERENCES = []  # shown beside the peers but left out of the ratios
 SPLIT_SALTS = ['', 'a', 'b', 'c']
-ROW_ORDER = ['spamassassin-split', 'spamassassin-online', 'trec07p-early-chrono', 'trec07p-early-online',
+ROW_ORDER = ['spamassassin-split', 'spamassassin-online', 'spamassassin-folders', 'trec07p-early-chrono', 'trec07p-early-online',
              'csdmc2010-drift', 'csdmc2010-drift-online', 'lingspam-bare-tenfold']
 SPLIT_MEAN = 'spamassassin-split-mean'
 AVERAGED = ['one_minus_auc_pct', 'fnr_at_fpr_0_1_pct', 'fpr_pct', 'spam_called_ham_pct', 'unsure_pct', 'brier',

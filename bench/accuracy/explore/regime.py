@@ -28,7 +28,7 @@ ROWS = [('spamassassin-online', 'spamassassin', 3), ('trec07p-early-online', 'tr
         ('csdmc2010-drift-online', 'csdmc2010', 3),
         ('spamassassin-split', 'spamassassin', 1), ('spamassassin-split-salt_a', 'spamassassin', 1),
         ('spamassassin-split-salt_b', 'spamassassin', 1), ('spamassassin-split-salt_c', 'spamassassin', 1),
-        ('trec07p-early-chrono', 'trec07p-early', 2), ('lingspam-bare-tenfold', 'lingspam-bare', 2),
+        ('spamassassin-folders', 'spamassassin', 1), ('trec07p-early-chrono', 'trec07p-early', 2), ('lingspam-bare-tenfold', 'lingspam-bare', 2),
         ('csdmc2010-drift', 'csdmc2010', 1)]
 CORPORA = ['spamassassin', 'trec07p-early', 'csdmc2010', 'lingspam-bare']
 
