@@ -292,11 +292,44 @@ PassResult RunPass(const ClientOptions& options, const ConnectOptions& connect, 
   return result;
 }
 
+// Under error-driven training (the daemon's /stats gives a train_margin), training spam while the
+// model has no ham (or ham while it has no spam) counts every message unscored: says so, and how
+// to train both in turn. Says nothing when /stats cannot be read or is not as expected.
+void NoteAnEmptyOtherClass(const ClientOptions& options, const ConnectOptions& connect,
+                           std::FILE* err) {
+  if (options.command != Command::kTrain || options.count_all || options.groups.size() > 1) return;
+  const std::string other = options.label == "spam"  ? "ham"
+                            : options.label == "ham" ? "spam"
+                                                     : std::string();
+  if (other.empty()) return;
+  const std::unique_ptr<HttpConnection> connection = connect.Open();
+  const auto reply = connection->Send(http::verb::get, "/stats");
+  if (!reply || reply->status != 200) return;
+  boost::system::error_code ec;
+  const boost::json::value stats = boost::json::parse(reply->body, ec);
+  if (ec || !stats.is_object()) return;
+  const auto* margin = stats.as_object().if_contains("train_margin");
+  const auto* classes = stats.as_object().if_contains("classes");
+  if (margin == nullptr || margin->is_null() || classes == nullptr || !classes->is_array()) return;
+  for (const boost::json::value& c : classes->as_array()) {
+    const auto* label = c.is_object() ? c.as_object().if_contains("label") : nullptr;
+    const auto* documents = c.is_object() ? c.as_object().if_contains("documents") : nullptr;
+    if (label == nullptr || !label->is_string() || label->as_string() != other) continue;
+    if (documents == nullptr || !documents->is_int64() || documents->as_int64() != 0) return;
+  }
+  std::fprintf(err,
+               "nbspamc: note: the daemon trains on or near error and has no %s yet, so every "
+               "%s message is counted unscored; to count only what it gets wrong, train both "
+               "classes in one run: --label spam PATH... --label ham PATH...\n",
+               other.c_str(), options.label.c_str());
+}
+
 }  // namespace
 
 int RunBulk(const ClientOptions& options, const ConnectOptions& connect, std::FILE* out,
             std::FILE* err, bool progress_in_place) {
   if (options.id || options.scan_id) return RunOne(options, connect, out, err);
+  NoteAnEmptyOtherClass(options, connect, err);
   // Error-driven training: a message checked in one pass may fall within the margin once the
   // pass counted others, so passes go on while one counts some and leaves some only checked.
   // The daemon's ledger keeps a message from being counted twice; one counted stays unchanged.

@@ -259,10 +259,14 @@ TEST_F(ClientTest, TrainUnderAMarginCountsTheCheckedAndPassesAgain) {
   ASSERT_EQ(run.status, 0) << run.out << run.err;
   EXPECT_EQ(run.out, "learned 5, relearned 0, unchanged 0, failed 0: 5 messages in " +
                          run.out.substr(run.out.find(" in ") + 4));
+  // nbspamc says why, and how to train both classes in turn.
+  EXPECT_THAT(run.err, HasSubstr("note: the daemon trains on or near error and has no ham yet"));
+  EXPECT_THAT(run.err, HasSubstr("--label spam PATH... --label ham PATH..."));
   // The first ham is counted (no ham before it); the others score as ham beyond the margin. The
   // pass counted one and checked three, so a second pass scores the three again: still right.
   run = RunClient({"--server", Server(daemon), "train", "--label", "ham", Corpus("ham.mbox")});
   ASSERT_EQ(run.status, 0) << run.out << run.err;
+  EXPECT_THAT(run.err, ::testing::Not(HasSubstr("note:"))) << "the model has spam";
   EXPECT_THAT(run.out, HasSubstr("learned 1, relearned 0, unchanged 0, checked 3, failed 0"));
   EXPECT_THAT(run.out, HasSubstr("\npass 2: learned 0, relearned 0, unchanged 1, checked 3,"));
   EXPECT_THAT(run.out, ::testing::Not(HasSubstr("pass 3")));
