@@ -337,7 +337,7 @@ async function showModel() {
     const source = match[1].replace(/\\(.)/g, '$1');
     (bySource[source] = bySource[source] || {})[match[2]] = Number(match[3]);
   }
-  const outcomes = ['learned', 'relearned', 'unchanged', 'forgotten', 'failed'];
+  const outcomes = ['learned', 'relearned', 'unchanged', 'checked', 'forgotten', 'failed'];
   $('sources-table').tBodies[0].replaceChildren(...Object.entries(bySource).map(([source, counts]) =>
     el('tr', {}, el('td', {}, source || '(no token)'), ...outcomes.map((o) => el('td', {class: 'num'}, number(counts[o] || 0))))));
   $('user-result').textContent = '';

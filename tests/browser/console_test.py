@@ -256,6 +256,8 @@ class ConsoleTest(ConsoleTestCase):
         self.find('#chart-calibration polyline')
         self.text_in('#calibration-note', 'held-out scores')
         self.find('#sources-table tbody tr')
+        headers = [th.text for th in self.browser.find_elements(By.CSS_SELECTOR, '#sources-table th')]
+        self.assertEqual(headers, ['source', 'learned', 'relearned', 'unchanged', 'checked', 'forgotten', 'failed'])
         row = self.find('#users-table tr[data-user="alice@example.org"]')
         self.assertEqual([td.text for td in row.find_elements(By.CSS_SELECTOR, 'td.num')][:3], ['0', '1', '1'])
         self.shoot('model')
