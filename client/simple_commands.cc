@@ -90,6 +90,22 @@ std::string FormatStats(const json::value& answer) {
   if (const json::value* min_weight = o.if_contains("score_min_weight")) {
     text += "score_min_weight: " + ValueText(min_weight) + "\n";
   }
+  // The thresholds in force and where they come from (docs/API.md "GET /stats").
+  if (const json::value* t = o.if_contains("verdict_thresholds"); t && t->is_object()) {
+    const json::object& thresholds = t->as_object();
+    text += "verdict_thresholds: " + ValueText(thresholds.if_contains("mode")) + ", ham " +
+            ValueText(thresholds.if_contains("ham")) + " / spam " +
+            ValueText(thresholds.if_contains("spam")) + " in force";
+    if (const json::value* f = thresholds.if_contains("feedback"); f && f->is_object()) {
+      const json::object& feedback = f->as_object();
+      text += "; feedback gives ham " + ValueText(feedback.if_contains("ham")) + " / spam " +
+              ValueText(feedback.if_contains("spam")) + " from " +
+              ValueText(feedback.if_contains("hams")) + " hams and " +
+              ValueText(feedback.if_contains("spams")) + " spams (of " +
+              ValueText(feedback.if_contains("window")) + " each)";
+    }
+    text += "\n";
+  }
   if (const json::value* options = o.if_contains("options"); options && options->is_object()) {
     text += "tokenizer:";
     for (const auto& [key, value] : options->as_object()) {

@@ -352,6 +352,7 @@ constexpr std::string_view kLogFormats[] = {"logfmt", "json"};
 constexpr std::string_view kFailModes[] = {"accept", "tempfail"};
 constexpr std::string_view kFactPolicies[] = {"keep", "hash", "off"};
 constexpr std::string_view kScoreForms[] = {"mean", "log-odds"};
+constexpr std::string_view kVerdictThresholds[] = {"fixed", "feedback"};
 
 constexpr std::uint64_t kSizeMax = std::numeric_limits<std::size_t>::max();
 
@@ -387,6 +388,10 @@ constexpr std::array kKeys = {
         "A message is ham when its score is at most this, unsure between this and "
         "spam_threshold; unset, it is -0.6 or spam_threshold when that is lower.",
         "a finite number, not greater than spam_threshold"),
+    ChoiceKey<&Settings::verdict_thresholds, kVerdictThresholds>(
+        "verdict_thresholds", "MODE", "fixed or feedback",
+        "fixed: spam_threshold and ham_threshold hold as set; feedback: the held-out scores of "
+        "the newest 1,000 hams and spams fed back narrow them (docs/ACCURACY.md, rule R)."),
     DoubleKey<&Settings::score_min_weight, DoubleRange::kNonNegative>(
         "score_min_weight",
         "Tokens whose weight (log-likelihood ratio) is at most this in absolute value do not "

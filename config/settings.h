@@ -21,6 +21,7 @@
 //   alpha                     finite, > 0
 //   spam_threshold            finite
 //   ham_threshold             finite, <= spam_threshold
+//   verdict_thresholds        fixed or feedback
 //   score_min_weight          finite, >= 0
 //   score_form                mean or log-odds
 //   train_margin              "" (count every message) or finite, >= 0
@@ -140,6 +141,10 @@ struct Settings {
   // is kDefaultHamThreshold, or spam_threshold when that is lower (so a spam_threshold set below
   // the default alone keeps the two-way decision instead of failing). LoadSettings resolves it.
   double ham_threshold = kDefaultHamThreshold;
+  // "fixed": the two thresholds hold as set; "feedback": they are the widest the unsure band
+  // gets, and the held-out scores of the mail fed back most recently narrow it
+  // (model/feedback_thresholds.h, core::SpamFilterOptions::thresholds_from_feedback).
+  std::string verdict_thresholds = "fixed";
   // Tokens whose weight |log P(t|spam) − log P(t|ham)| is at most this leave the score out
   // (model::ClassifyOptions::score_min_weight); >= 0.
   double score_min_weight = 1.0;

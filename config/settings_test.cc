@@ -445,6 +445,10 @@ TEST_F(SettingsTest, TrainMarginFromFlagsAndEnvironment) {
   EXPECT_EQ(LoadOk({}).score_form, "mean");
   EXPECT_EQ(LoadOk({"--score-form", "log-odds"}).score_form, "log-odds");
   EXPECT_THAT(LoadError({"--score-form", "sum"}), HasSubstr("mean or log-odds"));
+  EXPECT_EQ(LoadOk({}).verdict_thresholds, "fixed");
+  EXPECT_EQ(LoadOk({"--verdict-thresholds", "feedback"}).verdict_thresholds, "feedback");
+  EXPECT_EQ(LoadOk({}, {"NBSPAMD_VERDICT_THRESHOLDS=feedback"}).verdict_thresholds, "feedback");
+  EXPECT_THAT(LoadError({"--verdict-thresholds", "auto"}), HasSubstr("fixed or feedback"));
   EXPECT_EQ(LoadOk({}).train_warmup, 0u);
   EXPECT_EQ(LoadOk({"--train-warmup", "500"}).train_warmup, 500u);
   EXPECT_THAT(LoadError({"--train-warmup", "-5"}), HasSubstr("train_warmup"));

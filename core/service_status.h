@@ -19,6 +19,7 @@
 #include "history/scan_history.h"
 #include "model/calibration.h"
 #include "model/model_stats.h"
+#include "model/verdict.h"
 #include "storage/store.h"
 #include "storage/write_health.h"
 
@@ -42,6 +43,7 @@ struct ExpiryFigures {
 struct ServiceStatus {
   std::shared_ptr<const model::ModelStats> model;         // Classes, documents, tokens, |V|.
   std::shared_ptr<const model::Calibration> calibration;  // And its feedback histogram.
+  model::VerdictThresholds thresholds;                    // SpamFilter::Thresholds.
   std::vector<storage::StorageProperty> storage;          // The backend's own figures.
   storage::WriteHealth store_health;                      // Writable, and its write faults.
   std::uint64_t training_completion_exceptions = 0;       // TrainingWriter::CompletionExceptions.

@@ -42,11 +42,12 @@ SpamFilter::SpamFilter(std::unique_ptr<storage::Store> store, SpamFilterOptions 
     : store_(std::move(store)),
       options_(options),
       tokenizer_(options.tokenizer),
+      recent_feedback_({.spam = options.spam_threshold, .ham = options.ham_threshold}),
       writer_(*store_, GroupLimits{},
               HeldOutScoring{.alpha = options.alpha,
                              .score_min_weight = options.score_min_weight,
                              .score_form = options.score_form},
-              options.training_regime) {
+              options.training_regime, &recent_feedback_) {
   assert(options_.alpha > 0);
   assert(options_.ham_threshold <= options_.spam_threshold);
   if (options_.autolearn.enabled) {
@@ -75,9 +76,10 @@ std::expected<ClassifyOutcome, Error> SpamFilter::Classify(const ClassifyRequest
   TokenBag bag =
       tokenizer_.Tokenize(message, /*keep_text=*/explained > 0, record ? &facts : nullptr);
   const model::Snapshot snapshot = store_->Read(bag.entries);
+  const model::VerdictThresholds thresholds = Thresholds();
   const model::ClassifyOptions classify_options{.alpha = options_.alpha,
-                                                .spam_threshold = options_.spam_threshold,
-                                                .ham_threshold = options_.ham_threshold,
+                                                .spam_threshold = thresholds.spam,
+                                                .ham_threshold = thresholds.ham,
                                                 .score_min_weight = options_.score_min_weight,
                                                 .score_form = options_.score_form,
                                                 .explain = explained};
@@ -95,8 +97,12 @@ std::expected<ClassifyOutcome, Error> SpamFilter::Classify(const ClassifyRequest
   if (!result) return std::unexpected(result.error());
   std::optional<double> spam_confidence;
   if (result->score) spam_confidence = store_->Calibration()->SpamConfidence(*result->score);
-  ClassifyOutcome outcome{id ? std::string(*id) : ContentId(message), std::move(*result),
-                          bag.TotalCount(), spam_confidence, ""};
+  ClassifyOutcome outcome{id ? std::string(*id) : ContentId(message),
+                          std::move(*result),
+                          bag.TotalCount(),
+                          spam_confidence,
+                          "",
+                          thresholds};
   if (outcome.result.SpamProbability()) {
     verdicts_.Remember(outcome.id, outcome.result.verdict == model::Verdict::kSpam);
   }
@@ -113,6 +119,11 @@ std::expected<ClassifyOutcome, Error> SpamFilter::Classify(const ClassifyRequest
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
                                                             start));
   return outcome;
+}
+
+model::VerdictThresholds SpamFilter::Thresholds() const {
+  if (options_.thresholds_from_feedback) return recent_feedback_.Current()->thresholds;
+  return {.spam = options_.spam_threshold, .ham = options_.ham_threshold};
 }
 
 void SpamFilter::EnableHistory(std::unique_ptr<history::ScanHistory> history,
@@ -162,6 +173,7 @@ ServiceStatus SpamFilter::Status() const {
   ServiceStatus status;
   status.model = Stats();
   status.calibration = Calibration();
+  status.thresholds = Thresholds();
   status.storage = StorageProperties();
   status.store_health = StoreHealth();
   status.training_completion_exceptions = TrainingCompletionExceptions();

@@ -73,6 +73,10 @@ struct SpamFilterOptions {
   double spam_threshold = 1.0;  // See config::Settings::spam_threshold.
   // See config::Settings::ham_threshold. REQUIRES: ham_threshold <= spam_threshold.
   double ham_threshold = -0.6;
+  // Whether the held-out scores of the mail fed back most recently narrow the thresholds above
+  // (core/recent_feedback.h, model/feedback_thresholds.h; config::Settings::verdict_thresholds).
+  // Off, they hold as set.
+  bool thresholds_from_feedback = false;
   double score_min_weight = 1.0;  // See config::Settings::score_min_weight.
   model::ScoreForm score_form = model::ScoreForm::kMeanWeight;  // config::Settings::score_form.
   TrainingRegime training_regime;  // See config::Settings::train_margin.
@@ -120,6 +124,8 @@ struct ClassifyOutcome {
   // The scan's id in the scan history (history/scan_id.h); "" when nothing was recorded (no
   // history, or a classify that named no front end).
   std::string scan_id;
+  // The thresholds the verdict was decided with (Thresholds() when it was made).
+  model::VerdictThresholds thresholds;
 };
 
 struct TrainOutcome {
@@ -473,6 +479,13 @@ class SpamFilter {
   // serving goes on. Errors: Store::Export's; kInternal when `out` cannot be written.
   [[nodiscard]] std::expected<void, Error> Dump(std::FILE* out) const;
   [[nodiscard]] const SpamFilterOptions& options() const { return options_; }
+  // The verdict thresholds in force: the configured ones, narrowed by the recent feedback when
+  // options().thresholds_from_feedback. Never waits.
+  [[nodiscard]] model::VerdictThresholds Thresholds() const;
+  // What the recent feedback gives, whether or not it is in force (for /stats and the console).
+  [[nodiscard]] std::shared_ptr<const model::FeedbackThresholds> FeedbackThresholds() const {
+    return recent_feedback_.Current();
+  }
 
   // The id a message gets when the client gives none: 32 hex digits of XXH3-128 of its bytes.
   [[nodiscard]] static std::string ContentId(std::string_view message);
@@ -532,6 +545,8 @@ class SpamFilter {
   std::unique_ptr<history::ScanIdGenerator> scan_ids_;
   // Guarded autolearn, when on. Before writer_: the writer's last completions count in it.
   std::unique_ptr<Autolearner> autolearner_;
+  // The thresholds the recent feedback gives; the writer keeps it current. Before writer_.
+  RecentFeedback recent_feedback_;
   TrainingWriter writer_;  // After store_: stops (draining its queue) before the store closes.
   std::unique_ptr<TrainingLog> replication_;  // After writer_: stops before it.
   mutable std::mutex expiry_mutex_;           // Guards expiry_passes_.

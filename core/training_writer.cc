@@ -58,10 +58,22 @@ std::optional<model::HeldOutScore> HeldOutScoreOf(const TokenBag& bag, const Pen
 }  // namespace
 
 TrainingWriter::TrainingWriter(storage::Store& store, GroupLimits limits, HeldOutScoring scoring,
-                               TrainingRegime regime)
-    : store_(store), limits_(limits), scoring_(scoring), regime_(regime), thread_([this] {
-        Run();
-      }) {}
+                               TrainingRegime regime, RecentFeedback* recent)
+    : store_(store),
+      limits_(limits),
+      scoring_(scoring),
+      regime_(regime),
+      recent_(recent),
+      thread_([this] { Run(); }) {
+  // Before any request can be queued (no one holds the writer yet), so the writer thread's later
+  // calls see what this one loaded.
+  if (recent_ != nullptr) {
+    if (auto loaded = recent_->Load(store_); !loaded) {
+      LogWarning("the recent feedback could not be read; the configured thresholds hold",
+                 {{"error", loaded.error().message}});
+    }
+  }
+}
 
 TrainingWriter::~TrainingWriter() { Stop(); }
 
@@ -409,6 +421,12 @@ std::vector<TrainingWriter::Result> TrainingWriter::Commit(const std::vector<Req
   if (deltas.empty()) return results;
 
   auto applied = store_.ApplyBatch(deltas);
+  if (applied && recent_ != nullptr) {
+    if (auto taken = recent_->Applied(store_, deltas, *applied); !taken) {
+      LogWarning("the recent feedback could not be read again; the configured thresholds hold",
+                 {{"error", taken.error().message}});
+    }
+  }
   for (std::size_t i = 0; i < group.size(); ++i) {
     const Plan& plan = plans[i];
     if (!applied) {

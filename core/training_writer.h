@@ -56,6 +56,7 @@
 #include "common/error.h"
 #include "common/log_throttle.h"
 #include "common/token_bag.h"
+#include "core/recent_feedback.h"
 #include "model/classifier.h"
 #include "model/learning.h"
 #include "storage/store.h"
@@ -146,9 +147,11 @@ struct TrainingRegime {
 class TrainingWriter {
  public:
   // `scoring`: how held-out scores are computed (the daemon's alpha and score_min_weight);
-  // `regime`: which learns are counted.
+  // `regime`: which learns are counted; `recent`, when not null, is loaded from the store here
+  // and told of every write (RecentFeedback::Applied); it must outlive the writer.
   explicit TrainingWriter(storage::Store& store, GroupLimits limits = {},
-                          HeldOutScoring scoring = {}, TrainingRegime regime = {});
+                          HeldOutScoring scoring = {}, TrainingRegime regime = {},
+                          RecentFeedback* recent = nullptr);
   TrainingWriter(const TrainingWriter&) = delete;
   TrainingWriter& operator=(const TrainingWriter&) = delete;
   ~TrainingWriter();  // Stop().
@@ -285,6 +288,7 @@ class TrainingWriter {
   const GroupLimits limits_;
   const HeldOutScoring scoring_;
   const TrainingRegime regime_;
+  RecentFeedback* const recent_;  // Null: none. Only the writer thread calls it after the ctor.
   // The group being written. Only the writer thread (Run) touches it. A member rather than a
   // local of Run, so that its buffer is reachable from this object while the thread waits: leak
   // checkers scanning a waiting thread's (ASan fake) stack frames need not find it there.

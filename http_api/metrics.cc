@@ -233,6 +233,17 @@ std::string RenderCalibrationMetrics(const model::Calibration& calibration) {
   return out;
 }
 
+std::string RenderThresholdMetrics(const model::VerdictThresholds& thresholds) {
+  std::string out;
+  AppendMetricHeader(out, "nbspamd_verdict_threshold", "gauge",
+                     "The verdict thresholds in force (verdict_thresholds: fixed as set, or "
+                     "narrowed by the recent feedback): spam above kind=spam, ham at or below "
+                     "kind=ham.");
+  AppendSample(out, "nbspamd_verdict_threshold", "kind=\"spam\"", thresholds.spam);
+  AppendSample(out, "nbspamd_verdict_threshold", "kind=\"ham\"", thresholds.ham);
+  return out;
+}
+
 std::string RenderStoreHealthMetrics(const storage::WriteHealth& health) {
   std::string out;
   AppendMetricHeader(
@@ -322,6 +333,7 @@ std::string RenderClusterMetrics(const core::ClusterStatus& status) {
 std::string Metrics::Render(const core::ServiceStatus& status, std::string_view version) const {
   std::string out = RenderCounters(*status.model, status.storage, version);
   out += RenderCalibrationMetrics(*status.calibration);
+  out += RenderThresholdMetrics(status.thresholds);
   out += RenderStoreHealthMetrics(status.store_health);
   std::array<std::uint64_t, kInternalErrorCount> internal{};
   for (const InternalError where : {InternalError::kHttpConnection, InternalError::kIoThread}) {

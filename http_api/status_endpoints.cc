@@ -7,6 +7,7 @@
 #include "common/version.h"
 #include "http_api/endpoint_call.h"
 #include "http_api/json_views.h"
+#include "model/feedback_thresholds.h"
 
 namespace nbspamd::http_api {
 namespace {
@@ -19,6 +20,21 @@ namespace json = boost::json;
 std::optional<Response> HandleStats(Call& call, const Input& input) {
   if (auto rejected = call.RejectUnknown(input, {}, {})) return *rejected;
   json::object body = StatsJson(*call.filter.Stats(), call.filter.options());
+  // The thresholds in force (spam_threshold and ham_threshold above are the configured ones),
+  // and what the recent feedback gives (docs/API.md "GET /stats").
+  const model::VerdictThresholds in_force = call.filter.Thresholds();
+  const auto feedback = call.filter.FeedbackThresholds();
+  body["verdict_thresholds"] =
+      json::object{{"mode", call.filter.options().thresholds_from_feedback ? "feedback" : "fixed"},
+                   {"spam", in_force.spam},
+                   {"ham", in_force.ham},
+                   {"feedback", json::object{{"spam", feedback->thresholds.spam},
+                                             {"ham", feedback->thresholds.ham},
+                                             {"spam_from_feedback", feedback->spam_from_feedback},
+                                             {"ham_from_feedback", feedback->ham_from_feedback},
+                                             {"hams", feedback->hams},
+                                             {"spams", feedback->spams},
+                                             {"window", model::kFeedbackWindow}}}};
   // The history's bounds (settings, alike on every daemon of a cluster); how many scans it holds
   // is this daemon's own, in /metrics (nbspamd_history_scans).
   if (const history::ScanHistory* history = call.filter.History()) {

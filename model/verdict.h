@@ -35,6 +35,8 @@ enum class Verdict {
 struct VerdictThresholds {
   double spam = 0.0;
   double ham = 0.0;
+
+  friend bool operator==(const VerdictThresholds&, const VerdictThresholds&) = default;
 };
 inline constexpr std::size_t kVerdictCount = 3;
 

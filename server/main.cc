@@ -110,6 +110,7 @@ int Run(int argc, char** argv) {
   filter_options.alpha = settings.alpha;
   filter_options.spam_threshold = settings.spam_threshold;
   filter_options.ham_threshold = settings.ham_threshold;
+  filter_options.thresholds_from_feedback = settings.verdict_thresholds == "feedback";
   filter_options.score_min_weight = settings.score_min_weight;
   filter_options.score_form = settings.score_form == "log-odds" ? model::ScoreForm::kLogOdds
                                                                 : model::ScoreForm::kMeanWeight;

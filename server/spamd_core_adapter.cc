@@ -42,7 +42,7 @@ void SpamdCoreAdapter::ClassifyAsync(std::string_view message, const spamd::Requ
           return spamd::SpamdVerdict{.score = outcome->result.score,
                                      .verdict = FrontEndVerdictOf(outcome->result.verdict),
                                      .spam_confidence = outcome->spam_confidence,
-                                     .spam_threshold = filter_.options().spam_threshold,
+                                     .spam_threshold = outcome->thresholds.spam,
                                      .scan_id = std::move(outcome->scan_id)};
         },
         done);

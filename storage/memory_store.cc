@@ -115,6 +115,23 @@ std::expected<std::vector<LearnedMessage>, Error> MemoryStore::ListLearned(
   return found;
 }
 
+std::expected<std::vector<LearnedRecord>, Error> MemoryStore::NewestLearned(
+    std::size_t limit) const {
+  std::vector<LearnedRecord> found;
+  {
+    std::lock_guard lock(ledger_mutex_);
+    for (const auto& [id, entry] : ledger_) {
+      if (entry.origin.source == model::kAutolearnSource) continue;
+      found.push_back({id, entry.label, entry.origin, entry.held_out});
+    }
+  }
+  std::ranges::sort(found, [](const LearnedRecord& a, const LearnedRecord& b) {
+    return std::tie(a.origin.learned_at, a.id) > std::tie(b.origin.learned_at, b.id);
+  });
+  if (found.size() > limit) found.resize(limit);
+  return found;
+}
+
 std::vector<StorageProperty> MemoryStore::Properties() const { return {}; }
 
 std::shared_ptr<UserLayer> MemoryStore::FindLayer(std::string_view user) const {

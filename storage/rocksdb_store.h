@@ -84,6 +84,8 @@ class RocksdbStore final : public Store {
   [[nodiscard]] std::expected<BatchResults, Error> ApplyBatch(
       std::span<const model::Delta> deltas) override;
   [[nodiscard]] std::string StreamPosition() const override;
+  [[nodiscard]] std::expected<std::vector<LearnedRecord>, Error> NewestLearned(
+      std::size_t limit) const override;
   [[nodiscard]] std::expected<std::vector<LearnedMessage>, Error> ListLearned(
       std::string_view source, std::int64_t since, std::int64_t until,
       std::size_t limit) const override;

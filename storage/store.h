@@ -58,6 +58,17 @@ struct LearnedMessage {
   friend bool operator==(const LearnedMessage&, const LearnedMessage&) = default;
 };
 
+// A global ledger record as NewestLearned reports it: what the verdict thresholds from feedback
+// read (model/feedback_thresholds.h).
+struct LearnedRecord {
+  std::string id;
+  std::string label;
+  model::LearnOrigin origin;
+  std::optional<model::HeldOutScore> held_out;
+
+  friend bool operator==(const LearnedRecord&, const LearnedRecord&) = default;
+};
+
 // One user's layer as ListUsers reports it: its stats, aligned to the current global classes.
 struct UserSummary {
   std::string user;
@@ -163,6 +174,12 @@ class Store {
   // oldest first (then by id), at most `limit` of them. Errors: as FindLearned.
   [[nodiscard]] virtual std::expected<std::vector<LearnedMessage>, Error> ListLearned(
       std::string_view source, std::int64_t since, std::int64_t until, std::size_t limit) const = 0;
+
+  // The newest `limit` records of the global ledger, by (origin.learned_at, id), newest first;
+  // records learned through model::kAutolearnSource are left out (they are no feedback). Reads
+  // the source index and one record per result. Errors: as FindLearned.
+  [[nodiscard]] virtual std::expected<std::vector<LearnedRecord>, Error> NewestLearned(
+      std::size_t limit) const = 0;
 
   // Applies `deltas` in order, as if applied one by one, but in one atomic, durable write (for
   // RocksdbStore: one WriteBatch, one synced write to the write-ahead log) and made visible to

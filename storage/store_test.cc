@@ -374,6 +374,48 @@ TEST_P(StoreTest, ListLearnedBySourceAndTimeWindowFollowsRelearnsAndForgets) {
   EXPECT_EQ(Ids(store_->ListLearned("feedback", 0, kAll, 100)), (Ids_{"b"}));
 }
 
+void LearnScored(Store& store, const std::string& id, const std::string& label,
+                 const std::string& text, double score);
+
+std::vector<std::string> NewestIds(const Store& store, std::size_t limit) {
+  auto newest = store.NewestLearned(limit);
+  EXPECT_TRUE(newest.has_value()) << newest.error().message;
+  std::vector<std::string> ids;
+  if (newest) {
+    for (const LearnedRecord& record : *newest) ids.push_back(record.id);
+  }
+  return ids;
+}
+
+TEST_P(StoreTest, NewestLearnedMergesEverySourceByTimeThenIdAndLeavesAutolearnOut) {
+  using Ids_ = std::vector<std::string>;
+  EXPECT_EQ(NewestIds(*store_, 10), Ids_{});
+  LearnFrom(*store_, "a", "spam", "send us", {"mx1", 100});
+  LearnFrom(*store_, "b", "spam", "your password", {"mx1", 200});
+  LearnFrom(*store_, "c", "ham", "review", {"", 150});
+  LearnFrom(*store_, "d", "ham", "review us", {"mx", 200});  // A source that prefixes another.
+  LearnFrom(*store_, "e", "spam", "cheap", {std::string(model::kAutolearnSource), 300});
+  LearnFrom(*store_, "f", "ham", "lunch", {"zz", 50});
+  EXPECT_EQ(NewestIds(*store_, 10), (Ids_{"d", "b", "c", "a", "f"}));
+  EXPECT_EQ(NewestIds(*store_, 2), (Ids_{"d", "b"}));
+  EXPECT_EQ(NewestIds(*store_, 0), Ids_{});
+
+  // A relearn takes its new origin; a forget leaves. Each record comes with its label.
+  LearnFrom(*store_, "a", "ham", "send us", {"mx", 400});
+  Forget(*store_, "d");
+  auto newest = store_->NewestLearned(2);
+  ASSERT_TRUE(newest.has_value());
+  EXPECT_EQ(*newest, (std::vector<LearnedRecord>{{"a", "ham", {"mx", 400}, std::nullopt},
+                                                 {"b", "spam", {"mx1", 200}, std::nullopt}}));
+  EXPECT_EQ(NewestIds(*store_, 10), (Ids_{"a", "b", "c", "f"}));
+  LearnScored(*store_, "g", "spam", "pills", 0.7);  // Learned at 0: the oldest.
+  newest = store_->NewestLearned(10);
+  ASSERT_TRUE(newest.has_value());
+  ASSERT_EQ(newest->size(), 5u);
+  EXPECT_EQ(newest->back(),
+            (LearnedRecord{"g", "spam", {"", 0}, model::HeldOutScore{model::kScoreScale, 0.7}}));
+}
+
 // Learns `text` under `id` with the held-out score `score` (what the training writer computes).
 void LearnScored(Store& store, const std::string& id, const std::string& label,
                  const std::string& text, double score) {

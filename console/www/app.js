@@ -122,6 +122,21 @@ function card(title, value, detail) {
             el('div', {class: 'card-value'}, value), detail ? el('div', {class: 'card-detail'}, detail) : null);
 }
 
+// The verdict thresholds in force, ham / spam, and where they come from (/stats verdict_thresholds).
+function thresholdsCard(stats) {
+  const t = stats.verdict_thresholds;
+  const round = (x) => String(Number(x.toFixed(3)));
+  const feedback = t.feedback;
+  const of = (n) => `${number(n)} of ${number(feedback.window)}`;
+  const gathered = `held-out scores: ${of(feedback.hams)} hams, ${of(feedback.spams)} spams`;
+  const detail = t.mode === 'feedback'
+    ? `from feedback (${gathered}); set: ${round(stats.ham_threshold)} / ${round(stats.spam_threshold)}`
+    : `fixed; feedback would give ${round(feedback.ham)} / ${round(feedback.spam)} (${gathered})`;
+  const node = card('thresholds, ham / spam', `${round(t.ham)} / ${round(t.spam)}`, detail);
+  node.id = 'thresholds-card';
+  return node;
+}
+
 // /readyz is open (health probes call it): 200 ready, or 503 with the reasons.
 async function showReadiness() {
   const response = await fetch('/readyz', {cache: 'no-store', credentials: 'omit'});
@@ -147,7 +162,7 @@ async function showStatus() {
     card('classified, last hour', number(classified),
          `${number(sum('spam'))} spam · ${number(sum('unsure'))} unsure · ${number(sum('ham'))} ham`),
     card('trained, last hour', number(sum('trained')), `${number(sum('train_failed'))} failed`),
-    card('thresholds', `${stats.ham_threshold} / ${stats.spam_threshold}`, 'ham ≤ score ≤ spam: unsure'),
+    thresholdsCard(stats),
   ];
   $('status-cards').replaceChildren(...cards);
   $('status-cards').dataset.documents = String(stats.documents);

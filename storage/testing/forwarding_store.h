@@ -29,6 +29,9 @@ class ForwardingStore : public Store {
                                                                 std::size_t limit) const override {
     return inner_.ListLearned(source, since, until, limit);
   }
+  std::expected<std::vector<LearnedRecord>, Error> NewestLearned(std::size_t limit) const override {
+    return inner_.NewestLearned(limit);
+  }
   std::expected<BatchResults, Error> ApplyBatch(std::span<const model::Delta> deltas) override {
     return inner_.ApplyBatch(deltas);
   }

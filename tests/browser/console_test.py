@@ -190,6 +190,11 @@ class ConsoleTest(ConsoleTestCase):
         values = [e.text for e in self.browser.find_elements(By.CSS_SELECTOR, '#status-cards .card-value')]
         self.assertEqual(values[0], str(self.daemon.documents('spam')))
         self.assertEqual(values[1], str(self.daemon.documents('ham')))
+        # The thresholds in force, ham / spam, as /stats gives them, and where they come from.
+        in_force = stats['verdict_thresholds']
+        self.assertEqual(self.find('#thresholds-card .card-value').text,
+                         f"{round(in_force['ham'], 3):g} / {round(in_force['spam'], 3):g}")
+        self.assertIn('fixed; feedback would give', self.find('#thresholds-card .card-detail').text)
         self.text_in('#ready-badge', 'ready')
 
         # Check a message: paste it, see its verdict and its explanation.

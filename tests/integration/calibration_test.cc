@@ -9,13 +9,13 @@
 #include <boost/beast/http/verb.hpp>
 #include <boost/json.hpp>
 #include <filesystem>
-#include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "tests/support/daemon_process.h"
 #include "tests/support/http_client.h"
+#include "tests/support/message_maker.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_text.h"
 
@@ -26,38 +26,6 @@ namespace http = boost::beast::http;
 namespace json = boost::json;
 
 constexpr int kFeedbackPerClass = 20;  // model::kMinFeedbackPerClass.
-
-// Messages of one class: mostly its own words, some shared ones and some of the other class, so
-// that scores spread and some messages are ambiguous.
-class MessageMaker {
- public:
-  explicit MessageMaker(std::uint32_t seed) : random_(seed) {}
-
-  std::string Make(bool spam) {
-    static const std::vector<std::string> kSpam = {"cheap",  "pills", "winner", "prize",
-                                                   "casino", "free",  "money",  "click",
-                                                   "offer",  "bonus", "credit", "urgent"};
-    static const std::vector<std::string> kHam = {"lunch",  "meeting", "report",  "agenda",
-                                                  "team",   "notes",   "project", "friday",
-                                                  "budget", "review",  "draft",   "minutes"};
-    static const std::vector<std::string> kShared = {"the",  "and",  "today", "please",
-                                                     "your", "time", "now",   "thanks"};
-    const std::vector<std::string>& own = spam ? kSpam : kHam;
-    const std::vector<std::string>& other = spam ? kHam : kSpam;
-    std::string text;
-    const int words = 5 + static_cast<int>(random_() % 8);
-    for (int i = 0; i < words; ++i) {
-      const unsigned roll = random_() % 10;
-      const std::vector<std::string>& from = roll < 6 ? own : roll < 8 ? kShared : other;
-      text += from[random_() % from.size()] + " ";
-    }
-    return text + "n" + std::to_string(next_++);  // Each message once.
-  }
-
- private:
-  std::mt19937 random_;
-  int next_ = 0;
-};
 
 // `prefix` followed by `n` (a helper: GCC 12 warns wrongly about "literal" + std::to_string).
 using test_support::Numbered;

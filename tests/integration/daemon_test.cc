@@ -111,8 +111,9 @@ TEST_F(DaemonTest, IncrementalTrainingInAnotherOrderGivesTheSameModel) {
     json::object request{{"text", it->text}, {"label", it->label}};
     other_client.PostJson("/train", json::serialize(request), "application/json");
   }
-  EXPECT_EQ(other_client.Send(http::verb::get, "/stats").body(),
-            client.Send(http::verb::get, "/stats").body());
+  // The same model; the held-out scores (what the recent feedback gives) follow the order.
+  EXPECT_EQ(WithoutFeedback(other_client.Send(http::verb::get, "/stats").body()),
+            WithoutFeedback(client.Send(http::verb::get, "/stats").body()));
   for (const char* text : {"review account", "send us your password", "review us now"}) {
     EXPECT_EQ(WithoutScanId(other_client.Send(http::verb::post, "/classify", text).body()),
               WithoutScanId(client.Send(http::verb::post, "/classify", text).body()))

@@ -137,4 +137,15 @@ std::string WithoutScanId(const std::string& body) {
   return body.substr(0, start) + body.substr(end + 1);
 }
 
+std::string WithoutFeedback(const std::string& body) {
+  boost::system::error_code error;
+  boost::json::value stats = boost::json::parse(body, error);
+  if (error || !stats.is_object()) return body;
+  if (boost::json::value* thresholds = stats.as_object().if_contains("verdict_thresholds");
+      thresholds != nullptr && thresholds->is_object()) {
+    thresholds->as_object().erase("feedback");
+  }
+  return boost::json::serialize(stats);
+}
+
 }  // namespace nbspamd::testing

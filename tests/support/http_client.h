@@ -55,6 +55,11 @@ class HttpClient {
 // two answers of one model compare equal.
 [[nodiscard]] std::string WithoutScanId(const std::string& body);
 
+// A /stats answer without "verdict_thresholds" → "feedback": what the held-out scores of the
+// newest training records give depends on the order of training and on the ledger (a dump holds
+// none), the rest only on the model and the settings. Not JSON: the body as it was.
+[[nodiscard]] std::string WithoutFeedback(const std::string& body);
+
 // A plain TCP connection to 127.0.0.1, for tests that send a request in pieces or watch the
 // server close a connection.
 class RawConnection {

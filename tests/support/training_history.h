@@ -5,12 +5,12 @@
 // is compared from outside, byte for byte: /stats and the /classify?explain=10 answers of a fixed
 // set of probe messages.
 //
-// spam_confidence is the exception: it is calibrated on each message's held-out score, the score
-// of the model just before the message was learned, so it depends on the order of learning, and
-// a replay one client after another learns in another order than the concurrent run did.
-// Comparisons with such a replay leave it out (WithoutCalibration); a restart, a backup or
-// another daemon of a cluster (which applies the same stream in the same order) must agree on
-// it too.
+// spam_confidence and the feedback part of /stats' verdict_thresholds are the exception: they
+// come from each message's held-out score, the score of the model just before the message was
+// learned, so they depend on the order of learning, and a replay one client after another
+// learns in another order than the concurrent run did. Comparisons with such a replay leave
+// them out (WithoutCalibration); a restart, a backup or another daemon of a cluster (which
+// applies the same stream in the same order) must agree on them too.
 #ifndef NBSPAMD_TESTS_SUPPORT_TRAINING_HISTORY_H_
 #define NBSPAMD_TESTS_SUPPORT_TRAINING_HISTORY_H_
 
@@ -91,7 +91,8 @@ struct ModelView {
                                               std::uint32_t seed);
 [[nodiscard]] ModelView Observe(unsigned short port, const std::vector<std::string>& probes);
 void ExpectSameModel(const ModelView& expected, const ModelView& actual, const std::string& what);
-// `view` with the "spam_confidence" field taken out of every answer.
+// `view` with the "spam_confidence" field taken out of every answer, and /stats without what the
+// recent feedback gives (WithoutFeedback): both come from held-out scores.
 [[nodiscard]] ModelView WithoutCalibration(ModelView view);
 // Each label's document count in the view's /stats must be `documents`'.
 void ExpectDocuments(const ModelView& view, std::map<std::string, std::int64_t> documents);
