@@ -515,6 +515,10 @@ constexpr std::array kKeys = {
                                                  "File of bearer tokens, one NAME:SECRET a line."),
     BoolKey<&Settings::auth_classify>("auth_classify",
                                       "Also require a bearer token for /classify."),
+    StringKey<&Settings::http_hosts, true>(
+        "http_hosts", "NAME,...",
+        "Names the HTTP Host header may give besides IP addresses, localhost and this machine's "
+        "name (a browser reaching the daemon by any other name is refused); * for any."),
     StringKey<&Settings::tls_cert_file, true>(
         "tls_cert_file", "FILE", "PEM certificate chain: HTTPS on listen (with tls_key_file)."),
     StringKey<&Settings::tls_key_file, true>("tls_key_file", "FILE",

@@ -48,6 +48,7 @@
 //   auth_tokens               any string; its items are checked by ParseAuthTokens
 //   auth_tokens_file          a path or ""
 //   auth_classify             bool
+//   http_hosts                names separated by commas, or "*"
 //   tls_cert_file, tls_key_file  paths or "" (both or neither: HTTPS on `listen`)
 //   max_in_flight             1..1000000
 //   train_rate_limit          finite, >= 0
@@ -237,6 +238,9 @@ struct Settings {
   std::string auth_tokens_file;
   // Also require a token for /classify.
   bool auth_classify = false;
+  // Names the HTTP Host header may give besides IP addresses, localhost, the machine's host name
+  // and listen's host (http_api/browser_guard.h), separated by commas; "*": any Host.
+  std::string http_hosts;
   // HTTPS on `listen` with this PEM certificate chain and its PEM private key; both "" (the
   // default): plain HTTP. One without the other is a start-up error.
   std::string tls_cert_file;

@@ -445,6 +445,9 @@ TEST_F(SettingsTest, TrainMarginFromFlagsAndEnvironment) {
   EXPECT_EQ(LoadOk({}).score_form, "mean");
   EXPECT_EQ(LoadOk({"--score-form", "log-odds"}).score_form, "log-odds");
   EXPECT_THAT(LoadError({"--score-form", "sum"}), HasSubstr("mean or log-odds"));
+  EXPECT_EQ(LoadOk({}).http_hosts, "");
+  EXPECT_EQ(LoadOk({"--http-hosts", "filter.lan,mx.example"}).http_hosts, "filter.lan,mx.example");
+  EXPECT_EQ(LoadOk({}, {"NBSPAMD_HTTP_HOSTS=*"}).http_hosts, "*");
   EXPECT_EQ(LoadOk({}).verdict_thresholds, "fixed");
   EXPECT_EQ(LoadOk({"--verdict-thresholds", "feedback"}).verdict_thresholds, "feedback");
   EXPECT_EQ(LoadOk({}, {"NBSPAMD_VERDICT_THRESHOLDS=feedback"}).verdict_thresholds, "feedback");

@@ -85,8 +85,8 @@ class Metrics {
   // Verdicts of classes past this many are counted in the last slot.
   static constexpr std::size_t kClassSlots = 32;
   // The statuses counted one by one; any other is counted as its class (2xx, 4xx, 5xx).
-  static constexpr std::array<unsigned, 16> kStatuses = {200, 400, 401, 403, 404, 405, 409, 411,
-                                                         413, 415, 429, 431, 500, 503, 507, 0};
+  static constexpr std::array<unsigned, 17> kStatuses = {
+      200, 400, 401, 403, 404, 405, 409, 411, 413, 415, 421, 429, 431, 500, 503, 507, 0};
 
  private:
   // What is recorded here, the model's size from `stats` and the storage's own figures.

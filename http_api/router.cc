@@ -47,6 +47,10 @@ class Handler {
                    "the request target is not a valid path");
     const std::string path(url->encoded_path());
     const EndpointSpec* spec = SpecOf(EndpointOfPath(path));
+    if (auto refused = CheckBrowserRequest(request_, spec ? spec->endpoint : Endpoint::kOther,
+                                           options_.hosts)) {
+      return refused;
+    }
     if (spec == nullptr)
       return Error(http::status::not_found, "not_found", "no such endpoint: " + path);
     // HEAD is a GET whose answer goes without its body (RFC 9110, 9.3.2): the transport drops

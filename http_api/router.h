@@ -3,7 +3,8 @@
 // README.md and docs/API.md describe them. Requests are read by request_input.h, answers
 // rendered by json_views.h; the core (core/spam_filter.h) does the work, and owns message ids
 // and the verdict memory behind feedback.
-// It also enforces what applies to every request: bearer tokens (401/403), the training rate
+// It also enforces what applies to every request: a Host naming this daemon and no browser
+// request for another site (421/403, browser_guard.h), bearer tokens (401/403), the training rate
 // per source (429) and the limit on requests in flight (503).
 #ifndef NBSPAMD_HTTP_API_ROUTER_H_
 #define NBSPAMD_HTTP_API_ROUTER_H_
@@ -16,6 +17,7 @@
 #include "core/model_expiry.h"
 #include "core/spam_filter.h"
 #include "http_api/authenticator.h"
+#include "http_api/browser_guard.h"
 #include "http_api/http_errors.h"
 #include "http_api/metrics.h"
 #include "http_api/rate_limiter.h"
@@ -30,6 +32,8 @@ struct RouterOptions {
   // auth_classify); without, nothing does.
   Authenticator authenticator;
   bool auth_classify = false;
+  // The names a Host header may give besides IP addresses and localhost (browser_guard.h).
+  HostNames hosts;
   // Requests handled at once (from arrival to response; a /train until it is durable). Beyond
   // it a request gets 503 at once instead of queuing. /healthz is never refused.
   std::size_t max_in_flight = 512;

@@ -1,5 +1,8 @@
 #include "server/http_front_end.h"
 
+#include <unistd.h>
+
+#include <array>
 #include <chrono>
 #include <utility>
 
@@ -31,6 +34,10 @@ std::expected<http_server::ServerOptions, Error> HttpServerOptions(
   options.shutdown_timeout = std::chrono::seconds(settings.shutdown_timeout_seconds);
   options.router.authenticator = http_api::Authenticator(std::move(tokens));
   options.router.auth_classify = settings.auth_classify;
+  std::array<char, 256> machine{};
+  if (gethostname(machine.data(), machine.size() - 1) != 0) machine[0] = '\0';
+  options.router.hosts =
+      http_api::HostNames::Of(settings.http_hosts, settings.listen_host, machine.data());
   options.router.max_in_flight = settings.max_in_flight;
   options.router.backup_dir = settings.backup_dir;
   options.router.train_rate_limit = settings.train_rate_limit;

@@ -12,6 +12,7 @@ in the page fails the test. Screenshots of each page go to --screenshots (the RE
 """
 
 import argparse
+import http.server
 import json
 import os
 import re
@@ -19,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 import urllib.error
@@ -113,10 +115,12 @@ class Daemon:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def new_browser(folder):
+def new_browser(folder, flags=()):
     """A headless Chromium whose profile and temporary files (its singleton socket's folder
     among them) all live in `folder`, so that removing it leaves nothing behind in /tmp."""
     options = webdriver.ChromeOptions()
+    for flag in flags:
+        options.add_argument(flag)
     options.binary_location = '/usr/bin/chromium'
     options.add_argument(f'--user-data-dir={os.path.join(folder, "profile")}')
     for flag in ('--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage',
@@ -131,13 +135,14 @@ def new_browser(folder):
 
 class ConsoleTestCase(unittest.TestCase):
     flags = ()
+    browser_flags = ()
 
     def setUp(self):
         self.daemon = Daemon(*self.flags)
         self.addCleanup(self.daemon.stop)
         browser_folder = tempfile.mkdtemp(prefix='nbspamd-browser-')
         self.addCleanup(shutil.rmtree, browser_folder, ignore_errors=True)
-        self.browser = new_browser(browser_folder)
+        self.browser = new_browser(browser_folder, self.browser_flags)
         self.addCleanup(self.browser.quit)
         self.wait = WebDriverWait(self.browser, WAIT_SECONDS)
 
@@ -355,6 +360,100 @@ class ConsoleWithTokensTest(ConsoleTestCase):
         self.text_in('#check-learned', 'unauthenticated')
         self.assertEqual(self.daemon.call('GET', '/stats')[1]['documents'], documents)
         self.shoot('token')
+
+
+class AttackerSite:
+    """A web page of another site: `html` served at http://attacker.example:PORT/ (the browser
+    resolves attacker.example to 127.0.0.1), on a port of its own."""
+
+    def __init__(self, html):
+        page = html.encode()
+
+        class Page(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                self.send_response(200)
+                self.send_header('Content-Type', 'text/html; charset=utf-8')
+                self.send_header('Content-Length', str(len(page)))
+                self.end_headers()
+                self.wfile.write(page)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Page)
+        self.url = f'http://attacker.example:{self.server.server_address[1]}/'
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class CrossSiteTest(ConsoleTestCase):
+    """What a page on another site, or reached through a name of its own (DNS rebinding), can
+    make the administrator's browser do to a daemon without tokens: nothing."""
+    browser_flags = ('--host-resolver-rules=MAP attacker.example 127.0.0.1',)
+
+    def learned_ids(self):
+        status, listed = self.daemon.call('GET', '/admin/learned?source=&limit=1000')
+        self.assertEqual(status, 200, listed)
+        return sorted(m['id'] for m in listed['messages'])
+
+    def test_a_page_of_another_site_cannot_train_forget_or_roll_back(self):
+        self.daemon.seed()
+        status, answer = self.daemon.call('POST', '/train?label=ham&id=keep', HAM[0])
+        self.assertEqual(status, 200, answer)
+        before_ids = self.learned_ids()
+        _, before = self.daemon.call('GET', '/stats')
+        base = self.daemon.base
+        # A no-cors fetch and an auto-submitted text/plain form: neither needs a CORS preflight.
+        attacker = AttackerSite(f"""<!doctype html><title>win a prize</title>
+<iframe name="sink"></iframe>
+<form id="f" method="post" target="sink" enctype="text/plain"
+      action="{base}/train?label=spam&amp;id=formed"><input name="Subject: x" value="cheap"></form>
+<script>
+const post = (path, body) =>
+  fetch({json.dumps(base)} + path, {{method: 'POST', mode: 'no-cors', body}}).then(() => 'sent', () => 'failed');
+Promise.all([
+  post('/train?label=spam&id=evil', 'Subject: prize\\r\\n\\r\\nMeeting notes for Tuesday'),
+  post('/forget?id=keep', ''),
+  post('/admin/rollback?source=', ''),
+]).then((outcomes) => {{
+  document.getElementById('f').submit();
+  document.title = 'sent: ' + outcomes.join(' ');
+}});
+</script>""")
+        self.addCleanup(attacker.stop)
+        self.browser.get(attacker.url)
+        self.wait.until(lambda browser: browser.title.startswith('sent:'))
+        # The form's answer lands in the frame; wait until the daemon has seen it.
+        self.wait.until(lambda _: self.refused() >= 4)
+        self.assertEqual(self.learned_ids(), before_ids)
+        _, after = self.daemon.call('GET', '/stats')
+        self.assertEqual(after['classes'], before['classes'])
+
+    def refused(self):
+        """Requests the daemon answered 403 cross_site, from /metrics."""
+        request = urllib.request.Request(self.daemon.base + '/metrics')
+        with urllib.request.urlopen(request, timeout=30) as response:
+            text = response.read().decode()
+        return sum(float(line.rsplit(' ', 1)[1]) for line in text.splitlines()
+                   if line.startswith('nbspamd_http_requests_total{') and 'status="403"' in line)
+
+    def test_a_name_that_resolves_to_the_daemon_reads_nothing(self):
+        self.daemon.seed()
+        port = self.daemon.base.rsplit(':', 1)[1]
+        # DNS rebinding: attacker.example now resolves to 127.0.0.1, so the page at
+        # http://attacker.example:PORT is "same-origin" with the daemon; its Host names no daemon.
+        self.browser.get(f'http://attacker.example:{port}/ui/')
+        statuses = self.browser.execute_async_script("""
+const done = arguments[arguments.length - 1];
+Promise.all(['/history', '/stats', '/admin/learned?source='].map(
+  (path) => fetch(path).then((r) => r.status, () => 'failed'))).then(done);""")
+        self.assertEqual(statuses, [421, 421, 421])
+        # The console itself, at the daemon's own address, keeps working.
+        self.open('status')
+        self.find('#status-cards[data-documents]')
 
 
 def main():

@@ -247,14 +247,14 @@ TEST_F(DaemonTest, BadRequestsGetJsonErrorsAndTheDaemonKeepsServing) {
       http::status::request_header_fields_too_large, "header_too_large");
 
   const std::string no_length =
-      client.RawExchange("POST /classify HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+      client.RawExchange("POST /classify HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
   // No Content-Length and no chunking: an empty body (RFC 9112, 6.3), so an empty message.
   EXPECT_THAT(no_length, HasSubstr("400 Bad Request"));
   EXPECT_THAT(no_length, HasSubstr("the message is empty"));
   const std::string garbage = client.RawExchange("THIS IS NOT HTTP\r\n\r\n");
   EXPECT_THAT(garbage, HasSubstr("400 Bad Request"));
   const std::string chunked_too_big = client.RawExchange(
-      "POST /classify HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2000\r\n" +
+      "POST /classify HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n2000\r\n" +
       std::string(0x2000, 'a') + "\r\n0\r\n\r\n");
   EXPECT_THAT(chunked_too_big, HasSubstr("413"));
 
@@ -268,13 +268,14 @@ TEST_F(DaemonTest, ExpectContinueAndKeepAlive) {
   TrainSeed(client);
   const std::string message = "review account";
   const std::string exchange = client.RawExchange(
-      "POST /classify HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: " +
+      "POST /classify HTTP/1.1\r\nHost: localhost\r\nExpect: 100-continue\r\nContent-Length: " +
       std::to_string(message.size()) + "\r\nConnection: close\r\n\r\n" + message);
   EXPECT_THAT(exchange, HasSubstr("100 Continue"));
   EXPECT_THAT(exchange, HasSubstr("200 OK"));
   // Two requests on one connection.
   const std::string pipelined = client.RawExchange(
-      "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\nConnection: "
+      "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\nGET /healthz HTTP/1.1\r\nHost: "
+      "localhost\r\nConnection: "
       "close\r\n\r\n");
   std::size_t answers = 0;
   for (std::size_t at = pipelined.find("200 OK"); at != std::string::npos;
@@ -293,8 +294,9 @@ TEST_F(DaemonTest, HeadAnswersTheHeadOfAGet) {
   const auto stats = client.Send(http::verb::get, "/stats");
   ASSERT_EQ(stats.result(), http::status::ok);
   const std::string exchange = client.RawExchange(
-      "HEAD /stats HTTP/1.1\r\nHost: x\r\n\r\nHEAD /classify HTTP/1.1\r\nHost: x\r\n\r\n"
-      "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+      "HEAD /stats HTTP/1.1\r\nHost: localhost\r\n\r\nHEAD /classify HTTP/1.1\r\nHost: "
+      "localhost\r\n\r\n"
+      "GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
   // The first head: a 200 with the length of the stats a GET gets, and no body after it.
   const std::string length = "Content-Length: " + std::to_string(stats.body().size()) + "\r\n";
   ASSERT_TRUE(exchange.starts_with("HTTP/1.1 200 OK\r\n")) << exchange;
@@ -327,7 +329,7 @@ TEST_F(DaemonTest, SigtermLetsTheRequestInFlightFinishAndKeepsTheModel) {
   // the daemon has read the header, so the request is in flight before the signal is sent.
   const std::string message = "account account password";
   RawConnection in_flight(daemon.port());
-  in_flight.Write("POST /train?label=spam&id=late HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+  in_flight.Write("POST /train?label=spam&id=late HTTP/1.1\r\nHost: localhost\r\nContent-Length: " +
                   std::to_string(message.size()) + "\r\nExpect: 100-continue\r\n\r\n");
   std::string continued;
   ASSERT_TRUE(in_flight.ReadUntil("\r\n\r\n", continued)) << continued;
@@ -369,7 +371,7 @@ TEST_F(DaemonTest, IdleConnectionsAreClosed) {
   RawConnection idle(daemon.port());
   EXPECT_TRUE(idle.ClosedByServerWithin(std::chrono::seconds(5)));
   RawConnection slow(daemon.port());
-  slow.Write("POST /classify HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nabc");
+  slow.Write("POST /classify HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\nabc");
   EXPECT_TRUE(slow.ClosedByServerWithin(std::chrono::seconds(5)));
   HttpClient client(daemon.port());
   EXPECT_EQ(client.Send(http::verb::get, "/healthz").result(), http::status::ok);

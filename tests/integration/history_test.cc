@@ -169,7 +169,7 @@ TEST_F(HistoryTest, TrainingAScanLearnsItsBagOnceMovesItOnRelearnAndSurvivesARes
 
   // As `curl -X POST URL` asks: no body, and no Content-Length either.
   const std::string forgotten = client.RawExchange(
-      "POST /forget?scan_id=" + scan_id + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+      "POST /forget?scan_id=" + scan_id + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
   EXPECT_THAT(forgotten, HasSubstr("200 OK"));
   EXPECT_THAT(forgotten, HasSubstr("\"forgotten\""));
   EXPECT_EQ(Documents(client), before);

@@ -262,7 +262,7 @@ std::vector<Row> Rows() {
   std::vector<Row> rows = {
       // The request line.
       {"request line without version",
-       "GET /healthz\r\nHost: x\r\n\r\n",
+       "GET /healthz\r\nHost: localhost\r\n\r\n",
        Expect::kError,
        {400},
        "bad_request"},
@@ -272,28 +272,28 @@ std::vector<Row> Rows() {
        {400},
        "bad_request"},
       {"request line with doubled spaces",
-       "GET  /healthz  HTTP/1.1\r\nHost: x\r\n\r\n",
+       "GET  /healthz  HTTP/1.1\r\nHost: localhost\r\n\r\n",
        Expect::kError,
        {400},
        "bad_request"},
       {"HTTP/2.0 in an HTTP/1 request line",
-       "GET /healthz HTTP/2.0\r\nHost: x\r\nConnection: close\r\n\r\n",
+       "GET /healthz HTTP/2.0\r\nHost: localhost\r\nConnection: close\r\n\r\n",
        Expect::kError,
        {400, 505}},
       {"HTTP/9.9",
-       "GET /healthz HTTP/9.9\r\nHost: x\r\nConnection: close\r\n\r\n",
+       "GET /healthz HTTP/9.9\r\nHost: localhost\r\nConnection: close\r\n\r\n",
        Expect::kError,
        {400, 505}},
       {"HTTP/0.9 with a version",
-       "GET /healthz HTTP/0.9\r\nHost: x\r\nConnection: close\r\n\r\n",
+       "GET /healthz HTTP/0.9\r\nHost: localhost\r\nConnection: close\r\n\r\n",
        Expect::kError,
        {400, 505}},
       {"HTTPS/1.1",
-       "GET /healthz HTTPS/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+       "GET /healthz HTTPS/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
        Expect::kError,
        {400, 505}},
       {"absolute-form target",
-       "GET http://x/healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+       "GET http://x/healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
        Expect::kError,
        {400},
        "bad_target"},
@@ -303,7 +303,7 @@ std::vector<Row> Rows() {
        {400},
        "bad_target"},
       {"unknown method",
-       "BREW /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+       "BREW /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
        Expect::kError,
        {405},
        "method_not_allowed"},
@@ -324,7 +324,7 @@ std::vector<Row> Rows() {
        {400},
        "bad_request"},
       {"huge header field",
-       "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(64 << 10, 'a') +
+       "GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Big: " + std::string(64 << 10, 'a') +
            "\r\nConnection: close\r\n\r\n",
        Expect::kErrorOrClosed,
        {431},
@@ -332,54 +332,59 @@ std::vector<Row> Rows() {
       {"2000 header fields", many_headers, Expect::kErrorOrClosed, {431}, "header_too_large"},
       // Body length.
       {"Content-Length over the limit",
-       "POST /classify HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+       "POST /classify HTTP/1.1\r\nHost: localhost\r\nContent-Length: " +
            std::to_string(kMaxBodyBytes + 1) + "\r\n\r\nonly a few bytes",
        Expect::kError,
        {413},
        "payload_too_large"},
       {"Content-Length of 9 GB",
-       "POST /train?label=spam HTTP/1.1\r\nHost: x\r\nContent-Length: 9000000000\r\n\r\nabc",
+       "POST /train?label=spam HTTP/1.1\r\nHost: localhost\r\nContent-Length: "
+       "9000000000\r\n\r\nabc",
        Expect::kError,
        {413},
        "payload_too_large"},
       {"Content-Length beyond 64 bits",
-       "POST /classify HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n\r\nabc",
+       "POST /classify HTTP/1.1\r\nHost: localhost\r\nContent-Length: "
+       "99999999999999999999999\r\n\r\nabc",
        Expect::kError,
        {400, 413}},
       {"Content-Length not a number",
-       "POST /classify HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\nConnection: close\r\n\r\nabc",
+       "POST /classify HTTP/1.1\r\nHost: localhost\r\nContent-Length: abc\r\nConnection: "
+       "close\r\n\r\nabc",
        Expect::kError,
        {400},
        "bad_request"},
       {"negative Content-Length",
-       "POST /classify HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\nConnection: close\r\n\r\nabc",
+       "POST /classify HTTP/1.1\r\nHost: localhost\r\nContent-Length: -1\r\nConnection: "
+       "close\r\n\r\nabc",
        Expect::kError,
        {400},
        "bad_request"},
       {"two different Content-Lengths",
-       "POST /classify HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n"
+       "POST /classify HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\nContent-Length: 6\r\n"
        "Connection: close\r\n\r\nhello!",
        Expect::kError,
        {400},
        "bad_request"},
       {"Content-Length and chunked together",
-       "POST /classify HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n" + te_chunked +
+       "POST /classify HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\n" + te_chunked +
            "Connection: close\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
        Expect::kError,
        {400},
        "bad_request"},
       {"truncated body, then half-close",
-       "POST /classify HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nonly ten b",
+       "POST /classify HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\nonly ten b",
        Expect::kClosed,
        {},
        "",
        /*half_close=*/true},
       {"truncated body, then silence",
-       "POST /train?label=spam&id=never HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nonly ten "
+       "POST /train?label=spam&id=never HTTP/1.1\r\nHost: localhost\r\nContent-Length: "
+       "100\r\n\r\nonly ten "
        "b",
        Expect::kClosed},
       {"headers cut short, then half-close",
-       "POST /classify HTTP/1.1\r\nHost: x\r\nContent-Le",
+       "POST /classify HTTP/1.1\r\nHost: localhost\r\nContent-Le",
        Expect::kClosed,
        {},
        "",
@@ -703,7 +708,8 @@ TEST(HostileRequestsTest, ASilentTruncatedBodyIsClosedAtTheIdleTimeout) {
   DaemonProcess daemon = StartDaemon(dir);
   RawConnection connection(daemon.port());
   const auto start = Clock::now();
-  connection.Write("POST /classify HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nten bytes.");
+  connection.Write(
+      "POST /classify HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\nten bytes.");
   const RawConnection::Received received =
       connection.ReadUntilClosedOrTimeout(std::chrono::seconds(kIdleTimeoutSeconds + 10));
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -904,7 +910,7 @@ TEST(HostileRequestsTest, TenThousandIdleConnectionsDoNotStopService) {
   ASSERT_EQ(idle.size(), target) << "could not open the connections the limit allows";
 
   // The newest connection is served: the daemon has accepted every one before it.
-  ASSERT_TRUE(idle.back().Send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+  ASSERT_TRUE(idle.back().Send("GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n"));
   EXPECT_NE(idle.back().ReadUntil("\r\n\r\n", std::chrono::seconds(30)).find("200 OK"),
             std::string::npos);
 
