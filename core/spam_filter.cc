@@ -12,6 +12,7 @@
 #include "common/hex.h"
 #include "common/utf8.h"
 #include "dump/dump_format.h"
+#include "history/body_digest.h"
 #include "model/user_layer.h"
 #include "storage/expiry_bounds.h"
 
@@ -165,6 +166,7 @@ void SpamFilter::RecordScan(const ClassifyRequest& request, std::vector<BagEntry
                                  token.source, token.count, token.weight});
   }
   record.detail.bag = std::move(bag);
+  record.detail.body_digest = history::BodyDigest(request.message);
   outcome.scan_id = summary.scan_id;
   history_.load(std::memory_order_acquire)->Record(std::move(record));
 }
@@ -204,14 +206,20 @@ void SpamFilter::TrainAsync(const TrainRequest& train, TrainDone caller_done) {
   if (valid && user) valid = model::CheckUserId(*user);
   if (!valid) return done(std::unexpected(std::move(valid.error())));
 
-  // The copy of a classified message that a user reports carries nbspamd's scan header: it is
-  // the message that was classified, learned as that scan's bag under that scan's key.
+  // The copy of a classified message that a user reports carries nbspamd's scan header: when its
+  // body is the scanned message's, it is that message, learned as that scan's bag under that
+  // scan's key. A header on another body (forged, or copied onto other mail) is ignored.
+  std::string scan_header;
   if (!id) {
-    if (auto scan = OwnScanOf(message)) {
-      return LearnScan(std::move(*scan), label, source, user, std::move(done), count_all);
+    ScanHeaderCheck check = OwnScanOf(message);
+    if (check.scan) {
+      return LearnScan(std::move(*check.scan), label, source, user, std::move(done), count_all,
+                       std::move(check.outcome));
     }
+    scan_header = std::move(check.outcome);
   }
   TrainOutcome outcome;
+  outcome.scan_header = std::move(scan_header);
   outcome.id = id ? std::string(*id) : ContentId(message);
   outcome.label = std::string(label);
   TokenBag bag;
@@ -280,8 +288,8 @@ void SpamFilter::ForgetAsync(const ForgetRequest& request, ForgetDone caller_don
     if (auto ok = RequireMessage(request.message); !ok) {
       return done(std::unexpected(std::move(ok.error())));
     }
-    if (auto scan = OwnScanOf(request.message)) {
-      content_id = std::move(scan->summary.message_key);  // As TrainAsync learned it.
+    if (ScanHeaderCheck check = OwnScanOf(request.message); check.scan) {
+      content_id = std::move(check.scan->summary.message_key);  // As TrainAsync learned it.
     } else {
       content_id = ContentId(request.message);
     }
@@ -323,14 +331,20 @@ void SpamFilter::ForgetAsync(const ForgetRequest& request, ForgetDone caller_don
   });
 }
 
-std::optional<history::ScanRecord> SpamFilter::OwnScanOf(std::string_view message) const {
+SpamFilter::ScanHeaderCheck SpamFilter::OwnScanOf(std::string_view message) const {
   const history::ScanHistory* history = History();
-  if (history == nullptr) return std::nullopt;
+  if (history == nullptr) return {};
   const std::optional<std::string> scan_id = history::FindScanId(message);
-  if (!scan_id) return std::nullopt;
+  if (!scan_id) return {};
   auto scan = history->Find(*scan_id);
-  if (!scan) return std::nullopt;  // Another daemon's, or aged out: the message's own bytes.
-  return std::move(*scan);
+  // Another daemon's, or aged out: the message's own bytes.
+  if (!scan) return {.scan = std::nullopt, .outcome = "unknown"};
+  // A scan recorded before body digests were kept cannot be told apart: the message's own bytes.
+  if (scan->detail.body_digest.empty() ||
+      scan->detail.body_digest != history::BodyDigest(message)) {
+    return {.scan = std::nullopt, .outcome = "other_message"};
+  }
+  return {.scan = std::move(*scan), .outcome = "matched"};
 }
 
 void SpamFilter::TrainScanAsync(const ScanTrainRequest& request, TrainDone caller_done) {
@@ -350,10 +364,11 @@ void SpamFilter::TrainScanAsync(const ScanTrainRequest& request, TrainDone calle
 
 void SpamFilter::LearnScan(history::ScanRecord scan, std::string_view label,
                            std::string_view source, std::optional<std::string_view> user,
-                           TrainDone done, bool count_all) {
+                           TrainDone done, bool count_all, std::string scan_header) {
   const std::string scan_user = std::move(scan.summary.user);
   if (!user && !scan_user.empty()) user = scan_user;
   TrainOutcome outcome;
+  outcome.scan_header = std::move(scan_header);
   outcome.id = std::move(scan.summary.message_key);
   outcome.label = std::string(label);
   SubmitLearn(std::move(outcome), TokenBag{std::move(scan.detail.bag), {}}, source, user,

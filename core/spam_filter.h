@@ -140,6 +140,11 @@ struct TrainOutcome {
   // the answer came once Redis had it, before this daemon applied it (status is then unknown).
   std::string stream_id;
   bool queued = false;
+  // A message learned without an id that carries nbspamd's scan header: "matched" (its body is
+  // that scan's: learned as the scan), "other_message" (the header names a scan of another
+  // message, forged or copied: learned as itself), "unknown" (no such scan in this daemon's
+  // history: learned as itself); "" without such a header.
+  std::string scan_header;
 };
 
 struct ForgetOutcome {
@@ -498,14 +503,20 @@ class SpamFilter {
   // Learns `scan`'s bag under its message key, in `user`'s layer (none: the scan's user's).
   // REQUIRES: label and user validated.
   void LearnScan(history::ScanRecord scan, std::string_view label, std::string_view source,
-                 std::optional<std::string_view> user, TrainDone done, bool count_all = false);
+                 std::optional<std::string_view> user, TrainDone done, bool count_all = false,
+                 std::string scan_header = "");
   // Queues the learn of `bag` for TrainAsync and TrainScanAsync, once validated. `count_all`:
   // as TrainRequest::count_all.
   void SubmitLearn(TrainOutcome outcome, TokenBag bag, std::string_view source,
                    std::optional<std::string_view> user, TrainDone done, bool count_all = false);
-  // The scan of the history that `message`'s own scan header names (history/scan_header.h), when
-  // this daemon has it.
-  [[nodiscard]] std::optional<history::ScanRecord> OwnScanOf(std::string_view message) const;
+  // The scan of the history that `message`'s own scan header names (history/scan_header.h), in
+  // `scan` only when this daemon has it and `message`'s body is that scan's
+  // (history/body_digest.h); `outcome` as TrainOutcome::scan_header.
+  struct ScanHeaderCheck {
+    std::optional<history::ScanRecord> scan;
+    std::string outcome;
+  };
+  [[nodiscard]] ScanHeaderCheck OwnScanOf(std::string_view message) const;
   // Records the scan of `request`, whose bag is `bag`, in the history; moves the explaining
   // tokens past request.explain out of `outcome`.
   void RecordScan(const ClassifyRequest& request, std::vector<BagEntry> bag,

@@ -16,6 +16,7 @@ constexpr std::uint8_t kHasScore = 1;
 constexpr std::uint8_t kHasConfidence = 2;
 constexpr std::uint64_t kMaxTopTokens = 10'000;
 constexpr std::uint64_t kMaxBagEntries = 100'000'000;
+constexpr std::uint8_t kMaxBodyDigestBytes = 64;
 
 void PutString(std::string& out, std::string_view text) {
   PutVarint64(out, text.size());
@@ -245,6 +246,9 @@ void AppendScanDetail(std::string& out, const ScanDetail& detail) {
     PutDouble(out, token.weight);
   }
   PutBag(out, detail.bag);
+  // Format 4: the body digest (body_digest.h), a length byte then its bytes (0: none).
+  out.push_back(static_cast<char>(detail.body_digest.size()));
+  out.append(detail.body_digest);
 }
 
 std::expected<StoredDetail, Error> DecodeScanDetail(std::string_view value) {
@@ -271,8 +275,16 @@ std::expected<StoredDetail, Error> DecodeScanDetail(std::string_view value) {
   }
   if (format == 2) {
     if (!ReadLocation(in, stored.bag_location.emplace())) return Malformed("detail bag location");
-  } else if (!ReadBag(in, value.size(), /*fixed=*/format == kScanDetailFormat, detail.bag)) {
+  } else if (!ReadBag(in, value.size(), /*fixed=*/format >= 3, detail.bag)) {
     return Malformed("detail bag");
+  }
+  if (format >= 4) {
+    std::uint8_t size = 0;
+    std::string_view digest;
+    if (!in.Byte(size) || size > kMaxBodyDigestBytes || !in.Bytes(size, digest)) {
+      return Malformed("detail body digest");
+    }
+    detail.body_digest.assign(digest);
   }
   if (!in.done()) return Malformed("detail");
   return stored;

@@ -6,15 +6,16 @@
 // spam_confidence) and each present one as 8 bytes of IEEE 754 big-endian; varint size, varint
 // tokens; the five facts length-prefixed; then where the scan's detail is in the bag log
 // (history/bag_log.h): length-prefixed segment, varint offset, varint size.
-// Detail (kScanDetailFormat, 3; a bag log record's payload): format byte, varint count of top
+// Detail (kScanDetailFormat, 4; a bag log record's payload): format byte, varint count of top
 // tokens, each: length-prefixed text, a source byte, varint count, 8 bytes weight; then the bag:
-// varint entries, the hashes (sorted) as 8-byte little-endian words, then their counts as varints.
+// varint entries, the hashes (sorted) as 8-byte little-endian words, then their counts as varints;
+// then the body digest: a length byte (0: none) and its bytes.
 //
-// Earlier formats, still read: a summary of format 1 (without the location) had its detail in
-// RocksDB beside it; a detail of format 2 held the top tokens and where the bag alone was in the
-// bag log (the bag's layout as above, a record of its own); one of format 1, the top tokens and
-// the bag: varint entries, each the varint difference of its hash from the previous one and its
-// count.
+// Earlier formats, still read: a detail of format 3 is format 4 without the body digest; a summary
+// of format 1 (without the location) had its detail in RocksDB beside it; a detail of format 2 held
+// the top tokens and where the bag alone was in the bag log (the bag's layout as above, a record of
+// its own); one of format 1, the top tokens and the bag: varint entries, each the varint difference
+// of its hash from the previous one and its count.
 #ifndef NBSPAMD_HISTORY_SCAN_CODEC_H_
 #define NBSPAMD_HISTORY_SCAN_CODEC_H_
 
@@ -32,7 +33,7 @@
 namespace nbspamd::history {
 
 inline constexpr std::uint8_t kScanFormat = 2;        // Of summaries written now.
-inline constexpr std::uint8_t kScanDetailFormat = 3;  // Of details written now.
+inline constexpr std::uint8_t kScanDetailFormat = 4;  // Of details written now.
 
 // A summary as stored: where its detail is in the bag log; none for format 1 (in RocksDB).
 struct StoredSummary {

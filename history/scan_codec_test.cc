@@ -30,6 +30,7 @@ ScanRecord Sample() {
                        {"hello", TokenSource::kBody, 2, -1.5}};
   record.detail.bag = {
       {1, 1}, {2, 3}, {0x8000000000000000, 1}, {std::numeric_limits<TokenHash>::max(), 7}};
+  record.detail.body_digest = std::string("0123456789abcdef");
   return record;
 }
 
@@ -88,10 +89,11 @@ TEST(ScanCodecTest, ABagCostsNineBytesATokenSeenFewerThan128Times) {
   ScanDetail detail;
   TokenHash hash = 0;
   for (int i = 0; i < 300; ++i) detail.bag.push_back({hash += 0x00d5a3c1b2e4f607ull, 1});
-  // Format and no top token (2 bytes), 300 entries (2 bytes), 300 hashes of 8 and counts of 1.
-  EXPECT_EQ(Detail(detail).size(), 4u + 300 * 9);
+  // Format and no top token (2 bytes), 300 entries (2 bytes), 300 hashes of 8 and counts of 1,
+  // no body digest (1 byte).
+  EXPECT_EQ(Detail(detail).size(), 5u + 300 * 9);
   detail.bag.back().count = 128;  // A two-byte varint.
-  EXPECT_EQ(Detail(detail).size(), 4u + 300 * 9 + 1);
+  EXPECT_EQ(Detail(detail).size(), 5u + 300 * 9 + 1);
 }
 
 TEST(ScanCodecTest, AFormatOneSummaryHasItsDetailElsewhere) {
@@ -122,6 +124,25 @@ TEST(ScanCodecTest, AFormatTwoDetailNamesItsBagWhichIsReadAlone) {
   EXPECT_EQ(*read, bag);
 }
 
+// Format 3 is format 4 without the body digest: read, with none.
+TEST(ScanCodecTest, AFormatThreeDetailIsReadWithoutABodyDigest) {
+  const ScanDetail detail = Sample().detail;
+  std::string format_three = Detail(detail);
+  format_three.resize(format_three.size() - 1 - detail.body_digest.size());
+  format_three[0] = 3;
+  auto stored = DecodeScanDetail(format_three);
+  ASSERT_TRUE(stored.has_value()) << stored.error().message;
+  EXPECT_EQ(stored->detail.top, detail.top);
+  EXPECT_EQ(stored->detail.bag, detail.bag);
+  EXPECT_EQ(stored->detail.body_digest, "");
+  // And a format 4 detail without a digest.
+  ScanDetail without = detail;
+  without.body_digest.clear();
+  auto empty = DecodeScanDetail(Detail(without));
+  ASSERT_TRUE(empty.has_value());
+  EXPECT_EQ(empty->detail, without);
+}
+
 TEST(ScanCodecTest, AFormatOneDetailWithItsBagIsStillRead) {
   // Format 1: one top token, then two entries as varint hash differences and varint counts:
   // hash 5 count 1, hash 5 + 300 count 130.
@@ -137,7 +158,7 @@ TEST(ScanCodecTest, AFormatOneDetailWithItsBagIsStillRead) {
 
 TEST(ScanCodecTest, AnUnknownFormatOrABagOutOfOrderIsDataLoss) {
   std::string encoded = Detail({});
-  encoded[0] = 4;
+  encoded[0] = 5;
   auto decoded = DecodeScanDetail(encoded);
   ASSERT_FALSE(decoded);
   EXPECT_EQ(decoded.error().code, ErrorCode::kDataLoss);

@@ -57,6 +57,9 @@ struct ScanToken {
 struct ScanDetail {
   std::vector<ScanToken> top = {};  // Largest |weight| first.
   std::vector<BagEntry> bag = {};   // The message's bag, sorted by hash: what a retrain learns.
+  // The digest of the message's body (body_digest.h): a reported copy is learned as this scan
+  // only when its body has the same. "" for scans recorded before it was kept.
+  std::string body_digest = {};
 
   friend bool operator==(const ScanDetail&, const ScanDetail&) = default;
 };

@@ -123,6 +123,7 @@ json::object TrainJson(const core::TrainOutcome& outcome) {
                                               : model::LearnStatusName(outcome.status)},
                     {"tokens", outcome.tokens}};
   if (!outcome.stream_id.empty()) body["stream_id"] = outcome.stream_id;
+  if (!outcome.scan_header.empty()) body["scan_header"] = outcome.scan_header;
   return body;
 }
 

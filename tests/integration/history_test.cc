@@ -168,8 +168,9 @@ TEST_F(HistoryTest, TrainingAScanLearnsItsBagOnceMovesItOnRelearnAndSurvivesARes
   EXPECT_EQ(Documents(client), before + 1);
 
   // As `curl -X POST URL` asks: no body, and no Content-Length either.
-  const std::string forgotten = client.RawExchange(
-      "POST /forget?scan_id=" + scan_id + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+  const std::string forgotten =
+      client.RawExchange("POST /forget?scan_id=" + scan_id +
+                         " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
   EXPECT_THAT(forgotten, HasSubstr("200 OK"));
   EXPECT_THAT(forgotten, HasSubstr("\"forgotten\""));
   EXPECT_EQ(Documents(client), before);
@@ -200,6 +201,7 @@ TEST_F(HistoryTest, AReportedCopyWithTheScanHeaderIsTheMessageThatWasClassified)
   const auto reported = client.Send(http::verb::post, "/train?label=spam", copy);
   ASSERT_EQ(reported.result(), http::status::ok) << reported.body();
   EXPECT_EQ(Json(reported).at("status").as_string(), "learned");
+  EXPECT_EQ(Json(reported).at("scan_header").as_string(), "matched");
   const std::string key(client.GetJson("/history/" + scan_id).at("message_key").as_string());
   EXPECT_EQ(Json(reported).at("id").as_string(), key);
   const auto original = client.Send(http::verb::post, "/train?label=spam", kNewsletter);
@@ -207,6 +209,37 @@ TEST_F(HistoryTest, AReportedCopyWithTheScanHeaderIsTheMessageThatWasClassified)
   const auto forgotten = client.Send(http::verb::post, "/forget", copy);
   ASSERT_EQ(forgotten.result(), http::status::ok) << forgotten.body();
   EXPECT_EQ(Json(forgotten).at("id").as_string(), key);
+}
+
+// The attack: a spam carrying the scan header of an earlier, harmless message, reported as spam
+// without an id (as nbspamc report and the Dovecot kit do). Learned as that scan, the spam's own
+// words would never reach the model and the harmless message would count as spam.
+TEST_F(HistoryTest, AScanHeaderOnAnotherMessageIsLearnedAsThatMessageAndSaysSo) {
+  DaemonProcess daemon = Start();
+  HttpClient client(daemon.port());
+  TrainSeed(client);
+  const std::string scan_id = ScanOf(client, "", kNewsletter);
+  const std::string key(client.GetJson("/history/" + scan_id).at("message_key").as_string());
+  const std::string spam =
+      "From: winner@prize.example\r\nSubject: claim now\r\nX-Spam-Scan-Id: " + scan_id +
+      "\r\nX-Nbspamd: ham - score=-1 scan=" + scan_id +
+      "\r\n\r\ncheap pills casino winner money now\r\n";
+  const std::int64_t spam_tokens =
+      Json(client.Send(http::verb::post, "/classify", spam)).at("tokens").as_int64();
+  const auto reported = client.Send(http::verb::post, "/train?label=spam", spam);
+  ASSERT_EQ(reported.result(), http::status::ok) << reported.body();
+  EXPECT_EQ(Json(reported).at("scan_header").as_string(), "other_message") << reported.body();
+  EXPECT_NE(Json(reported).at("id").as_string(), key);
+  EXPECT_EQ(Json(reported).at("tokens").as_int64(), spam_tokens) << "the spam's own words";
+  // The harmless message was not learned as spam: learning it as ham is new, not a relearn.
+  const auto harmless = client.Send(http::verb::post, "/train?label=ham", kNewsletter);
+  EXPECT_EQ(Json(harmless).at("status").as_string(), "learned") << harmless.body();
+  // A forget by the forged copy forgets the spam, not the harmless message.
+  const auto forgotten = client.Send(http::verb::post, "/forget", spam);
+  ASSERT_EQ(forgotten.result(), http::status::ok) << forgotten.body();
+  EXPECT_EQ(Json(forgotten).at("id").as_string(), Json(reported).at("id").as_string());
+  const auto again = client.Send(http::verb::post, "/train?label=ham", kNewsletter);
+  EXPECT_EQ(Json(again).at("status").as_string(), "unchanged") << again.body();
 }
 
 TEST_F(HistoryTest, AScanOfAUserTrainsThatUsersLayerAndDeletingTheUserDeletesTheirScans) {
