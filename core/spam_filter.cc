@@ -151,24 +151,27 @@ void SpamFilter::RecordScan(const ClassifyRequest& request, std::vector<BagEntry
   summary.spam_confidence = outcome.spam_confidence;
   summary.size = request.message.size();
   summary.tokens = outcome.tokens;
+  history::ScanHistory* history = history_.load(std::memory_order_acquire);
   summary.facts = history::KeptFacts({.message_id = facts.message_id,
                                       .from_domain = facts.from_domain,
                                       .subject = facts.subject,
                                       .client = std::string(request.client),
                                       .recipients = std::string(request.recipients)},
-                                     history_options_.facts);
+                                     history_options_.facts, history->fact_key());
   const std::size_t top = std::min(outcome.result.explanations.size(), history_options_.explain);
   record.detail.top.reserve(top);
   for (std::size_t i = 0; i < top; ++i) {
-    model::TokenExplanation& token = outcome.result.explanations[i];
-    // The tokens the answer does not show (Classify drops them next) are moved, not copied.
-    record.detail.top.push_back({i < request.explain ? token.token : std::move(token.token),
-                                 token.source, token.count, token.weight});
+    const model::TokenExplanation& token = outcome.result.explanations[i];
+    // A fact kept as a hash or not at all does not show through its tokens either.
+    record.detail.top.push_back(
+        {history::KeptTokenText(token.token, token.source, history_options_.facts,
+                                history->fact_key()),
+         token.source, token.count, token.weight});
   }
   record.detail.bag = std::move(bag);
   record.detail.body_digest = history::BodyDigest(request.message);
   outcome.scan_id = summary.scan_id;
-  history_.load(std::memory_order_acquire)->Record(std::move(record));
+  history->Record(std::move(record));
 }
 
 ServiceStatus SpamFilter::Status() const {

@@ -101,7 +101,8 @@ TEST(SpamFilterTest, RecordingAScanLeavesTheVerdictAsItWas) {
   EXPECT_EQ(scan->summary.front_end, "spamd");
   EXPECT_EQ(scan->summary.message_key, recorded->id);
   EXPECT_EQ(scan->summary.score, recorded->result.score);
-  EXPECT_EQ(scan->summary.facts.recipients, history::HashedFact("bob@example.org"));
+  EXPECT_EQ(scan->summary.facts.recipients,
+            history::HashedFact("bob@example.org", with.History()->fact_key()));
   EXPECT_EQ(scan->detail.top.size(), 4u);
   tokenizer::Tokenizer tokenizer(SpamFilterOptions{}.tokenizer);
   EXPECT_EQ(scan->detail.bag, tokenizer.Tokenize(message).entries);

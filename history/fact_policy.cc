@@ -1,6 +1,10 @@
 #include "history/fact_policy.h"
 
-#include <xxhash.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+
+#include <stdexcept>
 
 #include "common/hex.h"
 #include "common/utf8.h"
@@ -33,21 +37,35 @@ std::expected<FactPolicy, Error> ParseFactPolicy(std::string_view text) {
   return MakeError(ErrorCode::kInvalidArgument, "expected keep, hash or off");
 }
 
-std::string HashedFact(std::string_view value) {
+FactKey NewFactKey() {
+  FactKey key{};
+  if (RAND_bytes(key.data(), static_cast<int>(key.size())) != 1) {
+    throw std::runtime_error("the system's random source gave no key for the scan history");
+  }
+  return key;
+}
+
+std::string HashedFact(std::string_view value, const FactKey& key) {
   while (!value.empty() && IsBlank(value.front())) value.remove_prefix(1);
   while (!value.empty() && IsBlank(value.back())) value.remove_suffix(1);
   std::string lower(value);
   for (char& c : lower) {
     if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
   }
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+       reinterpret_cast<const unsigned char*>(lower.data()), lower.size(), mac, &size);
+  std::uint64_t first = 0;
+  for (int i = 0; i < 8; ++i) first = first << 8 | mac[i];
   std::string text(1, '#');
-  AppendHex(text, XXH3_64bits(lower.data(), lower.size()), 16);
+  AppendHex(text, first, 16);
   return text;
 }
 
-std::string KeptFact(std::string_view value, FactPolicy policy) {
+std::string KeptFact(std::string_view value, FactPolicy policy, const FactKey& key) {
   if (value.empty() || policy == FactPolicy::kOff) return {};
-  if (policy == FactPolicy::kHash) return HashedFact(value);
+  if (policy == FactPolicy::kHash) return HashedFact(value, key);
   std::string kept = ReplaceInvalidUtf8(value);
   if (kept.size() > kMaxFactBytes) {
     std::size_t cut = kMaxFactBytes;
@@ -57,12 +75,43 @@ std::string KeptFact(std::string_view value, FactPolicy policy) {
   return kept;
 }
 
-ScanFacts KeptFacts(const ScanFacts& facts, const FactPolicies& policies) {
-  return {.message_id = KeptFact(facts.message_id, policies.message_id),
-          .from_domain = KeptFact(facts.from_domain, policies.from_domain),
-          .subject = KeptFact(facts.subject, policies.subject),
-          .client = KeptFact(facts.client, policies.client),
-          .recipients = KeptFact(facts.recipients, policies.recipients)};
+ScanFacts KeptFacts(const ScanFacts& facts, const FactPolicies& policies, const FactKey& key) {
+  return {.message_id = KeptFact(facts.message_id, policies.message_id, key),
+          .from_domain = KeptFact(facts.from_domain, policies.from_domain, key),
+          .subject = KeptFact(facts.subject, policies.subject, key),
+          .client = KeptFact(facts.client, policies.client, key),
+          .recipients = KeptFact(facts.recipients, policies.recipients, key)};
+}
+
+std::string KeptTokenText(std::string_view text, TokenSource source, const FactPolicies& policies,
+                          const FactKey& key) {
+  const auto kept = [&](std::string_view prefix, FactPolicy policy) {
+    if (policy == FactPolicy::kKeep) return std::string(text);
+    std::string out(prefix);
+    out += policy == FactPolicy::kHash ? HashedFact(text.substr(prefix.size()), key) : "\u2026";
+    return out;
+  };
+  if (source == TokenSource::kByteNgram) {
+    const bool all_kept =
+        policies.subject == FactPolicy::kKeep && policies.recipients == FactPolicy::kKeep &&
+        policies.from_domain == FactPolicy::kKeep && policies.message_id == FactPolicy::kKeep;
+    if (all_kept) return std::string(text);
+    const std::size_t colon = text.find(':');
+    const std::string_view prefix = text.substr(0, colon == std::string_view::npos ? 0 : colon + 1);
+    return kept(prefix, FactPolicy::kHash);
+  }
+  if (source != TokenSource::kHeader) return std::string(text);
+  static constexpr std::pair<std::string_view, FactPolicy FactPolicies::*> kPrefixes[] = {
+      {"subject:", &FactPolicies::subject},
+      {"to:", &FactPolicies::recipients},
+      {"from:", &FactPolicies::from_domain},
+      {"from-domain:", &FactPolicies::from_domain},
+      {"from-name:", &FactPolicies::from_domain},
+      {"message-id-domain:", &FactPolicies::message_id}};
+  for (const auto& [prefix, policy] : kPrefixes) {
+    if (text.starts_with(prefix)) return kept(prefix, policies.*policy);
+  }
+  return std::string(text);
 }
 
 }  // namespace nbspamd::history

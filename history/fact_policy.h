@@ -4,11 +4,13 @@
 #ifndef NBSPAMD_HISTORY_FACT_POLICY_H_
 #define NBSPAMD_HISTORY_FACT_POLICY_H_
 
+#include <array>
 #include <expected>
 #include <string>
 #include <string_view>
 
 #include "common/error.h"
+#include "common/token_texts.h"
 #include "history/scan_record.h"
 
 namespace nbspamd::history {
@@ -28,16 +30,36 @@ struct FactPolicies {
   FactPolicy recipients = FactPolicy::kHash;
 };
 
-// "#" and 16 hex digits of XXH3-64 of `value` with ASCII letters lower-cased and blanks at both
-// ends trimmed, so that a value typed again in another case finds it.
-[[nodiscard]] std::string HashedFact(std::string_view value);
+// The secret a history's hashes are keyed with: made at random when the history is created and
+// kept in it (scan_history.h), so that a dictionary of likely Subjects or addresses, hashed,
+// cannot be matched against the hashes it keeps.
+inline constexpr std::size_t kFactKeyBytes = 32;
+using FactKey = std::array<unsigned char, kFactKeyBytes>;
+
+// A new FactKey from the system's random source. Throws std::runtime_error when it has none (a
+// start-up error).
+[[nodiscard]] FactKey NewFactKey();
+
+// "#" and 16 hex digits of HMAC-SHA256 under `key` of `value` with ASCII letters lower-cased and
+// blanks at both ends trimmed, so that a value typed again in another case finds it.
+[[nodiscard]] std::string HashedFact(std::string_view value, const FactKey& key);
 
 // `value` as `policy` keeps it: itself (cut to 512 bytes at a UTF-8 boundary), HashedFact, or "".
 // "" stays "".
-[[nodiscard]] std::string KeptFact(std::string_view value, FactPolicy policy);
+[[nodiscard]] std::string KeptFact(std::string_view value, FactPolicy policy, const FactKey& key);
 
 // `facts` (as read from a message) as `policies` keep them.
-[[nodiscard]] ScanFacts KeptFacts(const ScanFacts& facts, const FactPolicies& policies);
+[[nodiscard]] ScanFacts KeptFacts(const ScanFacts& facts, const FactPolicies& policies,
+                                  const FactKey& key);
+
+// The text an explaining token is kept with, so that a fact kept as a hash or not at all never
+// shows in clear through the tokens made of it: "subject:" words follow the subject's policy,
+// "to:" words the recipients', "from:", "from-domain:" and "from-name:" the from domain's,
+// "message-id-domain:" the message id's; byte n-grams of the head (which hold any header's
+// bytes) are kept only when all of those facts are. Hashed: the prefix and HashedFact of the
+// rest ("subject:#1f…"); off: the prefix and "…". Any other token as it is.
+[[nodiscard]] std::string KeptTokenText(std::string_view text, TokenSource source,
+                                        const FactPolicies& policies, const FactKey& key);
 
 }  // namespace nbspamd::history
 

@@ -25,6 +25,8 @@ namespace {
 // summaries of format 1, whose details are under the detail kind.
 constexpr char kSummaryKind = 'm';
 constexpr char kDetailKind = 'd';
+// The key of the hashed facts (fact_policy.h): kFactKeyBytes raw bytes.
+constexpr char kFactKeyKey[] = "k";
 constexpr std::uint8_t kSummaryWithDetailInDb = 1;  // The format byte of those summaries.
 constexpr std::size_t kMaxBatch = 1024;
 // A listing reads at most this many summaries for one page.
@@ -130,21 +132,42 @@ std::expected<std::unique_ptr<ScanHistory>, Error> ScanHistory::Open(ScanHistory
     }
     if (!it->status().ok()) return RocksError("counting the scans", it->status());
   }
+  // The key of the hashed facts: made once, when the history is new (or older than keys).
+  FactKey fact_key{};
+  {
+    std::string stored;
+    const rocksdb::Status read = db->Get(rocksdb::ReadOptions(), kFactKeyKey, &stored);
+    if (read.ok() && stored.size() == fact_key.size()) {
+      std::copy(stored.begin(), stored.end(), fact_key.begin());
+    } else if (read.ok() || read.IsNotFound()) {
+      fact_key = NewFactKey();
+      rocksdb::WriteOptions write_options;
+      write_options.sync = true;
+      const rocksdb::Status written =
+          db->Put(write_options, kFactKeyKey,
+                  rocksdb::Slice(reinterpret_cast<const char*>(fact_key.data()), fact_key.size()));
+      if (!written.ok()) return RocksError("keeping the key of the hashed facts", written);
+    } else {
+      return RocksError("reading the key of the hashed facts", read);
+    }
+  }
   auto bags = BagLog::Open(options.path + "/bags");
   if (!bags) return std::unexpected(std::move(bags.error()));
-  return std::unique_ptr<ScanHistory>(new ScanHistory(
-      std::move(options), std::move(db), std::move(*bags), std::move(kept_ids), details_in_db));
+  return std::unique_ptr<ScanHistory>(new ScanHistory(std::move(options), std::move(db),
+                                                      std::move(*bags), std::move(kept_ids),
+                                                      details_in_db, fact_key));
 }
 
 ScanHistory::ScanHistory(ScanHistoryOptions options, std::unique_ptr<rocksdb::DB> db,
                          std::unique_ptr<BagLog> bags, std::deque<KeptId> kept_ids,
-                         bool details_in_db)
+                         bool details_in_db, FactKey fact_key)
     : options_(std::move(options)),
       db_(std::move(db)),
       bags_(std::move(bags)),
       write_(std::make_unique<rocksdb::WriteBatch>()),
       kept_ids_(std::move(kept_ids)),
-      details_in_db_(details_in_db) {
+      details_in_db_(details_in_db),
+      fact_key_(fact_key) {
   figures_.kept = kept_ids_.size();
   if (!kept_ids_.empty()) oldest_.assign(kept_ids_.front().begin(), kept_ids_.front().end());
   writer_ = std::thread([this] { WriterLoop(); });
@@ -452,7 +475,7 @@ std::expected<ScanPage, Error> ScanHistory::List(const ScanQuery& query) const {
   const auto in_window = [&](std::string_view id) {
     return id >= low && (high.empty() || id < high);
   };
-  const std::string hashed = query.text.empty() ? std::string() : HashedFact(query.text);
+  const std::string hashed = query.text.empty() ? std::string() : HashedFact(query.text, fact_key_);
 
   std::vector<ScanSummary> found;
   {

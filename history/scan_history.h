@@ -37,6 +37,7 @@
 
 #include "common/error.h"
 #include "history/bag_log.h"
+#include "history/fact_policy.h"
 #include "history/scan_codec.h"
 #include "history/scan_id.h"
 #include "history/scan_query.h"
@@ -113,6 +114,9 @@ class ScanHistory {
 
   [[nodiscard]] ScanHistoryFigures Figures() const;
   [[nodiscard]] const ScanHistoryOptions& options() const { return options_; }
+  // The key the facts and tokens kept as hashes are hashed with (fact_policy.h): made at random
+  // when the history was created, kept in it ("k"), the same after every restart.
+  [[nodiscard]] const FactKey& fact_key() const { return fact_key_; }
 
  private:
   // Work for the writer thread besides the queued scans, done in order with them.
@@ -125,7 +129,8 @@ class ScanHistory {
   using KeptId = std::array<char, kScanIdLength>;
 
   ScanHistory(ScanHistoryOptions options, std::unique_ptr<rocksdb::DB> db,
-              std::unique_ptr<BagLog> bags, std::deque<KeptId> kept_ids, bool details_in_db);
+              std::unique_ptr<BagLog> bags, std::deque<KeptId> kept_ids, bool details_in_db,
+              FactKey fact_key);
   void WriterLoop();
   void WriteBatch(std::vector<EncodedScan>& batch);
   // Starts a flush of what was written to memory only (on the writer thread).
@@ -156,6 +161,7 @@ class ScanHistory {
   // Whether some summaries are of format 1, with their details under keys of their own, which
   // the bounds then remove too. Writer thread only.
   bool details_in_db_ = false;
+  const FactKey fact_key_;
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;      // The writer: work or stop.

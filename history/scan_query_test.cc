@@ -7,6 +7,8 @@
 namespace nbspamd::history {
 namespace {
 
+const FactKey kKey{};  // Any key: the same on both sides.
+
 ScanSummary Newsletter() {
   return {.scan_id = "018bcfe5680012340000",
           .front_end = "milter",
@@ -15,12 +17,12 @@ ScanSummary Newsletter() {
           .verdict = "spam",
           .facts = {.message_id = "news-42@lists.example.org",
                     .from_domain = "Lists.Example.org",
-                    .subject = HashedFact("Our November newsletter"),
+                    .subject = HashedFact("Our November newsletter", kKey),
                     .recipients = ""}};
 }
 
 bool Match(const ScanQuery& query, const ScanSummary& summary) {
-  return Matches(query, HashedFact(query.text), summary);
+  return Matches(query, HashedFact(query.text, kKey), summary);
 }
 
 TEST(ScanQueryTest, EachFilterMustHold) {

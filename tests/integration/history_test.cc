@@ -103,6 +103,42 @@ TEST_F(HistoryTest, AClassifiedMessageIsListedAndExplainedWithItsFactsAsKept) {
   EXPECT_EQ(detail.at("verdict"), scan.at("verdict"));
 }
 
+// A fact kept as a hash does not show through the explanation: the Subject's words were in
+// clear among the tokens of /history/{id} ("subject:newsletter") while the Subject itself was a
+// hash. Now they are hashed after their prefix, with the history's own key, as the fact is; the
+// page and the /classify answer of the requester itself keep them.
+TEST_F(HistoryTest, AHashedSubjectDoesNotShowThroughTheExplanationTokens) {
+  DaemonProcess daemon = Start({"--history-keep-subject", "hash"});
+  HttpClient client(daemon.port());
+  TrainSeed(client);
+  // Subject words the model knows, so that they weigh in the explanation.
+  for (const auto& [label, text] :
+       {std::pair{"spam", "Subject: our newsletter offer\r\n\r\ncheap offer"},
+        std::pair{"spam", "Subject: newsletter prize\r\n\r\nprize money"},
+        std::pair{"ham", "Subject: script review\r\n\r\nreview notes"}}) {
+    ASSERT_EQ(client.Send(http::verb::post, std::string("/train?label=") + label, text).result(),
+              http::status::ok);
+  }
+  const std::string scan_id = ScanOf(client, "?explain=0", kNewsletter);
+  const json::value detail = client.GetJson("/history/" + scan_id);
+  int subject_tokens = 0;
+  for (const json::value& token : detail.at("explain").as_array()) {
+    const std::string text(token.at("token").as_string());
+    if (!text.starts_with("subject:")) continue;
+    ++subject_tokens;
+    EXPECT_EQ(text.size(), 8u + 17u) << text;
+    EXPECT_EQ(text[8], '#') << text;
+  }
+  EXPECT_GT(subject_tokens, 0) << "the subject's words weigh: they are there, hashed";
+  const std::string body = client.Send(http::verb::get, "/history/" + scan_id).body();
+  for (const char* word : {"subject:our", "subject:newsletter", "subject:script", "alert"}) {
+    EXPECT_EQ(body.find(word), std::string::npos) << word << " in " << body;
+  }
+  // The requester's own answer explains in clear.
+  const json::value own = client.PostJson("/classify?explain=1000", kNewsletter);
+  EXPECT_NE(json::serialize(own).find("subject:newsletter"), std::string::npos);
+}
+
 TEST_F(HistoryTest, FiltersAndPagesWalkTheWholeHistoryOnce) {
   DaemonProcess daemon = Start();
   HttpClient client(daemon.port());
