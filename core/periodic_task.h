@@ -5,11 +5,12 @@
 //   PeriodicTask task(std::chrono::hours(1), [&] { sweep.SweepOnce(); });
 //
 // Thread safety: `work` runs on the task's thread only, never twice at once. The destructor waits
-// for a run under way, then stops the thread. An exception `work` throws is logged; the next run
-// comes as usual.
+// for a run under way, then stops the thread. An exception `work` throws, of any type, is logged
+// (NoteHandlerException) and counted in BackgroundTaskExceptions; the next run comes as usual.
 #ifndef NBSPAMD_CORE_PERIODIC_TASK_H_
 #define NBSPAMD_CORE_PERIODIC_TASK_H_
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -17,6 +18,9 @@
 #include <thread>
 
 namespace nbspamd::core {
+
+// Exceptions the work of every PeriodicTask threw since start, for /metrics.
+[[nodiscard]] std::atomic<std::uint64_t>& BackgroundTaskExceptions();
 
 class PeriodicTask {
  public:

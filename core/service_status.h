@@ -47,6 +47,7 @@ struct ServiceStatus {
   std::vector<storage::StorageProperty> storage;          // The backend's own figures.
   storage::WriteHealth store_health;                      // Writable, and its write faults.
   std::uint64_t training_completion_exceptions = 0;       // TrainingWriter::CompletionExceptions.
+  std::uint64_t background_task_exceptions = 0;           // core::BackgroundTaskExceptions.
   std::optional<ClusterStatus> replication;               // With a training log only.
   std::optional<history::ScanHistoryFigures> history;     // With a scan history only.
   std::optional<AutolearnFigures> autolearn;              // With autolearn on only.

@@ -11,6 +11,7 @@
 
 #include "common/hex.h"
 #include "common/utf8.h"
+#include "core/periodic_task.h"
 #include "dump/dump_format.h"
 #include "history/body_digest.h"
 #include "model/user_layer.h"
@@ -182,6 +183,7 @@ ServiceStatus SpamFilter::Status() const {
   status.storage = StorageProperties();
   status.store_health = StoreHealth();
   status.training_completion_exceptions = TrainingCompletionExceptions();
+  status.background_task_exceptions = BackgroundTaskExceptions().load(std::memory_order_relaxed);
   status.replication = Cluster();
   if (const history::ScanHistory* history = History()) status.history = history->Figures();
   status.autolearn = Autolearn();

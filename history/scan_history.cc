@@ -13,6 +13,7 @@
 #include <optional>
 #include <utility>
 
+#include "common/handler_guard.h"
 #include "history/fact_policy.h"
 #include "history/scan_codec.h"
 #include "history/scan_id.h"
@@ -236,7 +237,9 @@ void ScanHistory::WriterLoop() {
       Task task = std::move(tasks_.front());
       tasks_.pop_front();
       lock.unlock();
-      task.run();
+      // A fault of the history never stops classification, nor this thread: noted, and the
+      // writer goes on with the next scans.
+      (void)GuardStep("history writer", "", writer_exceptions_, [&] { task.run(); });
       lock.lock();
     } else if (!queue_.empty()) {
       const std::size_t take = std::min(queue_.size(), kMaxBatch);
@@ -245,14 +248,21 @@ void ScanHistory::WriterLoop() {
       queue_.erase(queue_.begin(), queue_.begin() + static_cast<long>(take));
       taken_total_ += take;
       lock.unlock();
-      WriteBatch(writing_);
-      ApplyBounds();
-      const auto now = std::chrono::steady_clock::now();
-      if (!unpersisted_since_) {
-        unpersisted_since_ = now;
-      } else if (now - *unpersisted_since_ >= kPersistDelay) {
-        Persist();
+      const bool written_whole =
+          GuardStep("history writer", "", writer_exceptions_, [&] { WriteBatch(writing_); });
+      if (!written_whole) {
+        std::lock_guard counted(mutex_);
+        figures_.dropped += take;  // Some may be in the history: the bounds count them anyway.
       }
+      (void)GuardStep("history writer", "", writer_exceptions_, [&] {
+        ApplyBounds();
+        const auto now = std::chrono::steady_clock::now();
+        if (!unpersisted_since_) {
+          unpersisted_since_ = now;
+        } else if (now - *unpersisted_since_ >= kPersistDelay) {
+          Persist();
+        }
+      });
       // Freed without the lock, which a classifying thread may be waiting for: a thousand
       // scans' buffers, given back to the allocator's arenas of the threads that made them.
       lock.lock();
@@ -373,9 +383,17 @@ void ScanHistory::RunOnWriter(std::function<void()> task) {
   std::unique_lock lock(mutex_);
   bool done = false;
   tasks_.push_back({queued_total_, [&] {
+                      // Done whatever the task threw (the writer notes it): the caller never
+                      // waits for good.
+                      struct Done {
+                        ScanHistory& history;
+                        bool& done;
+                        ~Done() {
+                          std::lock_guard inner(history.mutex_);
+                          done = true;
+                        }
+                      } mark{*this, done};
                       task();
-                      std::lock_guard inner(mutex_);
-                      done = true;
                     }});
   wake_.notify_one();
   progress_.wait(lock, [&] { return done; });
@@ -605,7 +623,9 @@ std::expected<std::uint64_t, Error> ScanHistory::DeleteUser(std::string_view use
 
 ScanHistoryFigures ScanHistory::Figures() const {
   std::lock_guard lock(mutex_);
-  return figures_;
+  ScanHistoryFigures figures = figures_;
+  figures.writer_exceptions = writer_exceptions_.load(std::memory_order_relaxed);
+  return figures;
 }
 
 }  // namespace nbspamd::history

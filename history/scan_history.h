@@ -21,6 +21,7 @@
 #define NBSPAMD_HISTORY_SCAN_HISTORY_H_
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -68,6 +69,8 @@ struct ScanHistoryFigures {
   std::uint64_t expired = 0;       // Scans removed by the bounds.
   std::uint64_t write_errors = 0;  // Failed writes (their scans are counted in dropped).
   std::uint64_t kept = 0;          // Scans in the history now (written ones).
+  // Exceptions the writer thread caught (a bug, or out of memory): noted, and it went on.
+  std::uint64_t writer_exceptions = 0;
 };
 
 // One page of a listing, newest first. `next` is the cursor of the next page (ScanQuery::before),
@@ -162,6 +165,7 @@ class ScanHistory {
   // the bounds then remove too. Writer thread only.
   bool details_in_db_ = false;
   const FactKey fact_key_;
+  std::atomic<std::uint64_t> writer_exceptions_ = 0;  // ScanHistoryFigures::writer_exceptions.
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;      // The writer: work or stop.

@@ -210,6 +210,10 @@ std::string_view InternalErrorName(InternalError where) {
       return "cluster_completion";
     case InternalError::kClusterReport:
       return "cluster_report";
+    case InternalError::kBackgroundTask:
+      return "background_task";
+    case InternalError::kHistoryWriter:
+      return "history_writer";
   }
   return "unknown";
 }
@@ -341,6 +345,12 @@ std::string Metrics::Render(const core::ServiceStatus& status, std::string_view 
   }
   internal[static_cast<std::size_t>(InternalError::kTrainingCompletion)] =
       status.training_completion_exceptions;
+  internal[static_cast<std::size_t>(InternalError::kBackgroundTask)] =
+      status.background_task_exceptions;
+  if (status.history) {
+    internal[static_cast<std::size_t>(InternalError::kHistoryWriter)] =
+        status.history->writer_exceptions;
+  }
   if (status.replication) {
     internal[static_cast<std::size_t>(InternalError::kClusterCompletion)] =
         status.replication->completion_exceptions;

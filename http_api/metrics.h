@@ -40,9 +40,11 @@ enum class InternalError {
   kTrainingCompletion,  // A training completion threw (TrainingWriter).
   kClusterCompletion,   // A cluster training completion threw (ClusterReplicator).
   kClusterReport,       // A position report or a trim read failed (ClusterReplicator).
+  kBackgroundTask,      // A periodic background pass threw (core::PeriodicTask).
+  kHistoryWriter,       // The scan history's writer thread caught an exception.
 };
 inline constexpr std::size_t kInternalErrorCount =
-    static_cast<std::size_t>(InternalError::kClusterReport) + 1;
+    static_cast<std::size_t>(InternalError::kHistoryWriter) + 1;
 // Its label value: "http_session", "io_thread", ...
 [[nodiscard]] std::string_view InternalErrorName(InternalError where);
 

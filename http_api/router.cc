@@ -15,6 +15,7 @@
 #include <string>
 #include <utility>
 
+#include "common/handler_guard.h"
 #include "common/log.h"
 #include "common/version.h"
 #include "core/readiness.h"
@@ -172,9 +173,15 @@ void Router::HandleAsync(const Request& request, Respond respond) const {
   std::optional<Response> response;
   try {
     response = Handler(filter_, options_, limiter_, metrics_, request, pending).Run();
-  } catch (const std::exception& e) {
-    // A bug or an allocation failure: never let it escape into the connection.
-    response = ErrorResponse(nbspamd::Error{ErrorCode::kInternal, e.what()}, version);
+  } catch (...) {
+    // A bug or an allocation failure, of whatever type: never let it escape into the connection,
+    // and answer it (the in-flight slot goes back with the answer).
+    NoteHandlerException("http request", request["X-Request-Id"],
+                         metrics_.HandlerExceptions(InternalError::kHttpConnection));
+    response = ErrorResponse(
+        nbspamd::Error{ErrorCode::kInternal, "the request failed inside the daemon (logged)"},
+        version);
+    // The answer goes out below, unless the endpoint had passed `pending` on already.
   }
   // Answered now, unless an endpoint passed `pending` on to SpamFilter, whose asynchronous calls
   // answer exactly once, also when they fail.

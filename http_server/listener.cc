@@ -3,6 +3,7 @@
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/strand.hpp>
 
+#include "common/handler_guard.h"
 #include "common/log.h"
 #include "common/tcp_listen.h"
 #include "http_server/connection.h"
@@ -65,15 +66,22 @@ void HttpListener::DoAccept() {
       ReportIncident(self->on_incident_, {"http", IncidentKind::kAcceptFailed, ec.message()});
       self->retry_timer_.expires_after(std::chrono::milliseconds(100));
       return self->retry_timer_.async_wait([self](boost::system::error_code) { self->DoAccept(); });
-    } else if (self->tls_) {
-      std::make_shared<TlsHttpConnection>(std::move(socket), *self->tls_, self->router_,
-                                          self->limits_, self->registry_)
-          ->Run();
-    } else {
-      std::make_shared<PlainHttpConnection>(std::move(socket), self->router_, self->limits_,
-                                            self->registry_)
-          ->Run();
     }
+    // A connection that cannot be set up (out of memory, a socket option refused) is dropped and
+    // noted; accepting goes on whatever it threw.
+    (void)GuardStep(
+        "http accept", "",
+        self->router_.metrics().HandlerExceptions(http_api::InternalError::kHttpConnection), [&] {
+          if (self->tls_) {
+            std::make_shared<TlsHttpConnection>(std::move(socket), *self->tls_, self->router_,
+                                                self->limits_, self->registry_)
+                ->Run();
+          } else {
+            std::make_shared<PlainHttpConnection>(std::move(socket), self->router_, self->limits_,
+                                                  self->registry_)
+                ->Run();
+          }
+        });
     self->DoAccept();
   });
 }

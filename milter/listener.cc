@@ -109,13 +109,22 @@ void MilterListener::DoAccept() {
       return self->retry_timer_.async_wait([self](boost::system::error_code) { self->DoAccept(); });
     }
     auto registry = self->registry_;
-    // Registered before it runs, removed when it is destroyed.
-    auto connection = std::make_shared<MilterConnection>(
-        std::move(socket), self->context_,
-        [registry](MilterConnection* closed) { registry->Remove(closed); });
-    // Not served when a stop came first: the socket closes with the connection.
-    if (!registry->Add(connection.get(), connection)) return;
-    connection->Run();
+    bool stopped = false;
+    // A connection that cannot be set up is dropped and noted; accepting goes on whatever it
+    // threw.
+    (void)GuardStep("milter accept", "", self->context_->counters->internal_errors, [&] {
+      // Registered before it runs, removed when it is destroyed.
+      auto connection = std::make_shared<MilterConnection>(
+          std::move(socket), self->context_,
+          [registry](MilterConnection* closed) { registry->Remove(closed); });
+      // Not served when a stop came first: the socket closes with the connection.
+      if (!registry->Add(connection.get(), connection)) {
+        stopped = true;
+        return;
+      }
+      connection->Run();
+    });
+    if (stopped) return;
     self->DoAccept();
   });
 }

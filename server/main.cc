@@ -223,5 +223,8 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "nbspamd: fatal: %s\n", e.what());
     return 1;
+  } catch (...) {
+    std::fprintf(stderr, "nbspamd: fatal: an exception of unknown type\n");
+    return 1;
   }
 }
