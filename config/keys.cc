@@ -524,7 +524,13 @@ constexpr std::array kKeys = {
     StringKey<&Settings::tls_key_file, true>("tls_key_file", "FILE",
                                              "PEM private key of tls_cert_file's certificate."),
     UnsignedKey<&Settings::max_in_flight, 1, 1000000>(
-        "max_in_flight", "N", "Requests handled at once; more get 503 at once."),
+        "max_in_flight", "N",
+        "Requests handled at once (HTTP), or messages queued for a worker (milter, spamd); more "
+        "are refused at once."),
+    UnsignedKey<&Settings::max_in_flight_bytes, std::uint64_t{1} << 20, std::uint64_t{1} << 40>(
+        "max_in_flight_bytes", "BYTES",
+        "Bytes of messages the milter and spamd front ends each hold for their workers; more "
+        "are refused at once."),
     Key{.name = "train_rate_limit",
         .metavar = "PER_SECOND",
         .help = "Training requests a second per token (a burst of one second's worth); 0 = none.",

@@ -51,6 +51,7 @@
 //   http_hosts                names separated by commas, or "*"
 //   tls_cert_file, tls_key_file  paths or "" (both or neither: HTTPS on `listen`)
 //   max_in_flight             1..1000000
+//   max_in_flight_bytes       1 MiB..1 TiB
 //   train_rate_limit          finite, >= 0
 //   log_level                 debug, info, warning or error
 //   log_format                logfmt or json
@@ -247,6 +248,10 @@ struct Settings {
   std::string tls_key_file;
   // Requests being handled at once beyond which new ones get 503 at once.
   unsigned max_in_flight = 512;
+  // The bytes of the messages the milter and spamd front ends hold waiting for or in a worker
+  // (each front end its own); over it, or over max_in_flight messages, a message is refused at
+  // once (common/admission.h).
+  std::uint64_t max_in_flight_bytes = std::uint64_t{256} << 20;
   // /train and /forget requests a second per source (token name); beyond it 429. 0 = no limit.
   double train_rate_limit = 0;
   // Log events of this level and above: "debug" (adds a line per request), "info", "warning",

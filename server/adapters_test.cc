@@ -8,8 +8,10 @@
 #include <atomic>
 #include <boost/asio/post.hpp>
 #include <chrono>
+#include <condition_variable>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -23,17 +25,43 @@
 namespace nbspamd::server {
 namespace {
 
-// A real store whose Read throws an int (no std::exception) while armed.
+// A real store whose Read throws an int (no std::exception) while armed, and waits while closed
+// (a worker held busy).
 class ThrowingStore final : public storage::testing::ForwardingStore {
  public:
   model::Snapshot Read(std::span<const BagEntry> entries) const override {
     if (armed_) throw 42;
+    {
+      std::unique_lock lock(gate_mutex_);
+      ++readers_;
+      gate_changed_.notify_all();
+      gate_changed_.wait(lock, [this] { return open_; });
+    }
     return ForwardingStore::Read(entries);
   }
   void Arm(bool armed) { armed_ = armed; }
+  void Close() {
+    std::lock_guard lock(gate_mutex_);
+    open_ = false;
+    readers_ = 0;
+  }
+  void Open() {
+    std::lock_guard lock(gate_mutex_);
+    open_ = true;
+    gate_changed_.notify_all();
+  }
+  // Waits until a reader is held at the closed gate.
+  void WaitForReader() {
+    std::unique_lock lock(gate_mutex_);
+    gate_changed_.wait(lock, [this] { return readers_ > 0; });
+  }
 
  private:
   std::atomic<bool> armed_ = false;
+  mutable std::mutex gate_mutex_;
+  mutable std::condition_variable gate_changed_;
+  bool open_ = true;
+  mutable int readers_ = 0;
 };
 
 constexpr std::string_view kSpam = "Subject: cheap pills\n\ncheap pills winner prize casino\n";
@@ -59,6 +87,53 @@ template <class T>
 std::optional<T> Wait(std::future<T>& future) {
   if (future.wait_for(std::chrono::seconds(10)) != std::future_status::ready) return std::nullopt;
   return future.get();
+}
+
+// Admission: with one worker held busy and room for two messages, the third is refused at once
+// with kUnavailable (the milter's fail mode, spamd's EX_TEMPFAIL), and the two are served once the
+// worker is free. Unbounded before: every message waited in the pool's queue.
+TEST_F(AdapterTest, MilterAndSpamdRefuseAtOnceOverTheirLimits) {
+  const AdmissionLimits limits{.max_requests = 2, .max_bytes = 1 << 20};
+  MilterCoreAdapter milter_backend(*filter_, 1, false, limits);
+  SpamdCoreAdapter spamd_backend(*filter_, 1, {}, false, limits);
+  store_->Close();
+  std::promise<std::expected<milter::MilterVerdict, Error>> first, second, third;
+  milter_backend.ClassifyAsync(std::string(kSpam), {},
+                               [&](auto v) { first.set_value(std::move(v)); });
+  store_->WaitForReader();
+  milter_backend.ClassifyAsync(std::string(kSpam), {},
+                               [&](auto v) { second.set_value(std::move(v)); });
+  milter_backend.ClassifyAsync(std::string(kSpam), {},
+                               [&](auto v) { third.set_value(std::move(v)); });
+  auto refused = third.get_future();
+  ASSERT_EQ(refused.wait_for(std::chrono::seconds(0)), std::future_status::ready) << "at once";
+  const auto refusal = refused.get();
+  ASSERT_FALSE(refusal.has_value());
+  EXPECT_EQ(refusal.error().code, ErrorCode::kUnavailable) << refusal.error().message;
+  EXPECT_EQ(milter_backend.Refused(), 1u);
+
+  std::promise<std::expected<spamd::SpamdVerdict, Error>> held, queued, over;
+  spamd_backend.ClassifyAsync(kSpam, {}, [&](auto v) { held.set_value(std::move(v)); });
+  spamd_backend.ClassifyAsync(kSpam, {}, [&](auto v) { queued.set_value(std::move(v)); });
+  spamd_backend.ClassifyAsync(kSpam, {}, [&](auto v) { over.set_value(std::move(v)); });
+  auto spamd_refused = over.get_future();
+  ASSERT_EQ(spamd_refused.wait_for(std::chrono::seconds(0)), std::future_status::ready);
+  EXPECT_EQ(spamd_refused.get().error().code, ErrorCode::kUnavailable);
+  EXPECT_EQ(spamd_backend.Refused(), 1u);
+
+  store_->Open();
+  for (auto* promise : {&first, &second}) {
+    auto future = promise->get_future();
+    const auto verdict = Wait(future);
+    ASSERT_TRUE(verdict.has_value()) << "never answered";
+    EXPECT_TRUE(verdict->has_value()) << verdict->error().message;
+  }
+  for (auto* promise : {&held, &queued}) {
+    auto future = promise->get_future();
+    const auto verdict = Wait(future);
+    ASSERT_TRUE(verdict.has_value()) << "never answered";
+    EXPECT_TRUE(verdict->has_value()) << verdict->error().message;
+  }
 }
 
 TEST_F(AdapterTest, MilterAnswersANonStandardExceptionAsAnInternalError) {

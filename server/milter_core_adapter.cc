@@ -24,15 +24,28 @@ std::optional<std::string> MilterUserOf(const milter::MessageContext& context) {
   return user;
 }
 
-MilterCoreAdapter::MilterCoreAdapter(core::SpamFilter& filter, unsigned workers, bool user_layers)
-    : filter_(filter), user_layers_(user_layers), pool_(workers == 0 ? 1 : workers) {}
+MilterCoreAdapter::MilterCoreAdapter(core::SpamFilter& filter, unsigned workers, bool user_layers,
+                                     AdmissionLimits limits)
+    : filter_(filter),
+      user_layers_(user_layers),
+      admission_(limits),
+      pool_(workers == 0 ? 1 : workers) {}
 
 MilterCoreAdapter::~MilterCoreAdapter() { Stop(); }
 
 void MilterCoreAdapter::ClassifyAsync(std::string message, milter::MessageContext context,
                                       milter::ClassifyDone done) {
+  std::optional<Admission::Ticket> ticket = admission_.TryAdmit(message.size());
+  if (!ticket) {  // Over the limits: answered at once, and the connection's fail mode applies.
+    return RunAndAnswer(
+        "milter classification", exceptions_,
+        [&]() -> std::expected<milter::MilterVerdict, Error> {
+          return std::unexpected(admission_.Refusal("milter"));
+        },
+        done);
+  }
   boost::asio::post(pool_, [this, message = std::move(message), context = std::move(context),
-                            done = std::move(done)]() mutable {
+                            done = std::move(done), ticket = std::move(*ticket)]() mutable {
     RunAndAnswer(
         "milter classification", exceptions_,
         [&]() -> std::expected<milter::MilterVerdict, Error> {

@@ -25,6 +25,7 @@
 #include <optional>
 #include <string>
 
+#include "common/admission.h"
 #include "core/spam_filter.h"
 #include "milter/backend.h"
 #include "milter/counters.h"
@@ -35,8 +36,11 @@ namespace nbspamd::server {
 // the milter listener has stopped.
 class MilterCoreAdapter final : public milter::MilterBackend {
  public:
-  // REQUIRES: `filter` outlives this; workers >= 1.
-  MilterCoreAdapter(core::SpamFilter& filter, unsigned workers, bool user_layers = false);
+  // REQUIRES: `filter` outlives this; workers >= 1. `limits`: the messages and bytes waiting for
+  // or in classification at once (common/admission.h); beyond them a message is answered
+  // kUnavailable at once, and the connection applies its fail mode.
+  MilterCoreAdapter(core::SpamFilter& filter, unsigned workers, bool user_layers = false,
+                    AdmissionLimits limits = {});
   ~MilterCoreAdapter() override;
 
   // Classifies on a worker. The message is known as its Message-ID when SpamFilter::ValidateId
@@ -52,11 +56,14 @@ class MilterCoreAdapter final : public milter::MilterBackend {
   // Exceptions caught in the work for a message or in its answer (common/handler_guard.h): each
   // is a bug, answered as kInternal, noted in the log.
   [[nodiscard]] std::uint64_t Exceptions() const { return exceptions_.load(); }
+  // Messages refused for being over the limits, since start.
+  [[nodiscard]] std::uint64_t Refused() const { return admission_.Refused(); }
 
  private:
   core::SpamFilter& filter_;
   const bool user_layers_;
   std::atomic<std::uint64_t> exceptions_ = 0;
+  Admission admission_;
   boost::asio::thread_pool pool_;  // Last: joined (by Stop) before the members above go.
 };
 

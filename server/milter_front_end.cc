@@ -106,7 +106,10 @@ std::expected<void, Error> MilterFrontEnd::Start(const config::Settings& setting
   }
   const unsigned workers =
       settings.threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : settings.threads;
-  backend_ = std::make_unique<MilterCoreAdapter>(filter, workers, settings.milter_user_layers);
+  backend_ = std::make_unique<MilterCoreAdapter>(
+      filter, workers, settings.milter_user_layers,
+      AdmissionLimits{.max_requests = settings.max_in_flight,
+                      .max_bytes = settings.max_in_flight_bytes});
   context->backend = backend_.get();
   context->counters = &counters_;
   context->on_incident = LogIncident;

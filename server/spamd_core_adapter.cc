@@ -12,11 +12,26 @@
 namespace nbspamd::server {
 
 SpamdCoreAdapter::SpamdCoreAdapter(core::SpamFilter& filter, unsigned workers,
-                                   FeedbackHook on_feedback, bool user_layers)
+                                   FeedbackHook on_feedback, bool user_layers,
+                                   AdmissionLimits limits)
     : filter_(filter),
       on_feedback_(std::move(on_feedback)),
       user_layers_(user_layers),
+      admission_(limits),
       pool_(workers == 0 ? 1 : workers) {}
+
+namespace {
+
+// Answers `done` with the admission's refusal, at once.
+template <class Result, class Done>
+void Refuse(const Admission& admission, std::atomic<std::uint64_t>& exceptions, Done& done) {
+  RunAndAnswer(
+      "spamd admission", exceptions,
+      [&]() -> std::expected<Result, Error> { return std::unexpected(admission.Refusal("spamd")); },
+      done);
+}
+
+}  // namespace
 
 std::optional<std::string> SpamdCoreAdapter::UserOf(const spamd::RequestContext& context) const {
   if (!user_layers_ || context.user.empty()) return std::nullopt;
@@ -27,9 +42,12 @@ SpamdCoreAdapter::~SpamdCoreAdapter() { Stop(); }
 
 void SpamdCoreAdapter::ClassifyAsync(std::string_view message, const spamd::RequestContext& context,
                                      spamd::ClassifyDone done) {
+  std::optional<Admission::Ticket> ticket = admission_.TryAdmit(message.size());
+  if (!ticket) return Refuse<spamd::SpamdVerdict>(admission_, exceptions_, done);
   // spamd's User header is the mailbox spamc delivers for: the recipient the history keeps.
   boost::asio::post(pool_, [this, message = std::string(message), user = UserOf(context),
-                            recipient = context.user, done = std::move(done)]() mutable {
+                            recipient = context.user, done = std::move(done),
+                            ticket = std::move(*ticket)]() mutable {
     RunAndAnswer(
         "spamd classification", exceptions_,
         [&]() -> std::expected<spamd::SpamdVerdict, Error> {
@@ -51,8 +69,11 @@ void SpamdCoreAdapter::ClassifyAsync(std::string_view message, const spamd::Requ
 
 void SpamdCoreAdapter::LearnAsync(std::string_view message, spamd::SpamdLabel label,
                                   const spamd::RequestContext& context, spamd::TellDone done) {
+  std::optional<Admission::Ticket> ticket = admission_.TryAdmit(message.size());
+  if (!ticket) return Refuse<spamd::SpamdTellOutcome>(admission_, exceptions_, done);
   boost::asio::post(pool_, [this, message = std::string(message), label, source = context.source,
-                            user = UserOf(context), done = std::move(done)]() mutable {
+                            user = UserOf(context), done = std::move(done),
+                            ticket = std::move(*ticket)]() mutable {
     // Answered once: by the core's completion, or here when the core throws before taking it.
     auto answer =
         std::make_shared<AnswerOnce<spamd::TellDone>>("spamd tell", exceptions_, std::move(done));
@@ -94,8 +115,11 @@ void SpamdCoreAdapter::LearnAsync(std::string_view message, spamd::SpamdLabel la
 
 void SpamdCoreAdapter::ForgetAsync(std::string_view message, const spamd::RequestContext& context,
                                    spamd::TellDone done) {
+  std::optional<Admission::Ticket> ticket = admission_.TryAdmit(message.size());
+  if (!ticket) return Refuse<spamd::SpamdTellOutcome>(admission_, exceptions_, done);
   boost::asio::post(pool_, [this, message = std::string(message), user = UserOf(context),
-                            source = context.source, done = std::move(done)]() mutable {
+                            source = context.source, done = std::move(done),
+                            ticket = std::move(*ticket)]() mutable {
     auto answer =
         std::make_shared<AnswerOnce<spamd::TellDone>>("spamd tell", exceptions_, std::move(done));
     RunAndAnswer(

@@ -28,6 +28,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/admission.h"
 #include "core/spam_filter.h"
 #include "spamd/backend.h"
 #include "spamd/connection_registry.h"
@@ -42,9 +43,11 @@ class SpamdCoreAdapter final : public spamd::SpamdBackend {
   // (core::TrainOutcome::feedback), on the writer's thread; must be thread-safe and not block.
   using FeedbackHook = std::function<void(core::Feedback)>;
 
-  // REQUIRES: `filter` outlives this; workers >= 1.
+  // REQUIRES: `filter` outlives this; workers >= 1. `limits`: the requests and bytes waiting
+  // for or in a worker at once (common/admission.h); beyond them a request is answered
+  // kUnavailable at once (EX_TEMPFAIL).
   SpamdCoreAdapter(core::SpamFilter& filter, unsigned workers, FeedbackHook on_feedback = {},
-                   bool user_layers = false);
+                   bool user_layers = false, AdmissionLimits limits = {});
   ~SpamdCoreAdapter() override;
 
   // Errors: the core's (kFailedPrecondition before anything was learned, kInvalidArgument for an
@@ -64,6 +67,8 @@ class SpamdCoreAdapter final : public spamd::SpamdBackend {
   // Exceptions caught in the work for a request, in its answer or in the feedback hook
   // (common/handler_guard.h): each is a bug; the request is answered all the same.
   [[nodiscard]] std::uint64_t Exceptions() const { return exceptions_.load(); }
+  // Requests refused for being over the limits, since start.
+  [[nodiscard]] std::uint64_t Refused() const { return admission_.Refused(); }
 
  private:
   // The user layer a request names: its User header with user layers on, else none.
@@ -73,6 +78,7 @@ class SpamdCoreAdapter final : public spamd::SpamdBackend {
   FeedbackHook on_feedback_;
   const bool user_layers_;
   std::atomic<std::uint64_t> exceptions_ = 0;
+  Admission admission_;
   boost::asio::thread_pool pool_;  // Last: joined (by Stop) before the members above go.
 };
 

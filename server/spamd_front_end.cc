@@ -31,8 +31,10 @@ std::expected<void, Error> SpamdFrontEnd::Start(const config::Settings& settings
   options.on_incident = LogIncident;
   const unsigned workers =
       settings.threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : settings.threads;
-  backend_ = std::make_unique<SpamdCoreAdapter>(filter, workers, std::move(on_feedback),
-                                                settings.spamd_user_layers);
+  backend_ = std::make_unique<SpamdCoreAdapter>(
+      filter, workers, std::move(on_feedback), settings.spamd_user_layers,
+      AdmissionLimits{.max_requests = settings.max_in_flight,
+                      .max_bytes = settings.max_in_flight_bytes});
   auto listener = spamd::SpamdListener::Create(
       io_.context(), boost::asio::ip::tcp::endpoint(address, settings.spamd_listen_port), *backend_,
       std::move(options));
