@@ -301,9 +301,15 @@ EncodedScan::EncodedScan(const ScanRecord& record) {
 }
 
 std::expected<ScanSummary, Error> EncodedScan::DecodeSummary() const {
-  Reader in(summary().substr(1));  // After the format byte.
+  return DecodeSummary(id(), summary());
+}
+
+std::expected<ScanSummary, Error> EncodedScan::DecodeSummary(std::string_view id,
+                                                             std::string_view summary_bytes) {
+  if (summary_bytes.empty()) return Malformed("summary");
+  Reader in(summary_bytes.substr(1));  // After the format byte.
   ScanSummary summary;
-  summary.scan_id = std::string(id());
+  summary.scan_id = std::string(id);
   if (!ReadSummaryFields(in, summary) || !in.done()) return Malformed("summary");
   return summary;
 }

@@ -81,6 +81,9 @@ class EncodedScan {
   }
   // Errors: as DecodeScanSummary (never for a scan encoded here).
   [[nodiscard]] std::expected<ScanSummary, Error> DecodeSummary() const;
+  // DecodeSummary of a copy of id() and summary(), taken while the scan was at hand.
+  [[nodiscard]] static std::expected<ScanSummary, Error> DecodeSummary(std::string_view id,
+                                                                       std::string_view summary);
   [[nodiscard]] std::expected<ScanRecord, Error> Decode() const;
 
  private:

@@ -496,21 +496,23 @@ std::expected<ScanPage, Error> ScanHistory::List(const ScanQuery& query) const {
   const std::string hashed = query.text.empty() ? std::string() : HashedFact(query.text, fact_key_);
 
   std::vector<ScanSummary> found;
+  // The scans not yet written: under the lock only a copy of their ids and summaries (a few
+  // hundred bytes each), so that a listing never holds up the classifications that queue scans;
+  // decoded and matched after.
+  std::vector<std::pair<std::string, std::string>> unwritten;
   {
     std::lock_guard lock(mutex_);
-    const auto add = [&](const EncodedScan& scan) -> std::expected<void, Error> {
-      if (!in_window(scan.id())) return {};
-      auto summary = scan.DecodeSummary();
-      if (!summary) return std::unexpected(std::move(summary.error()));
-      if (Matches(query, hashed, *summary)) found.push_back(std::move(*summary));
-      return {};
+    unwritten.reserve(writing_.size() + queue_.size());
+    const auto copy = [&](const EncodedScan& scan) {
+      if (in_window(scan.id())) unwritten.emplace_back(scan.id(), scan.summary());
     };
-    for (const EncodedScan& scan : writing_) {
-      if (auto added = add(scan); !added) return std::unexpected(std::move(added.error()));
-    }
-    for (const EncodedScan& scan : queue_) {
-      if (auto added = add(scan); !added) return std::unexpected(std::move(added.error()));
-    }
+    std::ranges::for_each(writing_, copy);
+    std::ranges::for_each(queue_, copy);
+  }
+  for (const auto& [id, summary_bytes] : unwritten) {
+    auto summary = EncodedScan::DecodeSummary(id, summary_bytes);
+    if (!summary) return std::unexpected(std::move(summary.error()));
+    if (Matches(query, hashed, *summary)) found.push_back(std::move(*summary));
   }
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
   it->SeekForPrev(high.empty() ? std::string(1, kSummaryKind + 1) : Key(kSummaryKind, high));
