@@ -417,17 +417,21 @@ std::expected<void, Error> SpamFilter::EnableReplication(TrainingLogStart start)
 void SpamFilter::DeleteUserAsync(std::string_view user, DeleteUserDone done) {
   if (auto ok = model::CheckUserId(user); !ok) return done(std::unexpected(std::move(ok.error())));
   if (history::ScanHistory* history = history_.load(std::memory_order_acquire)) {
-    // The user's scans go once the layer has: on the writer's thread (a pass over the history).
+    // The user's scans go once the layer has, on the history's own writer thread (a pass over
+    // the history): the training writer is free at once, and the answer comes when both are
+    // gone.
     done = [history, user = std::string(user),
             done = std::move(done)](std::expected<void, Error> deleted) mutable {
-      if (deleted) {
-        if (auto scans = history->DeleteUser(user); !scans) {
-          deleted =
-              MakeError(ErrorCode::kInternal, "the user's layer is deleted, but not their scans: " +
-                                                  scans.error().message);
+      if (!deleted) return done(std::move(deleted));
+      history->DeleteUserAsync(user, [done = std::make_shared<DeleteUserDone>(std::move(done))](
+                                         std::expected<std::uint64_t, Error> scans) {
+        if (!scans) {
+          return (*done)(MakeError(
+              ErrorCode::kInternal,
+              "the user's layer is deleted, but not their scans: " + scans.error().message));
         }
-      }
-      done(std::move(deleted));
+        (*done)({});
+      });
     };
   }
   if (replication_) {

@@ -4,10 +4,12 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <system_error>
+#include <tuple>
 #include <utility>
 
 #include "history/scan_id.h"
@@ -200,6 +202,34 @@ std::expected<void, Error> BagLog::Erase(const BagLocation& where) {
   const int error = errno;
   ::close(fd);
   if (!ok) return FileError("cannot erase a bag in", path, error);
+  return {};
+}
+
+std::expected<void, Error> BagLog::EraseAll(std::vector<BagLocation> where) {
+  std::ranges::sort(where, {},
+                    [](const BagLocation& at) { return std::tie(at.segment, at.offset); });
+  for (std::size_t begin = 0; begin < where.size();) {
+    std::size_t end = begin;
+    while (end < where.size() && where[end].segment == where[begin].segment) ++end;
+    const std::string path = PathOf(where[begin].segment);
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) {
+      if (errno != ENOENT) return FileError("cannot open", path, errno);
+      begin = end;  // Dropped with old scans: nothing left to erase.
+      continue;
+    }
+    bool ok = true;
+    for (std::size_t i = begin; ok && i < end; ++i) {
+      const std::string zeros(where[i].size, '\0');
+      ok = WriteFully(fd, zeros.data(), zeros.size(), where[i].offset + kHeaderBytes,
+                      /*append=*/false);
+    }
+    ok = ok && ::fdatasync(fd) == 0;
+    const int error = errno;
+    ::close(fd);
+    if (!ok) return FileError("cannot erase bags in", path, error);
+    begin = end;
+  }
   return {};
 }
 

@@ -23,6 +23,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/error.h"
 
@@ -65,6 +66,10 @@ class BagLog {
   // kNotFound when its segment is gone (nothing left to erase is not an error for callers that
   // ignore it), kUnavailable for a failed write.
   [[nodiscard]] std::expected<void, Error> Erase(const BagLocation& where);
+  // Erase of every location of `where`, each segment opened and synced once (a deleted user's
+  // bags: one fdatasync a segment, not a bag). Segments gone are skipped. Errors: as Erase's
+  // kUnavailable, at the first failed segment.
+  [[nodiscard]] std::expected<void, Error> EraseAll(std::vector<BagLocation> where);
 
   // The payload at `where`. Errors: kNotFound when its segment is gone (dropped with old scans);
   // kDataLoss when the record there is not that payload (erased, cut, corrupt); kUnavailable

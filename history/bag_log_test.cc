@@ -67,6 +67,39 @@ TEST(BagLogTest, AnErasedCutOrWrongRecordIsDataLossAndAMissingSegmentNotFound) {
   EXPECT_EQ((*log)->Erase(elsewhere).error().code, ErrorCode::kNotFound);
 }
 
+// A deleted user's bags, in two segments and out of order, with one of a segment gone: each
+// erased (zeros on disk), the others read back, the gone segment skipped.
+TEST(BagLogTest, EraseAllErasesEveryBagOfEverySegmentAndSkipsGoneSegments) {
+  TempDir dir;
+  std::vector<BagLocation> erase;
+  BagLocation kept;
+  {
+    auto log = BagLog::Open(dir.path().string());
+    ASSERT_TRUE(log);
+    erase.push_back((*log)->Append(IdAt(0), "alice secret one"));
+    kept = (*log)->Append(IdAt(0), "bob stays");
+    erase.push_back((*log)->Append(IdAt(0), "alice secret two"));
+    ASSERT_TRUE((*log)->Write());
+  }
+  auto log = BagLog::Open(dir.path().string());  // A new segment for what comes next.
+  ASSERT_TRUE(log);
+  erase.insert(erase.begin(), (*log)->Append(IdAt(1), "alice secret three"));
+  ASSERT_TRUE((*log)->Write());
+  BagLocation gone = erase.back();
+  gone.segment = IdAt(99);
+  erase.push_back(gone);
+  ASSERT_TRUE((*log)->EraseAll(erase));
+  for (std::size_t i = 0; i + 1 < erase.size(); ++i) {
+    EXPECT_EQ((*log)->Read(erase[i]).error().code, ErrorCode::kDataLoss) << i;
+  }
+  EXPECT_EQ((*log)->Read(kept).value_or(""), "bob stays");
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    std::ifstream file(entry.path(), std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(file)), {});
+    EXPECT_EQ(bytes.find("alice"), std::string::npos) << entry.path();
+  }
+}
+
 TEST(BagLogTest, ASegmentGoesOnceAllItsScansAreOlderThanTheOldestKept) {
   TempDir dir;
   std::vector<BagLocation> segments;

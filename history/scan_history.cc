@@ -555,9 +555,30 @@ std::expected<ScanPage, Error> ScanHistory::List(const ScanQuery& query) const {
 
 std::expected<std::uint64_t, Error> ScanHistory::DeleteUser(std::string_view user) {
   std::expected<std::uint64_t, Error> result = 0;
-  RunOnWriter([&] {
+  RunOnWriter([&] { result = DeleteUserOnWriter(user); });
+  return result;
+}
+
+void ScanHistory::DeleteUserAsync(std::string user, DeleteUserDone done) {
+  {
+    std::lock_guard lock(mutex_);
+    tasks_.push_back({queued_total_, [this, user = std::move(user), done = std::move(done)] {
+                        std::expected<std::uint64_t, Error> result =
+                            MakeError(ErrorCode::kInternal, "deleting the scans failed (logged)");
+                        (void)GuardStep("history writer", "", writer_exceptions_,
+                                        [&] { result = DeleteUserOnWriter(user); });
+                        done(std::move(result));  // A throw here: noted by the writer loop.
+                      }});
+  }
+  wake_.notify_one();
+}
+
+std::expected<std::uint64_t, Error> ScanHistory::DeleteUserOnWriter(std::string_view user) {
+  std::expected<std::uint64_t, Error> result = 0;
+  {
     std::uint64_t removed = 0;
     std::vector<KeptId> removed_ids;
+    std::vector<BagLocation> erased;  // Erased together: one sync a segment.
     rocksdb::WriteBatch write;
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
     for (it->Seek(std::string(1, kSummaryKind));
@@ -580,17 +601,15 @@ std::expected<std::uint64_t, Error> ScanHistory::DeleteUser(std::string_view use
           if (auto old = DecodeScanDetail(detail); old) in_log = old->bag_location;
         }
       }
-      if (in_log) {
-        if (auto erased = bags_->Erase(*in_log);
-            !erased && erased.error().code != ErrorCode::kNotFound) {
-          result = std::unexpected(std::move(erased.error()));
-          return;
-        }
-      }
+      if (in_log) erased.push_back(*in_log);
     }
     if (!it->status().ok()) {
       result = RocksError("reading the scans", it->status());
-      return;
+      return result;
+    }
+    if (auto done = bags_->EraseAll(std::move(erased)); !done) {
+      result = std::unexpected(std::move(done.error()));
+      return result;
     }
     if (removed > 0) {
       // Every table to disk before DeleteUser returns: a user's deleted scans never come back
@@ -601,7 +620,7 @@ std::expected<std::uint64_t, Error> ScanHistory::DeleteUser(std::string_view use
       if (status.ok()) status = db_->Flush(rocksdb::FlushOptions());
       if (!status.ok()) {
         result = RocksError("removing a user's scans", status);
-        return;
+        return result;
       }
       unpersisted_since_.reset();
       // In key order, as kept_ids_.
@@ -619,7 +638,7 @@ std::expected<std::uint64_t, Error> ScanHistory::DeleteUser(std::string_view use
     oldest_ = kept_ids_.empty() ? std::string()
                                 : std::string(kept_ids_.front().begin(), kept_ids_.front().end());
     result = removed + queued;
-  });
+  }
   return result;
 }
 

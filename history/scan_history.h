@@ -111,6 +111,11 @@ class ScanHistory {
   // Removes every scan of `user` (queued ones too) and returns how many. Waits for the writer.
   // Errors: kInternal when the database cannot be written.
   [[nodiscard]] std::expected<std::uint64_t, Error> DeleteUser(std::string_view user);
+  // DeleteUser without waiting: queued for the writer thread, `done` called there with what
+  // DeleteUser would return (also when the history stops first: before it stops). The caller's
+  // thread (the training writer's) is free at once.
+  using DeleteUserDone = std::function<void(std::expected<std::uint64_t, Error>)>;
+  void DeleteUserAsync(std::string user, DeleteUserDone done);
 
   // Waits until every scan recorded before the call is written and the bounds applied.
   void Flush();
@@ -141,6 +146,8 @@ class ScanHistory {
   void ApplyBounds();
   // Runs `task` on the writer thread after what is queued, and waits for it.
   void RunOnWriter(std::function<void()> task);
+  // DeleteUser's work. REQUIRES: on the writer thread.
+  std::expected<std::uint64_t, Error> DeleteUserOnWriter(std::string_view user);
   // Adds the ids of `batch`, just written, to kept_ids_ in order.
   void KeepIds(const std::vector<EncodedScan>& batch);
   [[nodiscard]] std::int64_t NowMs() const;
