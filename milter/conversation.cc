@@ -23,6 +23,15 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   });
 }
 
+// nbspamd's own header names besides the flag and status headers, whatever they are set to:
+// any name that starts with X-Nbspamd, and spamd's scan header. A sender's copies go.
+bool IsOwnHeaderName(std::string_view name) {
+  constexpr std::string_view kOwnPrefix = "x-nbspamd";
+  return (name.size() >= kOwnPrefix.size() &&
+          EqualsIgnoreCase(name.substr(0, kOwnPrefix.size()), kOwnPrefix)) ||
+         EqualsIgnoreCase(name, "X-Spam-Scan-Id");
+}
+
 // "<a@b>" → "a@b"; "<>" → "".
 std::string StripAngleBrackets(std::string_view address) {
   if (address.size() >= 2 && address.front() == '<' && address.back() == '>') {
@@ -99,6 +108,7 @@ void Conversation::ResetMessage() {
   context_ = MessageContext{};
   incoming_flag_headers_ = 0;
   incoming_status_headers_ = 0;
+  incoming_own_headers_.clear();
 }
 
 void Conversation::AppendToMessage(std::string_view bytes) {
@@ -152,7 +162,18 @@ Conversation::Step Conversation::Handle(Command command) {
             context_.message_id = std::string(Trim(c.value));
           }
           if (EqualsIgnoreCase(c.name, options_.flag_header)) ++incoming_flag_headers_;
-          if (EqualsIgnoreCase(c.name, options_.status_header)) ++incoming_status_headers_;
+          if (EqualsIgnoreCase(c.name, options_.status_header)) {
+            ++incoming_status_headers_;
+          } else if (!EqualsIgnoreCase(c.name, options_.flag_header) && IsOwnHeaderName(c.name)) {
+            const auto same = std::ranges::find_if(incoming_own_headers_, [&](const auto& seen) {
+              return EqualsIgnoreCase(seen.first, c.name);
+            });
+            if (same != incoming_own_headers_.end()) {
+              ++same->second;
+            } else {
+              incoming_own_headers_.emplace_back(c.name, 1);
+            }
+          }
           std::string line = c.name;
           line += ": ";
           AppendWithCrlf(c.value, line);
@@ -248,6 +269,8 @@ std::vector<Reply> Conversation::Finish(std::expected<MilterVerdict, Error> verd
   std::vector<Reply> replies;
   const std::uint32_t incoming_flags = incoming_flag_headers_;
   const std::uint32_t incoming_statuses = incoming_status_headers_;
+  const std::vector<std::pair<std::string, std::uint32_t>> incoming_own =
+      std::move(incoming_own_headers_);
   ResetMessage();
   queue_id_.clear();
   if (!verdict) {
@@ -283,6 +306,8 @@ std::vector<Reply> Conversation::Finish(std::expected<MilterVerdict, Error> verd
   EditHeader(options_.flag_header, incoming_flags,
              spam ? std::optional<std::string>("YES") : std::nullopt, replies);
   EditHeader(options_.status_header, incoming_statuses, StatusValue(*verdict), replies);
+  // nbspamd's other header names, as a sender wrote them: none reaches the mailbox.
+  for (const auto& [name, copies] : incoming_own) EditHeader(name, copies, std::nullopt, replies);
   if (scores_at_least(options_.quarantine_score) && (actions_ & kActionQuarantine) != 0) {
     MilterCounters::Add(counters_.quarantined);
     replies.push_back(QuarantineReply(options_.quarantine_reason));

@@ -44,6 +44,7 @@
 #include <expected>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/error.h"
@@ -121,6 +122,9 @@ class Conversation {
   MessageContext context_;
   std::uint32_t incoming_flag_headers_ = 0;    // Copies of flag_header that came with it.
   std::uint32_t incoming_status_headers_ = 0;  // Copies of status_header.
+  // Other headers of nbspamd's own names that came with it (IsOwnHeaderName), by name as first
+  // spelt, with their copies.
+  std::vector<std::pair<std::string, std::uint32_t>> incoming_own_headers_;
 };
 
 }  // namespace nbspamd::milter

@@ -186,6 +186,27 @@ TEST_F(ConversationTest, ForgedHeadersAreReplacedOrDeleted) {
                           AddHeaderReply("X-Nbspamd", "ham - score=-1.0000"), ContinueReply()}));
 }
 
+// Every other header of nbspamd's own names that a sender wrote goes too: a forged spamd scan
+// header, or an X-Nbspamd-* one, never reaches the mailbox (nor a later report).
+TEST_F(ConversationTest, ForgedHeadersOfOurOtherNamesAreDeleted) {
+  Start();
+  ASSERT_TRUE(SendMessage({{"X-Spam-Scan-Id", "018bcfe5680012340000"},
+                           {"X-Nbspamd-Report", "ham"},
+                           {"x-spam-scan-id", "018bcfe5680012340001"},
+                           {"X-Spam-Status", "No"}},
+                          "viagra\r\n"));
+  EXPECT_EQ(conversation_->Finish(Ham(-1)),
+            (std::vector<Reply>{AddHeaderReply("X-Nbspamd", "ham - score=-1.0000"),
+                                ChangeHeaderReply(2, "X-Spam-Scan-Id", ""),
+                                ChangeHeaderReply(1, "X-Spam-Scan-Id", ""),
+                                ChangeHeaderReply(1, "X-Nbspamd-Report", ""), ContinueReply()}));
+  // The next message starts clean.
+  ASSERT_TRUE(SendMessage({}, "hello\r\n"));
+  EXPECT_EQ(
+      conversation_->Finish(Ham(-1)),
+      (std::vector<Reply>{AddHeaderReply("X-Nbspamd", "ham - score=-1.0000"), ContinueReply()}));
+}
+
 TEST_F(ConversationTest, RejectsSpamAtOrAboveTheRejectScore) {
   options_.reject_score = 10;
   options_.reject_text = "No spam here";

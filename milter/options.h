@@ -33,8 +33,9 @@ struct ConversationOptions {
   std::string flag_header = "X-Spam-Flag";
   // Added to every classified message: "<status_header>: <verdict> <confidence|-> score=<s|->".
   std::string status_header = "X-Nbspamd";
-  // Delete copies of the two headers above that arrive with the message, so that a sender cannot
-  // forge them (needs the MTA to allow SMFIF_CHGHDRS, which Postfix and Sendmail do).
+  // Delete copies of the two headers above that arrive with the message, and of every other
+  // header of nbspamd's own names (any X-Nbspamd*, spamd's X-Spam-Scan-Id), so that a sender
+  // cannot forge them (needs the MTA to allow SMFIF_CHGHDRS, which Postfix and Sendmail do).
   bool remove_incoming_headers = true;
   // Spam (the backend's verdict) whose score is at least this is rejected at SMTP time:
   // "550 5.7.1 <reject_text>". nullopt (the default): never. Ham and unsure are never rejected,

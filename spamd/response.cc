@@ -81,7 +81,8 @@ Marked Mark(std::string_view message, const SpamdVerdict& verdict) {
                                    : "\n";
   Marked marked;
   marked.text.reserve(message.size() + 512);
-  bool dropping = false;  // Within an X-Spam-* header (its continuation lines go with it).
+  // Within an X-Spam-* or X-Nbspamd* header (its continuation lines go with it).
+  bool dropping = false;
   std::size_t position = 0;
   while (position < message.size()) {
     const auto newline = message.find('\n', position);
@@ -93,7 +94,10 @@ Marked Mark(std::string_view message, const SpamdVerdict& verdict) {
     if (content.empty()) break;  // The blank line: the body follows.
     position = end;
     const bool continuation = content.front() == ' ' || content.front() == '\t';
-    if (!continuation) dropping = StartsWithNoCase(content, "X-Spam-");
+    if (!continuation) {
+      // A sender's copies of nbspamd's headers (spamd's X-Spam-*, the milter's X-Nbspamd*).
+      dropping = StartsWithNoCase(content, "X-Spam-") || StartsWithNoCase(content, "X-Nbspamd");
+    }
     if (dropping) continue;
     marked.text.append(line);
     if (!line.ends_with('\n')) marked.text.append(eol);  // A last header line with no newline.

@@ -171,7 +171,9 @@ TEST(VerdictResponse, ProcessByProtocolVersion) {
 TEST(MarkMessage, AddsHeadersAndRemovesForgedOnes) {
   const std::string message =
       "From: a@example.org\r\nX-Spam-Flag: NO\r\nX-SPAM-Status: No, score=-99\r\n"
-      "\tfolded part\r\nSubject: hi\r\n\r\nbody line\r\nX-Spam-Flag: in the body stays\r\n";
+      "\tfolded part\r\nX-Nbspamd: ham - score=-3 scan=018bcfe5680012340000\r\n"
+      "X-Spam-Scan-Id: 018bcfe5680012340000\r\nSubject: hi\r\n\r\nbody line\r\n"
+      "X-Spam-Flag: in the body stays\r\n";
   SpamdVerdict verdict = Verdict(2.0, kSpam);
   verdict.spam_confidence = 0.97;
   EXPECT_EQ(MarkMessage(message, verdict),

@@ -210,6 +210,20 @@ bool IsOurHeader(const ConversationOptions& options, std::string_view name) {
   return name == options.flag_header || name == options.status_header;
 }
 
+// Another header of nbspamd's own names (any X-Nbspamd*, spamd's X-Spam-Scan-Id), which the
+// milter may only delete.
+bool IsOurOtherHeader(std::string_view name) {
+  const auto lower = [](std::string_view text) {
+    std::string out(text);
+    for (char& c : out) {
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
+    }
+    return out;
+  };
+  const std::string lowered = lower(name);
+  return lowered.starts_with("x-nbspamd") || lowered == "x-spam-scan-id";
+}
+
 // Splits a header edit's data (after `skip` index bytes) into name and value; checks both.
 void CheckHeaderEdit(const ConversationOptions& options, const Reply& reply, std::size_t skip) {
   Check(reply.data.size() > skip, "header edit without data");
@@ -220,7 +234,9 @@ void CheckHeaderEdit(const ConversationOptions& options, const Reply& reply, std
   const std::string_view value = rest.substr(nul + 1);
   Check(!value.empty() && value.back() == '\0', "header edit value without NUL", reply.data);
   const std::string_view text = value.substr(0, value.size() - 1);
-  Check(IsOurHeader(options, name), "edit of a header that is not ours", name);
+  Check(IsOurHeader(options, name) || (IsOurOtherHeader(name) && value.size() == 1),
+        "edit of a header that is not ours, or more than a deletion of one of our other names",
+        name);
   Check(text.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos,
         "header value with CR, LF or NUL", text);
 }
