@@ -597,6 +597,9 @@ constexpr std::array kKeys = {
     UnsignedKey<&Settings::milter_read_timeout_seconds, 1, 86400>(
         "milter_read_timeout_seconds", "SECONDS",
         "A milter connection silent this long (the MTA's SMTP session included) is closed."),
+    UnsignedKey<&Settings::milter_verdict_timeout_seconds, 1, 3600>(
+        "milter_verdict_timeout_seconds", "SECONDS",
+        "A message without a verdict this long is answered by milter_fail_mode."),
     BoolKey<&Settings::milter_user_layers>(
         "milter_user_layers",
         "Score a message with one envelope recipient with that recipient's user layer."),

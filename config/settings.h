@@ -70,6 +70,7 @@
 //   milter_flag_header        a header name
 //   milter_status_header      a header name
 //   milter_read_timeout_seconds 1..86400
+//   milter_verdict_timeout_seconds 1..3600
 //   milter_user_layers        bool
 //   spamd_listen              "" (off) or HOST:PORT / [IPV6]:PORT with a numeric host
 //                             (docs/SPAMD.md)
@@ -285,6 +286,8 @@ struct Settings {
   std::string milter_flag_header = "X-Spam-Flag";  // "<name>: YES" on spam.
   std::string milter_status_header = "X-Nbspamd";  // "<name>: <verdict> <confidence> score=<s>".
   unsigned milter_read_timeout_seconds = 600;      // A silent MTA connection is closed after it.
+  // A message waiting this long for its verdict is answered by milter_fail_mode.
+  unsigned milter_verdict_timeout_seconds = 60;
   // A message with exactly one envelope recipient is scored with that recipient's user layer
   // (the address, lowercased, is the user id, as in /classify?user=); off: the global model.
   bool milter_user_layers = false;

@@ -23,6 +23,7 @@ MilterConnection::MilterConnection(Socket socket, std::shared_ptr<const Connecti
                                    std::function<void(MilterConnection*)> on_closed)
     : socket_(std::move(socket)),
       deadline_(socket_.get_executor()),
+      verdict_deadline_(socket_.get_executor()),
       context_(std::move(context)),
       on_closed_(std::move(on_closed)),
       decoder_(context_->connection.max_packet_bytes),
@@ -150,20 +151,38 @@ void MilterConnection::OnWrite(boost::system::error_code ec) {
 }
 
 void MilterConnection::StartClassify(ClassifyRequest request) {
+  const std::uint64_t id = ++verdict_id_;
+  verdict_pending_ = true;
+  // A worker busy or stuck must not hold the MTA for ever: past verdict_timeout the fail mode
+  // answers the message.
+  verdict_deadline_.expires_after(context_->connection.verdict_timeout);
+  verdict_deadline_.async_wait([self = shared_from_this(), id](boost::system::error_code ec) {
+    self->Guarded([&] {
+      if (ec || self->closed_ || !self->verdict_pending_ || id != self->verdict_id_) return;
+      MilterCounters::Add(self->context_->counters->verdict_timeouts);
+      ReportIncident(self->context_->on_incident,
+                     {"milter", IncidentKind::kTimeout,
+                      "no verdict within the verdict timeout: the fail mode answered"});
+      self->OnVerdict(id, std::unexpected(Error{ErrorCode::kUnavailable,
+                                                "no verdict within the verdict timeout"}));
+    });
+  });
   // The answer may come on any thread, or before ClassifyAsync returns: it always comes back to
   // the strand through post, so that it never runs inside Process.
   context_->backend->ClassifyAsync(
       std::move(request.message), std::move(request.context),
-      [self = shared_from_this()](std::expected<MilterVerdict, Error> verdict) mutable {
+      [self = shared_from_this(), id](std::expected<MilterVerdict, Error> verdict) mutable {
         auto executor = self->socket_.get_executor();
-        net::post(executor, [self = std::move(self), verdict = std::move(verdict)]() mutable {
-          self->Guarded([&] { self->OnVerdict(std::move(verdict)); });
+        net::post(executor, [self = std::move(self), id, verdict = std::move(verdict)]() mutable {
+          self->Guarded([&] { self->OnVerdict(id, std::move(verdict)); });
         });
       });
 }
 
-void MilterConnection::OnVerdict(std::expected<MilterVerdict, Error> verdict) {
-  if (closed_) return;
+void MilterConnection::OnVerdict(std::uint64_t id, std::expected<MilterVerdict, Error> verdict) {
+  if (closed_ || !verdict_pending_ || id != verdict_id_) return;  // Late: already answered.
+  verdict_pending_ = false;
+  verdict_deadline_.cancel();
   for (const Reply& reply : conversation_.Finish(std::move(verdict))) AppendEncoded(reply, output_);
   Process();
 }
@@ -183,6 +202,7 @@ void MilterConnection::Close() {
   closed_ = true;
   boost::system::error_code ignored;
   deadline_.cancel();
+  verdict_deadline_.cancel();
   socket_.shutdown(Socket::shutdown_both, ignored);
   socket_.close(ignored);
 }

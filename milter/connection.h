@@ -73,7 +73,9 @@ class MilterConnection : public std::enable_shared_from_this<MilterConnection> {
   void DoWrite();
   void OnWrite(boost::system::error_code ec);
   void StartClassify(ClassifyRequest request);
-  void OnVerdict(std::expected<MilterVerdict, Error> verdict);
+  // The verdict of classification `id` (verdict_id_ when it was started); a late one, after its
+  // deadline answered the message, is dropped.
+  void OnVerdict(std::uint64_t id, std::expected<MilterVerdict, Error> verdict);
   void Fail(std::string_view why);
   void Close();
   // Runs `step` (a handler's body, on the strand); when it throws, notes the exception and
@@ -82,7 +84,8 @@ class MilterConnection : public std::enable_shared_from_this<MilterConnection> {
   void Guarded(Step&& step) noexcept;
 
   Socket socket_;
-  boost::asio::steady_timer deadline_;  // Of the read or write in flight.
+  boost::asio::steady_timer deadline_;          // Of the read or write in flight.
+  boost::asio::steady_timer verdict_deadline_;  // Of the classification in flight.
   std::shared_ptr<const ConnectionContext> context_;
   std::function<void(MilterConnection*)> on_closed_;
   PacketDecoder decoder_;
@@ -95,6 +98,8 @@ class MilterConnection : public std::enable_shared_from_this<MilterConnection> {
   bool close_after_write_ = false;
   bool shutting_down_ = false;
   bool closed_ = false;
+  std::uint64_t verdict_id_ = 0;  // Of the latest classification started.
+  bool verdict_pending_ = false;  // It has not been answered yet.
 };
 
 }  // namespace nbspamd::milter

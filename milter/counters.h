@@ -25,6 +25,8 @@ struct MilterCounters {
   std::atomic<std::uint64_t> tempfailed{0};      // ... and fail_mode = tempfail said 4xx.
   // Connections closed after read_timeout: the MTA silent, or leaving our replies unread.
   std::atomic<std::uint64_t> timeouts{0};
+  // Messages answered by the fail mode because their verdict took longer than verdict_timeout.
+  std::atomic<std::uint64_t> verdict_timeouts{0};
   // Exceptions caught at the connection boundary (a bug): that connection was closed.
   std::atomic<std::uint64_t> internal_errors{0};
 

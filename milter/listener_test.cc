@@ -491,6 +491,25 @@ TEST_F(ListenerTest, BackendErrorTempfailsWhenSoConfigured) {
   EXPECT_EQ(counters_.tempfailed.load(), 1u);
 }
 
+// A worker stuck on a message: past verdict_timeout the fail mode answers it (here accept), the
+// late verdict is dropped, and the connection goes on with the next message.
+TEST_F(ListenerTest, AMessageWithoutAVerdictIsAnsweredAtTheVerdictTimeout) {
+  connection_options_.verdict_timeout = 200ms;
+  Listen();
+  backend_.Hold();
+  MtaClient client = ConnectAndNegotiate();
+  auto replies = client.SendMessage(TestMessage{});
+  ASSERT_TRUE(replies.has_value()) << replies.error();
+  EXPECT_EQ(Codes(*replies), "c");
+  EXPECT_EQ(counters_.verdict_timeouts.load(), 1u);
+  EXPECT_EQ(counters_.backend_errors.load(), 1u);
+  backend_.Release();  // The late verdict: dropped.
+  replies = client.SendMessage(TestMessage{});
+  ASSERT_TRUE(replies.has_value()) << replies.error();
+  EXPECT_EQ(Codes(*replies), "hc");
+  EXPECT_EQ(counters_.verdict_timeouts.load(), 1u);
+}
+
 TEST_F(ListenerTest, StopFinishesTheMessageInFlightThenCloses) {
   Listen();
   backend_.Hold();

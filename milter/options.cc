@@ -49,6 +49,9 @@ std::expected<void, Error> ValidateConnectionOptions(const ConnectionOptions& op
     return MakeError(ErrorCode::kInvalidArgument,
                      "max_packet_bytes must be at least 65536 (Postfix's body chunk size)");
   }
+  if (options.verdict_timeout.count() <= 0) {
+    return MakeError(ErrorCode::kInvalidArgument, "verdict_timeout must be positive");
+  }
   if (options.read_timeout.count() <= 0) {
     return MakeError(ErrorCode::kInvalidArgument, "read_timeout must be positive");
   }

@@ -59,6 +59,10 @@ struct ConnectionOptions {
   // the whole SMTP session, up to its smtpd_timeout per command), or leave our replies unread,
   // before it is closed.
   std::chrono::milliseconds read_timeout = std::chrono::minutes(10);
+  // How long a message may wait for its verdict (a worker busy or stuck): then the fail mode
+  // answers it (fail_mode: accept unchecked or tempfail), and a verdict that comes later is
+  // dropped. Counted in MilterCounters::verdict_timeouts.
+  std::chrono::milliseconds verdict_timeout = std::chrono::seconds(60);
 };
 
 // Errors (kInvalidArgument, naming the option): max_body_bytes of 0; a header name that is
@@ -67,7 +71,7 @@ struct ConnectionOptions {
 [[nodiscard]] std::expected<void, Error> ValidateConversationOptions(
     const ConversationOptions& options);
 // Errors (kInvalidArgument): max_packet_bytes below 64 KiB (Postfix's body chunks would not fit);
-// a read_timeout that is not positive.
+// a read_timeout or verdict_timeout that is not positive.
 [[nodiscard]] std::expected<void, Error> ValidateConnectionOptions(
     const ConnectionOptions& options);
 

@@ -105,6 +105,10 @@ std::string RenderMilterMetrics(const milter::MilterCounters& c, std::uint64_t a
                 "Connections closed for a protocol error.", "", c.protocol_errors);
   AppendCounter(out, "nbspamd_milter_timeouts_total",
                 "Connections closed after milter_read_timeout_seconds.", "", c.timeouts);
+  AppendCounter(out, "nbspamd_milter_verdict_timeouts_total",
+                "Messages answered by milter_fail_mode after milter_verdict_timeout_seconds "
+                "without a verdict.",
+                "", c.verdict_timeouts);
   const std::uint64_t internal_errors = c.internal_errors.load() + adapter_exceptions;
   AppendCounter(out, "nbspamd_milter_internal_errors_total",
                 "Internal errors (a bug): connections closed for one, and exceptions in the work "

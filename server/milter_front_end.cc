@@ -33,6 +33,8 @@ std::expected<milter::ConnectionContext, Error> MilterContext(const config::Sett
   context.conversation.flag_header = settings.milter_flag_header;
   context.conversation.status_header = settings.milter_status_header;
   context.connection.read_timeout = std::chrono::seconds(settings.milter_read_timeout_seconds);
+  context.connection.verdict_timeout =
+      std::chrono::seconds(settings.milter_verdict_timeout_seconds);
   // Each setting on its own, so that the error names the key that is wrong.
   const struct {
     std::string_view key;
