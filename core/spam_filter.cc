@@ -104,6 +104,7 @@ std::expected<ClassifyOutcome, Error> SpamFilter::Classify(const ClassifyRequest
                           bag.TotalCount(),
                           spam_confidence,
                           "",
+                          "",
                           thresholds};
   if (outcome.result.SpamProbability()) {
     verdicts_.Remember(outcome.id, outcome.result.verdict == model::Verdict::kSpam);
@@ -172,6 +173,8 @@ void SpamFilter::RecordScan(const ClassifyRequest& request, std::vector<BagEntry
   record.detail.bag = std::move(bag);
   record.detail.body_digest = history::BodyDigest(request.message);
   outcome.scan_id = summary.scan_id;
+  outcome.scan_signature =
+      history::SignScan(ScanKeyOf(*history), outcome.scan_id, record.detail.body_digest);
   history->Record(std::move(record));
 }
 
@@ -339,17 +342,43 @@ void SpamFilter::ForgetAsync(const ForgetRequest& request, ForgetDone caller_don
 SpamFilter::ScanHeaderCheck SpamFilter::OwnScanOf(std::string_view message) const {
   const history::ScanHistory* history = History();
   if (history == nullptr) return {};
-  const std::optional<std::string> scan_id = history::FindScanId(message);
-  if (!scan_id) return {};
-  auto scan = history->Find(*scan_id);
-  // Another daemon's, or aged out: the message's own bytes.
-  if (!scan) return {.scan = std::nullopt, .outcome = "unknown"};
-  // A scan recorded before body digests were kept cannot be told apart: the message's own bytes.
-  if (scan->detail.body_digest.empty() ||
-      scan->detail.body_digest != history::BodyDigest(message)) {
+  const std::optional<history::ScanHeader> header = history::FindScanHeader(message);
+  if (!header) return {};
+  // Written before headers were signed, or by a sender: the message's own bytes.
+  if (header->signature.empty()) return {.scan = std::nullopt, .outcome = "unsigned"};
+  const std::string digest = history::BodyDigest(message);
+  // Forged, or a real header on another message: the message's own bytes. A header signed with
+  // the history's own key before the cluster's was known holds too.
+  const history::ScanKey* cluster_key = cluster_scan_key_.load(std::memory_order_acquire);
+  const bool holds =
+      (cluster_key != nullptr &&
+       history::ScanSignatureHolds(*cluster_key, header->id, digest, header->signature)) ||
+      history::ScanSignatureHolds(history->scan_key(), header->id, digest, header->signature);
+  if (!holds) {
     return {.scan = std::nullopt, .outcome = "other_message"};
   }
+  auto scan = history->Find(header->id);
+  // Another daemon's of the cluster, or aged out: the message's own bytes.
+  if (!scan) return {.scan = std::nullopt, .outcome = "unknown"};
+  // Only with the key of another history, which signed a scan of the same id: its own bytes.
+  if (scan->detail.body_digest != digest) return {.scan = std::nullopt, .outcome = "other_message"};
   return {.scan = std::move(*scan), .outcome = "matched"};
+}
+
+const history::ScanKey& SpamFilter::ScanKeyOf(const history::ScanHistory& history) const {
+  const history::ScanKey* cluster_key = cluster_scan_key_.load(std::memory_order_acquire);
+  return cluster_key != nullptr ? *cluster_key : history.scan_key();
+}
+
+std::expected<void, Error> SpamFilter::UseScanKey(std::string_view key_hex) {
+  auto key = history::ParseScanKeyHex(key_hex);
+  if (!key) return std::unexpected(std::move(key.error()));
+  auto owned = std::make_unique<const history::ScanKey>(*key);
+  const history::ScanKey* none = nullptr;
+  if (cluster_scan_key_.compare_exchange_strong(none, owned.get(), std::memory_order_acq_rel)) {
+    cluster_scan_key_owner_ = std::move(owned);  // Read only through cluster_scan_key_.
+  }
+  return {};
 }
 
 void SpamFilter::TrainScanAsync(const ScanTrainRequest& request, TrainDone caller_done) {

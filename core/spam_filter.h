@@ -51,6 +51,7 @@
 #include "history/scan_header.h"
 #include "history/scan_history.h"
 #include "history/scan_id.h"
+#include "history/scan_signature.h"
 #include "model/classifier.h"
 #include "model/layered.h"
 #include "model/learning.h"
@@ -124,6 +125,9 @@ struct ClassifyOutcome {
   // The scan's id in the scan history (history/scan_id.h); "" when nothing was recorded (no
   // history, or a classify that named no front end).
   std::string scan_id;
+  // The scan's signature (history/scan_signature.h), for the scan header a front end writes: ""
+  // with no scan_id.
+  std::string scan_signature;
   // The thresholds the verdict was decided with (Thresholds() when it was made).
   model::VerdictThresholds thresholds;
 };
@@ -140,10 +144,12 @@ struct TrainOutcome {
   // the answer came once Redis had it, before this daemon applied it (status is then unknown).
   std::string stream_id;
   bool queued = false;
-  // A message learned without an id that carries nbspamd's scan header: "matched" (its body is
-  // that scan's: learned as the scan), "other_message" (the header names a scan of another
-  // message, forged or copied: learned as itself), "unknown" (no such scan in this daemon's
-  // history: learned as itself); "" without such a header.
+  // A message learned without an id that carries nbspamd's scan header: "matched" (the header's
+  // signature holds for this body: learned as the scan), "other_message" (it does not: a forged
+  // header, or one copied from another message; learned as itself), "unsigned" (a header with
+  // no signature: written by a sender, or before headers were signed; learned as itself),
+  // "unknown" (signed, but no such scan in this daemon's history: another daemon's or aged out;
+  // learned as itself); "" without such a header.
   std::string scan_header;
 };
 
@@ -269,6 +275,11 @@ class SpamFilter {
   // Keeps a scan history from now on (history/scan_history.h): from the next classification, so
   // it may be called while serving (a history whose folder opened late). Call at most once.
   void EnableHistory(std::unique_ptr<history::ScanHistory> history, HistoryOptions options);
+  // Signs scan headers with `key` (the cluster's: replication/cluster.h) in place of the key the
+  // history keeps, so that a header one daemon wrote holds on every daemon; headers signed with
+  // the history's key before still hold here. Any thread, at any time; only the first call counts.
+  // Errors: kInvalidArgument when `key_hex` is not 64 hex digits.
+  [[nodiscard]] std::expected<void, Error> UseScanKey(std::string_view key_hex);
   // The scan history; nullptr while it is off.
   [[nodiscard]] const history::ScanHistory* History() const {
     return history_.load(std::memory_order_acquire);
@@ -517,6 +528,8 @@ class SpamFilter {
     std::string outcome;
   };
   [[nodiscard]] ScanHeaderCheck OwnScanOf(std::string_view message) const;
+  // The key scan headers are signed with: the cluster's (UseScanKey), else `history`'s own.
+  [[nodiscard]] const history::ScanKey& ScanKeyOf(const history::ScanHistory& history) const;
   // Records the scan of `request`, whose bag is `bag`, in the history; moves the explaining
   // tokens past request.explain out of `outcome`.
   void RecordScan(const ClassifyRequest& request, std::vector<BagEntry> bag,
@@ -554,6 +567,9 @@ class SpamFilter {
   std::atomic<history::ScanHistory*> history_{nullptr};
   HistoryOptions history_options_;
   std::unique_ptr<history::ScanIdGenerator> scan_ids_;
+  // The cluster's key of the scan header: set once (UseScanKey), then never changed or freed.
+  std::atomic<const history::ScanKey*> cluster_scan_key_{nullptr};
+  std::unique_ptr<const history::ScanKey> cluster_scan_key_owner_;
   // Guarded autolearn, when on. Before writer_: the writer's last completions count in it.
   std::unique_ptr<Autolearner> autolearner_;
   // The thresholds the recent feedback gives; the writer keeps it current. Before writer_.

@@ -28,6 +28,8 @@ constexpr char kSummaryKind = 'm';
 constexpr char kDetailKind = 'd';
 // The key of the hashed facts (fact_policy.h): kFactKeyBytes raw bytes.
 constexpr char kFactKeyKey[] = "k";
+// The key of the scan header's signatures (scan_signature.h): kScanKeyBytes raw bytes.
+constexpr char kScanKeyKey[] = "s";
 constexpr std::uint8_t kSummaryWithDetailInDb = 1;  // The format byte of those summaries.
 constexpr std::size_t kMaxBatch = 1024;
 // A listing reads at most this many summaries for one page.
@@ -77,6 +79,27 @@ std::int64_t SystemMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+// The 32-byte key kept under `name`; made by `make` and kept (synced) when there is none.
+template <typename Key>
+std::expected<Key, Error> KeptKey(rocksdb::DB& db, const char* name, Key (*make)(),
+                                  std::string_view what) {
+  Key key{};
+  std::string stored;
+  const rocksdb::Status read = db.Get(rocksdb::ReadOptions(), name, &stored);
+  if (read.ok() && stored.size() == key.size()) {
+    std::copy(stored.begin(), stored.end(), key.begin());
+    return key;
+  }
+  if (!read.ok() && !read.IsNotFound()) return RocksError("reading " + std::string(what), read);
+  key = make();
+  rocksdb::WriteOptions write_options;
+  write_options.sync = true;
+  const rocksdb::Status written = db.Put(
+      write_options, name, rocksdb::Slice(reinterpret_cast<const char*>(key.data()), key.size()));
+  if (!written.ok()) return RocksError("keeping " + std::string(what), written);
+  return key;
 }
 
 }  // namespace
@@ -133,42 +156,29 @@ std::expected<std::unique_ptr<ScanHistory>, Error> ScanHistory::Open(ScanHistory
     }
     if (!it->status().ok()) return RocksError("counting the scans", it->status());
   }
-  // The key of the hashed facts: made once, when the history is new (or older than keys).
-  FactKey fact_key{};
-  {
-    std::string stored;
-    const rocksdb::Status read = db->Get(rocksdb::ReadOptions(), kFactKeyKey, &stored);
-    if (read.ok() && stored.size() == fact_key.size()) {
-      std::copy(stored.begin(), stored.end(), fact_key.begin());
-    } else if (read.ok() || read.IsNotFound()) {
-      fact_key = NewFactKey();
-      rocksdb::WriteOptions write_options;
-      write_options.sync = true;
-      const rocksdb::Status written =
-          db->Put(write_options, kFactKeyKey,
-                  rocksdb::Slice(reinterpret_cast<const char*>(fact_key.data()), fact_key.size()));
-      if (!written.ok()) return RocksError("keeping the key of the hashed facts", written);
-    } else {
-      return RocksError("reading the key of the hashed facts", read);
-    }
-  }
+  // The keys: made once, when the history is new (or older than keys).
+  auto fact_key = KeptKey(*db, kFactKeyKey, NewFactKey, "the key of the hashed facts");
+  if (!fact_key) return std::unexpected(std::move(fact_key.error()));
+  auto scan_key = KeptKey(*db, kScanKeyKey, NewScanKey, "the key of the scan header");
+  if (!scan_key) return std::unexpected(std::move(scan_key.error()));
   auto bags = BagLog::Open(options.path + "/bags");
   if (!bags) return std::unexpected(std::move(bags.error()));
   return std::unique_ptr<ScanHistory>(new ScanHistory(std::move(options), std::move(db),
                                                       std::move(*bags), std::move(kept_ids),
-                                                      details_in_db, fact_key));
+                                                      details_in_db, *fact_key, *scan_key));
 }
 
 ScanHistory::ScanHistory(ScanHistoryOptions options, std::unique_ptr<rocksdb::DB> db,
                          std::unique_ptr<BagLog> bags, std::deque<KeptId> kept_ids,
-                         bool details_in_db, FactKey fact_key)
+                         bool details_in_db, FactKey fact_key, ScanKey scan_key)
     : options_(std::move(options)),
       db_(std::move(db)),
       bags_(std::move(bags)),
       write_(std::make_unique<rocksdb::WriteBatch>()),
       kept_ids_(std::move(kept_ids)),
       details_in_db_(details_in_db),
-      fact_key_(fact_key) {
+      fact_key_(fact_key),
+      scan_key_(scan_key) {
   figures_.kept = kept_ids_.size();
   if (!kept_ids_.empty()) oldest_.assign(kept_ids_.front().begin(), kept_ids_.front().end());
   writer_ = std::thread([this] { WriterLoop(); });

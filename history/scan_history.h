@@ -43,6 +43,7 @@
 #include "history/scan_id.h"
 #include "history/scan_query.h"
 #include "history/scan_record.h"
+#include "history/scan_signature.h"
 
 namespace rocksdb {
 class DB;
@@ -125,6 +126,9 @@ class ScanHistory {
   // The key the facts and tokens kept as hashes are hashed with (fact_policy.h): made at random
   // when the history was created, kept in it ("k"), the same after every restart.
   [[nodiscard]] const FactKey& fact_key() const { return fact_key_; }
+  // The key of the scan header's signatures (scan_signature.h): likewise made at random when the
+  // history was created and kept in it ("s").
+  [[nodiscard]] const ScanKey& scan_key() const { return scan_key_; }
 
  private:
   // Work for the writer thread besides the queued scans, done in order with them.
@@ -138,7 +142,7 @@ class ScanHistory {
 
   ScanHistory(ScanHistoryOptions options, std::unique_ptr<rocksdb::DB> db,
               std::unique_ptr<BagLog> bags, std::deque<KeptId> kept_ids, bool details_in_db,
-              FactKey fact_key);
+              FactKey fact_key, ScanKey scan_key);
   void WriterLoop();
   void WriteBatch(std::vector<EncodedScan>& batch);
   // Starts a flush of what was written to memory only (on the writer thread).
@@ -172,6 +176,7 @@ class ScanHistory {
   // the bounds then remove too. Writer thread only.
   bool details_in_db_ = false;
   const FactKey fact_key_;
+  const ScanKey scan_key_;
   std::atomic<std::uint64_t> writer_exceptions_ = 0;  // ScanHistoryFigures::writer_exceptions.
 
   mutable std::mutex mutex_;

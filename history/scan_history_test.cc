@@ -191,8 +191,9 @@ TEST_F(ScanHistoryTest, TheBoundsCountByIdAcrossAReopenAUserDeletedAndScansOutOf
   std::vector<std::string> on_disk;
   std::unique_ptr<rocksdb::Iterator> it(db->NewIterator({}));
   for (it->SeekToFirst(); it->Valid(); it->Next()) on_disk.push_back(it->key().ToString());
-  std::vector<std::string> expected = {"k"};  // The key of the hashed facts stays.
+  std::vector<std::string> expected = {"k"};  // The key of the hashed facts stays,
   for (std::size_t i = 3; i < ids.size(); ++i) expected.push_back("m" + ids[i]);
+  expected.push_back("s");  // and so does the key of the scan header.
   EXPECT_EQ(on_disk, expected);
 }
 

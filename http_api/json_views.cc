@@ -69,7 +69,10 @@ json::object ClassifyJson(const core::ClassifyOutcome& outcome, std::size_t expl
     }
     body["explain"] = std::move(explanations);
   }
-  if (!outcome.scan_id.empty()) body["scan_id"] = outcome.scan_id;
+  if (!outcome.scan_id.empty()) {
+    body["scan_id"] = outcome.scan_id;
+    body["scan_signature"] = outcome.scan_signature;
+  }
   return body;
 }
 

@@ -46,6 +46,8 @@ struct MilterVerdict {
   std::optional<double> spam_confidence;
   // The scan's id in the daemon's scan history ("" when none): the status header names it.
   std::string scan_id = {};
+  // Its signature (history/scan_signature.h): the status header carries it beside the id.
+  std::string scan_signature = {};
 };
 
 using ClassifyDone = std::move_only_function<void(std::expected<MilterVerdict, Error>)>;

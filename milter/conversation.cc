@@ -262,6 +262,9 @@ std::string Conversation::StatusValue(const MilterVerdict& verdict) const {
   value += " score=";
   value += FormatNumber(verdict.score);
   if (!verdict.scan_id.empty()) value += " scan=" + verdict.scan_id;
+  if (!verdict.scan_id.empty() && !verdict.scan_signature.empty()) {
+    value += " sig=" + verdict.scan_signature;
+  }
   return value;
 }
 

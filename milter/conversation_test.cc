@@ -135,10 +135,12 @@ TEST_F(ConversationTest, TheConnectionsClientGoesWithEachMessageAndTheScanIntoTh
   ham.verdict = MilterVerdict::Kind::kHam;
   ham.score = -2.5;
   ham.scan_id = "018bcfe5680012340000";
+  ham.scan_signature = "0123456789abcdef0123456789abcdef";
   EXPECT_EQ(conversation_->Finish(ham),
-            (std::vector<Reply>{
-                AddHeaderReply("X-Nbspamd", "ham - score=-2.5000 scan=018bcfe5680012340000"),
-                ContinueReply()}));
+            (std::vector<Reply>{AddHeaderReply("X-Nbspamd",
+                                               "ham - score=-2.5000 scan=018bcfe5680012340000 "
+                                               "sig=0123456789abcdef0123456789abcdef"),
+                                ContinueReply()}));
   auto second = SendMessage({{"Subject", "again"}}, "more\r\n");
   ASSERT_TRUE(second);
   EXPECT_EQ(second->context.client, "192.0.2.7");  // Per connection, not per message.

@@ -4,6 +4,7 @@
 #include <random>
 #include <utility>
 
+#include "common/hex.h"
 #include "common/log.h"
 
 namespace nbspamd::replication {
@@ -74,9 +75,44 @@ std::expected<void, Error> ClusterReplicator::CheckNoGap(RedisClient& redis,
   return {};
 }
 
+std::expected<std::string, Error> ReadClusterScanKey(RedisClient& redis,
+                                                     const std::string& stream) {
+  const std::string name = stream + ":scan-key";
+  std::string made_key;
+  std::random_device random;  // The system's random source (getrandom).
+  for (int i = 0; i < 8; ++i) AppendHex(made_key, random(), 8);
+  auto made = redis.Command({"SET", name, made_key, "NX"});
+  if (!made) return std::unexpected(made.error());
+  auto read = redis.Command({"GET", name});
+  if (!read) return std::unexpected(read.error());
+  const bool well_formed = read->type == RedisReply::Type::kString && read->text.size() == 64 &&
+                           read->text.find_first_not_of("0123456789abcdef") == std::string::npos;
+  if (!well_formed) {
+    return MakeError(ErrorCode::kDataLoss, "'" + name + "' in Redis is not a scan key");
+  }
+  return std::move(read->text);
+}
+
+// Reads the cluster's key of the scan header and hands it on, once; logs what stops it.
+void ClusterReplicator::ReadScanKey(RedisClient& redis) {
+  if (scan_key_known_ || !options_.scan_key_read) return;
+  auto key = ReadClusterScanKey(redis, options_.stream);
+  if (!key) {
+    if (key.error().code != ErrorCode::kUnavailable) {
+      scan_key_known_ = true;  // Not to be fixed by asking again: logged once.
+      LogError("cluster: " + key.error().message +
+               "; scan headers are signed with this daemon's own key");
+    }
+    return;
+  }
+  scan_key_known_ = true;
+  options_.scan_key_read(*key);
+}
+
 std::expected<void, Error> ClusterReplicator::Start() {
   {
     RedisClient redis(options_.redis_host, options_.redis_port);
+    ReadScanKey(redis);
     auto checked = CheckNoGap(redis, store_.StreamPosition());
     if (!checked) {
       if (checked.error().code != ErrorCode::kUnavailable) return checked;
@@ -452,6 +488,7 @@ void ClusterReplicator::Run() {
           continue;
         }
         checked = true;
+        ReadScanKey(reader);
         if (!was_connected) LogInfo("cluster: connected to Redis again");
         was_connected = true;
         std::lock_guard lock(status_mutex_);
@@ -535,6 +572,13 @@ core::ClusterStatus ClusterReplicator::Status() const {
 }
 
 std::expected<void, Error> EnableCluster(core::SpamFilter& filter, ClusterOptions options) {
+  options.scan_key_read = [&filter](std::string_view key_hex) {
+    if (auto used = filter.UseScanKey(key_hex); !used) {
+      LogError("cluster: " + used.error().message +
+               "; scan headers are signed with this "
+               "daemon's own key");
+    }
+  };
   return filter.EnableReplication([&options](storage::Store& store, core::TrainingWriter& writer)
                                       -> std::expected<std::unique_ptr<core::TrainingLog>, Error> {
     auto cluster = std::make_unique<ClusterReplicator>(store, writer, std::move(options));

@@ -25,6 +25,10 @@
 // at its last known position until the window has passed since it was last seen; and a round
 // whose reads of the stream or the positions failed, or found a report it cannot parse, does
 // not trim at all. Those decisions are trim_floor.h's, the reports' format stream_codec.h's.
+//
+// The cluster's key of the scan header (history/scan_signature.h) is kept in Redis under
+// "<stream>:scan-key": the first daemon to start makes it (SET NX), every daemon reads it, so a
+// header one daemon wrote holds on all of them. Redis down at start: read when it answers.
 #ifndef NBSPAMD_REPLICATION_CLUSTER_H_
 #define NBSPAMD_REPLICATION_CLUSTER_H_
 
@@ -73,7 +77,16 @@ struct ClusterOptions {
   std::chrono::milliseconds report_interval{1000};  // Position report and status refresh.
   std::chrono::milliseconds trim_interval{10000};
   std::size_t read_count = 512;  // Entries per XREAD.
+  // Given the cluster's key of the scan header (64 hex digits) once it is read (on the calling
+  // thread of Start, or later on the reader thread when Redis was down then). None: not read.
+  std::function<void(std::string_view key_hex)> scan_key_read;
 };
+
+// The cluster's key of the scan header in "<stream>:scan-key" (64 hex digits, 32 bytes from the
+// system's random source), made (SET NX) when there is none. Errors: kUnavailable when Redis
+// cannot be reached; kDataLoss when what is there is not such a key.
+[[nodiscard]] std::expected<std::string, Error> ReadClusterScanKey(RedisClient& redis,
+                                                                   const std::string& stream);
 
 // The TrainingLog of cluster mode. Thread safety: Submit and Status from any thread; Start and
 // Stop from one.
@@ -131,6 +144,8 @@ class ClusterReplicator final : public core::TrainingLog {
   // Applies `entries` in order; false when storage failed and they must be read again.
   bool Apply(const std::vector<Entry>& entries);
   // Checks the trimmed bound against `position`: kFailedPrecondition for a gap.
+  // Reads the cluster's key of the scan header into options_.scan_key_read, until it once did.
+  void ReadScanKey(RedisClient& redis);
   [[nodiscard]] std::expected<void, Error> CheckNoGap(RedisClient& redis,
                                                       const std::string& position);
   void Report(RedisClient& redis, bool trim);
@@ -162,6 +177,7 @@ class ClusterReplicator final : public core::TrainingLog {
   std::condition_variable stop_wake_;
   bool stopping_ = false;  // Guarded by stop_mutex_.
   std::atomic<bool> gap_ = false;
+  bool scan_key_known_ = false;  // Start's, then the reader thread's.
 
   // The reader thread's own: every daemon seen in the positions hash within the window, as
   // TrimFloor last returned them.

@@ -71,7 +71,8 @@ void MilterCoreAdapter::ClassifyAsync(std::string message, milter::MessageContex
           return milter::MilterVerdict{.score = outcome->result.score,
                                        .verdict = FrontEndVerdictOf(outcome->result.verdict),
                                        .spam_confidence = outcome->spam_confidence,
-                                       .scan_id = std::move(outcome->scan_id)};
+                                       .scan_id = std::move(outcome->scan_id),
+                                       .scan_signature = std::move(outcome->scan_signature)};
         },
         done);
   });

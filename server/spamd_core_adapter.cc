@@ -61,7 +61,8 @@ void SpamdCoreAdapter::ClassifyAsync(std::string_view message, const spamd::Requ
                                      .verdict = FrontEndVerdictOf(outcome->result.verdict),
                                      .spam_confidence = outcome->spam_confidence,
                                      .spam_threshold = outcome->thresholds.spam,
-                                     .scan_id = std::move(outcome->scan_id)};
+                                     .scan_id = std::move(outcome->scan_id),
+                                     .scan_signature = std::move(outcome->scan_signature)};
         },
         done);
   });

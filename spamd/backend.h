@@ -47,6 +47,8 @@ struct SpamdVerdict {
   double spam_threshold = 0;
   // The scan's id in the daemon's scan history ("" when none): X-Spam-Scan-Id names it.
   std::string scan_id = {};
+  // Its signature (history/scan_signature.h): X-Spam-Scan-Id carries it beside the id.
+  std::string scan_signature = {};
 };
 
 // The class a TELL request learns a message as.

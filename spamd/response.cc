@@ -63,7 +63,11 @@ std::string SpamHeaders(const SpamdVerdict& verdict, const SpamdScore& score,
   if (verdict.spam_confidence)
     out.append(" confidence=").append(Fixed(*verdict.spam_confidence, 3));
   out.append(eol);
-  if (!verdict.scan_id.empty()) out.append("X-Spam-Scan-Id: ").append(verdict.scan_id).append(eol);
+  if (!verdict.scan_id.empty()) {
+    out.append("X-Spam-Scan-Id: ").append(verdict.scan_id);
+    if (!verdict.scan_signature.empty()) out.append("; sig=").append(verdict.scan_signature);
+    out.append(eol);
+  }
   return out;
 }
 

@@ -176,6 +176,8 @@ TEST(MarkMessage, AddsHeadersAndRemovesForgedOnes) {
       "X-Spam-Flag: in the body stays\r\n";
   SpamdVerdict verdict = Verdict(2.0, kSpam);
   verdict.spam_confidence = 0.97;
+  verdict.scan_id = "018bcfe5680012340009";
+  verdict.scan_signature = "0123456789abcdef0123456789abcdef";
   EXPECT_EQ(MarkMessage(message, verdict),
             "From: a@example.org\r\nSubject: hi\r\n"
             "X-Spam-Checker-Version: nbspamd\r\n"
@@ -183,6 +185,7 @@ TEST(MarkMessage, AddsHeadersAndRemovesForgedOnes) {
             "X-Spam-Level: **********\r\n"
             "X-Spam-Status: Yes, score=10.0 required=5.0 tests=NBSPAMD_SPAM verdict=spam "
             "nbspamd_score=2.000 nbspamd_threshold=1.000 confidence=0.970\r\n"
+            "X-Spam-Scan-Id: 018bcfe5680012340009; sig=0123456789abcdef0123456789abcdef\r\n"
             "\r\nbody line\r\nX-Spam-Flag: in the body stays\r\n");
 }
 

@@ -497,6 +497,26 @@ TEST(ClusterTest, AScanIdIsTheClassifyingDaemonsAndItsTrainReachesEveryDaemon) {
   EXPECT_EQ(on_a.Send(http::verb::get, "/stats").body(),
             on_b.Send(http::verb::get, "/stats").body());
   EXPECT_EQ(json::parse(on_b.Send(http::verb::get, "/stats").body()).at("documents").as_int64(), 3);
+
+  // One key signs the scan headers of the whole cluster: a's header holds on b, which learns
+  // the copy as itself only because it has no such scan; another daemon's header does not.
+  const std::string signature(json::parse(classified.body()).at("scan_signature").as_string());
+  const std::string copy =
+      "X-Spam-Scan-Id: " + scan_id + "; sig=" + signature + "\r\n\r\ncheap lunch pills now";
+  const auto reported = on_b.Send(http::verb::post, "/train?label=spam", copy);
+  ASSERT_EQ(reported.result(), http::status::ok) << reported.body();
+  EXPECT_EQ(json::parse(reported.body()).at("scan_header").as_string(), "unknown")
+      << reported.body();
+  std::filesystem::create_directories(dir.Join("other-redis"));
+  auto other_redis = RedisProcess::Start(dir.Join("other-redis"), FreeLoopbackPort());
+  ASSERT_TRUE(other_redis.has_value()) << other_redis.error();
+  DaemonProcess c =
+      Start(ClusterArgs(dir.Join("c"), 0, other_redis->port(), "c", dir.Join("backups-c")));
+  HttpClient on_c(c.port());
+  const auto foreign = on_c.Send(http::verb::post, "/train?label=spam", copy);
+  ASSERT_EQ(foreign.result(), http::status::ok) << foreign.body();
+  EXPECT_EQ(json::parse(foreign.body()).at("scan_header").as_string(), "other_message")
+      << foreign.body();
 }
 
 // User layers replicate like the global model: a train, forget or delete with a user on one

@@ -225,9 +225,12 @@ TEST_F(HistoryTest, AReportedCopyWithTheScanHeaderIsTheMessageThatWasClassified)
   TrainSeed(client);
   const auto classified = client.Send(http::verb::post, "/classify", kNewsletter);
   const std::string scan_id(Json(classified).at("scan_id").as_string());
+  const std::string signature(Json(classified).at("scan_signature").as_string());
+  ASSERT_EQ(signature.size(), 32u);
   const std::string copy =
       "Return-Path: <news@lists.example.org>\r\nX-Nbspamd: ham - score=-1 scan=" + scan_id +
-      "\r\nX-Spam-Scan-Id: " + scan_id + "\r\n" + kNewsletter;
+      " sig=" + signature + "\r\nX-Spam-Scan-Id: " + scan_id + "; sig=" + signature + "\r\n" +
+      kNewsletter;
 
   const json::value explained = Json(client.Send(http::verb::post, "/classify?explain=1000", copy));
   for (const json::value& token : explained.at("explain").as_array()) {
@@ -245,6 +248,15 @@ TEST_F(HistoryTest, AReportedCopyWithTheScanHeaderIsTheMessageThatWasClassified)
   const auto forgotten = client.Send(http::verb::post, "/forget", copy);
   ASSERT_EQ(forgotten.result(), http::status::ok) << forgotten.body();
   EXPECT_EQ(Json(forgotten).at("id").as_string(), key);
+
+  // Without the signature (a header written before headers were signed, or by a sender who
+  // guessed the id), the copy is learned as itself.
+  const std::string unsigned_copy =
+      "X-Spam-Scan-Id: " + scan_id + "\r\nX-Other: copy\r\n" + kNewsletter;
+  const auto unsigned_report = client.Send(http::verb::post, "/train?label=spam", unsigned_copy);
+  ASSERT_EQ(unsigned_report.result(), http::status::ok) << unsigned_report.body();
+  EXPECT_EQ(Json(unsigned_report).at("scan_header").as_string(), "unsigned");
+  EXPECT_NE(Json(unsigned_report).at("id").as_string(), key);
 }
 
 // The attack: a spam carrying the scan header of an earlier, harmless message, reported as spam
@@ -254,11 +266,14 @@ TEST_F(HistoryTest, AScanHeaderOnAnotherMessageIsLearnedAsThatMessageAndSaysSo) 
   DaemonProcess daemon = Start();
   HttpClient client(daemon.port());
   TrainSeed(client);
-  const std::string scan_id = ScanOf(client, "", kNewsletter);
+  const auto classified = client.Send(http::verb::post, "/classify", kNewsletter);
+  const std::string scan_id(Json(classified).at("scan_id").as_string());
+  // The harmless message's real header, signed by this daemon, copied onto the spam.
+  const std::string signature(Json(classified).at("scan_signature").as_string());
   const std::string key(client.GetJson("/history/" + scan_id).at("message_key").as_string());
   const std::string spam =
       "From: winner@prize.example\r\nSubject: claim now\r\nX-Spam-Scan-Id: " + scan_id +
-      "\r\nX-Nbspamd: ham - score=-1 scan=" + scan_id +
+      "; sig=" + signature + "\r\nX-Nbspamd: ham - score=-1 scan=" + scan_id + " sig=" + signature +
       "\r\n\r\ncheap pills casino winner money now\r\n";
   const std::int64_t spam_tokens =
       Json(client.Send(http::verb::post, "/classify", spam)).at("tokens").as_int64();
@@ -276,6 +291,17 @@ TEST_F(HistoryTest, AScanHeaderOnAnotherMessageIsLearnedAsThatMessageAndSaysSo) 
   EXPECT_EQ(Json(forgotten).at("id").as_string(), Json(reported).at("id").as_string());
   const auto again = client.Send(http::verb::post, "/train?label=ham", kNewsletter);
   EXPECT_EQ(Json(again).at("status").as_string(), "unchanged") << again.body();
+
+  // A signature made up for the spam's own body does not hold either: the key is secret.
+  std::string forged = spam;
+  for (std::size_t at = forged.find(signature); at != std::string::npos;
+       at = forged.find(signature, at + 1)) {
+    forged.replace(at, signature.size(), "00112233445566778899aabbccddeeff");
+  }
+  const auto forged_report = client.Send(http::verb::post, "/train?label=spam", forged);
+  ASSERT_EQ(forged_report.result(), http::status::ok) << forged_report.body();
+  EXPECT_EQ(Json(forged_report).at("scan_header").as_string(), "other_message");
+  EXPECT_NE(Json(forged_report).at("id").as_string(), key);
 }
 
 TEST_F(HistoryTest, AScanOfAUserTrainsThatUsersLayerAndDeletingTheUserDeletesTheirScans) {

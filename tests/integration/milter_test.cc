@@ -134,6 +134,7 @@ TEST_F(MilterDaemonTest, RejectsTrainedSpamDeliversHamAndCountsFeedbackByMessage
   const std::size_t scan_at = mail.find(" scan=");
   ASSERT_NE(scan_at, std::string::npos) << mail;
   const std::string scan_id = mail.substr(scan_at + 6, 20);
+  EXPECT_EQ(mail.find(" sig=", scan_at), scan_at + 6 + 20) << mail;  // The header's signature.
   {
     HttpClient history(daemon_->port());
     const auto scan = history.Send(http::verb::get, "/history/" + scan_id);

@@ -125,9 +125,14 @@ TEST_F(SpamdDaemonTest, SpamcCheckAndReportScoreWithTheDaemonsModel) {
   ASSERT_NE(scan_at, std::string::npos) << processed.out;
   const std::string scan = Get("/history/" + processed.out.substr(scan_at + 16, 20));
   EXPECT_THAT(scan, HasSubstr("\"front_end\":\"spamd\"")) << scan;
+  EXPECT_EQ(processed.out.find("; sig=", scan_at), scan_at + 16 + 20) << processed.out;
   // Every spamd check counts in the console's last hour (the three above and the one before).
   HttpClient http(daemon_->port());
   EXPECT_EQ(ClassifiedLastHour(http), 4);
+  // The processed copy, reported, is that scan: its signed header holds for its body.
+  const auto reported = http.Send(http::verb::post, "/train?label=ham", processed.out);
+  ASSERT_EQ(reported.result(), http::status::ok) << reported.body();
+  EXPECT_THAT(reported.body(), HasSubstr("\"scan_header\":\"matched\"")) << reported.body();
 
   const std::string metrics = Get("/metrics");
   EXPECT_EQ(MetricValue(metrics, "nbspamd_spamd_requests_answered_total"), 4) << metrics;

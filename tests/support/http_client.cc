@@ -129,12 +129,15 @@ void RawConnection::ShutdownSend() {
 }
 
 std::string WithoutScanId(const std::string& body) {
-  static constexpr std::string_view kField = ",\"scan_id\":\"";
-  const std::size_t start = body.find(kField);
-  if (start == std::string::npos) return body;
-  const std::size_t end = body.find('"', start + kField.size());
-  if (end == std::string::npos) return body;
-  return body.substr(0, start) + body.substr(end + 1);
+  std::string without = body;
+  for (const std::string_view field : {",\"scan_id\":\"", ",\"scan_signature\":\""}) {
+    const std::size_t start = without.find(field);
+    if (start == std::string::npos) continue;
+    const std::size_t end = without.find('"', start + field.size());
+    if (end == std::string::npos) continue;
+    without = without.substr(0, start) + without.substr(end + 1);
+  }
+  return without;
 }
 
 std::string WithoutFeedback(const std::string& body) {

@@ -51,8 +51,8 @@ class HttpClient {
   bool connected_ = false;
 };
 
-// A /classify answer without its "scan_id" field: the rest of it depends only on the model, so
-// two answers of one model compare equal.
+// A /classify answer without its "scan_id" and "scan_signature" fields: the rest of it depends
+// only on the model, so two answers of one model compare equal.
 [[nodiscard]] std::string WithoutScanId(const std::string& body);
 
 // A /stats answer without "verdict_thresholds" → "feedback": what the held-out scores of the
