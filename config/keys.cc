@@ -617,6 +617,9 @@ constexpr std::array kKeys = {
     UnsignedKey<&Settings::spamd_read_timeout_seconds, 1, 3600>(
         "spamd_read_timeout_seconds", "SECONDS",
         "A spamd client must send its whole request within this."),
+    UnsignedKey<&Settings::spamd_verdict_timeout_seconds, 1, 3600>(
+        "spamd_verdict_timeout_seconds", "SECONDS",
+        "A spamd request without an answer this long gets EX_TEMPFAIL."),
     BoolKey<&Settings::spamd_user_layers>(
         "spamd_user_layers",
         "spamd requests use the User header's user layer (CHECK scores with it, TELL trains it)."),

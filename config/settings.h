@@ -77,6 +77,7 @@
 //   spamd_tell                "" (TELL off) or grants: "SOURCE [from ADDR,...] [users USER,...];
 //                             ..."
 //   spamd_read_timeout_seconds 1..3600
+//   spamd_verdict_timeout_seconds 1..3600
 //   spamd_user_layers         bool
 //   autolearn                 bool
 //   autolearn_spam_confidence, autolearn_ham_confidence   finite, in (0, 1), ham < spam
@@ -299,6 +300,8 @@ struct Settings {
   // Who may train through TELL (spamd::ParseTellPolicy, checked at start-up); "" = nobody.
   std::string spamd_tell;
   unsigned spamd_read_timeout_seconds = 30;  // A client must send its whole request in this.
+  // A request the core has not answered this long gets EX_TEMPFAIL (the client tries later).
+  unsigned spamd_verdict_timeout_seconds = 60;
   // The request's User header names the user layer CHECK and the rest score with and TELL
   // trains; off: the global model, and User only selects a TELL grant.
   bool spamd_user_layers = false;

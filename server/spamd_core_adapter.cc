@@ -160,6 +160,10 @@ std::string RenderSpamdMetrics(const spamd::SpamdCounters& c, std::uint64_t adap
                 "TELL requests refused EX_NOPERM by the spamd_tell policy.", "", c.tells_refused);
   AppendCounter(out, "nbspamd_spamd_timeouts_total",
                 "spamd requests not read within spamd_read_timeout_seconds.", "", c.timeouts);
+  AppendCounter(out, "nbspamd_spamd_verdict_timeouts_total",
+                "spamd requests answered EX_TEMPFAIL after spamd_verdict_timeout_seconds without "
+                "the core's answer.",
+                "", c.verdict_timeouts);
   const std::uint64_t internal_errors = c.handler_exceptions.load() + adapter_exceptions;
   AppendCounter(out, "nbspamd_spamd_internal_errors_total",
                 "Internal errors (a bug): spamd connections closed for one, and exceptions in the "

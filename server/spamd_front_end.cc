@@ -27,6 +27,7 @@ std::expected<void, Error> SpamdFrontEnd::Start(const config::Settings& settings
   options.limits.max_body_bytes = settings.max_body_bytes;
   options.limits.max_header_bytes = settings.max_header_bytes;
   options.read_timeout = std::chrono::seconds(settings.spamd_read_timeout_seconds);
+  options.verdict_timeout = std::chrono::seconds(settings.spamd_verdict_timeout_seconds);
   options.tell = std::move(*policy);
   options.on_incident = LogIncident;
   const unsigned workers =

@@ -92,11 +92,31 @@ void SpamdConnection::StartDeadline(Deadline kind, std::chrono::milliseconds aft
         if (!self->reading_) return;
         self->timed_out_ = true;
         self->socket_.cancel();
+      } else if (kind == Deadline::kVerdict) {
+        if (!self->TakeBackendAnswer()) return;
+        self->connections_->counters.verdict_timeouts.fetch_add(1, std::memory_order_relaxed);
+        const auto seconds =
+            std::chrono::duration_cast<std::chrono::seconds>(self->options_->verdict_timeout);
+        self->DoWrite(
+            ErrorResponse({SpamdStatus::kTempFail, "Timeout: (" + std::to_string(seconds.count()) +
+                                                       " second timeout waiting for the verdict)"}),
+            false);
       } else {
         self->Close();
       }
     });
   });
+}
+
+void SpamdConnection::AwaitBackend() {
+  awaiting_backend_ = true;
+  StartDeadline(Deadline::kVerdict, options_->verdict_timeout);
+}
+
+bool SpamdConnection::TakeBackendAnswer() {
+  if (!awaiting_backend_) return false;
+  awaiting_backend_ = false;
+  return true;
 }
 
 void SpamdConnection::DoRead() {
@@ -170,10 +190,12 @@ void SpamdConnection::Serve() {
   }
   RequestContext context;
   context.user = request.user;
+  AwaitBackend();
   backend_.ClassifyAsync(
       request.body, context,
       [self = shared_from_this()](std::expected<SpamdVerdict, Error> verdict) mutable {
         self->PostGuarded([self, verdict = std::move(verdict)] {
+          if (!self->TakeBackendAnswer()) return;  // Answered EX_TEMPFAIL at the deadline.
           if (!verdict) return self->AnswerBackendError(verdict.error());
           self->DoWrite(VerdictResponse(self->parser_.request(), *verdict), true);
         });
@@ -189,20 +211,24 @@ void SpamdConnection::ServeTell() {
   // here: they are answered without DidSet/DidRemove: remote, as spamd does when reporting fails.
   if (request.set_local) {
     const SpamdLabel label = request.message_class.value_or(SpamdLabel::kSpam);
+    AwaitBackend();
     return backend_.LearnAsync(
         request.body, label, context,
         [self = shared_from_this()](std::expected<SpamdTellOutcome, Error> outcome) mutable {
           self->PostGuarded([self, outcome = std::move(outcome)] {
+            if (!self->TakeBackendAnswer()) return;  // Answered EX_TEMPFAIL at the deadline.
             if (!outcome) return self->AnswerBackendError(outcome.error());
             self->DoWrite(TellResponse(outcome->changed, false), true);
           });
         });
   }
   if (request.remove_local) {
+    AwaitBackend();
     return backend_.ForgetAsync(
         request.body, context,
         [self = shared_from_this()](std::expected<SpamdTellOutcome, Error> outcome) mutable {
           self->PostGuarded([self, outcome = std::move(outcome)] {
+            if (!self->TakeBackendAnswer()) return;  // Answered EX_TEMPFAIL at the deadline.
             if (!outcome) {
               // Never learned: nothing removed, which is no error (spamc: "already un/learned").
               if (outcome.error().code == ErrorCode::kNotFound) {

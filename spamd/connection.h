@@ -1,7 +1,8 @@
 // SpamdConnection: one spamd protocol connection, which carries one request as in spamd (spamc
 // and Exim connect once per message). On the connection's strand it reads the request through a
 // SpamdRequestParser under a deadline, checks the TELL policy as soon as the headers are in,
-// calls the backend, writes the response and closes. Errors are answered as spamd answers them:
+// calls the backend under a verdict deadline (past it: EX_TEMPFAIL, and the late answer is
+// dropped), writes the response and closes. Errors are answered as spamd answers them:
 // the status line alone, then the connection closes. Unread input is drained for a moment
 // before closing, so that closing cannot reset the connection under the response.
 //
@@ -41,7 +42,7 @@ class SpamdConnection : public std::enable_shared_from_this<SpamdConnection> {
   void Shutdown();
 
  private:
-  enum class Deadline { kRead, kWrite, kDrain };
+  enum class Deadline { kRead, kVerdict, kWrite, kDrain };
 
   void DoRead();
   void OnRead(boost::system::error_code ec, std::size_t bytes);
@@ -55,6 +56,11 @@ class SpamdConnection : public std::enable_shared_from_this<SpamdConnection> {
   void DoDrain();
   void Close();
   void StartDeadline(Deadline kind, std::chrono::milliseconds after);
+  // Arms the verdict deadline for a request handed to the backend.
+  void AwaitBackend();
+  // Whether the backend's answer is still awaited (and no longer is): false when the verdict
+  // deadline answered the request first.
+  bool TakeBackendAnswer();
   // Answers a backend error: reports it (with the backend's message) and writes the status line.
   void AnswerBackendError(const Error& error);
   // Runs `step` (a handler's body, on the strand); when it throws, notes it and closes.
@@ -79,6 +85,7 @@ class SpamdConnection : public std::enable_shared_from_this<SpamdConnection> {
   bool reading_ = false;       // A read is in flight.
   bool answering_ = false;     // The request is complete or refused: reading is over.
   bool timed_out_ = false;
+  bool awaiting_backend_ = false;  // A request is with the backend, its deadline armed.
   bool tell_checked_ = false;
   bool shutting_down_ = false;
 };

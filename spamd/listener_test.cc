@@ -260,6 +260,31 @@ TEST_F(SpamdListenerTest, RequestNotSentInTimeGetsExTimeout) {
   EXPECT_EQ(listener_->counters().timeouts.load(), 1u);
 }
 
+// A worker stuck on a request: past verdict_timeout the client gets EX_TEMPFAIL (Exim defers the
+// message) at once, the late answer is dropped, and the listener serves on. TELL likewise.
+TEST_F(SpamdListenerTest, ARequestWithoutAnAnswerInTimeGetsExTempfail) {
+  SpamdOptions options;
+  options.verdict_timeout = std::chrono::milliseconds(200);
+  options.tell.grants.push_back({.source = "job", .addresses = {}, .users = {}});
+  Start(options);
+  backend_.HoldCompletions(true);
+  const auto started = std::chrono::steady_clock::now();
+  const std::string response = Exchange(port_, CheckRequest("Subject: viagra\r\n\r\nx"));
+  EXPECT_TRUE(response.starts_with("SPAMD/1.0 75 Timeout: (0 second timeout waiting")) << response;
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(10));
+  const std::string tell = Exchange(
+      port_,
+      "TELL SPAMC/1.5\r\nMessage-class: spam\r\nSet: local\r\nContent-length: 5\r\n\r\nhello");
+  EXPECT_TRUE(tell.starts_with("SPAMD/1.0 75 ")) << tell;
+  EXPECT_EQ(listener_->counters().verdict_timeouts.load(), 2u);
+  backend_.Release();  // The late answers: dropped, no second response, no fault.
+  backend_.HoldCompletions(false);
+  EXPECT_EQ(Exchange(port_, CheckRequest("Subject: viagra\r\n\r\nx")),
+            "SPAMD/1.1 0 EX_OK\r\nSpam: True ; 10.0 / 5.0\r\n\r\n");
+  EXPECT_EQ(listener_->counters().handler_exceptions.load(), 0u);
+  EXPECT_EQ(listener_->counters().verdict_timeouts.load(), 2u);
+}
+
 // Records what the listener reports, from any thread.
 struct IncidentLog {
   void Add(const Incident& incident) {

@@ -59,6 +59,9 @@ struct SpamdOptions {
   // How long a client may take to send its whole request; then it gets EX_TIMEOUT and the
   // connection closes.
   std::chrono::milliseconds read_timeout{30000};
+  // How long the backend may take to answer a request; then the client gets EX_TEMPFAIL and the
+  // backend's late answer is dropped.
+  std::chrono::milliseconds verdict_timeout{60000};
   // How long writing the response may take before the connection is dropped.
   std::chrono::milliseconds write_timeout{30000};
   SpamdTellPolicy tell;
