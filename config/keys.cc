@@ -529,8 +529,8 @@ constexpr std::array kKeys = {
         "are refused at once."),
     UnsignedKey<&Settings::max_in_flight_bytes, std::uint64_t{1} << 20, std::uint64_t{1} << 40>(
         "max_in_flight_bytes", "BYTES",
-        "Bytes of messages the milter and spamd front ends each hold for their workers; more "
-        "are refused at once."),
+        "Bytes of messages each front end holds at once (HTTP bodies being read or handled, "
+        "milter and spamd messages queued for a worker); more are refused at once."),
     Key{.name = "train_rate_limit",
         .metavar = "PER_SECOND",
         .help = "Training requests a second per token (a burst of one second's worth); 0 = none.",

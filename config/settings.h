@@ -250,9 +250,9 @@ struct Settings {
   std::string tls_key_file;
   // Requests being handled at once beyond which new ones get 503 at once.
   unsigned max_in_flight = 512;
-  // The bytes of the messages the milter and spamd front ends hold waiting for or in a worker
-  // (each front end its own); over it, or over max_in_flight messages, a message is refused at
-  // once (common/admission.h).
+  // The bytes of the messages each front end holds at once (HTTP: request bodies from their
+  // header to their response; milter and spamd: waiting for or in a worker); over it, or over
+  // max_in_flight messages, a message is refused at once (common/admission.h).
   std::uint64_t max_in_flight_bytes = std::uint64_t{256} << 20;
   // /train and /forget requests a second per source (token name); beyond it 429. 0 = no limit.
   double train_rate_limit = 0;

@@ -17,6 +17,7 @@
 
 #include "common/handler_guard.h"
 #include "common/log.h"
+#include "http_api/endpoints.h"
 #include "http_server/connection.h"
 #include "http_server/head_response.h"
 #include "http_server/request_id.h"
@@ -140,6 +141,25 @@ void BasicHttpConnection<Stream>::OnReadHeader() {
                                            request.version()),
                    /*close=*/true);
   }
+  // Admission of the body's bytes, before it is read (a probe is never refused).
+  const http_api::EndpointSpec* spec = http_api::SpecOf(endpoint_);
+  if (spec == nullptr || spec->admitted) {
+    const std::uint64_t bytes =
+        parser_->content_length().value_or(parser_->chunked() ? limits_.max_body_bytes : 0);
+    if (bytes > 0) {
+      std::optional<Admission::Ticket> ticket = registry_.body_bytes.TryAdmit(bytes);
+      if (!ticket) {
+        unread_input_ = true;
+        http_api::Response response = http_api::ErrorResponse(
+            http::status::service_unavailable, "overloaded",
+            "too many request bytes in flight (max_in_flight_bytes); try again shortly",
+            request.version());
+        response.set(http::field::retry_after, "1");
+        return DoWrite(std::move(response), /*close=*/true);
+      }
+      body_ticket_.emplace(std::move(*ticket));
+    }
+  }
   // A client that waits for "100 Continue" (curl does for bodies over 1 KiB) gets it now.
   // (No Content-Length: an empty string body adds nothing to the head.)
   if (beast::iequals(request[http::field::expect], "100-continue")) {
@@ -220,6 +240,7 @@ void BasicHttpConnection<Stream>::OnReadError(beast::error_code ec) {
 
 template <class Stream>
 void BasicHttpConnection<Stream>::DoWrite(http_api::Response response, bool close) {
+  body_ticket_.reset();  // The request is answered: its body's bytes are free for others.
   if (method_ == "HEAD") response = HeadOf(std::move(response));
   close = close || shutting_down_;
   response.keep_alive(!close);

@@ -25,6 +25,7 @@ std::string FormatEndpoint(const tcp::endpoint& endpoint) {
 Server::Server(core::SpamFilter& filter, const ServerOptions& options)
     : options_(options),
       router_(filter, options.router),
+      registry_(options.limits.max_in_flight_bytes),
       context_(static_cast<int>(options.threads)) {}
 
 std::expected<std::unique_ptr<Server>, Error> Server::Create(core::SpamFilter& filter,

@@ -29,6 +29,7 @@ std::expected<http_server::ServerOptions, Error> HttpServerOptions(
   options.port = settings.listen_port;
   options.threads = settings.threads;
   options.limits.max_body_bytes = settings.max_body_bytes;
+  options.limits.max_in_flight_bytes = settings.max_in_flight_bytes;
   options.limits.max_header_bytes = settings.max_header_bytes;
   options.limits.idle_timeout = std::chrono::seconds(settings.idle_timeout_seconds);
   options.shutdown_timeout = std::chrono::seconds(settings.shutdown_timeout_seconds);

@@ -477,5 +477,47 @@ TEST_F(ReliabilityTest, BeyondMaxInFlightRequestsGet503AtOnce) {
   EXPECT_EQ(client.Send(http::verb::post, "/classify", MessageText(3)).result(), http::status::ok);
 }
 
+// Bytes in flight are bounded as requests are: a body that would take the bytes being read or
+// handled beyond max_in_flight_bytes gets 503 with Retry-After before it is read (so a burst of
+// large uploads cannot grow memory without bound); probes are never refused; once the bytes
+// are answered, the same request is served.
+TEST_F(ReliabilityTest, BeyondMaxInFlightBytesABodyGets503BeforeItIsRead) {
+  DaemonProcess daemon = Start({"--max-in-flight-bytes", "1048576"});
+  {
+    HttpClient client(daemon.port());
+    client.Send(http::verb::post, "/train?label=spam", MessageText(1));
+    client.Send(http::verb::post, "/train?label=ham", MessageText(2));
+  }
+  std::string body;
+  for (std::uint64_t n = 0; body.size() < 700'000; ++n) body += MessageText(n) + "\n";
+  const std::string head = "POST /classify HTTP/1.1\r\nHost: localhost\r\nContent-Length: " +
+                           std::to_string(body.size()) + "\r\n\r\n";
+  // A slow sender: its header is in, so its 700 KB count, and it sends only part of them.
+  RawConnection slow(daemon.port());
+  slow.Write(head + body.substr(0, 1000));
+  HttpClient client(daemon.port());
+  // The header is read on another connection's thread: the bytes count once it is.
+  HttpResponse refused;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  do {
+    refused = client.Send(http::verb::post, "/classify", body);
+  } while (refused.result() == http::status::ok && std::chrono::steady_clock::now() < deadline);
+  EXPECT_EQ(refused.result(), http::status::service_unavailable) << refused.body();
+  EXPECT_NE(refused.body().find("\"overloaded\""), std::string::npos) << refused.body();
+  EXPECT_NE(refused.body().find("max_in_flight_bytes"), std::string::npos) << refused.body();
+  EXPECT_EQ(refused[http::field::retry_after], "1");
+  HttpClient probe(daemon.port());
+  EXPECT_EQ(probe.Send(http::verb::get, "/healthz").result(), http::status::ok);
+  EXPECT_EQ(probe.Send(http::verb::post, "/classify", MessageText(3)).result(), http::status::ok)
+      << "a small body still fits";
+  // The slow sender finishes: answered, and its bytes are free again.
+  slow.Write(body.substr(1000));
+  std::string answer;
+  ASSERT_TRUE(slow.ReadUntil("\r\n\r\n", answer)) << answer;
+  EXPECT_TRUE(answer.starts_with("HTTP/1.1 200")) << answer;
+  HttpClient after(daemon.port());
+  EXPECT_EQ(after.Send(http::verb::post, "/classify", body).result(), http::status::ok);
+}
+
 }  // namespace
 }  // namespace nbspamd::testing
