@@ -303,6 +303,7 @@ void ScanHistory::Persist() {
 }
 
 void ScanHistory::WriteBatch(std::vector<EncodedScan>& batch) {
+  if (options_.before_write) options_.before_write();
   rocksdb::WriteBatch& write = *write_;
   write.Clear();  // Keeps its buffer.
   // The details first: a summary never names a detail that was not written.

@@ -61,6 +61,9 @@ struct ScanHistoryOptions {
   // RocksDB's warnings and errors about the history's database, one line each; empty: dropped.
   // RocksDB never writes a LOG file of its own in the folder (storage/rocksdb_logger.h says why).
   std::function<void(std::string_view line)> log = {};
+  // A seam for tests: runs on the writer thread before each batch is written, where a fault of
+  // the write (out of memory, a bug) would strike; what it throws is handled as such a fault.
+  std::function<void()> before_write = {};
 };
 
 // What the history has done, for /metrics and /stats. Counters only grow.

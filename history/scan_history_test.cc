@@ -415,5 +415,37 @@ TEST_F(ScanHistoryTest, AFolderThatCannotBeOpenedIsUnavailable) {
             ErrorCode::kInvalidArgument);
 }
 
+// A batch whose write throws, whatever it throws (an int, a std::exception), is dropped, noted
+// and counted, and the writer thread goes on: without its net, the first throw would end the
+// process (std::terminate), though a fault of the history must never stop classification.
+TEST_F(ScanHistoryTest, AFaultOfTheWriterDropsItsBatchAndTheWriterGoesOn) {
+  std::atomic<int> batches = 0;
+  auto opened = ScanHistory::Open({.path = dir_.Join("history"),
+                                   .clock_ms = [this] { return now_.load(); },
+                                   .before_write =
+                                       [&batches] {
+                                         const int n = batches.fetch_add(1);
+                                         if (n == 0) throw 42;  // No std::exception.
+                                         if (n == 1) throw std::runtime_error("no memory");
+                                       }});
+  ASSERT_TRUE(opened) << opened.error().message;
+  std::unique_ptr<ScanHistory> history = std::move(*opened);
+  history->Record(Scan(1));
+  history->Flush();
+  EXPECT_EQ(history->Figures().writer_exceptions, 1u);
+  history->Record(Scan(2));
+  history->Flush();
+  EXPECT_EQ(history->Figures().writer_exceptions, 2u);
+  EXPECT_EQ(history->Figures().dropped, 2u);
+  const ScanRecord kept = Scan(3);
+  history->Record(kept);
+  history->Flush();
+  EXPECT_EQ(history->Figures().writer_exceptions, 2u);
+  EXPECT_EQ(history->Figures().recorded, 1u);
+  auto found = history->Find(kept.summary.scan_id);
+  ASSERT_TRUE(found) << found.error().message;
+  EXPECT_EQ(*found, kept);
+}
+
 }  // namespace
 }  // namespace nbspamd::history

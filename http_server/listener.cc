@@ -72,6 +72,7 @@ void HttpListener::DoAccept() {
     (void)GuardStep(
         "http accept", "",
         self->router_.metrics().HandlerExceptions(http_api::InternalError::kHttpConnection), [&] {
+          if (self->accept_hook_) self->accept_hook_();
           if (self->tls_) {
             std::make_shared<TlsHttpConnection>(std::move(socket), *self->tls_, self->router_,
                                                 self->limits_, self->registry_)

@@ -8,6 +8,7 @@
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <expected>
+#include <functional>
 #include <memory>
 
 #include "common/error.h"
@@ -32,6 +33,11 @@ class HttpListener : public std::enable_shared_from_this<HttpListener> {
   // The bound address (with the real port when port 0 was asked for).
   [[nodiscard]] boost::asio::ip::tcp::endpoint LocalEndpoint() const;
 
+  // A seam for tests: runs for each accepted connection before it is set up, where a fault of
+  // the set-up (out of memory, a socket option refused) would strike; what it throws is handled
+  // as such a fault (dropped, noted and counted; accepting goes on). Call before Run.
+  void SetAcceptHook(std::function<void()> hook) { accept_hook_ = std::move(hook); }
+
   // Starts accepting. Stop closes the acceptor; both are thread-safe.
   void Run();
   void Stop();
@@ -50,6 +56,7 @@ class HttpListener : public std::enable_shared_from_this<HttpListener> {
   HttpConnectionRegistry& registry_;
   const IncidentHook on_incident_;                        // Failed accepts.
   const std::shared_ptr<boost::asio::ssl::context> tls_;  // Null: plain HTTP.
+  std::function<void()> accept_hook_;
 };
 
 }  // namespace nbspamd::http_server

@@ -113,6 +113,7 @@ void MilterListener::DoAccept() {
     // A connection that cannot be set up is dropped and noted; accepting goes on whatever it
     // threw.
     (void)GuardStep("milter accept", "", self->context_->counters->internal_errors, [&] {
+      if (self->accept_hook_) self->accept_hook_();
       // Registered before it runs, removed when it is destroyed.
       auto connection = std::make_shared<MilterConnection>(
           std::move(socket), self->context_,

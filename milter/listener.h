@@ -36,6 +36,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <cstddef>
 #include <expected>
+#include <functional>
 #include <memory>
 
 #include "common/connection_registry.h"
@@ -61,6 +62,11 @@ class MilterListener : public std::enable_shared_from_this<MilterListener> {
   // The bound address, with the real port when port 0 was asked for.
   [[nodiscard]] MilterAddress LocalAddress() const { return bound_; }
 
+  // A seam for tests: runs for each accepted connection before it is set up, where a fault of
+  // the set-up would strike; what it throws is handled as such a fault (dropped, noted and
+  // counted in internal_errors; accepting goes on). Call before Run.
+  void SetAcceptHook(std::function<void()> hook) { accept_hook_ = std::move(hook); }
+
   // Starts accepting.
   void Run();
   // Stops accepting (and removes the Unix socket file), and asks every open connection to end
@@ -78,6 +84,7 @@ class MilterListener : public std::enable_shared_from_this<MilterListener> {
   boost::asio::steady_timer retry_timer_;  // Delays accepting again after a failed accept.
   std::shared_ptr<const ConnectionContext> context_;
   MilterAddress bound_;
+  std::function<void()> accept_hook_;
 
   // The open connections, so that Stop can reach them. Shared with the connections' close
   // callbacks, which may run after the listener is gone.

@@ -76,6 +76,7 @@ class ListenerTest : public ::testing::Test {
     auto created = MilterListener::Create(io_, *parsed, std::move(context));
     ASSERT_TRUE(created.has_value()) << created.error().message;
     listener_ = *created;
+    if (accept_hook_) listener_->SetAcceptHook(accept_hook_);
     listener_->Run();
     thread_ = std::thread([this] { io_.run(); });
   }
@@ -104,6 +105,7 @@ class ListenerTest : public ::testing::Test {
     EXPECT_EQ(Codes(*replies), "hc");
   }
 
+  std::function<void()> accept_hook_;  // Set before Listen.
   boost::asio::io_context io_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_ =
       boost::asio::make_work_guard(io_);
@@ -555,6 +557,26 @@ TEST_F(ListenerTest, BigMessagesInManyChunksAndOversizedOnes) {
   EXPECT_EQ(Codes(*replies), "c");  // Unchecked: no header.
   EXPECT_EQ(counters_.oversized.load(), 1u);
   EXPECT_EQ(backend_.calls().size(), 1u);
+}
+
+// A connection whose set-up throws, whatever it throws (an int, a std::exception), is dropped,
+// noted and counted, and the listener goes on accepting: without the accept loop's net, the
+// first throw would leave the I/O thread and the listener would never accept again.
+TEST_F(ListenerTest, AFaultSettingUpAConnectionDropsItAndAcceptingGoesOn) {
+  std::atomic<int> accepted = 0;
+  accept_hook_ = [&accepted] {
+    const int n = accepted.fetch_add(1);
+    if (n == 0) throw 42;
+    if (n == 1) throw std::runtime_error("no memory for the connection");
+  };
+  Listen();
+  for (int i = 0; i < 2; ++i) {
+    MtaClient dropped = Connect();
+    EXPECT_FALSE(dropped.Negotiate().has_value()) << "connection " << i << " was not dropped";
+  }
+  ExpectServing();
+  EXPECT_EQ(accepted.load(), 3);
+  EXPECT_EQ(counters_.internal_errors.load(), 2u);
 }
 
 }  // namespace
