@@ -148,7 +148,7 @@ bool Retire(storage::RocksdbStore& store, bool users, bool cluster, Times& times
   return true;
 }
 
-// The token expiry of the global model, as SpamFilter::ExpireTokensAsync cuts it.
+// The token expiry of the global model, as ModelUpkeep::ExpireTokensAsync cuts it.
 bool ExpireGlobal(storage::RocksdbStore& store, const storage::TokenExpiryRule& rule, bool cluster,
                   Times& times, std::uint64_t& dropped) {
   if (cluster) {
@@ -179,7 +179,7 @@ bool ExpireGlobal(storage::RocksdbStore& store, const storage::TokenExpiryRule& 
   return true;
 }
 
-// The token expiry of the user layers, as SpamFilter::ExpireUserTokensAsync cuts it.
+// The token expiry of the user layers, as ModelUpkeep::ExpireUserTokensAsync cuts it.
 bool ExpireUsers(storage::RocksdbStore& store, const storage::TokenExpiryRule& rule, bool cluster,
                  Times& times, std::uint64_t& dropped) {
   if (cluster) {

@@ -223,8 +223,9 @@ TEST_F(AutolearnFilterTest, AManualLabelAlwaysWins) {
   ASSERT_TRUE(filter_->Classify(kConfidentSpam, 0, "auto").has_value());
   Drain();
   EXPECT_EQ(Record("auto")->label, "ham");
-  EXPECT_TRUE(
-      filter_->ListLearned("autolearn", 0, std::numeric_limits<std::int64_t>::max(), 10)->empty());
+  EXPECT_TRUE(filter_->Rollback()
+                  .ListLearned("autolearn", 0, std::numeric_limits<std::int64_t>::max(), 10)
+                  ->empty());
 }
 
 TEST_F(AutolearnFilterTest, TheBalanceGuardHolds) {
@@ -248,10 +249,10 @@ TEST_F(AutolearnFilterTest, ARollbackOfTheSourceUndoesEveryAutolearn) {
   ASSERT_EQ(filter_->Autolearn()->learned_spam, 5u);
   ASSERT_NE(*filter_->Stats(), before);
   std::promise<std::expected<std::uint64_t, Error>> rolled_back;
-  filter_->RollbackAsync("autolearn", 0, std::numeric_limits<std::int64_t>::max(), 1000,
-                         [&rolled_back](std::expected<std::uint64_t, Error> forgotten) {
-                           rolled_back.set_value(std::move(forgotten));
-                         });
+  filter_->Rollback().RollbackAsync("autolearn", 0, std::numeric_limits<std::int64_t>::max(), 1000,
+                                    [&rolled_back](std::expected<std::uint64_t, Error> forgotten) {
+                                      rolled_back.set_value(std::move(forgotten));
+                                    });
   const auto forgotten = rolled_back.get_future().get();
   ASSERT_TRUE(forgotten.has_value());
   EXPECT_EQ(*forgotten, 5u);

@@ -15,14 +15,14 @@ IdleUserSweep::IdleUserSweep(SpamFilter& filter, std::chrono::seconds idle,
 
 std::expected<std::vector<std::string>, Error> IdleUserSweep::SweepOnce() {
   const std::int64_t before = filter_.options().clock() - idle_.count();
-  auto users = filter_.ListAllUsers();
+  auto users = filter_.Users().ListAllUsers();
   if (!users) return std::unexpected(std::move(users.error()));
   std::vector<std::string> dropped;
   for (const storage::UserSummary& summary : *users) {
-    auto last = filter_.UserLastLearned(summary.user);
+    auto last = filter_.Users().UserLastLearned(summary.user);
     if (!last) return std::unexpected(std::move(last.error()));
     if (!*last || **last >= before) continue;
-    if (auto deleted = filter_.DeleteUser(summary.user); !deleted) {
+    if (auto deleted = filter_.Users().DeleteUser(summary.user); !deleted) {
       return std::unexpected(std::move(deleted.error()));
     }
     LogInfo("dropped an idle user layer",

@@ -2,7 +2,7 @@
 // user_idle_days, docs/CONFIG.md). Every `interval` it pages through the users with a layer
 // and deletes each whose user last learned (SpamFilter::UserLastLearned, the newest record of
 // the user's own ledger) more than `idle` before now (the filter's clock), as
-// DELETE /users/{id} does: through SpamFilter::DeleteUser, so in cluster mode every daemon
+// DELETE /users/{id} does: through UserLayers::DeleteUser, so in cluster mode every daemon
 // drops it. A layer with no ledger record (only counts restored from a dump) is kept.
 //
 //   IdleUserSweep sweep(filter, std::chrono::days(365), std::chrono::hours(1));

@@ -49,15 +49,15 @@ TEST_F(IdleUserSweepTest, DropsOnlyTheLayersUntaughtForLongerThanTheIdleTime) {
   auto dropped = sweep.SweepOnce();
   ASSERT_TRUE(dropped.has_value()) << dropped.error().message;
   EXPECT_EQ(*dropped, std::vector<std::string>{"bob"});
-  EXPECT_FALSE(filter_->UserStats("bob")->has_value());
-  EXPECT_TRUE(filter_->UserStats("alice")->has_value());
+  EXPECT_FALSE(filter_->Users().UserStats("bob")->has_value());
+  EXPECT_TRUE(filter_->Users().UserStats("alice")->has_value());
   EXPECT_EQ(filter_->Stats()->TotalDocuments(), 1u);  // The global model is not touched.
 
   now_ = 131 * kDay;  // alice idle 31 days.
   dropped = sweep.SweepOnce();
   ASSERT_TRUE(dropped.has_value());
   EXPECT_EQ(*dropped, std::vector<std::string>{"alice"});
-  EXPECT_FALSE(filter_->UserStats("alice")->has_value());
+  EXPECT_FALSE(filter_->Users().UserStats("alice")->has_value());
   EXPECT_TRUE(sweep.SweepOnce()->empty());
 }
 
@@ -66,11 +66,11 @@ TEST_F(IdleUserSweepTest, ItsThreadSweepsEveryIntervalAndStopsWithIt) {
   now_ = 400 * kDay;
   {
     IdleUserSweep sweep(*filter_, std::chrono::days(30), std::chrono::milliseconds(10));
-    for (int i = 0; i < 500 && filter_->UserStats("dave")->has_value(); ++i) {
+    for (int i = 0; i < 500 && filter_->Users().UserStats("dave")->has_value(); ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   }
-  EXPECT_FALSE(filter_->UserStats("dave")->has_value());
+  EXPECT_FALSE(filter_->Users().UserStats("dave")->has_value());
 }
 
 }  // namespace

@@ -37,15 +37,15 @@ std::expected<ExpiryPass, Error> ModelExpirySweep::SweepOnce() {
     // that changed nothing here: in cluster mode another daemon's pass may have made the writes
     // this one applied from the stream. Empty memory tables are not flushed. The model is the
     // same either way, so a failure only leaves the logs for RocksDB's own flushes.
-    if (auto flushed = filter_.FlushMemoryTables(); !flushed) {
+    if (auto flushed = filter_.Upkeep().FlushMemoryTables(); !flushed) {
       LogWarning("the model expiry pass could not flush the memory tables: " +
                  flushed.error().message);
     }
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  filter_.NoteExpiryPass(filter_.options().clock(), seconds, pass && pass->cap_met,
-                         pass && pass->age_rule_waiting);
+  filter_.Upkeep().NoteExpiryPass(filter_.options().clock(), seconds, pass && pass->cap_met,
+                                  pass && pass->age_rule_waiting);
   if (pass && pass->age_rule_waiting != waiting_logged_) {
     waiting_logged_ = pass->age_rule_waiting;
     if (waiting_logged_) {
@@ -71,7 +71,7 @@ std::expected<ExpiryPass, Error> ModelExpirySweep::SweepOnce() {
 std::expected<ExpiryPass, Error> ModelExpirySweep::Pass(std::int64_t now) {
   ExpiryPass pass;
   if (policy_.ledger_retention.count() > 0) {
-    auto retired = filter_.RetireLedger(now - policy_.ledger_retention.count());
+    auto retired = filter_.Upkeep().RetireLedger(now - policy_.ledger_retention.count());
     if (!retired) return std::unexpected(std::move(retired.error()));
     pass.retired = *retired;
   }
@@ -88,10 +88,10 @@ std::expected<ExpiryPass, Error> ModelExpirySweep::Pass(std::int64_t now) {
     rule.seen_before = now - policy_.token_age.count();
     if (message_horizon) rule.seen_before = std::min(rule.seen_before, *message_horizon);
     rule.max_count = policy_.token_max_count;
-    auto dropped = filter_.ExpireTokens(rule);
+    auto dropped = filter_.Upkeep().ExpireTokens(rule);
     if (!dropped) return std::unexpected(std::move(dropped.error()));
     pass.dropped_by_age = *dropped;
-    auto dropped_from_users = filter_.ExpireUserTokens(rule);
+    auto dropped_from_users = filter_.Upkeep().ExpireUserTokens(rule);
     if (!dropped_from_users) return std::unexpected(std::move(dropped_from_users.error()));
     pass.dropped_from_users = *dropped_from_users;
   }
@@ -101,7 +101,7 @@ std::expected<ExpiryPass, Error> ModelExpirySweep::Pass(std::int64_t now) {
   // The cap: the least recently seen first, whole days at a time, until enough are gone.
   rule.max_count = 0;
   rule.seen_before = std::numeric_limits<std::int64_t>::max();
-  auto candidates = filter_.FindExpiryCandidates(rule);
+  auto candidates = filter_.Upkeep().FindExpiryCandidates(rule);
   if (!candidates) return std::unexpected(std::move(candidates.error()));
   const std::uint64_t excess = vocabulary - policy_.token_cap;
   std::uint64_t enough = 0;
@@ -120,7 +120,7 @@ std::expected<ExpiryPass, Error> ModelExpirySweep::Pass(std::int64_t now) {
          {"droppable", std::to_string(enough)}});
   }
   if (enough == 0) return pass;
-  auto dropped = filter_.ExpireTokens(rule);
+  auto dropped = filter_.Upkeep().ExpireTokens(rule);
   if (!dropped) return std::unexpected(std::move(dropped.error()));
   pass.dropped_by_cap = *dropped;
   return pass;
@@ -134,7 +134,7 @@ std::optional<std::int64_t> ModelExpirySweep::MessageHorizon(std::int64_t now) {
     // holds were learned, so a restart need not wait for that many new ones. (A store without
     // a ledger retention, or fewer live records: the samples alone.)
     seeded_ = true;
-    auto newest = filter_.NthNewestLearned(needed);
+    auto newest = filter_.Upkeep().NthNewestLearned(needed);
     if (newest && *newest && documents >= needed && **newest < now) {
       samples_.push_back({**newest, documents - needed});
     }

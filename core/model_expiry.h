@@ -4,11 +4,11 @@
 // pass, on the filter's clock:
 //   1. the ledger retention retires the ledger records learned more than `ledger_retention` ago
 //      into the base counts, the global ledger's and then each user's own
-//      (SpamFilter::RetireLedgerAsync);
+//      (ModelUpkeep::RetireLedgerAsync);
 //   2. the token expiry drops the tokens no live record holds that were last seen more than
 //      `token_age` ago, count at most `token_max_count` and weigh less than `keep_weight`: from
 //      the global model, and then by the same rule from each user's layer, where only the user's
-//      own records and counts play a part (SpamFilter::ExpireUserTokensAsync). With
+//      own records and counts play a part (ModelUpkeep::ExpireUserTokensAsync). With
 //      `token_min_messages`, "ago" is also counted in messages: a token goes only if the model
 //      has gained at least that many documents since it was last seen, as the sweep's own
 //      samples of the document count (one a pass, kept in memory; the first pass also takes one
@@ -83,7 +83,7 @@ class ModelExpirySweep {
   // construction.
   ModelExpirySweep(SpamFilter& filter, ExpiryPolicy policy, std::chrono::milliseconds interval);
 
-  // One pass now, on the calling thread; reported to the filter (SpamFilter::NoteExpiryPass).
+  // One pass now, on the calling thread; reported to the filter (ModelUpkeep::NoteExpiryPass).
   // Errors: the first failure of a step (what the steps before it did stays done).
   [[nodiscard]] std::expected<ExpiryPass, Error> SweepOnce();
 

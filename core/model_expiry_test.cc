@@ -81,13 +81,13 @@ TEST_F(ModelExpiryTest, RetiresOnlyOldRecordsAndNoScoreOrCountChanges) {
   // A pass that changed the model flushes what it wrote, so its logs go.
   EXPECT_LT(StorageProperty("nbspamd_storage_wal_bytes"), logged / 10);
   EXPECT_GT(StorageProperty("nbspamd_storage_live_sst_bytes"), 0);
-  EXPECT_EQ(filter_->RetiredRecords(), 3u);
+  EXPECT_EQ(filter_->Upkeep().RetiredRecords(), 3u);
   EXPECT_EQ(*filter_->Stats(), stats);
   EXPECT_EQ(filter_->Calibration()->histogram(), histogram);
   EXPECT_EQ(Score("buy cheap pills"), spammy);
   EXPECT_EQ(Score("project meeting on friday"), hammy);
   EXPECT_EQ(sweep.SweepOnce()->retired, 0u);  // Nothing older is left.
-  EXPECT_EQ(filter_->Expiry().passes, 2u);
+  EXPECT_EQ(filter_->Upkeep().Expiry().passes, 2u);
 
   // A retired message can be neither forgotten nor moved to the other class: 410's error.
   auto forgotten = filter_->ForgetId("s1");
@@ -140,7 +140,7 @@ TEST_F(ModelExpiryTest, InClusterModeARetirePassGoesIntoTheStreamInBoundedSteps)
                   })
                   .has_value());
   // s1, h1 and s2 (three global steps) and alice's u1 (one) are older than day 60.
-  auto retired = filter_->RetireLedger(60 * kDay);
+  auto retired = filter_->Upkeep().RetireLedger(60 * kDay);
   ASSERT_TRUE(retired.has_value()) << retired.error().message;
   ASSERT_EQ(submitted.size(), 4u);
   for (std::size_t i = 0; i < submitted.size(); ++i) {
@@ -155,7 +155,7 @@ TEST_F(ModelExpiryTest, InClusterModeARetirePassGoesIntoTheStreamInBoundedSteps)
   EXPECT_LT(submitted[1].retire_from, submitted[2].retire_from);
   EXPECT_EQ(submitted[3].retire_from, "");
   // Nothing was retired here: the stream applies what it delivers.
-  EXPECT_EQ(filter_->RetiredRecords(), 0u);
+  EXPECT_EQ(filter_->Upkeep().RetiredRecords(), 0u);
 }
 
 TEST_F(ModelExpiryTest, TheAgeRuleDropsRareOldTokensAndTheCapTheLeastRecentlySeen) {
@@ -182,7 +182,7 @@ TEST_F(ModelExpiryTest, TheAgeRuleDropsRareOldTokensAndTheCapTheLeastRecentlySee
   EXPECT_EQ(pass->dropped_by_age, 11u);  // d1b d1c, d2*, d3*, d4* (d1a is live).
   EXPECT_EQ(pass->dropped_by_cap, 0u);
   EXPECT_EQ(filter_->Stats()->vocabulary_size, vocabulary - 11);
-  EXPECT_EQ(filter_->Expiry().dropped_tokens, 11u);
+  EXPECT_EQ(filter_->Upkeep().Expiry().dropped_tokens, 11u);
 
   // A cap of 15: the 6 words of days 5 and 6 are the least recently seen of what can go ("shared"
   // was seen on day 10, d1a is live); a whole day goes at a time.
@@ -193,7 +193,7 @@ TEST_F(ModelExpiryTest, TheAgeRuleDropsRareOldTokensAndTheCapTheLeastRecentlySee
   EXPECT_EQ(pass->dropped_by_cap, 6u);
   EXPECT_TRUE(pass->cap_met);
   EXPECT_EQ(filter_->Stats()->vocabulary_size, 15u);
-  EXPECT_TRUE(filter_->Expiry().cap_met);
+  EXPECT_TRUE(filter_->Upkeep().Expiry().cap_met);
 
   // A cap below what the live record holds cannot be met, and says so.
   ModelExpirySweep impossible(*filter_, {.ledger_retention = std::chrono::days(30), .token_cap = 1},
@@ -202,8 +202,8 @@ TEST_F(ModelExpiryTest, TheAgeRuleDropsRareOldTokensAndTheCapTheLeastRecentlySee
   ASSERT_TRUE(pass.has_value()) << pass.error().message;
   EXPECT_FALSE(pass->cap_met);
   EXPECT_EQ(filter_->Stats()->vocabulary_size, 2u);  // d1a and "fresh": the live record's.
-  EXPECT_FALSE(filter_->Expiry().cap_met);
-  EXPECT_EQ(filter_->Expiry().passes, 3u);
+  EXPECT_FALSE(filter_->Upkeep().Expiry().cap_met);
+  EXPECT_EQ(filter_->Upkeep().Expiry().passes, 3u);
 
   // Exact throughout: forgetting the live record leaves only the base count of d1a (from the
   // retired m1), and the check holds.
@@ -238,7 +238,7 @@ TEST_F(ModelExpiryTest, TheAgeRuleWaitsUntilEnoughMessagesWereLearnedSinceAToken
   EXPECT_EQ(pass.retired, 2u);
   EXPECT_TRUE(pass.age_rule_waiting);
   EXPECT_EQ(pass.dropped_by_age, 0u);
-  EXPECT_TRUE(filter_->Expiry().age_rule_waiting);
+  EXPECT_TRUE(filter_->Upkeep().Expiry().age_rule_waiting);
   TrainAt(11, "m3", "spam", "echo");
   pass = pass_at(13);  // 3 documents: 1 since the first sample.
   EXPECT_TRUE(pass.age_rule_waiting);
@@ -254,7 +254,7 @@ TEST_F(ModelExpiryTest, TheAgeRuleWaitsUntilEnoughMessagesWereLearnedSinceAToken
   EXPECT_FALSE(pass.age_rule_waiting);
   EXPECT_EQ(pass.dropped_by_age, 4u);
   EXPECT_EQ(filter_->Stats()->vocabulary_size, 3u);
-  EXPECT_FALSE(filter_->Expiry().age_rule_waiting);
+  EXPECT_FALSE(filter_->Upkeep().Expiry().age_rule_waiting);
 
   // 3 more: day 19's sample (5 documents) is the horizon now. The words of days 11 to 17 go,
   // those learned after it stay, a day old or not.
@@ -319,7 +319,7 @@ TEST_F(ModelExpiryTest, UserLayersRetireAndExpireByTheSameRulesButNotByTheCap) {
   train_for_alice(30, "a4", "spam", "bulk");
   train_for_alice(31, "a5", "spam", "bulk");
   train_for_alice(90, "a3", "spam", "cheap fresh");  // Live: holds "cheap" and "fresh".
-  const auto alice_stats = [this] { return **filter_->UserStats("alice"); };
+  const auto alice_stats = [this] { return **filter_->Users().UserStats("alice"); };
   const auto alice_score = [this](const std::string& text) {
     auto outcome = filter_->Classify(text, 0, std::nullopt, "alice");
     EXPECT_TRUE(outcome.has_value());
@@ -337,8 +337,8 @@ TEST_F(ModelExpiryTest, UserLayersRetireAndExpireByTheSameRulesButNotByTheCap) {
   auto pass = retire.SweepOnce();
   ASSERT_TRUE(pass.has_value()) << pass.error().message;
   EXPECT_EQ(pass->retired, 6u);  // g0, g0b; a1, a2, a4, a5.
-  EXPECT_EQ(filter_->Expiry().retired_records, 2u);
-  EXPECT_EQ(filter_->Expiry().retired_user_records, 4u);
+  EXPECT_EQ(filter_->Upkeep().Expiry().retired_records, 2u);
+  EXPECT_EQ(filter_->Upkeep().Expiry().retired_user_records, 4u);
   EXPECT_EQ(alice_stats(), before);
   EXPECT_EQ(alice_score("bulk cheap rare watches"), spammy);
   EXPECT_EQ(alice_score("lunch on friday"), hammy);
@@ -368,8 +368,8 @@ TEST_F(ModelExpiryTest, UserLayersRetireAndExpireByTheSameRulesButNotByTheCap) {
   EXPECT_EQ(pass->retired, 0u);
   EXPECT_EQ(pass->dropped_by_age, 0u);
   EXPECT_EQ(pass->dropped_from_users, 4u);
-  EXPECT_EQ(filter_->Expiry().dropped_user_tokens, 4u);
-  EXPECT_EQ(filter_->Expiry().dropped_tokens, 0u);
+  EXPECT_EQ(filter_->Upkeep().Expiry().dropped_user_tokens, 4u);
+  EXPECT_EQ(filter_->Upkeep().Expiry().dropped_tokens, 0u);
   model::ModelStats after = alice_stats();
   EXPECT_EQ(after.vocabulary_size, 3u);       // "cheap", "bulk", "fresh".
   EXPECT_EQ(after.classes[0].tokens, 5u);     // spam: "rare" and "watches" went.
@@ -405,11 +405,11 @@ TEST_F(ModelExpiryTest, ItsThreadRetiresEveryIntervalAndStopsWithIt) {
   {
     ModelExpirySweep sweep(*filter_, {.ledger_retention = std::chrono::days(30)},
                            std::chrono::milliseconds(10));
-    for (int i = 0; i < 500 && filter_->RetiredRecords() == 0; ++i) {
+    for (int i = 0; i < 500 && filter_->Upkeep().RetiredRecords() == 0; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   }
-  EXPECT_EQ(filter_->RetiredRecords(), 1u);
+  EXPECT_EQ(filter_->Upkeep().RetiredRecords(), 1u);
   EXPECT_EQ(filter_->ForgetId("old").error().code, ErrorCode::kExpired);
 }
 

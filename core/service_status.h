@@ -51,7 +51,7 @@ struct ServiceStatus {
   std::optional<ClusterStatus> replication;               // With a training log only.
   std::optional<history::ScanHistoryFigures> history;     // With a scan history only.
   std::optional<AutolearnFigures> autolearn;              // With autolearn on only.
-  ExpiryFigures expiry;                                   // SpamFilter::Expiry.
+  ExpiryFigures expiry;                                   // ModelUpkeep::Expiry.
   Readiness readiness;                                    // From store_health and replication.
 };
 

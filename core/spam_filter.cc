@@ -15,7 +15,6 @@
 #include "dump/dump_format.h"
 #include "history/body_digest.h"
 #include "model/user_layer.h"
-#include "storage/expiry_bounds.h"
 
 namespace nbspamd::core {
 namespace {
@@ -49,7 +48,10 @@ SpamFilter::SpamFilter(std::unique_ptr<storage::Store> store, SpamFilterOptions 
               HeldOutScoring{.alpha = options.alpha,
                              .score_min_weight = options.score_min_weight,
                              .score_form = options.score_form},
-              options.training_regime, &recent_feedback_) {
+              options.training_regime, &recent_feedback_),
+      upkeep_(*store_, writer_, replication_),
+      users_(*store_, writer_, replication_, history_),
+      rollback_(*store_, writer_, replication_, options_) {
   assert(options_.alpha > 0);
   assert(options_.ham_threshold <= options_.spam_threshold);
   if (options_.autolearn.enabled) {
@@ -190,7 +192,7 @@ ServiceStatus SpamFilter::Status() const {
   status.replication = Cluster();
   if (const history::ScanHistory* history = History()) status.history = history->Figures();
   status.autolearn = Autolearn();
-  status.expiry = Expiry();
+  status.expiry = upkeep_.Expiry();
   status.readiness = ReadinessOf(status.store_health, status.replication);
   return status;
 }
@@ -443,113 +445,6 @@ std::expected<void, Error> SpamFilter::EnableReplication(TrainingLogStart start)
   return {};
 }
 
-void SpamFilter::DeleteUserAsync(std::string_view user, DeleteUserDone done) {
-  if (auto ok = model::CheckUserId(user); !ok) return done(std::unexpected(std::move(ok.error())));
-  if (history::ScanHistory* history = history_.load(std::memory_order_acquire)) {
-    // The user's scans go once the layer has, on the history's own writer thread (a pass over
-    // the history): the training writer is free at once, and the answer comes when both are
-    // gone.
-    done = [history, user = std::string(user),
-            done = std::move(done)](std::expected<void, Error> deleted) mutable {
-      if (!deleted) return done(std::move(deleted));
-      history->DeleteUserAsync(user, [done = std::make_shared<DeleteUserDone>(std::move(done))](
-                                         std::expected<std::uint64_t, Error> scans) {
-        if (!scans) {
-          return (*done)(MakeError(
-              ErrorCode::kInternal,
-              "the user's layer is deleted, but not their scans: " + scans.error().message));
-        }
-        (*done)({});
-      });
-    };
-  }
-  if (replication_) {
-    TrainingChange event;
-    event.kind = TrainingChange::Kind::kDeleteUser;
-    event.user = std::string(user);
-    return replication_->Submit(
-        std::move(event),
-        [done = std::move(done)](std::expected<Replicated, Error> replicated) mutable {
-          if (!replicated) return done(std::unexpected(std::move(replicated.error())));
-          done({});
-        });
-  }
-  writer_.DeleteUser(std::string(user), std::move(done));
-}
-
-std::expected<std::optional<model::ModelStats>, Error> SpamFilter::UserStats(
-    std::string_view user) const {
-  if (auto ok = model::CheckUserId(user); !ok) return std::unexpected(std::move(ok.error()));
-  return store_->UserStats(user);
-}
-
-std::expected<std::vector<storage::LearnedMessage>, Error> SpamFilter::ListLearned(
-    std::string_view source, std::int64_t since, std::int64_t until, std::size_t limit,
-    std::optional<std::string_view> user) const {
-  if (!user) return store_->ListLearned(source, since, until, limit);
-  if (auto ok = model::CheckUserId(*user); !ok) return std::unexpected(std::move(ok.error()));
-  return store_->ListUserLearned(*user, source, since, until, limit);
-}
-
-void SpamFilter::RollbackAsync(std::string_view source, std::int64_t since, std::int64_t until,
-                               std::size_t limit, RollbackDone done,
-                               std::optional<std::string_view> user) {
-  auto listed = ListLearned(source, since, until, limit, user);
-  if (!listed) return done(std::unexpected(std::move(listed.error())));
-  if (listed->empty()) return done(std::uint64_t{0});
-  // The last forget to complete reports; one that finds the message gone or relearned through
-  // another source meanwhile is not counted.
-  struct Progress {
-    std::mutex mutex;
-    std::size_t remaining = 0;
-    std::uint64_t forgotten = 0;
-    std::optional<Error> failure;
-    RollbackDone done;
-  };
-  auto progress = std::make_shared<Progress>();
-  progress->remaining = listed->size();
-  progress->done = std::move(done);
-  for (storage::LearnedMessage& message : *listed) {
-    auto forgotten_one = [progress](std::expected<void, Error> forgotten) {
-      std::unique_lock lock(progress->mutex);
-      if (forgotten) {
-        ++progress->forgotten;
-      } else if (forgotten.error().code != ErrorCode::kNotFound && !progress->failure) {
-        progress->failure = std::move(forgotten.error());
-      }
-      if (--progress->remaining > 0) return;
-      lock.unlock();
-      if (progress->failure) return progress->done(std::unexpected(*progress->failure));
-      progress->done(progress->forgotten);
-    };
-    if (replication_) {
-      TrainingChange event;
-      event.kind = TrainingChange::Kind::kForget;
-      event.id = std::move(message.id);
-      event.only_source = std::string(source);
-      if (user) {
-        event.user = std::string(*user);
-        event.train_global = options_.TrainsGlobal(source);
-      }
-      replication_->Submit(std::move(event),
-                           [forgotten_one = std::move(forgotten_one)](
-                               std::expected<Replicated, Error> replicated) mutable {
-                             if (!replicated)
-                               return forgotten_one(std::unexpected(std::move(replicated.error())));
-                             forgotten_one({});
-                           });
-      continue;
-    }
-    if (user) {
-      writer_.ForgetForUser(std::move(message.id),
-                            {std::string(*user), options_.TrainsGlobal(source)},
-                            std::move(forgotten_one), std::string(source));
-      continue;
-    }
-    writer_.Forget(std::move(message.id), std::move(forgotten_one), std::string(source));
-  }
-}
-
 std::expected<TrainOutcome, Error> SpamFilter::Train(std::string_view message,
                                                      std::string_view label,
                                                      std::optional<std::string_view> id,
@@ -560,246 +455,6 @@ std::expected<TrainOutcome, Error> SpamFilter::Train(std::string_view message,
              [&outcome](std::expected<TrainOutcome, Error> result) {
                outcome.set_value(std::move(result));
              });
-  return future.get();
-}
-
-namespace {
-
-// Steps of the ledger retention, one after another from the writer's thread, until none is
-// left: each step's completion queues the next (it does not wait for it).
-// The global ledger first, then the users' ledgers.
-struct RetireSteps {
-  TrainingWriter& writer;
-  std::int64_t learned_before;
-  std::uint64_t retired = 0;
-  RetireLedgerDone done;
-  RetireScope scope = RetireScope::kGlobal;
-
-  static void Next(std::unique_ptr<RetireSteps> steps, std::string from) {
-    TrainingWriter& writer = steps->writer;
-    const std::int64_t before = steps->learned_before;
-    const RetireScope scope = steps->scope;
-    writer.RetireLedger(
-        before, kRetireStepRecords,
-        [steps = std::move(steps)](std::expected<storage::RetireStep, Error> step) mutable {
-          if (!step) return steps->done(std::unexpected(std::move(step.error())));
-          steps->retired += step->retired;
-          if (step->more) return Next(std::move(steps), std::move(step->next));
-          if (steps->scope == RetireScope::kUsers) return steps->done(steps->retired);
-          steps->scope = RetireScope::kUsers;
-          Next(std::move(steps), "");
-        },
-        "", std::move(from), scope);
-  }
-};
-
-// Steps of the token expiry, chained as RetireSteps.
-struct ExpirySteps {
-  TrainingWriter& writer;
-  storage::TokenExpiryRule rule;
-  std::uint64_t dropped = 0;
-  ExpireTokensDone done;
-
-  static void Next(std::unique_ptr<ExpirySteps> steps, TokenHash from) {
-    TrainingWriter& writer = steps->writer;
-    const storage::TokenExpiryRule rule = steps->rule;
-    writer.ExpireTokens(
-        rule, from, kExpiryStepTokens, std::nullopt,
-        [steps = std::move(steps)](std::expected<storage::TokenExpiryStep, Error> step) mutable {
-          if (!step) return steps->done(std::unexpected(std::move(step.error())));
-          steps->dropped += step->dropped;
-          if (!step->next) return steps->done(steps->dropped);
-          Next(std::move(steps), *step->next);
-        });
-  }
-};
-
-// Steps of the token expiry of the user layers, chained as RetireSteps.
-struct UserExpirySteps {
-  TrainingWriter& writer;
-  storage::TokenExpiryRule rule;
-  std::uint64_t dropped = 0;
-  ExpireTokensDone done;
-
-  static void Next(std::unique_ptr<UserExpirySteps> steps, std::string from) {
-    TrainingWriter& writer = steps->writer;
-    const storage::TokenExpiryRule rule = steps->rule;
-    writer.ExpireUserTokens(rule, std::move(from), kExpiryStepTokens, std::nullopt,
-                            [steps = std::move(steps)](
-                                std::expected<storage::UserTokenExpiryStep, Error> step) mutable {
-                              if (!step)
-                                return steps->done(std::unexpected(std::move(step.error())));
-                              steps->dropped += step->dropped;
-                              if (!step->next) return steps->done(steps->dropped);
-                              Next(std::move(steps), std::move(*step->next));
-                            });
-  }
-};
-
-// Cluster mode: answers `done` once every one of `count` submitted changes is in the log, with
-// the first error if any.
-struct Submitted {
-  std::mutex mutex;
-  std::size_t left;
-  std::optional<Error> error;
-  std::move_only_function<void(std::expected<std::uint64_t, Error>)> done;
-
-  void One(std::expected<Replicated, Error> replicated) {
-    std::unique_lock lock(mutex);
-    if (!replicated && !error) error = std::move(replicated.error());
-    if (--left > 0) return;
-    lock.unlock();
-    if (error) return done(std::unexpected(std::move(*error)));
-    done(std::uint64_t{0});
-  }
-};
-
-}  // namespace
-
-void SpamFilter::ExpireTokensAsync(const storage::TokenExpiryRule& rule, ExpireTokensDone done) {
-  if (!replication_) {
-    return ExpirySteps::Next(
-        std::unique_ptr<ExpirySteps>(new ExpirySteps{writer_, rule, 0, std::move(done)}), 0);
-  }
-  // Through the stream, in steps every daemon takes alike: the hash space in equal ranges, about
-  // kExpiryStepTokens tokens each (token hashes are uniform).
-  const std::vector<TokenHash> bounds =
-      storage::TokenExpiryBounds(Stats()->vocabulary_size, kExpiryStepTokens);
-  auto submitted = std::make_shared<Submitted>();
-  submitted->left = bounds.size() + 1;
-  submitted->done = std::move(done);
-  for (std::size_t i = 0; i <= bounds.size(); ++i) {
-    TrainingChange change;
-    change.kind = TrainingChange::Kind::kExpire;
-    change.expiry_rule = rule;
-    change.expiry_from = i > 0 ? bounds[i - 1] : 0;
-    if (i < bounds.size()) change.expiry_until = bounds[i];
-    replication_->Submit(std::move(change), [submitted](std::expected<Replicated, Error> r) {
-      submitted->One(std::move(r));
-    });
-  }
-}
-
-void SpamFilter::ExpireUserTokensAsync(const storage::TokenExpiryRule& rule,
-                                       ExpireTokensDone done) {
-  if (!replication_) {
-    return UserExpirySteps::Next(
-        std::unique_ptr<UserExpirySteps>(new UserExpirySteps{writer_, rule, 0, std::move(done)}),
-        "");
-  }
-  // Through the stream, in steps every daemon takes alike: ranges of users' keys of about
-  // kExpiryStepTokens tokens each, cut from the layers' sizes.
-  auto users = store_->ListAllUsers();
-  if (!users) return done(std::unexpected(std::move(users.error())));
-  const std::vector<std::string> bounds = storage::UserExpiryBounds(*users, kExpiryStepTokens);
-  auto submitted = std::make_shared<Submitted>();
-  submitted->left = bounds.size() + 1;
-  submitted->done = std::move(done);
-  for (std::size_t i = 0; i <= bounds.size(); ++i) {
-    TrainingChange change;
-    change.kind = TrainingChange::Kind::kExpireUsers;
-    change.expiry_rule = rule;
-    if (i > 0) change.user_expiry_from = bounds[i - 1];
-    if (i < bounds.size()) change.user_expiry_until = bounds[i];
-    replication_->Submit(std::move(change), [submitted](std::expected<Replicated, Error> r) {
-      submitted->One(std::move(r));
-    });
-  }
-}
-
-std::expected<std::uint64_t, Error> SpamFilter::ExpireUserTokens(
-    const storage::TokenExpiryRule& rule) {
-  std::promise<std::expected<std::uint64_t, Error>> outcome;
-  auto future = outcome.get_future();
-  ExpireUserTokensAsync(rule, [&outcome](std::expected<std::uint64_t, Error> result) {
-    outcome.set_value(std::move(result));
-  });
-  return future.get();
-}
-
-std::expected<std::uint64_t, Error> SpamFilter::ExpireTokens(const storage::TokenExpiryRule& rule) {
-  std::promise<std::expected<std::uint64_t, Error>> outcome;
-  auto future = outcome.get_future();
-  ExpireTokensAsync(rule, [&outcome](std::expected<std::uint64_t, Error> result) {
-    outcome.set_value(std::move(result));
-  });
-  return future.get();
-}
-
-ExpiryFigures SpamFilter::Expiry() const {
-  ExpiryFigures figures;
-  {
-    std::lock_guard lock(expiry_mutex_);
-    figures = expiry_passes_;
-  }
-  figures.retired_records = writer_.RetiredRecords();
-  figures.dropped_tokens = writer_.DroppedTokens();
-  figures.retired_user_records = writer_.RetiredUserRecords();
-  figures.dropped_user_tokens = writer_.DroppedUserTokens();
-  return figures;
-}
-
-void SpamFilter::NoteExpiryPass(std::int64_t ended_at, double seconds, bool cap_met,
-                                bool age_rule_waiting) {
-  std::lock_guard lock(expiry_mutex_);
-  ++expiry_passes_.passes;
-  expiry_passes_.last_pass_end = ended_at;
-  expiry_passes_.last_pass_seconds = seconds;
-  expiry_passes_.cap_met = cap_met;
-  expiry_passes_.age_rule_waiting = age_rule_waiting;
-}
-
-void SpamFilter::RetireLedgerAsync(std::int64_t learned_before, RetireLedgerDone done) {
-  if (!replication_) {
-    return RetireSteps::Next(
-        std::unique_ptr<RetireSteps>(new RetireSteps{writer_, learned_before, 0, std::move(done)}),
-        "");
-  }
-  // Through the stream, in steps of kRetireStepRecords records that every daemon takes alike at
-  // the same places in the log: the global ledger's, then the users'. Each step starts where this
-  // daemon's ledger says the one before ends; applied elsewhere to the same state, it retires the
-  // same records (a record forgotten meanwhile only makes a step reach further).
-  std::vector<TrainingChange> steps;
-  for (const bool users : {false, true}) {
-    auto starts = store_->RetireStepStarts(learned_before, kRetireStepRecords, users,
-                                           kClusterRetireStepsPerPass - 1);
-    if (!starts) return done(std::unexpected(std::move(starts.error())));
-    starts->insert(starts->begin(), "");
-    for (std::string& from : *starts) {
-      TrainingChange change;
-      change.kind = TrainingChange::Kind::kRetireStep;
-      change.learned_before = learned_before;
-      change.retire_users = users;
-      change.retire_from = std::move(from);
-      change.retire_max_records = kRetireStepRecords;
-      steps.push_back(std::move(change));
-    }
-  }
-  auto submitted = std::make_shared<Submitted>();
-  submitted->left = steps.size();
-  submitted->done = std::move(done);
-  for (TrainingChange& change : steps) {
-    replication_->Submit(std::move(change), [submitted](std::expected<Replicated, Error> r) {
-      submitted->One(std::move(r));
-    });
-  }
-}
-
-std::expected<std::uint64_t, Error> SpamFilter::RetireLedger(std::int64_t learned_before) {
-  std::promise<std::expected<std::uint64_t, Error>> outcome;
-  auto future = outcome.get_future();
-  RetireLedgerAsync(learned_before, [&outcome](std::expected<std::uint64_t, Error> result) {
-    outcome.set_value(std::move(result));
-  });
-  return future.get();
-}
-
-std::expected<void, Error> SpamFilter::DeleteUser(std::string_view user) {
-  std::promise<std::expected<void, Error>> outcome;
-  auto future = outcome.get_future();
-  DeleteUserAsync(user, [&outcome](std::expected<void, Error> result) {
-    outcome.set_value(std::move(result));
-  });
   return future.get();
 }
 

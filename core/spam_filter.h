@@ -17,6 +17,12 @@
 // TrainOutcome::feedback whether that verdict was right. A front end only turns its protocol
 // into these calls and the outcomes (and Error codes) back into its protocol.
 //
+// The jobs an administrator runs on the model are their own classes, reached through the filter:
+// Upkeep() (ledger retention and token expiry, model_upkeep.h), Users() (the users' layers:
+// stats, list, deletion, user_layers.h) and Rollback() (what one source trained, listed and
+// forgotten, source_rollback.h). What the front ends share is this class's classify,
+// train and forget, and Status().
+//
 // User layers (model/layered.h, docs/API.md): every classify, train and forget may name
 // a user. Classify(message, explain, id, user) scores with the user's own counts over the global
 // model (ClassifyLayered with SpamFilterOptions::user_beta and user_gamma); a user with no layer
@@ -41,11 +47,15 @@
 #include "common/error.h"
 #include "core/activity.h"
 #include "core/autolearn.h"
+#include "core/model_upkeep.h"
 #include "core/readiness.h"
 #include "core/service_status.h"
+#include "core/source_rollback.h"
+#include "core/spam_filter_options.h"
 #include "core/store_watch.h"
 #include "core/training_log.h"
 #include "core/training_writer.h"
+#include "core/user_layers.h"
 #include "core/verdict_memory.h"
 #include "history/fact_policy.h"
 #include "history/scan_header.h"
@@ -60,58 +70,6 @@
 #include "tokenizer/tokenizer.h"
 
 namespace nbspamd::core {
-
-// The wall clock that stamps each learn in the ledger (Unix seconds). A seam so that tests can
-// replay training and compare ledgers without a second boundary in between.
-using WallClock = std::function<std::int64_t()>;
-
-// Unix time from std::chrono::system_clock.
-std::int64_t SystemUnixSeconds();
-std::int64_t SystemUnixMillis();
-
-struct SpamFilterOptions {
-  double alpha = 0.1;
-  double spam_threshold = 1.0;  // See config::Settings::spam_threshold.
-  // See config::Settings::ham_threshold. REQUIRES: ham_threshold <= spam_threshold.
-  double ham_threshold = -0.6;
-  // Whether the held-out scores of the mail fed back most recently narrow the thresholds above
-  // (core/recent_feedback.h, model/feedback_thresholds.h; config::Settings::verdict_thresholds).
-  // Off, they hold as set.
-  bool thresholds_from_feedback = false;
-  double score_min_weight = 1.0;  // See config::Settings::score_min_weight.
-  model::ScoreForm score_form = model::ScoreForm::kMeanWeight;  // config::Settings::score_form.
-  TrainingRegime training_regime;  // See config::Settings::train_margin.
-  tokenizer::TokenizerOptions tokenizer;
-  WallClock clock = SystemUnixSeconds;
-  // How often a StoreWatch tries to bring writes back after a fault of the machine; 0: never
-  // (then nothing resumes writes but a restart).
-  std::chrono::milliseconds store_recovery_interval{1000};
-  // User layers: β, the token pseudo-counts of the global prior, and γ, its document
-  // pseudo-counts (model::LayerOptions; config::Settings::user_beta, user_gamma). REQUIRES: > 0.
-  double user_beta = model::LayerOptions{}.beta;
-  double user_gamma = model::LayerOptions{}.gamma;
-  // Whether a train or forget with a user also trains the global model (setting
-  // train_global_from_users). On, a user gets the pooled row of docs/ACCURACY.md "Per-user
-  // layers" (the global model learns the user's feedback too, and the user's layer sits on it);
-  // what it does to the other users, whose global prior then moves with this user's feedback, is
-  // not measured. Off (the default), a user's feedback changes only that user's layer.
-  bool train_global_from_users = false;
-  // With train_global_from_users: only the feedback that comes through one of these sources
-  // (token names, spamd TELL grants; "" is training without a token) trains the global model.
-  // Empty: every source's.
-  std::vector<std::string> train_global_sources;
-  // Guarded autolearn (core/autolearn.h), off by default: a classify without a user whose
-  // verdict is confident enough learns the message, through the ledger with source
-  // model::kAutolearnSource. Not in cluster mode (EnableReplication refuses it).
-  AutolearnOptions autolearn;
-
-  // Whether a train, forget or rollback with a user, through `source`, changes the global model.
-  [[nodiscard]] bool TrainsGlobal(std::string_view source) const {
-    return train_global_from_users &&
-           (train_global_sources.empty() ||
-            std::ranges::find(train_global_sources, source) != train_global_sources.end());
-  }
-};
 
 struct ClassifyOutcome {
   // The message's id: the one the caller gave, else its content id (ContentId). A later train
@@ -161,27 +119,6 @@ struct ForgetOutcome {
 
 using TrainDone = std::move_only_function<void(std::expected<TrainOutcome, Error>)>;
 using ForgetDone = std::move_only_function<void(std::expected<ForgetOutcome, Error>)>;
-using DeleteUserDone = std::move_only_function<void(std::expected<void, Error>)>;
-// The number of ledger records a RetireLedgerAsync retired.
-using RetireLedgerDone = std::move_only_function<void(std::expected<std::uint64_t, Error>)>;
-
-// The tokens ExpireTokensAsync dropped.
-using ExpireTokensDone = std::move_only_function<void(std::expected<std::uint64_t, Error>)>;
-
-// The most ledger records one step of the ledger retention retires, and the most base records
-// one step of the token expiry looks at: each step is one write that holds up training for a few
-// milliseconds (bench/expiry_steps_benchmark.cc: medians about 3 ms). A step's cost grows faster
-// than its size (a retire step of 4 records took 18 ms, 4 of 1 record 10 ms).
-inline constexpr std::size_t kRetireStepRecords = 1;
-// In cluster mode, the most steps of the ledger retention one pass appends to the training stream
-// (of the global ledger, and again of the users'): an hourly pass retires up to 240,000 records a
-// day of each, 24 times a busy site's mail, so a backlog (retention turned on after years) is
-// caught up over days without a pass holding millions of changes.
-inline constexpr std::size_t kClusterRetireStepsPerPass = 10000;
-inline constexpr std::size_t kExpiryStepTokens = 512;
-
-// Receives how many messages a rollback forgot.
-using RollbackDone = std::move_only_function<void(std::expected<std::uint64_t, Error>)>;
 // Starts a TrainingLog over the filter's store and writer: the log must be the only one to
 // submit to `writer` from then on.
 using TrainingLogStart = std::move_only_function<std::expected<std::unique_ptr<TrainingLog>, Error>(
@@ -318,93 +255,7 @@ class SpamFilter {
   // kUnavailable and storage's as TrainAsync.
   void ForgetAsync(const ForgetRequest& request, ForgetDone done);
 
-  // Removes everything of `user` (layer, ledger, source index) through the training writer, so
-  // in order with the training requests. `done` runs as TrainAsync's. Deleting a user with no
-  // layer succeeds (in cluster mode, through the training stream). Errors: kInvalidArgument for a
-  // bad user, kInternal from storage, kUnavailable after StopTraining or when the stream cannot be
-  // reached.
-  void DeleteUserAsync(std::string_view user, DeleteUserDone done);
-
-  // The ledger retention (docs/STORAGE.md "Ledger retention"): retires every global ledger
-  // record learned before `learned_before` (Unix seconds) through the training writer, in steps
-  // of kRetireStepRecords (Store::RetireLedger), and then every user ledger record learned before
-  // it (Store::RetireUserLedgers), so training goes on between them. `done` gets how many it
-  // retired (global and users' records), on the writer's thread. In cluster mode the same steps go
-  // through the training stream, one change each (TrainingChange::kRetireStep, cut where this
-  // daemon's ledger says: Store::RetireStepStarts), which every daemon applies alike; `done` then
-  // answers 0 once the stream has them all. Errors: kFailedPrecondition for a
-  // store without a ledger retention; storage's; kUnavailable after StopTraining or when the stream
-  // cannot be reached (the steps written before stay).
-  void RetireLedgerAsync(std::int64_t learned_before, RetireLedgerDone done);
-  // Ledger records retired since start.
-  [[nodiscard]] std::uint64_t RetiredRecords() const { return writer_.RetiredRecords(); }
-
-  // The token expiry (docs/STORAGE.md "Token expiry"): drops every token `rule` selects
-  // (Store::ExpireTokens) through the training writer, in steps of kExpiryStepTokens base
-  // records, so training goes on between them. `done` gets how many it dropped, on the writer's
-  // thread. In cluster mode the steps go through the training stream (TrainingChange::kExpire,
-  // over equal ranges of the hash space) and `done` answers 0 once the stream has them all.
-  // Errors: as RetireLedgerAsync.
-  void ExpireTokensAsync(const storage::TokenExpiryRule& rule, ExpireTokensDone done);
-  [[nodiscard]] std::expected<std::uint64_t, Error> ExpireTokens(
-      const storage::TokenExpiryRule& rule);
-  // The token expiry of the user layers: drops from every user's layer the tokens `rule` selects
-  // there (Store::ExpireUserTokens, the weight from the user's own counts) through the training
-  // writer, in steps of kExpiryStepTokens users' base records. `done` gets how many it dropped.
-  // In cluster mode the steps go through the training stream (TrainingChange::kExpireUsers, over
-  // ranges of users cut from their layers' sizes, which ListUsers reads: one read a user, on the
-  // calling thread) and `done` answers 0 once the stream has them all. Errors: as
-  // RetireLedgerAsync.
-  void ExpireUserTokensAsync(const storage::TokenExpiryRule& rule, ExpireTokensDone done);
-  [[nodiscard]] std::expected<std::uint64_t, Error> ExpireUserTokens(
-      const storage::TokenExpiryRule& rule);
-  // The tokens `rule` would drop, by the day they were last seen (Store::FindExpiryCandidates).
-  [[nodiscard]] std::expected<storage::ExpiryCandidates, Error> FindExpiryCandidates(
-      const storage::TokenExpiryRule& rule) const {
-    return store_->FindExpiryCandidates(rule);
-  }
-  // The learned_at of the global ledger's n-th newest live record (Store::NthNewestLearned).
-  [[nodiscard]] std::expected<std::optional<std::int64_t>, Error> NthNewestLearned(
-      std::uint64_t n) const {
-    return store_->NthNewestLearned(n);
-  }
-  // Writes the store's memory tables into table files (Store::FlushMemoryTables), so that the
-  // write-ahead logs a model expiry pass kept can go.
-  [[nodiscard]] std::expected<void, Error> FlushMemoryTables() {
-    return store_->FlushMemoryTables();
-  }
-  // What the model expiry did since start; a pass of core/model_expiry.h reports itself here.
-  [[nodiscard]] ExpiryFigures Expiry() const;
-  void NoteExpiryPass(std::int64_t ended_at, double seconds, bool cap_met, bool age_rule_waiting);
-
-  // `user`'s layer stats (per-class documents and tokens over the global classes, and the
-  // user's distinct tokens as vocabulary_size); nullopt when the user has no layer.
-  // Errors: kInvalidArgument for a bad user; kDataLoss or kInternal from storage.
-  [[nodiscard]] std::expected<std::optional<model::ModelStats>, Error> UserStats(
-      std::string_view user) const;
-
-  // The users with a layer after `after` in byte order of their ids, at most `limit`, with their
-  // layers' stats (Store::ListUsers). Errors: storage's; kFailedPrecondition for a store
-  // without user layers.
-  [[nodiscard]] std::expected<std::vector<storage::UserSummary>, Error> ListUsers(
-      std::string_view after, std::size_t limit) const {
-    return store_->ListUsers(after, limit);
-  }
-
-  // Every user with a layer, with their layers' stats (Store::ListAllUsers). Errors: as
-  // ListUsers.
-  [[nodiscard]] std::expected<std::vector<storage::UserSummary>, Error> ListAllUsers() const {
-    return store_->ListAllUsers();
-  }
-
-  // When `user` last taught their layer (Store::UserLastLearned): nullopt when the user has no
-  // ledger record. Errors: kInvalidArgument for a bad user; storage's.
-  [[nodiscard]] std::expected<std::optional<std::int64_t>, Error> UserLastLearned(
-      std::string_view user) const {
-    return store_->UserLastLearned(user);
-  }
-
-  // TrainAsync, ForgetAsync and DeleteUserAsync waiting for the outcome, for tests and tools
+  // TrainAsync and ForgetAsync waiting for the outcome, for tests and tools
   // that have a thread to block (never a front end's I/O thread).
   [[nodiscard]] std::expected<TrainOutcome, Error> Train(
       std::string_view message, std::string_view label, std::optional<std::string_view> id,
@@ -412,24 +263,6 @@ class SpamFilter {
   [[nodiscard]] std::expected<std::string, Error> ForgetId(
       std::string_view id, std::optional<std::string_view> user = std::nullopt);
   [[nodiscard]] std::expected<std::string, Error> ForgetMessage(std::string_view message);
-  [[nodiscard]] std::expected<void, Error> DeleteUser(std::string_view user);
-  [[nodiscard]] std::expected<std::uint64_t, Error> RetireLedger(std::int64_t learned_before);
-
-  // The messages learned through `source` at a Unix time in [since, until), oldest first, at
-  // most `limit` (Store::ListLearned); with `user`, those of the user's own ledger
-  // (Store::ListUserLearned). Errors: kInvalidArgument for a bad user; storage's.
-  [[nodiscard]] std::expected<std::vector<storage::LearnedMessage>, Error> ListLearned(
-      std::string_view source, std::int64_t since, std::int64_t until, std::size_t limit,
-      std::optional<std::string_view> user = std::nullopt) const;
-
-  // Forgets the messages ListLearned names (at most `limit`), each only if it is still learned
-  // through `source` when the writer reaches it. `done` gets how many were forgotten, once all
-  // are durable: on the calling thread when there are none, else on the writer thread. With
-  // `user`: from that user's layer (and from the global model, under train_global_from_users,
-  // where the global record came from `source` too).
-  void RollbackAsync(std::string_view source, std::int64_t since, std::int64_t until,
-                     std::size_t limit, RollbackDone done,
-                     std::optional<std::string_view> user = std::nullopt);
 
   // Replication (training_log.h; cluster mode: replication/cluster.h): from now on a train,
   // forget or rollback is submitted to the log that `start` returns and applied, here as on every
@@ -495,6 +328,15 @@ class SpamFilter {
   // serving goes on. Errors: Store::Export's; kInternal when `out` cannot be written.
   [[nodiscard]] std::expected<void, Error> Dump(std::FILE* out) const;
   [[nodiscard]] const SpamFilterOptions& options() const { return options_; }
+  // The ledger retention and the token expiry of this filter's model (model_upkeep.h).
+  [[nodiscard]] ModelUpkeep& Upkeep() { return upkeep_; }
+  [[nodiscard]] const ModelUpkeep& Upkeep() const { return upkeep_; }
+  // The users' layers as an administrator sees them: stats, list, deletion (user_layers.h).
+  [[nodiscard]] UserLayers& Users() { return users_; }
+  [[nodiscard]] const UserLayers& Users() const { return users_; }
+  // What one source trained in a time window, listed and forgotten (source_rollback.h).
+  [[nodiscard]] SourceRollback& Rollback() { return rollback_; }
+  [[nodiscard]] const SourceRollback& Rollback() const { return rollback_; }
   // The verdict thresholds in force: the configured ones, narrowed by the recent feedback when
   // options().thresholds_from_feedback. Never waits.
   [[nodiscard]] model::VerdictThresholds Thresholds() const;
@@ -576,8 +418,9 @@ class SpamFilter {
   RecentFeedback recent_feedback_;
   TrainingWriter writer_;  // After store_: stops (draining its queue) before the store closes.
   std::unique_ptr<TrainingLog> replication_;  // After writer_: stops before it.
-  mutable std::mutex expiry_mutex_;           // Guards expiry_passes_.
-  ExpiryFigures expiry_passes_;        // Its passes, last_pass_end, last_pass_seconds, cap_met.
+  ModelUpkeep upkeep_;       // After store_, writer_ and replication_, which it refers to.
+  UserLayers users_;         // Likewise, and after history_.
+  SourceRollback rollback_;  // Likewise, and after options_.
   std::unique_ptr<StoreWatch> watch_;  // Last: stops first.
 };
 

@@ -146,7 +146,7 @@ TEST(SpamFilterTest, AUserTrainsOnlyTheirOwnLayerAndForgetAndDeleteUndoItExactly
   const auto fresh = filter.Classify(message, 0, std::nullopt, "alice");
   ASSERT_TRUE(fresh.has_value());
   ExpectSameResult(*fresh, *global);
-  EXPECT_EQ(filter.UserStats("alice")->has_value(), false);
+  EXPECT_EQ(filter.Users().UserStats("alice")->has_value(), false);
 
   const auto trained = filter.Train("team lunch watches offer", "spam", "u1", "alice");
   ASSERT_TRUE(trained.has_value());
@@ -156,7 +156,7 @@ TEST(SpamFilterTest, AUserTrainsOnlyTheirOwnLayerAndForgetAndDeleteUndoItExactly
   EXPECT_GT(*alice->result.score, *global->result.score);
   ExpectSameResult(*filter.Classify(message, 0, std::nullopt, "bob"), *global);
   ExpectSameResult(*filter.Classify(message, 0), *global);
-  const auto stats = filter.UserStats("alice");
+  const auto stats = filter.Users().UserStats("alice");
   ASSERT_TRUE(stats.has_value() && stats->has_value());
   EXPECT_EQ((*stats)->classes[0].label, "spam");
   EXPECT_EQ((*stats)->classes[0].documents, 1u);
@@ -171,10 +171,10 @@ TEST(SpamFilterTest, AUserTrainsOnlyTheirOwnLayerAndForgetAndDeleteUndoItExactly
   ExpectSameResult(*filter.Classify(message, 0, std::nullopt, "alice"), *global);
 
   ASSERT_TRUE(filter.Train("team lunch watches offer", "spam", "u1", "alice").has_value());
-  ASSERT_TRUE(filter.DeleteUser("alice").has_value());
-  EXPECT_FALSE(filter.UserStats("alice")->has_value());
+  ASSERT_TRUE(filter.Users().DeleteUser("alice").has_value());
+  EXPECT_FALSE(filter.Users().UserStats("alice")->has_value());
   ExpectSameResult(*filter.Classify(message, 0, std::nullopt, "alice"), *global);
-  EXPECT_TRUE(filter.DeleteUser("nobody").has_value());
+  EXPECT_TRUE(filter.Users().DeleteUser("nobody").has_value());
 }
 
 TEST(SpamFilterTest, TrainGlobalFromUsersTrainsBothAndForgetUndoesBoth) {
@@ -190,7 +190,7 @@ TEST(SpamFilterTest, TrainGlobalFromUsersTrainsBothAndForgetUndoesBoth) {
   ASSERT_TRUE(filter.Train("team lunch watches offer", "spam", "u1", "alice").has_value());
   EXPECT_EQ(filter.Stats()->classes[0].documents, 2u);
   EXPECT_GT(*filter.Classify(message, 0)->result.score, *global->result.score);
-  EXPECT_EQ((*filter.UserStats("alice"))->classes[0].documents, 1u);
+  EXPECT_EQ((*filter.Users().UserStats("alice"))->classes[0].documents, 1u);
 
   ASSERT_TRUE(filter.ForgetId("u1", "alice").has_value());
   EXPECT_EQ(filter.Stats()->classes[0].documents, 1u);
@@ -209,8 +209,8 @@ TEST(SpamFilterTest, BadUserIdsAreRefused) {
     EXPECT_EQ(filter.Train("cheap", "spam", std::nullopt, user).error().code,
               ErrorCode::kInvalidArgument);
     EXPECT_EQ(filter.ForgetId("x", user).error().code, ErrorCode::kInvalidArgument);
-    EXPECT_EQ(filter.DeleteUser(user).error().code, ErrorCode::kInvalidArgument);
-    EXPECT_EQ(filter.UserStats(user).error().code, ErrorCode::kInvalidArgument);
+    EXPECT_EQ(filter.Users().DeleteUser(user).error().code, ErrorCode::kInvalidArgument);
+    EXPECT_EQ(filter.Users().UserStats(user).error().code, ErrorCode::kInvalidArgument);
   }
 }
 
@@ -240,14 +240,14 @@ TEST(SpamFilterTest, OnlyListedSourcesTrainTheGlobalModelFromUsers) {
   EXPECT_EQ(filter.Stats()->classes[0].documents, 1u);  // Alice's layer only.
   ASSERT_TRUE(train("m2", "feedback").has_value());
   EXPECT_EQ(filter.Stats()->classes[0].documents, 2u);  // And the global model.
-  EXPECT_EQ((*filter.UserStats("alice"))->classes[0].documents, 2u);
+  EXPECT_EQ((*filter.Users().UserStats("alice"))->classes[0].documents, 2u);
 
   std::promise<std::expected<ForgetOutcome, Error>> forgotten;
   filter.ForgetAsync({.id = "m2", .source = "feedback", .user = "alice"},
                      [&forgotten](auto outcome) { forgotten.set_value(std::move(outcome)); });
   ASSERT_TRUE(forgotten.get_future().get().has_value());
   EXPECT_EQ(filter.Stats()->classes[0].documents, 1u);
-  EXPECT_EQ((*filter.UserStats("alice"))->classes[0].documents, 1u);
+  EXPECT_EQ((*filter.Users().UserStats("alice"))->classes[0].documents, 1u);
 }
 
 // In cluster mode a train, forget or delete with a user goes into the training stream with the
@@ -270,7 +270,7 @@ TEST(SpamFilterTest, ClusterModeSubmitsUserChangesToTheTrainingLog) {
   ASSERT_TRUE(trained.has_value()) << trained.error().message;
   EXPECT_TRUE(trained->queued);
   ASSERT_TRUE(filter.ForgetId("u1", "alice").has_value());
-  ASSERT_TRUE(filter.DeleteUser("alice").has_value());
+  ASSERT_TRUE(filter.Users().DeleteUser("alice").has_value());
   ASSERT_TRUE(filter.Train("cheap", "spam", "g1").has_value());
   ASSERT_EQ(submitted.size(), 4u);
 
@@ -289,7 +289,7 @@ TEST(SpamFilterTest, ClusterModeSubmitsUserChangesToTheTrainingLog) {
   EXPECT_EQ(submitted[2].id, "");
   EXPECT_EQ(submitted[3].user, "");  // Global training carries no user.
   // Nothing was applied here: the log applies what it delivers.
-  EXPECT_FALSE(filter.UserStats("alice")->has_value());
+  EXPECT_FALSE(filter.Users().UserStats("alice")->has_value());
   EXPECT_TRUE(filter.Classify("cheap", 0, std::nullopt, "alice").has_value());
 }
 

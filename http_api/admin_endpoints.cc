@@ -154,8 +154,8 @@ std::optional<Response> HandleLearned(Call& call, const Input& input) {
     return *rejected;
   auto selection = Select(input, /*default_limit=*/1000);
   if (!selection) return call.Error(selection.error());
-  auto listed = call.filter.ListLearned(selection->source, selection->since, selection->until,
-                                        selection->limit, selection->user);
+  auto listed = call.filter.Rollback().ListLearned(
+      selection->source, selection->since, selection->until, selection->limit, selection->user);
   if (!listed) return call.Error(listed.error());
   return JsonResponse(LearnedJson(*listed), call.request.version());
 }
@@ -168,7 +168,7 @@ std::optional<Response> HandleRollback(Call& call, const Input& input) {
   LogInfo("rolling back what source '" + selection->source + "' trained from " +
           std::to_string(selection->since) + " to " + std::to_string(selection->until) +
           (selection->user ? " in a user's layer" : ""));
-  call.filter.RollbackAsync(
+  call.filter.Rollback().RollbackAsync(
       selection->source, selection->since, selection->until, selection->limit,
       [version = call.request.version(), source = selection->source, user = selection->user,
        respond =
@@ -218,7 +218,7 @@ std::optional<Response> HandleRetire(Call& call, const Input& input) {
   const auto learned_before =
       HorizonOf(call, input, "the ledger records learned before then are retired");
   if (!learned_before) return call.Error(learned_before.error());
-  call.filter.RetireLedgerAsync(
+  call.filter.Upkeep().RetireLedgerAsync(
       *learned_before, [version = call.request.version(), learned_before = *learned_before,
                         cluster = call.filter.Cluster().has_value(), respond = call.TakeRespond()](
                            std::expected<std::uint64_t, nbspamd::Error> retired) mutable {
@@ -258,14 +258,14 @@ std::optional<Response> HandleExpire(Call& call, const Input& input) {
     }
   }
   // The global model's tokens, then the user layers' by the same rule.
-  call.filter.ExpireTokensAsync(
+  call.filter.Upkeep().ExpireTokensAsync(
       rule, [&filter = call.filter, version = call.request.version(), rule,
              cluster = call.filter.Cluster().has_value(), respond = call.TakeRespond()](
                 std::expected<std::uint64_t, nbspamd::Error> dropped) mutable {
         if (!dropped) {
           return Deliver(respond, version, [&] { return ErrorResponse(dropped.error(), version); });
         }
-        filter.ExpireUserTokensAsync(
+        filter.Upkeep().ExpireUserTokensAsync(
             rule, [version, rule, cluster, global = *dropped, respond = std::move(respond)](
                       std::expected<std::uint64_t, nbspamd::Error> from_users) mutable {
               Deliver(respond, version, [&] {

@@ -48,7 +48,8 @@ std::optional<Response> HandleUserList(Call& call, const Input& input) {
                         "limit must be a whole number from 1 to " + std::to_string(kMaxUserPage));
     }
   }
-  auto users = call.filter.ListUsers(after == input.query.end() ? "" : after->second, limit);
+  auto users =
+      call.filter.Users().ListUsers(after == input.query.end() ? "" : after->second, limit);
   if (!users) return call.Error(users.error());
   json::array listed;
   for (const storage::UserSummary& user : *users) {
@@ -65,7 +66,7 @@ std::optional<Response> HandleUserStats(Call& call, const Input& input) {
   if (auto rejected = call.RejectUnknown(input, {}, {})) return *rejected;
   auto user = UserOfTarget(call.request.target());
   if (!user) return call.Error(user.error());
-  auto stats = call.filter.UserStats(*user);
+  auto stats = call.filter.Users().UserStats(*user);
   if (!stats) return call.Error(stats.error());
   if (!*stats) {
     return call.Error(http::status::not_found, "not_found",
@@ -78,7 +79,7 @@ std::optional<Response> HandleUserDelete(Call& call, const Input& input) {
   if (auto rejected = call.RejectUnknown(input, {}, {})) return *rejected;
   auto user = UserOfTarget(call.request.target());
   if (!user) return call.Error(user.error());
-  call.filter.DeleteUserAsync(
+  call.filter.Users().DeleteUserAsync(
       *user, [user = *user, version = call.request.version(),
               respond = call.TakeRespond()](std::expected<void, nbspamd::Error> deleted) mutable {
         Deliver(respond, version, [&] {

@@ -227,7 +227,7 @@ class Replay {
     }
     auto bytes = FolderBytes(args_.dir);
     if (!bytes) return std::unexpected(bytes.error());
-    const core::ExpiryFigures expiry = filter.Expiry();
+    const core::ExpiryFigures expiry = filter.Upkeep().Expiry();
     double sst = 0, wal = 0, memtables = 0;  // What the folder's bytes are made of.
     for (const storage::StorageProperty& property : filter.StorageProperties()) {
       if (property.name == "nbspamd_storage_sst_bytes") sst = property.value;
