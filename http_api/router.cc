@@ -153,18 +153,20 @@ void Router::HandleAsync(const Request& request, Respond respond) const {
   // Admission: every request but /healthz counts until its response is handed over.
   const EndpointSpec* spec = SpecOf(EndpointOf(request.target()));
   const bool counted = spec == nullptr || spec->admitted;
-  if (counted && in_flight_.fetch_add(1) >= options_.max_in_flight) {
-    in_flight_.fetch_sub(1);
-    Response response = ErrorResponse(http::status::service_unavailable, "overloaded",
-                                      "too many requests in flight; try again shortly", version);
-    response.set(http::field::retry_after, "1");
-    respond(std::move(response));
-    return;
-  }
   std::optional<Respond> pending;
   if (counted) {
-    pending.emplace([this, respond = std::move(respond)](Response response) mutable {
-      in_flight_.fetch_sub(1);
+    std::optional<Admission::Ticket> ticket = admission_.TryAdmit(0);  // Bytes: the connection's.
+    if (!ticket) {
+      Response response = ErrorResponse(http::status::service_unavailable, "overloaded",
+                                        "too many requests in flight; try again shortly", version);
+      response.set(http::field::retry_after, "1");
+      respond(std::move(response));
+      return;
+    }
+    // The slot goes back as the answer is handed over.
+    pending.emplace([ticket = std::optional<Admission::Ticket>(std::move(*ticket)),
+                     respond = std::move(respond)](Response response) mutable {
+      ticket.reset();
       respond(std::move(response));
     });
   } else {

@@ -11,9 +11,12 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 
+#include "common/admission.h"
 #include "core/model_expiry.h"
 #include "core/spam_filter.h"
 #include "http_api/authenticator.h"
@@ -56,7 +59,9 @@ class Router {
       : filter_(filter),
         options_(std::move(options)),
         limiter_(options_.train_rate_limit),
-        metrics_(options_.authenticator.Names()) {}
+        metrics_(options_.authenticator.Names()),
+        admission_({.max_requests = options_.max_in_flight,
+                    .max_bytes = std::numeric_limits<std::uint64_t>::max()}) {}
 
   // Answers `request` by calling `respond` exactly once: before returning, except for /train
   // and /forget that reach the training writer, which are answered from the writer thread once
@@ -69,7 +74,7 @@ class Router {
   [[nodiscard]] Response Handle(const Request& request) const;
 
   // Requests being handled now.
-  [[nodiscard]] std::size_t InFlight() const { return in_flight_.load(); }
+  [[nodiscard]] std::size_t InFlight() const { return admission_.InFlight(); }
 
   // What GET /metrics reports; the HTTP connections record every response here.
   [[nodiscard]] Metrics& metrics() const { return metrics_; }
@@ -79,7 +84,9 @@ class Router {
   const RouterOptions options_;
   mutable RateLimiter limiter_;
   mutable Metrics metrics_;
-  mutable std::atomic<std::size_t> in_flight_ = 0;
+  // Requests in flight (common/admission.h, the rule every front end shares); their bytes are
+  // admitted by the HTTP connections (HttpLimits::max_in_flight_bytes).
+  mutable Admission admission_;
 };
 
 }  // namespace nbspamd::http_api
