@@ -46,6 +46,7 @@ struct ServiceStatus {
   model::VerdictThresholds thresholds;                    // SpamFilter::Thresholds.
   std::vector<storage::StorageProperty> storage;          // The backend's own figures.
   storage::WriteHealth store_health;                      // Writable, and its write faults.
+  std::uint64_t training_writer_exceptions = 0;           // TrainingWriter::GroupExceptions.
   std::uint64_t training_completion_exceptions = 0;       // TrainingWriter::CompletionExceptions.
   std::uint64_t background_task_exceptions = 0;           // core::BackgroundTaskExceptions.
   std::optional<ClusterStatus> replication;               // With a training log only.

@@ -188,6 +188,7 @@ ServiceStatus SpamFilter::Status() const {
   status.storage = StorageProperties();
   status.store_health = StoreHealth();
   status.training_completion_exceptions = TrainingCompletionExceptions();
+  status.training_writer_exceptions = writer_.GroupExceptions();
   status.background_task_exceptions = BackgroundTaskExceptions().load(std::memory_order_relaxed);
   status.replication = Cluster();
   if (const history::ScanHistory* history = History()) status.history = history->Figures();

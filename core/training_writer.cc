@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "common/handler_guard.h"
 #include "common/log.h"
 #include "common/utc_time.h"
 #include "core/pending_model.h"
@@ -190,8 +191,10 @@ void TrainingWriter::Submit(Request request) {
       wake_.notify_one();
       return;
     }
-  } catch (const std::exception& e) {
-    return Complete(request, MakeError(ErrorCode::kInternal, e.what()));
+  } catch (...) {  // Out of memory queueing it: that request fails, not the daemon.
+    NoteHandlerException("training writer", "", group_exceptions_);
+    return Complete(request, MakeError(ErrorCode::kInternal,
+                                       "the training request failed inside the daemon (logged)"));
   }
   Complete(request, MakeError(ErrorCode::kUnavailable, "the daemon is shutting down"));
 }
@@ -252,9 +255,13 @@ void TrainingWriter::Run() {
       } else {
         results = Commit(group);
       }
-    } catch (const std::exception& e) {
-      // A bug or an allocation failure: fail the group rather than the daemon.
-      results.assign(group.size(), MakeError(ErrorCode::kInternal, e.what()));
+    } catch (...) {
+      // A bug or an allocation failure, whatever it throws: fail the group rather than the
+      // daemon (noted and counted), and go on with the next.
+      NoteHandlerException("training writer", "", group_exceptions_);
+      results.assign(group.size(), MakeError(ErrorCode::kInternal,
+                                             "the training request failed inside the daemon "
+                                             "(logged)"));
     }
     for (std::size_t i = 0; i < group.size(); ++i) Complete(group[i], std::move(results[i]));
     std::lock_guard lock(mutex_);

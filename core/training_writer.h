@@ -233,6 +233,11 @@ class TrainingWriter {
   [[nodiscard]] std::uint64_t RequestCount() const;
   // Completions that threw (a bug in the caller's callback): each is logged (rate-limited) and
   // the other completions still run. For /metrics.
+  // Groups (and requests being queued) whose writing threw, whatever it threw: each request of
+  // the group failed with kInternal, and the writer went on (noted, for /metrics).
+  [[nodiscard]] std::uint64_t GroupExceptions() const {
+    return group_exceptions_.load(std::memory_order_relaxed);
+  }
   [[nodiscard]] std::uint64_t CompletionExceptions() const {
     return completion_exceptions_.load(std::memory_order_relaxed);
   }
@@ -301,6 +306,7 @@ class TrainingWriter {
   std::uint64_t groups_ = 0;
   std::uint64_t requests_ = 0;
   std::atomic<std::uint64_t> completion_exceptions_ = 0;
+  std::atomic<std::uint64_t> group_exceptions_ = 0;
   std::atomic<std::uint64_t> retired_records_ = 0;
   std::atomic<std::uint64_t> dropped_tokens_ = 0;
   std::atomic<std::uint64_t> retired_user_records_ = 0;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <condition_variable>
 #include <future>
@@ -120,6 +121,41 @@ TEST(TrainingWriterTest, ACompletionThatThrowsIsCountedAndTheOthersStillRun) {
   writer.Learn({"c", "ham", BagOf({{3, 1}}), {}},
                [](std::expected<model::LearnStatus, Error>) { throw std::runtime_error("late"); });
   EXPECT_EQ(writer.CompletionExceptions(), 3u);
+}
+
+// A store whose writes throw while `fail` holds: an int first, then a std::exception.
+class ThrowingStore final : public storage::testing::ForwardingStore {
+ public:
+  std::expected<storage::BatchResults, Error> ApplyBatch(
+      std::span<const model::Delta> deltas) override {
+    const int n = throws_.fetch_add(1);
+    if (n == 0) throw 42;  // No std::exception.
+    if (n == 1) throw std::runtime_error("no memory for the batch");
+    return ForwardingStore::ApplyBatch(deltas);
+  }
+
+ private:
+  std::atomic<int> throws_ = 0;
+};
+
+// Writing a group that throws, whatever it throws, fails that group's requests with kInternal
+// (each answered exactly once), is counted, and the writer thread goes on with the next group:
+// without its net, the first throw would end the process (std::terminate).
+TEST(TrainingWriterTest, AGroupWhoseWriteThrowsFailsAndTheWriterGoesOn) {
+  ThrowingStore store;
+  TrainingWriter writer(store);
+  for (const char* id : {"a", "b"}) {
+    std::promise<std::expected<model::LearnStatus, Error>> done;
+    writer.Learn({id, "spam", BagOf({{1, 1}}), {}},
+                 [&](std::expected<model::LearnStatus, Error> status) { done.set_value(status); });
+    const auto status = done.get_future().get();
+    ASSERT_FALSE(status.has_value()) << id;
+    EXPECT_EQ(status.error().code, ErrorCode::kInternal) << status.error().message;
+  }
+  EXPECT_EQ(writer.GroupExceptions(), 2u);
+  EXPECT_EQ(LearnAndWait(writer, "c", "spam", {{1, 1}}), model::LearnStatus::kLearned);
+  EXPECT_EQ(store.Stats()->TotalDocuments(), 1u);
+  writer.Stop();
 }
 
 TEST(TrainingWriterTest, AGroupSeesItsOwnLearnsRelearnsAndForgets) {

@@ -214,6 +214,8 @@ std::string_view InternalErrorName(InternalError where) {
       return "background_task";
     case InternalError::kHistoryWriter:
       return "history_writer";
+    case InternalError::kTrainingWriter:
+      return "training_writer";
   }
   return "unknown";
 }
@@ -347,6 +349,8 @@ std::string Metrics::Render(const core::ServiceStatus& status, std::string_view 
       status.training_completion_exceptions;
   internal[static_cast<std::size_t>(InternalError::kBackgroundTask)] =
       status.background_task_exceptions;
+  internal[static_cast<std::size_t>(InternalError::kTrainingWriter)] =
+      status.training_writer_exceptions;
   if (status.history) {
     internal[static_cast<std::size_t>(InternalError::kHistoryWriter)] =
         status.history->writer_exceptions;

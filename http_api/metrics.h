@@ -42,9 +42,10 @@ enum class InternalError {
   kClusterReport,       // A position report or a trim read failed (ClusterReplicator).
   kBackgroundTask,      // A periodic background pass threw (core::PeriodicTask).
   kHistoryWriter,       // The scan history's writer thread caught an exception.
+  kTrainingWriter,      // Writing a training group threw; its requests failed (TrainingWriter).
 };
 inline constexpr std::size_t kInternalErrorCount =
-    static_cast<std::size_t>(InternalError::kHistoryWriter) + 1;
+    static_cast<std::size_t>(InternalError::kTrainingWriter) + 1;
 // Its label value: "http_session", "io_thread", ...
 [[nodiscard]] std::string_view InternalErrorName(InternalError where);
 
