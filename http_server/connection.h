@@ -103,6 +103,8 @@ class BasicHttpConnection final : public HttpConnection,
   const http_api::HttpLimits& limits_;
   HttpConnectionRegistry& registry_;
   bool in_flight_ = false;  // A request has arrived and its response is not yet written.
+  // When reading the request must be done: idle_timeout after its first byte was awaited.
+  std::chrono::steady_clock::time_point read_deadline_;
   // The admitted bytes of the request in flight (registry_.body_bytes), until it is answered.
   std::optional<Admission::Ticket> body_ticket_;
   // The request in flight, for its response's metrics, log line and X-Request-Id.

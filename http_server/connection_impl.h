@@ -110,7 +110,10 @@ void BasicHttpConnection<Stream>::DoReadHeader() {
   parser_.emplace();
   parser_->header_limit(static_cast<std::uint32_t>(limits_.max_header_bytes));
   parser_->body_limit(limits_.max_body_bytes);
-  Tcp().expires_after(limits_.idle_timeout);
+  // One deadline for the whole request, header and body: a client that sends its header slowly
+  // does not get the timeout a second time for its body.
+  read_deadline_ = std::chrono::steady_clock::now() + limits_.idle_timeout;
+  Tcp().expires_at(read_deadline_);
   Receive(ReadUntil::kHeader);
 }
 
@@ -190,7 +193,7 @@ void BasicHttpConnection<Stream>::BeginRequest() {
 
 template <class Stream>
 void BasicHttpConnection<Stream>::DoReadBody() {
-  Tcp().expires_after(limits_.idle_timeout);
+  Tcp().expires_at(read_deadline_);
   Receive(ReadUntil::kBody);
 }
 

@@ -814,6 +814,35 @@ class Socket {
   int fd_ = -1;
 };
 
+// The whole request, header and body, must come within the idle timeout: a client that sends its
+// header slowly and then its body slowly is closed once the timeout has passed since it began,
+// not given the timeout again for its body.
+TEST(HostileRequestsTest, AHeaderAndBodySentSlowlyShareOneDeadline) {
+  TempDir dir;
+  DaemonProcess daemon = StartDaemon(dir);  // idle timeout: 2 s.
+  const std::string body(100, 'x');
+  const std::string request = "POST /classify HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " +
+                              std::to_string(body.size()) + "\r\n\r\n";
+  Socket slow(daemon.port());
+  ASSERT_TRUE(slow.ok());
+  const auto start = Clock::now();
+  // The header over about 1.5 s, then the body a byte every 100 ms.
+  const std::string all = request + body;
+  const double per_header_byte = 1.5 / static_cast<double>(request.size());
+  std::optional<double> closed_after;
+  for (std::size_t sent = 0; sent < all.size(); ++sent) {
+    if (slow.ClosedByPeer() || !slow.Send(all.substr(sent, 1))) {
+      closed_after = std::chrono::duration<double>(Clock::now() - start).count();
+      break;
+    }
+    std::this_thread::sleep_for(sent < request.size()
+                                    ? std::chrono::duration<double>(per_header_byte)
+                                    : std::chrono::duration<double>(0.1));
+  }
+  ASSERT_TRUE(closed_after.has_value()) << "never closed";
+  EXPECT_LT(*closed_after, kIdleTimeoutSeconds + 1.0) << "the body got a deadline of its own";
+}
+
 TEST(HostileRequestsTest, SlowlorisConnectionsAreClosedWhileOthersAreServed) {
   TempDir dir;
   DaemonProcess daemon = StartDaemon(dir);
