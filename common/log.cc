@@ -1,5 +1,6 @@
 #include "common/log.h"
 
+#include <atomic>
 #include <boost/json/serialize.hpp>
 #include <boost/json/string.hpp>
 #include <chrono>
@@ -11,7 +12,8 @@
 namespace nbspamd {
 namespace {
 
-LogLevel min_level = LogLevel::kInfo;
+// Read on every log call from any thread; set at start-up and by a reload (SetLogLevel).
+std::atomic<LogLevel> min_level = LogLevel::kInfo;
 LogFormat format = LogFormat::kLogfmt;
 
 constexpr std::string_view kLevelNames[] = {"debug", "info", "warning", "error"};
@@ -73,11 +75,13 @@ std::optional<LogFormat> ParseLogFormat(std::string_view name) {
 }
 
 void ConfigureLog(LogLevel level, LogFormat log_format) {
-  min_level = level;
+  min_level.store(level, std::memory_order_relaxed);
   format = log_format;
 }
 
-bool LogEnabled(LogLevel level) { return level >= min_level; }
+void SetLogLevel(LogLevel level) { min_level.store(level, std::memory_order_relaxed); }
+
+bool LogEnabled(LogLevel level) { return level >= min_level.load(std::memory_order_relaxed); }
 
 void Log(LogLevel level, std::string_view message, LogFields fields) {
   if (!LogEnabled(level)) return;

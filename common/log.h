@@ -26,6 +26,8 @@ enum class LogFormat { kLogfmt, kJson };
 // Events below `level` are dropped. Not thread-safe: call before any other thread logs.
 // The default is kInfo in logfmt.
 void ConfigureLog(LogLevel level, LogFormat format);
+// The level alone, from any thread while others log (a reload of the settings).
+void SetLogLevel(LogLevel level);
 [[nodiscard]] bool LogEnabled(LogLevel level);
 
 using LogFields = std::initializer_list<std::pair<std::string_view, std::string_view>>;

@@ -4,6 +4,7 @@
 
 #include <cassert>
 #include <chrono>
+#include <cmath>
 #include <exception>
 #include <future>
 #include <iterator>
@@ -52,6 +53,9 @@ SpamFilter::SpamFilter(std::unique_ptr<storage::Store> store, SpamFilterOptions 
       upkeep_(*store_, writer_, replication_),
       users_(*store_, writer_, replication_, history_),
       rollback_(*store_, writer_, replication_, options_) {
+  threshold_versions_.push_back(std::make_unique<const model::VerdictThresholds>(
+      model::VerdictThresholds{.spam = options_.spam_threshold, .ham = options_.ham_threshold}));
+  configured_thresholds_.store(threshold_versions_.back().get(), std::memory_order_release);
   assert(options_.alpha > 0);
   assert(options_.ham_threshold <= options_.spam_threshold);
   if (options_.autolearn.enabled) {
@@ -128,7 +132,25 @@ std::expected<ClassifyOutcome, Error> SpamFilter::Classify(const ClassifyRequest
 
 model::VerdictThresholds SpamFilter::Thresholds() const {
   if (options_.thresholds_from_feedback) return recent_feedback_.Current()->thresholds;
-  return {.spam = options_.spam_threshold, .ham = options_.ham_threshold};
+  return ConfiguredThresholds();
+}
+
+std::expected<void, Error> SpamFilter::SetThresholds(model::VerdictThresholds thresholds) {
+  if (!std::isfinite(thresholds.spam) || !std::isfinite(thresholds.ham) ||
+      thresholds.ham > thresholds.spam) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "the thresholds must be finite, ham_threshold not above spam_threshold");
+  }
+  if (options_.thresholds_from_feedback) {
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "with verdict_thresholds = feedback the thresholds bound the feedback's from "
+                     "start: a restart changes them");
+  }
+  auto version = std::make_unique<const model::VerdictThresholds>(thresholds);
+  std::lock_guard lock(thresholds_mutex_);
+  configured_thresholds_.store(version.get(), std::memory_order_release);
+  threshold_versions_.push_back(std::move(version));
+  return {};
 }
 
 void SpamFilter::EnableHistory(std::unique_ptr<history::ScanHistory> history,

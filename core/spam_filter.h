@@ -340,6 +340,16 @@ class SpamFilter {
   // The verdict thresholds in force: the configured ones, narrowed by the recent feedback when
   // options().thresholds_from_feedback. Never waits.
   [[nodiscard]] model::VerdictThresholds Thresholds() const;
+  // The configured thresholds (options().spam_threshold and ham_threshold at start, then as
+  // SetThresholds left them). Never waits.
+  [[nodiscard]] model::VerdictThresholds ConfiguredThresholds() const {
+    return *configured_thresholds_.load(std::memory_order_acquire);
+  }
+  // New configured thresholds from now on (a reload of the settings): the next classification
+  // decides with them. Errors: kInvalidArgument when thresholds.ham > thresholds.spam or either
+  // is not finite; kFailedPrecondition when options().thresholds_from_feedback (they bound what
+  // the recent feedback gives, which holds them from start: a restart changes them).
+  [[nodiscard]] std::expected<void, Error> SetThresholds(model::VerdictThresholds thresholds);
   // What the recent feedback gives, whether or not it is in force (for /stats and the console).
   [[nodiscard]] std::shared_ptr<const model::FeedbackThresholds> FeedbackThresholds() const {
     return recent_feedback_.Current();
@@ -409,6 +419,11 @@ class SpamFilter {
   std::atomic<history::ScanHistory*> history_{nullptr};
   HistoryOptions history_options_;
   std::unique_ptr<history::ScanIdGenerator> scan_ids_;
+  // The configured thresholds: every version set stays (a reload is rare), so a reader of the
+  // pointer never waits and never sees one freed.
+  std::atomic<const model::VerdictThresholds*> configured_thresholds_;
+  std::mutex thresholds_mutex_;  // Guards threshold_versions_.
+  std::vector<std::unique_ptr<const model::VerdictThresholds>> threshold_versions_;
   // The cluster's key of the scan header: set once (UseScanKey), then never changed or freed.
   std::atomic<const history::ScanKey*> cluster_scan_key_{nullptr};
   std::unique_ptr<const history::ScanKey> cluster_scan_key_owner_;

@@ -39,6 +39,32 @@ TEST(SpamFilterTest, LabelsAndIdsAreValidated) {
             ErrorCode::kInvalidArgument);
 }
 
+// A reload's new thresholds decide the next classification; bad ones, or any in feedback mode
+// (where the configured ones bound the feedback's from start), change nothing.
+TEST(SpamFilterTest, SetThresholdsTakesEffectAtOnceAndRefusesWhatCannotHold) {
+  SpamFilter filter(std::make_unique<storage::MemoryStore>(), SpamFilterOptions{});
+  ASSERT_TRUE(filter.Train("cheap pills now", "spam", "s").has_value());
+  ASSERT_TRUE(filter.Train("lunch with the team", "ham", "h").has_value());
+  const auto score = filter.Classify("cheap pills", 0)->result.score;
+  ASSERT_TRUE(score.has_value());
+  ASSERT_TRUE(filter.SetThresholds({.spam = *score + 1, .ham = *score - 1}).has_value());
+  EXPECT_EQ(filter.Classify("cheap pills", 0)->result.verdict, model::Verdict::kUnsure);
+  EXPECT_EQ(filter.Thresholds().spam, *score + 1);
+  ASSERT_TRUE(filter.SetThresholds({.spam = *score - 1, .ham = *score - 2}).has_value());
+  EXPECT_EQ(filter.Classify("cheap pills", 0)->result.verdict, model::Verdict::kSpam);
+  EXPECT_EQ(filter.ConfiguredThresholds().ham, *score - 2);
+
+  EXPECT_EQ(filter.SetThresholds({.spam = 0, .ham = 1}).error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(filter.ConfiguredThresholds().spam, *score - 1);
+
+  SpamFilterOptions feedback;
+  feedback.thresholds_from_feedback = true;
+  SpamFilter from_feedback(std::make_unique<storage::MemoryStore>(), feedback);
+  EXPECT_EQ(from_feedback.SetThresholds({.spam = 2, .ham = 0}).error().code,
+            ErrorCode::kFailedPrecondition);
+  EXPECT_EQ(from_feedback.ConfiguredThresholds().spam, feedback.spam_threshold);
+}
+
 TEST(SpamFilterTest, ATrainAfterAClassifyOfTheSameIdReportsFeedbackOnce) {
   SpamFilter filter(std::make_unique<storage::MemoryStore>(), SpamFilterOptions{});
   ASSERT_TRUE(filter.Train("cheap watches pills here", "spam", std::nullopt).has_value());

@@ -285,4 +285,22 @@ std::optional<Response> HandleExpire(Call& call, const Input& input) {
   return std::nullopt;
 }
 
+std::optional<Response> HandleReload(Call& call, const Input& input) {
+  if (auto rejected = call.RejectUnknown(input, {}, {})) return *rejected;
+  if (!call.options.reload) {
+    return call.Error(http::status::conflict, "failed_precondition",
+                      "this daemon has no settings to reload");
+  }
+  auto reloaded = call.options.reload();
+  if (!reloaded) return call.Error(reloaded.error());
+  const auto names = [](const std::vector<std::string>& keys) {
+    json::array array;
+    for (const std::string& key : keys) array.emplace_back(key);
+    return array;
+  };
+  return JsonResponse(json::object{{"applied", names(reloaded->applied)},
+                                   {"restart_needed", names(reloaded->restart_needed)}},
+                      call.request.version());
+}
+
 }  // namespace nbspamd::http_api

@@ -95,6 +95,7 @@ void Deliver(Respond& respond, unsigned version, Build build) noexcept {
 [[nodiscard]] std::optional<Response> HandleRollback(Call& call, const Input& input);
 [[nodiscard]] std::optional<Response> HandleRetire(Call& call, const Input& input);
 [[nodiscard]] std::optional<Response> HandleExpire(Call& call, const Input& input);
+[[nodiscard]] std::optional<Response> HandleReload(Call& call, const Input& input);
 
 }  // namespace nbspamd::http_api
 

@@ -36,6 +36,7 @@ enum class Endpoint {
   kAdminRollback,
   kAdminRetire,
   kAdminExpire,
+  kAdminReload,
   kUserStats,
   kUserDelete,
   kHistory,
@@ -91,6 +92,9 @@ inline constexpr std::array<EndpointSpec, kEndpointCount - 1> kEndpoints = {{
      false, true},
     // A pass of the token expiry's age rule now (docs/STORAGE.md "Token expiry").
     {Endpoint::kAdminExpire, "/admin/expire", boost::beast::http::verb::post, Guard::kToken, false,
+     false, true},
+    // Reads the settings again (docs/CONFIG.md "Reloading"): an administrator's.
+    {Endpoint::kAdminReload, "/admin/reload", boost::beast::http::verb::post, Guard::kToken, false,
      false, true},
     {Endpoint::kUserStats, "/users/{id}/stats", boost::beast::http::verb::get, Guard::kClassify,
      false, false, true},

@@ -136,7 +136,8 @@ json::object ForgetJson(const core::ForgetOutcome& outcome) {
   return body;
 }
 
-json::object StatsJson(const model::ModelStats& stats, const core::SpamFilterOptions& options) {
+json::object StatsJson(const model::ModelStats& stats, const core::SpamFilterOptions& options,
+                       model::VerdictThresholds configured) {
   json::array classes;
   for (const model::ClassStats& c : stats.classes) {
     classes.push_back(
@@ -156,8 +157,8 @@ json::object StatsJson(const model::ModelStats& stats, const core::SpamFilterOpt
       {"documents", stats.TotalDocuments()},
       {"vocabulary", stats.vocabulary_size},
       {"alpha", options.alpha},
-      {"spam_threshold", options.spam_threshold},
-      {"ham_threshold", options.ham_threshold},
+      {"spam_threshold", configured.spam},
+      {"ham_threshold", configured.ham},
       {"score_min_weight", options.score_min_weight},
       {"score_form", options.score_form == model::ScoreForm::kLogOdds ? "log-odds" : "mean"},
       // null: every fed-back message is counted (docs/API.md "Training regime").

@@ -31,9 +31,11 @@ namespace nbspamd::http_api {
 [[nodiscard]] boost::json::object TrainJson(const core::TrainOutcome& outcome);
 // POST /forget: id, status ("forgotten" or "queued"), stream_id.
 [[nodiscard]] boost::json::object ForgetJson(const core::ForgetOutcome& outcome);
-// GET /stats: the classes' counts, |V|, and the options that shape verdicts and tokens.
+// GET /stats: the classes' counts, |V|, and the options that shape verdicts and tokens, with the
+// configured thresholds (as a reload left them).
 [[nodiscard]] boost::json::object StatsJson(const model::ModelStats& stats,
-                                            const core::SpamFilterOptions& options);
+                                            const core::SpamFilterOptions& options,
+                                            model::VerdictThresholds configured);
 // GET /users/{id}/stats: the user's id, its layer's classes (documents and tokens, in the global
 // classes' order), its documents and its distinct tokens ("vocabulary").
 [[nodiscard]] boost::json::object UserStatsJson(std::string_view user,

@@ -7,6 +7,7 @@
 #ifndef NBSPAMD_HTTP_API_RATE_LIMITER_H_
 #define NBSPAMD_HTTP_API_RATE_LIMITER_H_
 
+#include <atomic>
 #include <chrono>
 #include <mutex>
 #include <string>
@@ -22,9 +23,13 @@ class RateLimiter {
 
   // `per_second` 0: no limit.
   explicit RateLimiter(double per_second = 0);
-  RateLimiter(const RateLimiter& other) : RateLimiter(other.per_second_) {}
+  RateLimiter(const RateLimiter& other) : RateLimiter(other.per_second_.load()) {}
 
-  [[nodiscard]] bool enabled() const { return per_second_ > 0; }
+  [[nodiscard]] bool enabled() const { return per_second_.load(std::memory_order_relaxed) > 0; }
+
+  // A new rate from now on (a reload of the settings); each source's bucket keeps what it holds,
+  // up to the new burst. 0: no limit. Thread-safe.
+  void SetRate(double per_second);
 
   // Takes one request from `source`'s bucket at time `now`; false when the bucket is empty.
   [[nodiscard]] bool Allow(std::string_view source, Clock::time_point now);
@@ -35,8 +40,8 @@ class RateLimiter {
     Clock::time_point refilled;
   };
 
-  const double per_second_;
-  const double burst_;
+  std::atomic<double> per_second_;  // Read without the lock by enabled(); set under it.
+  double burst_;                    // Guarded by mutex_.
   std::mutex mutex_;
   std::unordered_map<std::string, Bucket> buckets_;
 };

@@ -112,6 +112,8 @@ class Handler {
         return HandleRetire(call_, *input);
       case Endpoint::kAdminExpire:
         return HandleExpire(call_, *input);
+      case Endpoint::kAdminReload:
+        return HandleReload(call_, *input);
       case Endpoint::kUserStats:
         return HandleUserStats(call_, *input);
       case Endpoint::kUserDelete:

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "common/admission.h"
+#include "config/reload_report.h"
 #include "core/model_expiry.h"
 #include "core/spam_filter.h"
 #include "http_api/authenticator.h"
@@ -50,6 +51,9 @@ struct RouterOptions {
   // The model expiry's settings: /stats shows them, POST /admin/expire takes its defaults from
   // them (max_count, keep_weight, alpha, keep_ham).
   core::ExpiryPolicy expiry;
+  // POST /admin/reload: reads the settings again and applies what can change live
+  // (server/settings_reload.h). Unset: the endpoint answers 409 (nothing to reload from).
+  std::function<std::expected<config::ReloadReport, Error>()> reload;
 };
 
 // Thread-safe as the SpamFilter it calls. Never throws: every failure is a JSON error response.
@@ -72,6 +76,9 @@ class Router {
 
   // HandleAsync, waiting for the response. REQUIRES: not called from a training completion.
   [[nodiscard]] Response Handle(const Request& request) const;
+
+  // A new train_rate_limit from now on (a reload of the settings). Thread-safe.
+  void SetTrainRateLimit(double per_second) const { limiter_.SetRate(per_second); }
 
   // Requests being handled now.
   [[nodiscard]] std::size_t InFlight() const { return admission_.InFlight(); }

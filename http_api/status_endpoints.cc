@@ -19,7 +19,8 @@ namespace json = boost::json;
 
 std::optional<Response> HandleStats(Call& call, const Input& input) {
   if (auto rejected = call.RejectUnknown(input, {}, {})) return *rejected;
-  json::object body = StatsJson(*call.filter.Stats(), call.filter.options());
+  json::object body =
+      StatsJson(*call.filter.Stats(), call.filter.options(), call.filter.ConfiguredThresholds());
   // The thresholds in force (spam_threshold and ham_threshold above are the configured ones),
   // and what the recent feedback gives (docs/API.md "GET /stats").
   const model::VerdictThresholds in_force = call.filter.Thresholds();

@@ -51,20 +51,34 @@ std::expected<std::unique_ptr<Server>, Error> Server::Create(core::SpamFilter& f
   // returns, and a signal that comes before Run() must still mean a graceful stop (Asio keeps
   // it until Run waits for it).
   server->signals_.emplace(server->context_, SIGINT, SIGTERM);
+  // SIGHUP (logrotate, a closed terminal, systemctl reload) reloads instead of ending the process.
+  server->reload_signals_.emplace(server->context_, SIGHUP);
   return server;
 }
 
 Server::~Server() {
   // Removing the signal set restores the default actions (termination): ignore at once instead.
   signals_.reset();
+  reload_signals_.reset();
   std::signal(SIGTERM, SIG_IGN);
   std::signal(SIGINT, SIG_IGN);
+  std::signal(SIGHUP, SIG_IGN);
 }
 
 tcp::endpoint Server::LocalEndpoint() const { return listener_->LocalEndpoint(); }
 
 void Server::Run() {
   net::signal_set& signals = *signals_;
+  net::signal_set& reload_signals = *reload_signals_;
+  std::function<void()> await_reload = [&] {
+    reload_signals.async_wait([&](const boost::system::error_code& ec, int) {
+      if (ec) return;  // Cancelled: shutting down.
+      LogInfo("SIGHUP: reloading the settings");
+      if (options_.on_reload) options_.on_reload();
+      await_reload();
+    });
+  };
+  await_reload();
   net::steady_timer deadline(context_);
   signals.async_wait([&](const boost::system::error_code& ec, int signal) {
     if (ec) return;
@@ -90,6 +104,7 @@ void Server::Run() {
       net::post(context_, [&] {
         boost::system::error_code ignored;
         signals.cancel(ignored);
+        reload_signals.cancel(ignored);
         deadline.cancel();
       });
     });
@@ -102,6 +117,7 @@ void Server::Run() {
   sigemptyset(&termination);
   sigaddset(&termination, SIGTERM);
   sigaddset(&termination, SIGINT);
+  sigaddset(&termination, SIGHUP);
   const auto serve = [this, &termination] {
     pthread_sigmask(SIG_UNBLOCK, &termination, nullptr);
     // A handler that throws must not end the process: log it and go on serving.

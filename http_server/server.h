@@ -38,6 +38,9 @@ struct ServerOptions {
   // Called once on the I/O thread that takes the first SIGTERM or SIGINT, right after the HTTP
   // listener stops: other front ends (the milter) begin their own drain there. Must not throw.
   std::function<void()> on_shutdown;
+  // Called on an I/O thread for each SIGHUP (a reload of the settings: server/settings_reload.h);
+  // unset: SIGHUP is only logged. SIGHUP never ends the daemon. Must not throw.
+  std::function<void()> on_reload;
   // Failed accepts, for the daemon's log (common/incident.h). Unset: not reported.
   IncidentHook on_incident;
   // HTTPS with this context's certificate and key (MakeTlsContext); null: plain HTTP.
@@ -50,6 +53,9 @@ class Server {
   // resolved.
   [[nodiscard]] static std::expected<std::unique_ptr<Server>, Error> Create(
       core::SpamFilter& filter, const ServerOptions& options);
+
+  // The router, for what changes while serving (a reload's train_rate_limit).
+  [[nodiscard]] const http_api::Router& router() const { return router_; }
 
   // The address actually bound.
   [[nodiscard]] boost::asio::ip::tcp::endpoint LocalEndpoint() const;
@@ -79,7 +85,8 @@ class Server {
   HttpConnectionRegistry registry_;
   boost::asio::io_context context_;
   std::shared_ptr<HttpListener> listener_;
-  std::optional<boost::asio::signal_set> signals_;  // From Create on.
+  std::optional<boost::asio::signal_set> signals_;         // From Create on.
+  std::optional<boost::asio::signal_set> reload_signals_;  // SIGHUP, from Create on.
 };
 
 // "127.0.0.1:7830", or "[::1]:7830" for IPv6.

@@ -34,6 +34,7 @@
 #include "server/model_commands.h"
 #include "server/model_expiry_setup.h"
 #include "server/scan_history_setup.h"
+#include "server/settings_reload.h"
 #include "server/spamd_front_end.h"
 #include "storage/rocksdb_store.h"
 
@@ -81,13 +82,15 @@ int Run(int argc, char** argv) {
                "forget, and so poison the model. Configure auth_tokens or bind loopback.");
   }
 
-  // SIGTERM and SIGINT go to the server's I/O threads only (Server::Run unblocks them there):
-  // blocked here, before the model's threads (the training writer, RocksDB's) start, so those
-  // inherit the block. A signal that comes before Run waits, pending, until Run takes it.
+  // SIGTERM, SIGINT and SIGHUP go to the server's I/O threads only (Server::Run unblocks them
+  // there): blocked here, before the model's threads (the training writer, RocksDB's) start, so
+  // those inherit the block. A signal that comes before Run waits, pending, until Run takes it;
+  // SIGHUP's default action (ending the process) never applies.
   sigset_t termination;
   sigemptyset(&termination);
   sigaddset(&termination, SIGTERM);
   sigaddset(&termination, SIGINT);
+  sigaddset(&termination, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &termination, nullptr);
 
   // Declared before the model, so destroyed after it is closed: from Server::Create on, the server
@@ -140,7 +143,19 @@ int Run(int argc, char** argv) {
   std::optional<core::ModelExpirySweep> model_expiry;
   if (expiry_policy.enabled()) model_expiry.emplace(filter, expiry_policy, std::chrono::hours(1));
 
-  const auto server_options = server::HttpServerOptions(
+  // Reads the settings again on SIGHUP and POST /admin/reload (settings_reload.h); made once the
+  // server exists (it applies train_rate_limit to the server's router), before either can call.
+  std::optional<server::SettingsReload> reload;
+  const auto reload_now = [&reload]() -> std::expected<config::ReloadReport, Error> {
+    auto report = reload->Reload();
+    if (report) {
+      LogInfo(server::SettingsReload::Describe(*report));
+    } else {
+      LogError("settings not reloaded, the running ones stay: " + report.error().message);
+    }
+    return report;
+  };
+  auto server_options = server::HttpServerOptions(
       settings, std::move(*tokens),
       [&milter_front, &spamd_front]() -> std::string {
         return milter_front.Metrics() + spamd_front.Metrics();
@@ -153,12 +168,17 @@ int Run(int argc, char** argv) {
     std::fprintf(stderr, "nbspamd: %s\n", server_options.error().message.c_str());
     return 1;
   }
+  server_options->router.reload = reload_now;
+  server_options->on_reload = [reload_now] { (void)reload_now(); };
   auto created = http_server::Server::Create(filter, *server_options);
   if (!created) {
     std::fprintf(stderr, "nbspamd: %s\n", created.error().message.c_str());
     return 1;
   }
   server = std::move(*created);
+  reload.emplace(
+      std::vector<std::string>(argv, argv + argc), environment, settings, filter,
+      [router = &server->router()](double per_second) { router->SetTrainRateLimit(per_second); });
   if (!settings.cluster_redis.empty()) {
     replication::ClusterOptions cluster;
     cluster.redis_host = settings.cluster_redis_host;
