@@ -35,6 +35,13 @@ struct Error {
   std::string message;
 };
 
+// Whether `code` says the caller asked for something wrong (a 4xx over HTTP), not that the daemon
+// failed (kUnavailable, kInsufficientStorage, kDataLoss, kInternal: a 5xx).
+[[nodiscard]] constexpr bool IsCallerError(ErrorCode code) {
+  return code != ErrorCode::kUnavailable && code != ErrorCode::kInsufficientStorage &&
+         code != ErrorCode::kDataLoss && code != ErrorCode::kInternal;
+}
+
 [[nodiscard]] inline std::unexpected<Error> MakeError(ErrorCode code, std::string message) {
   return std::unexpected(Error{code, std::move(message)});
 }

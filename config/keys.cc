@@ -331,6 +331,10 @@ constexpr std::array kKeys = {
     ChoiceKey<&Settings::history_keep_recipients, kFactPolicies>(
         "history_keep_recipients", "POLICY", "keep, hash or off",
         "How the history keeps the envelope recipients."),
+    UnsignedKey<&Settings::history_clear_facts_days, 0, 3650>(
+        "history_clear_facts_days", "DAYS",
+        "Days a scan's subject, sender and recipients stay in clear; then hashed (0: as long as "
+        "the scan)."),
 };
 
 }  // namespace

@@ -59,7 +59,8 @@ std::expected<void, Error> CheckAutolearn(const Settings& settings) {
 }
 
 std::expected<LoadResult, Error> Load(std::span<const char* const> argv,
-                                      std::span<const std::string> environment) {
+                                      std::span<const std::string> environment,
+                                      const std::optional<std::string>& live_text) {
   auto command_line = ParseCommandLine(argv);
   if (!command_line) return std::unexpected(std::move(command_line.error()));
 
@@ -95,6 +96,25 @@ std::expected<LoadResult, Error> Load(std::span<const char* const> argv,
       }
     }
   }
+  // Last: what was set live (live_settings.h), read from the data folder the sources above name.
+  const std::string live_path = LiveSettingsPath(settings.data_dir);
+  const std::string live_where = "live settings " + live_path;
+  if (live_text) {
+    auto live = ParseLiveSettings(*live_text, live_where);
+    if (!live) return std::unexpected(std::move(live.error()));
+    result.live = std::move(*live);
+  } else {
+    auto live = ReadLiveSettings(live_path);
+    if (!live) return std::unexpected(std::move(live.error()));
+    result.live = std::move(*live);
+  }
+  if (!result.live.values.empty()) {
+    if (auto applied =
+            ApplyTomlText(settings, LiveSettingsText(result.live), live_where, live_path);
+        !applied) {
+      return std::unexpected(std::move(applied.error()));
+    }
+  }
   ResolveThreads(settings);
   if (auto resolved = ResolveThresholds(settings); !resolved) {
     return std::unexpected(std::move(resolved.error()));
@@ -108,9 +128,10 @@ std::expected<LoadResult, Error> Load(std::span<const char* const> argv,
 }  // namespace
 
 std::expected<LoadResult, Error> LoadSettings(std::span<const char* const> argv,
-                                              std::span<const std::string> environment) {
+                                              std::span<const std::string> environment,
+                                              const std::optional<std::string>& live_text) {
   try {
-    return Load(argv, environment);
+    return Load(argv, environment, live_text);
   } catch (const std::bad_alloc&) {
     return MakeError(ErrorCode::kInternal, "out of memory while loading the settings");
   } catch (const std::exception& e) {

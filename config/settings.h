@@ -1,5 +1,5 @@
 // Settings: everything nbspamd can be configured with, and LoadSettings, which assembles them from
-// four sources, lowest precedence first:
+// five sources, lowest precedence first:
 //
 //   1. built-in defaults (the member initialisers of Settings below);
 //   2. a TOML file, named by --config FILE or NBSPAMD_CONFIG (no file by default). The file is
@@ -10,7 +10,9 @@
 //          boolean_counts = true
 //   3. environment variables NBSPAMD_<KEY in upper case>, e.g. NBSPAMD_DATA_DIR=/srv/nbspamd;
 //   4. command-line flags --<key with dashes> VALUE or --<key with dashes>=VALUE, e.g.
-//      --data-dir /srv/nbspamd --max-body-bytes=1048576.
+//      --data-dir /srv/nbspamd --max-body-bytes=1048576;
+//   5. the settings set live (POST /admin/reload with "set"), which the daemon keeps in
+//      <data_dir>/live-settings.toml (live_settings.h).
 //
 // One key table (keys.cc) drives all three textual sources and HelpText(), so every key has
 // the same name, validation and help everywhere. The keys and their valid values:
@@ -89,6 +91,7 @@
 //   history_max_age_days      1..3650
 //   history_keep_message_id, history_keep_from_domain, history_keep_subject,
 //   history_keep_client, history_keep_recipients   keep, hash or off
+//   history_clear_facts_days  0..3650 (0: as long as the scan)
 //
 // In TOML, integers are accepted for integer keys, integers or floats for alpha,
 // spam_threshold and ham_threshold, booleans for booleans and strings for listen and data_dir.
@@ -117,6 +120,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "config/live_settings.h"
 
 namespace nbspamd::config {
 
@@ -318,16 +322,20 @@ struct Settings {
   std::size_t autolearn_queue_limit = 1000;
   // The scan history (docs/API.md, "Scan history"): what the daemon classified, for GET /history
   // and training by scan id. Its RocksDB folder ("" = "history" in data_dir), its bounds, and how
-  // it keeps each fact that helps find a message: keep, hash or off.
+  // it keeps each fact that helps find a message: keep, hash or off. Kept in clear, the subject,
+  // sender and recipients are hashed once a scan is older than history_clear_facts_days (0:
+  // never before the scan leaves the history): a word finds a recent scan, and an older one is
+  // found by the whole value. The history_keep_* keys and history_clear_facts_days reload live.
   bool history = true;
   std::string history_dir;
   std::uint64_t history_max_scans = 100'000;
   unsigned history_max_age_days = 30;
   std::string history_keep_message_id = "keep";
   std::string history_keep_from_domain = "keep";
-  std::string history_keep_subject = "hash";
+  std::string history_keep_subject = "keep";
   std::string history_keep_client = "keep";
-  std::string history_keep_recipients = "hash";
+  std::string history_keep_recipients = "keep";
+  unsigned history_clear_facts_days = 7;
 
   friend bool operator==(const Settings&, const Settings&) = default;
 };
@@ -343,6 +351,8 @@ struct LoadResult {
   Settings settings;
   // HelpText() when action is kHelp, empty otherwise.
   std::string help_text;
+  // What was set live (live_settings.h) and is in `settings`.
+  LiveSettings live;
 };
 
 // Assembles the settings from defaults, the TOML file, the environment and the command line
@@ -364,8 +374,12 @@ struct LoadResult {
 // without its value, positional argument, unknown NBSPAMD_* variable, missing or unreadable or
 // malformed TOML file, unknown TOML key (a [section] is an unknown key too), wrong TOML type, and
 // any invalid value.
+//
+// Last, the settings set live (live_settings.h): `live_text` when given (a reload checking a
+// change before it writes it), else the file <data_dir>/live-settings.toml when there is one.
 [[nodiscard]] std::expected<LoadResult, Error> LoadSettings(
-    std::span<const char* const> argv, std::span<const std::string> environment);
+    std::span<const char* const> argv, std::span<const std::string> environment,
+    const std::optional<std::string>& live_text = std::nullopt);
 
 // The --help text: usage, the precedence of the sources, and for every key its TOML name, flag,
 // environment variable, default and meaning. Ends with a newline.

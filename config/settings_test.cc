@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "config/auth_tokens.h"
+#include "config/live_settings.h"
 
 namespace nbspamd::config {
 namespace {
@@ -924,6 +925,69 @@ TEST_F(SettingsTest, FormatSettingsAsTomlRoundTrips) {
   defaults.threads = ResolvedDefaultThreads();
   const std::string default_path = WriteToml("defaults.toml", FormatSettingsAsToml(Settings{}));
   EXPECT_EQ(LoadOk({"--config", default_path}), defaults);
+}
+
+TEST_F(SettingsTest, LiveSettingsInTheDataFolderWinOverEverySource) {
+  const std::string config = WriteToml("a.toml", "spam_threshold = 0.8\n");
+  std::ofstream(dir_ / "live-settings.toml") << "spam_threshold = 0.6\nham_threshold = -0.4\n";
+  auto loaded = Load({"--config", config, "--data-dir", dir_.string(), "--spam-threshold", "0.9"});
+  ASSERT_TRUE(loaded.has_value()) << loaded.error().message;
+  EXPECT_EQ(loaded->settings.spam_threshold, 0.6);
+  EXPECT_EQ(loaded->settings.ham_threshold, -0.4);
+  EXPECT_EQ(loaded->live.values.size(), 2U);
+
+  // A text given instead of the file (a reload checking a change) replaces it.
+  std::vector<const char*> argv = {"nbspamd", "--data-dir", dir_.c_str()};
+  auto checked = LoadSettings(argv, {}, std::string("spam_threshold = 0.5\n"));
+  ASSERT_TRUE(checked.has_value()) << checked.error().message;
+  EXPECT_EQ(checked->settings.spam_threshold, 0.5);
+  EXPECT_EQ(checked->settings.ham_threshold, kDefaultHamThreshold);
+}
+
+TEST_F(SettingsTest, LiveSettingsHoldOnlyKeysThatCanBeSetLive) {
+  std::ofstream(dir_ / "live-settings.toml") << "max_body_bytes = 10\n";
+  EXPECT_THAT(
+      LoadError({"--data-dir", dir_.string()}),
+      AllOf(HasSubstr("live-settings.toml"), HasSubstr("'max_body_bytes' cannot be set live")));
+}
+
+TEST_F(SettingsTest, ChangeLiveSettingsChecksKeysAndValues) {
+  auto changed = ChangeLiveSettings(
+      {}, {.set = {{"spam_threshold", "0.75"}, {"autolearn", "true"}}, .unset = {}});
+  ASSERT_TRUE(changed.has_value()) << changed.error().message;
+  EXPECT_EQ(changed->values.at("spam_threshold"), "0.75");
+  EXPECT_EQ(changed->values.at("autolearn"), "true");
+  auto unset = ChangeLiveSettings(*changed, {.set = {}, .unset = {"autolearn"}});
+  ASSERT_TRUE(unset.has_value());
+  EXPECT_FALSE(unset->values.contains("autolearn"));
+
+  EXPECT_THAT(
+      ChangeLiveSettings({}, {.set = {{"listen", "0.0.0.0:1"}}, .unset = {}}).error().message,
+      HasSubstr("'listen' cannot be set live"));
+  EXPECT_THAT(ChangeLiveSettings({}, {.set = {{"nope", "1"}}, .unset = {}}).error().message,
+              HasSubstr("unknown setting 'nope'"));
+  EXPECT_THAT(
+      ChangeLiveSettings({}, {.set = {{"spam_threshold", "x"}}, .unset = {}}).error().message,
+      HasSubstr("invalid value 'x' for 'spam_threshold'"));
+}
+
+TEST_F(SettingsTest, LiveSettingsAreWrittenWholeAndRemovedWhenEmpty) {
+  const std::string path = LiveSettingsPath(dir_.string());
+  LiveSettings live;
+  live.values["spam_threshold"] = "0.75";
+  ASSERT_TRUE(WriteLiveSettings(path, live).has_value());
+  auto read = ReadLiveSettings(path);
+  ASSERT_TRUE(read.has_value()) << read.error().message;
+  EXPECT_EQ(*read, live);
+  EXPECT_FALSE(std::filesystem::exists(path + ".new"));
+  ASSERT_TRUE(WriteLiveSettings(path, {}).has_value());
+  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_TRUE(ReadLiveSettings(path)->values.empty());
+  // A folder that cannot be written: an error naming the file, and nothing changes.
+  auto failed = WriteLiveSettings((dir_ / "missing" / "live-settings.toml").string(), live);
+  ASSERT_FALSE(failed.has_value());
+  EXPECT_EQ(failed.error().code, ErrorCode::kUnavailable);
+  EXPECT_THAT(failed.error().message, HasSubstr("missing/live-settings.toml"));
 }
 
 }  // namespace

@@ -111,37 +111,19 @@ std::expected<void, Error> ApplyToml(Settings& settings, const Key& key, const t
 
 }  // namespace
 
-std::expected<void, Error> ApplyTomlFile(Settings& settings, const std::string& path) {
-  const std::string where = "config file " + path;
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (!std::filesystem::exists(status)) return InvalidArgument(where + ": no such file");
-  if (std::filesystem::is_directory(status)) return InvalidArgument(where + ": is a folder");
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    return InvalidArgument(where + ": cannot open: " + std::strerror(errno));
-  }
-  std::ostringstream contents;
-  contents << file.rdbuf();
-  if (file.bad()) return InvalidArgument(where + ": cannot read");
+namespace {
 
-  toml::table table;
-  try {
-    table = toml::parse(contents.str(), path);
-  } catch (const toml::parse_error& e) {
-    const auto& begin = e.source().begin;
-    return InvalidArgument(where + ": invalid TOML: " + std::string(e.description()) + " (line " +
-                           std::to_string(begin.line) + ", column " + std::to_string(begin.column) +
-                           ")");
-  }
-
-  // Report problems in the order they appear in the file (the table is sorted by key).
+// The entries of `text` in the order they appear in it (the table is sorted by key), each a
+// known key. Errors: invalid TOML; an unknown key or a section.
+std::expected<std::vector<std::pair<const Key*, const toml::node*>>, Error> Entries(
+    const toml::table& table, const std::string& where) {
   std::vector<std::pair<const toml::key*, const toml::node*>> entries;
   for (const auto& [name, node] : table) entries.emplace_back(&name, &node);
   std::ranges::stable_sort(entries, {}, [](const auto& entry) {
     const auto& begin = entry.first->source().begin;
     return std::pair(begin.line, begin.column);
   });
+  std::vector<std::pair<const Key*, const toml::node*>> known;
   for (const auto& [name, node] : entries) {
     const Key* key = FindKey(name->str());
     if (key == nullptr) {
@@ -156,9 +138,74 @@ std::expected<void, Error> ApplyTomlFile(Settings& settings, const std::string& 
       }
       return InvalidArgument(std::move(message));
     }
+    known.emplace_back(key, node);
+  }
+  return known;
+}
+
+std::expected<toml::table, Error> ParseToml(std::string_view text, const std::string& where,
+                                            const std::string& source) {
+  try {
+    return toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    const auto& begin = e.source().begin;
+    return InvalidArgument(where + ": invalid TOML: " + std::string(e.description()) + " (line " +
+                           std::to_string(begin.line) + ", column " + std::to_string(begin.column) +
+                           ")");
+  }
+}
+
+}  // namespace
+
+std::expected<std::string, Error> ReadTomlText(const std::string& path) {
+  const std::string where = "config file " + path;
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (!std::filesystem::exists(status)) return InvalidArgument(where + ": no such file");
+  if (std::filesystem::is_directory(status)) return InvalidArgument(where + ": is a folder");
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    return InvalidArgument(where + ": cannot open: " + std::strerror(errno));
+  }
+  std::ostringstream contents;
+  contents << file.rdbuf();
+  if (file.bad()) return InvalidArgument(where + ": cannot read");
+  return std::move(contents).str();
+}
+
+std::expected<void, Error> ApplyTomlText(Settings& settings, std::string_view text,
+                                         const std::string& where, const std::string& source) {
+  auto table = ParseToml(text, where, source);
+  if (!table) return std::unexpected(std::move(table.error()));
+  auto entries = Entries(*table, where);
+  if (!entries) return std::unexpected(std::move(entries.error()));
+  for (const auto& [key, node] : *entries) {
     if (auto applied = ApplyToml(settings, *key, *node, where); !applied) return applied;
   }
   return {};
+}
+
+std::expected<std::vector<std::pair<std::string, std::string>>, Error> TomlValues(
+    std::string_view text, const std::string& where) {
+  auto table = ParseToml(text, where, where);
+  if (!table) return std::unexpected(std::move(table.error()));
+  auto entries = Entries(*table, where);
+  if (!entries) return std::unexpected(std::move(entries.error()));
+  std::vector<std::pair<std::string, std::string>> values;
+  for (const auto& [key, node] : *entries) {
+    Settings scratch;
+    if (auto applied = ApplyToml(scratch, *key, *node, where); !applied) {
+      return std::unexpected(std::move(applied.error()));
+    }
+    values.emplace_back(key->name, key->format(scratch));
+  }
+  return values;
+}
+
+std::expected<void, Error> ApplyTomlFile(Settings& settings, const std::string& path) {
+  auto text = ReadTomlText(path);
+  if (!text) return std::unexpected(std::move(text.error()));
+  return ApplyTomlText(settings, *text, "config file " + path, path);
 }
 
 }  // namespace nbspamd::config

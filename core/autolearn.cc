@@ -50,37 +50,48 @@ bool BalanceAllows(const AutolearnOptions& options, std::string_view label,
 
 Autolearner::Autolearner(AutolearnOptions options, TrainingWriter& writer,
                          std::function<std::int64_t()> clock)
-    : options_(options), writer_(writer), clock_(std::move(clock)) {
-  assert(options_.enabled);
-  assert(options_.ham_confidence < options_.spam_confidence);
-  assert(options_.max_class_ratio >= 1);
+    : writer_(writer), clock_(std::move(clock)) {
+  SetOptions(options);
+}
+
+void Autolearner::SetOptions(AutolearnOptions options) {
+  assert(options.ham_confidence < options.spam_confidence);
+  assert(options.max_class_ratio >= 1);
+  auto version = std::make_unique<const AutolearnOptions>(options);
+  std::lock_guard lock(versions_mutex_);
+  options_.store(version.get(), std::memory_order_release);
+  versions_.push_back(std::move(version));
 }
 
 void Autolearner::Consider(const AutolearnCandidate& candidate, const model::ModelStats& stats,
                            const std::vector<BagEntry>& bag) {
-  const std::optional<std::string_view> label = ConfidentClass(options_, candidate);
+  const AutolearnOptions& options = *options_.load(std::memory_order_acquire);
+  if (!options.enabled) return;
+  const std::optional<std::string_view> label = ConfidentClass(options, candidate);
   if (!label) return;
-  if (!BalanceAllows(options_, *label, stats)) return Skip(AutolearnSkip::kBalance);
+  if (!BalanceAllows(options, *label, stats)) return Skip(AutolearnSkip::kBalance);
   // A slot in the queue first, so that no more than queue_limit are ever queued.
-  if (queued_.fetch_add(1, std::memory_order_relaxed) >= options_.queue_limit) {
+  if (queued_.fetch_add(1, std::memory_order_relaxed) >= options.queue_limit) {
     queued_.fetch_sub(1, std::memory_order_relaxed);
     return Skip(AutolearnSkip::kQueueFull);
   }
   const bool spam = *label == "spam";
   LearnRequest request{std::string(candidate.id), std::string(*label), TokenBag{bag, {}},
                        model::LearnOrigin{std::string(model::kAutolearnSource), clock_()}};
-  writer_.Learn(std::move(request), [this, spam](std::expected<model::LearnStatus, Error> learned) {
+  writer_.Learn(std::move(request), [this, spam, scan_id = std::string(candidate.scan_id)](
+                                        std::expected<model::LearnStatus, Error> learned) {
     queued_.fetch_sub(1, std::memory_order_relaxed);
     if (!learned) return Skip(AutolearnSkip::kFailed);
     if (*learned == model::LearnStatus::kChecked) return Skip(AutolearnSkip::kChecked);
     if (*learned != model::LearnStatus::kLearned) return Skip(AutolearnSkip::kAlreadyLearned);
     (spam ? learned_spam_ : learned_ham_).fetch_add(1, std::memory_order_relaxed);
+    if (learned_hook_ && !scan_id.empty()) learned_hook_(scan_id, spam ? "spam" : "ham");
   });
 }
 
 AutolearnFigures Autolearner::Figures() const {
   AutolearnFigures figures;
-  figures.enabled = true;
+  figures.enabled = options().enabled;
   figures.learned_spam = learned_spam_.load(std::memory_order_relaxed);
   figures.learned_ham = learned_ham_.load(std::memory_order_relaxed);
   for (std::size_t i = 0; i < kAutolearnSkipCount; ++i) {

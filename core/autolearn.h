@@ -22,6 +22,8 @@
 //
 // Classify never waits for it: Consider only queues the learn with the training writer, and drops
 // it (counted) when options.queue_limit autolearns are queued already.
+//
+// Its options change live (SetOptions, a reload of the settings): off, it considers nothing.
 #ifndef NBSPAMD_CORE_AUTOLEARN_H_
 #define NBSPAMD_CORE_AUTOLEARN_H_
 
@@ -30,6 +32,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -56,6 +60,8 @@ struct AutolearnCandidate {
   std::string_view id;  // The message's key, as a train of the message would use it.
   std::optional<double> spam_confidence;
   model::Verdict verdict = model::Verdict::kUnsure;
+  // The scan of the history this classification is ("": none), for the learned hook.
+  std::string_view scan_id = {};
 };
 
 // Why a confident message was not learned.
@@ -88,11 +94,12 @@ struct AutolearnFigures {
 [[nodiscard]] bool BalanceAllows(const AutolearnOptions& options, std::string_view label,
                                  const model::ModelStats& stats);
 
-// Thread safety: Consider and Figures from any thread; no lock, atomics only. The writer must
-// outlive the Autolearner's last completion (SpamFilter stops the writer first).
+// Thread safety: Consider, Figures and options from any thread, with no lock (atomics only);
+// SetOptions from any thread (a lock among setters only). The writer must outlive the
+// Autolearner's last completion (SpamFilter stops the writer first).
 class Autolearner {
  public:
-  // REQUIRES: options.enabled, ham_confidence < spam_confidence, max_class_ratio >= 1.
+  // REQUIRES: options' ham_confidence < spam_confidence, max_class_ratio >= 1 (as SetOptions).
   // `clock` stamps each learn (Unix seconds), as SpamFilterOptions::clock.
   Autolearner(AutolearnOptions options, TrainingWriter& writer,
               std::function<std::int64_t()> clock);
@@ -105,17 +112,33 @@ class Autolearner {
   void Consider(const AutolearnCandidate& candidate, const model::ModelStats& stats,
                 const std::vector<BagEntry>& bag);
 
+  // New options from the next Consider on (a learn already queued completes as it was).
+  // REQUIRES: ham_confidence < spam_confidence, max_class_ratio >= 1 (the settings check them).
+  void SetOptions(AutolearnOptions options);
+  // Called on the writer thread with a candidate's scan_id (when it has one) and class once its
+  // learn is durable and counted as learned (the scan history notes it). REQUIRES: set before the
+  // first Consider, at most once; it must not throw.
+  using LearnedHook = std::function<void(std::string_view scan_id, std::string_view label)>;
+  void SetLearnedHook(LearnedHook hook) { learned_hook_ = std::move(hook); }
+
   [[nodiscard]] AutolearnFigures Figures() const;
-  [[nodiscard]] const AutolearnOptions& options() const { return options_; }
+  [[nodiscard]] AutolearnOptions options() const {
+    return *options_.load(std::memory_order_acquire);
+  }
 
  private:
   void Skip(AutolearnSkip skip) {
     skipped_[static_cast<std::size_t>(skip)].fetch_add(1, std::memory_order_relaxed);
   }
 
-  const AutolearnOptions options_;
+  // The options in force: every version set stays (a reload is rare), so a Consider that loaded
+  // one may read it to its end without a lock.
+  std::atomic<const AutolearnOptions*> options_{nullptr};
+  std::mutex versions_mutex_;
+  std::vector<std::unique_ptr<const AutolearnOptions>> versions_;
   TrainingWriter& writer_;
   std::function<std::int64_t()> clock_;
+  LearnedHook learned_hook_;
   std::atomic<std::size_t> queued_ = 0;
   std::atomic<std::uint64_t> learned_spam_ = 0;
   std::atomic<std::uint64_t> learned_ham_ = 0;

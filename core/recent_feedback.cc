@@ -11,7 +11,8 @@ namespace nbspamd::core {
 RecentFeedback::RecentFeedback(model::VerdictThresholds configured)
     : configured_(configured),
       current_(std::make_shared<const model::FeedbackThresholds>(
-          model::ThresholdsFromFeedback({}, {}, configured))) {}
+          model::ThresholdsFromFeedback({}, {}, configured))),
+      held_out_(std::make_shared<const model::HeldOutWindow>()) {}
 
 std::optional<RecentFeedback::Record> RecentFeedback::RecordOf(
     std::string_view id, std::string_view label, const model::LearnOrigin& origin,
@@ -109,6 +110,10 @@ void RecentFeedback::Publish() {
   }
   current_.store(std::make_shared<const model::FeedbackThresholds>(
       model::ThresholdsFromFeedback(hams, spams, configured_)));
+  // The same scores, unsorted, for what a threshold pair would do (model/threshold_outcomes.h):
+  // moved, not copied, so the writer pays one allocation.
+  held_out_.store(std::make_shared<const model::HeldOutWindow>(
+      model::HeldOutWindow{.hams = std::move(hams), .spams = std::move(spams)}));
 }
 
 }  // namespace nbspamd::core

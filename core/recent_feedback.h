@@ -37,6 +37,7 @@
 #include "common/error.h"
 #include "model/delta.h"
 #include "model/feedback_thresholds.h"
+#include "model/threshold_outcomes.h"
 #include "model/verdict.h"
 #include "storage/store.h"
 
@@ -66,6 +67,11 @@ class RecentFeedback {
   [[nodiscard]] std::shared_ptr<const model::FeedbackThresholds> Current() const {
     return current_.load();
   }
+  // The held-out scores Current() was computed from (the newest kFeedbackWindow hams and spams,
+  // newest first), published with it; never null.
+  [[nodiscard]] std::shared_ptr<const model::HeldOutWindow> HeldOut() const {
+    return held_out_.load();
+  }
 
  private:
   struct Record {
@@ -93,6 +99,7 @@ class RecentFeedback {
   std::unordered_map<std::string, std::int64_t> learned_at_;  // Of each id in records_.
   bool stale_ = false;  // records_ is not what the ledger says: read the store at the next change.
   std::atomic<std::shared_ptr<const model::FeedbackThresholds>> current_;
+  std::atomic<std::shared_ptr<const model::HeldOutWindow>> held_out_;
 };
 
 }  // namespace nbspamd::core

@@ -58,6 +58,24 @@ class RecentFeedbackTest : public ::testing::Test {
   RecentFeedback recent_{kDefaults};
 };
 
+// HeldOut publishes the scores the thresholds were computed from, newest first, autolearn's left
+// out and a forgotten one gone: what GET /model/thresholds reads (model/threshold_outcomes.h).
+TEST_F(RecentFeedbackTest, HeldOutIsTheWindowTheThresholdsReadNewestFirst) {
+  EXPECT_TRUE(recent_.HeldOut()->hams.empty());
+  Learn("h1", "ham", -1.5, 100);
+  Learn("h2", "ham", 0.2, 200);
+  Learn("s1", "spam", 2.5, 300);
+  Learn("auto", "ham", 0.9, 400, std::string(model::kAutolearnSource));
+  EXPECT_EQ(recent_.HeldOut()->hams, (std::vector<double>{0.2, -1.5}));
+  EXPECT_EQ(recent_.HeldOut()->spams, (std::vector<double>{2.5}));
+  Forget("h2");
+  EXPECT_EQ(recent_.HeldOut()->hams, (std::vector<double>{-1.5}));
+  const model::ThresholdOutcome outcome =
+      model::SortedHeldOut(*recent_.HeldOut()).OutcomeOf(kDefaults);
+  EXPECT_EQ(outcome.ham.ham, 1u);
+  EXPECT_EQ(outcome.spam.spam, 1u);
+}
+
 // 999 hams leave the spam threshold at 1; the 1,000th, at 0.3 the highest, makes it 0.4. An
 // autolearned ham at 0.9 is no feedback. 1,000 spams, ten at -3 and the rest at 0.2, put the ham
 // threshold just below 0.2 (index 10 of the sorted window). Then 1,000 newer hams at -1 push the

@@ -1,7 +1,11 @@
 #include "core/source_rollback.h"
 
+#include <algorithm>
+#include <charconv>
+#include <limits>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "model/user_layer.h"
@@ -14,6 +18,59 @@ std::expected<std::vector<storage::LearnedMessage>, Error> SourceRollback::ListL
   if (!user) return store_.ListLearned(source, since, until, limit);
   if (auto ok = model::CheckUserId(*user); !ok) return std::unexpected(std::move(ok.error()));
   return store_.ListUserLearned(*user, source, since, until, limit);
+}
+
+namespace {
+
+// A page cursor: "LEARNED_AT:ID", the last message of the page before.
+std::string CursorOf(const storage::LearnedMessage& message) {
+  return std::to_string(message.origin.learned_at) + ":" + message.id;
+}
+
+std::expected<std::pair<std::int64_t, std::string_view>, Error> ParseCursor(
+    std::string_view cursor) {
+  const std::size_t colon = cursor.find(':');
+  std::int64_t learned_at = 0;
+  const char* end = cursor.data() + (colon == std::string_view::npos ? 0 : colon);
+  if (colon == std::string_view::npos ||
+      std::from_chars(cursor.data(), end, learned_at) != std::from_chars_result{end, std::errc()}) {
+    return std::unexpected(
+        Error{ErrorCode::kInvalidArgument, "before must be the cursor a page gave as next"});
+  }
+  return std::pair{learned_at, cursor.substr(colon + 1)};
+}
+
+}  // namespace
+
+std::expected<LearnedPage, Error> SourceRollback::ListLearnedPage(
+    std::string_view source, std::int64_t since, std::int64_t until, std::size_t limit,
+    std::string_view before, std::optional<std::string_view> user) const {
+  std::optional<std::pair<std::int64_t, std::string_view>> cursor;
+  if (!before.empty()) {
+    auto parsed = ParseCursor(before);
+    if (!parsed) return std::unexpected(std::move(parsed.error()));
+    cursor = *parsed;
+  }
+  auto listed = ListLearned(source, since, until, std::numeric_limits<std::size_t>::max(), user);
+  if (!listed) return std::unexpected(std::move(listed.error()));
+  LearnedPage page;
+  page.total = listed->size();
+  const auto newer = [](const storage::LearnedMessage& a, const storage::LearnedMessage& b) {
+    return std::tie(a.origin.learned_at, a.id) > std::tie(b.origin.learned_at, b.id);
+  };
+  std::ranges::sort(*listed, newer);
+  auto first = listed->begin();
+  if (cursor) {
+    first = std::ranges::find_if(*listed, [&](const storage::LearnedMessage& message) {
+      return std::pair<std::int64_t, std::string_view>(message.origin.learned_at, message.id) <
+             *cursor;
+    });
+  }
+  const std::size_t left = static_cast<std::size_t>(listed->end() - first);
+  const auto last = first + static_cast<std::ptrdiff_t>(std::min(limit, left));
+  page.messages.assign(std::make_move_iterator(first), std::make_move_iterator(last));
+  if (last != listed->end() && !page.messages.empty()) page.next = CursorOf(page.messages.back());
+  return page;
 }
 
 void SourceRollback::RollbackAsync(std::string_view source, std::int64_t since, std::int64_t until,

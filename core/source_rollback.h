@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -26,6 +27,13 @@
 #include "storage/store.h"
 
 namespace nbspamd::core {
+
+// One page of what a source trained (SourceRollback::ListLearnedPage).
+struct LearnedPage {
+  std::vector<storage::LearnedMessage> messages;  // Newest first, by (learned_at, id) descending.
+  std::uint64_t total = 0;  // Every record in the window, not only this page's.
+  std::string next;         // The cursor of the next, older, page; empty on the last page.
+};
 
 // Receives how many messages a rollback forgot.
 using RollbackDone = std::move_only_function<void(std::expected<std::uint64_t, Error>)>;
@@ -45,6 +53,14 @@ class SourceRollback {
   [[nodiscard]] std::expected<std::vector<storage::LearnedMessage>, Error> ListLearned(
       std::string_view source, std::int64_t since, std::int64_t until, std::size_t limit,
       std::optional<std::string_view> user = std::nullopt) const;
+
+  // One page of the messages learned through `source` in [since, until), newest first, at most
+  // `limit`, from `before` (a LearnedPage::next; "" for the newest), with how many the window
+  // holds. Reads the window's whole index (and one ledger record per entry) to count it.
+  // Errors: kInvalidArgument for a malformed `before` or a bad user; storage's.
+  [[nodiscard]] std::expected<LearnedPage, Error> ListLearnedPage(
+      std::string_view source, std::int64_t since, std::int64_t until, std::size_t limit,
+      std::string_view before, std::optional<std::string_view> user = std::nullopt) const;
 
   // Forgets the messages ListLearned names (at most `limit`), each only if it is still learned
   // through `source` when the writer reaches it. `done` gets how many were forgotten, once all

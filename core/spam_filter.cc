@@ -15,6 +15,7 @@
 #include "core/periodic_task.h"
 #include "dump/dump_format.h"
 #include "history/body_digest.h"
+#include "history/learned_state.h"
 #include "model/user_layer.h"
 
 namespace nbspamd::core {
@@ -52,15 +53,22 @@ SpamFilter::SpamFilter(std::unique_ptr<storage::Store> store, SpamFilterOptions 
               options.training_regime, &recent_feedback_),
       upkeep_(*store_, writer_, replication_),
       users_(*store_, writer_, replication_, history_),
-      rollback_(*store_, writer_, replication_, options_) {
+      rollback_(*store_, writer_, replication_, options_),
+      knowledge_(*store_, tokenizer_, options_.alpha, history_) {
   threshold_versions_.push_back(std::make_unique<const model::VerdictThresholds>(
       model::VerdictThresholds{.spam = options_.spam_threshold, .ham = options_.ham_threshold}));
   configured_thresholds_.store(threshold_versions_.back().get(), std::memory_order_release);
   assert(options_.alpha > 0);
   assert(options_.ham_threshold <= options_.spam_threshold);
-  if (options_.autolearn.enabled) {
-    autolearner_ = std::make_unique<Autolearner>(options_.autolearn, writer_, options_.clock);
-  }
+  autolearner_ = std::make_unique<Autolearner>(options_.autolearn, writer_, options_.clock);
+  autolearner_->SetLearnedHook([this](std::string_view scan_id, std::string_view label) {
+    NoteLearned({.scan_id = std::string(scan_id),
+                 .user = "",
+                 .how = history::kLearnedByAutolearn,
+                 .by = std::string(model::kAutolearnSource)},
+                "", std::string(label));
+  });
+  SetHistoryFacts({}, 0);
   if (options_.store_recovery_interval.count() > 0) {
     watch_ = std::make_unique<StoreWatch>(*store_, options_.store_recovery_interval);
   }
@@ -115,10 +123,13 @@ std::expected<ClassifyOutcome, Error> SpamFilter::Classify(const ClassifyRequest
   if (outcome.result.SpamProbability()) {
     verdicts_.Remember(outcome.id, outcome.result.verdict == model::Verdict::kSpam);
   }
-  if (autolearner_ && !user) {
+  // The scan's id before autolearn, which notes it in the history once learned.
+  if (record) outcome.scan_id = scan_ids_->Next(SystemUnixMillis());
+  if (!user) {
     autolearner_->Consider({.id = outcome.id,
                             .spam_confidence = outcome.spam_confidence,
-                            .verdict = outcome.result.verdict},
+                            .verdict = outcome.result.verdict,
+                            .scan_id = outcome.scan_id},
                            *snapshot.stats, bag.entries);
   }
   if (record) RecordScan(request, std::move(bag.entries), facts, outcome);  // bag's last use.
@@ -153,8 +164,19 @@ std::expected<void, Error> SpamFilter::SetThresholds(model::VerdictThresholds th
   return {};
 }
 
+void SpamFilter::SetHistoryFacts(history::FactPolicies facts, std::int64_t clear_facts_ms) {
+  auto version = std::make_unique<const history::FactPolicies>(facts);
+  std::lock_guard lock(fact_policies_mutex_);
+  fact_policies_.store(version.get(), std::memory_order_release);
+  fact_policy_versions_.push_back(std::move(version));
+  if (history::ScanHistory* history = history_.load(std::memory_order_acquire)) {
+    history->SetClearFactsAge(clear_facts_ms);
+  }
+}
+
 void SpamFilter::EnableHistory(std::unique_ptr<history::ScanHistory> history,
                                HistoryOptions options) {
+  SetHistoryFacts(options.facts, history->ClearFactsAge());
   history_options_ = options;
   scan_ids_ = std::make_unique<history::ScanIdGenerator>(options.id_salt);
   history_owner_ = std::move(history);
@@ -166,8 +188,8 @@ void SpamFilter::RecordScan(const ClassifyRequest& request, std::vector<BagEntry
   const std::int64_t now = SystemUnixMillis();
   history::ScanRecord record;
   history::ScanSummary& summary = record.summary;
-  summary.scan_id = scan_ids_->Next(now);
-  summary.time_ms = now;
+  summary.scan_id = outcome.scan_id.empty() ? scan_ids_->Next(now) : outcome.scan_id;
+  summary.time_ms = history::ScanIdTime(summary.scan_id).value_or(now);
   summary.front_end = std::string(request.front_end);
   summary.user = request.user ? std::string(*request.user) : std::string();
   summary.message_key = outcome.id;
@@ -178,20 +200,20 @@ void SpamFilter::RecordScan(const ClassifyRequest& request, std::vector<BagEntry
   summary.size = request.message.size();
   summary.tokens = outcome.tokens;
   history::ScanHistory* history = history_.load(std::memory_order_acquire);
+  const history::FactPolicies& policies = *fact_policies_.load(std::memory_order_acquire);
   summary.facts = history::KeptFacts({.message_id = facts.message_id,
                                       .from_domain = facts.from_domain,
                                       .subject = facts.subject,
                                       .client = std::string(request.client),
                                       .recipients = std::string(request.recipients)},
-                                     history_options_.facts, history->fact_key());
+                                     policies, history->fact_key());
   const std::size_t top = std::min(outcome.result.explanations.size(), history_options_.explain);
   record.detail.top.reserve(top);
   for (std::size_t i = 0; i < top; ++i) {
     const model::TokenExplanation& token = outcome.result.explanations[i];
     // A fact kept as a hash or not at all does not show through its tokens either.
     record.detail.top.push_back(
-        {history::KeptTokenText(token.token, token.source, history_options_.facts,
-                                history->fact_key()),
+        {history::KeptTokenText(token.token, token.source, policies, history->fact_key()),
          token.source, token.count, token.weight});
   }
   record.detail.bag = std::move(bag);
@@ -232,7 +254,7 @@ void SpamFilter::TakeFeedback(TrainOutcome& outcome) const {
 
 void SpamFilter::TrainAsync(const TrainRequest& train, TrainDone caller_done) {
   TrainDone done = Timed(std::move(caller_done));
-  const auto [message, label, id, source, user, count_all] = train;
+  const auto [message, label, id, source, user, count_all, front_end] = train;
   std::expected<void, Error> valid = RequireMessage(message);
   if (valid) valid = ValidateLabel(label);
   if (valid && id) valid = ValidateId(*id);
@@ -246,11 +268,14 @@ void SpamFilter::TrainAsync(const TrainRequest& train, TrainDone caller_done) {
   if (!id) {
     ScanHeaderCheck check = OwnScanOf(message);
     if (check.scan) {
-      return LearnScan(std::move(*check.scan), label, source, user, std::move(done), count_all,
+      LearnedMark mark = MarkOf(check.scan->summary.scan_id, false, source, user, front_end);
+      return LearnScan(std::move(*check.scan), label, source, user,
+                       Noting(std::move(mark), std::move(done)), count_all,
                        std::move(check.outcome));
     }
     scan_header = std::move(check.outcome);
   }
+  done = Noting(MarkOf("", id.has_value(), source, user, front_end), std::move(done));
   TrainOutcome outcome;
   outcome.scan_header = std::move(scan_header);
   outcome.id = id ? std::string(*id) : ContentId(message);
@@ -315,6 +340,11 @@ void SpamFilter::SubmitLearn(TrainOutcome outcome, TokenBag bag, std::string_vie
 }
 
 void SpamFilter::ForgetAsync(const ForgetRequest& request, ForgetDone caller_done) {
+  ForgetNoting(request, std::move(caller_done), std::nullopt);
+}
+
+void SpamFilter::ForgetNoting(const ForgetRequest& request, ForgetDone caller_done,
+                              std::optional<LearnedMark> mark) {
   ForgetDone done = Timed(std::move(caller_done));
   std::string content_id;
   if (!request.id) {
@@ -323,10 +353,18 @@ void SpamFilter::ForgetAsync(const ForgetRequest& request, ForgetDone caller_don
     }
     if (ScanHeaderCheck check = OwnScanOf(request.message); check.scan) {
       content_id = std::move(check.scan->summary.message_key);  // As TrainAsync learned it.
+      if (!mark) {
+        mark = MarkOf(check.scan->summary.scan_id, false, request.source, request.user,
+                      request.front_end);
+      }
     } else {
       content_id = ContentId(request.message);
     }
   }
+  if (!mark) {
+    mark = MarkOf("", request.id.has_value(), request.source, request.user, request.front_end);
+  }
+  done = Noting(std::move(*mark), std::move(done));
   const std::string_view id = request.id ? *request.id : std::string_view(content_id);
   const std::optional<std::string_view> user = request.user;
   const std::string_view source = request.source;
@@ -417,8 +455,12 @@ void SpamFilter::TrainScanAsync(const ScanTrainRequest& request, TrainDone calle
   if (!valid) return done(std::unexpected(std::move(valid.error())));
   auto scan = history->Find(request.scan_id);
   if (!scan) return done(std::unexpected(std::move(scan.error())));
-  LearnScan(std::move(*scan), request.label, request.source, request.user, std::move(done),
-            request.count_all);
+  LearnedMark mark{.scan_id = std::string(request.scan_id),
+                   .user = "",
+                   .how = history::kLearnedByScanId,
+                   .by = std::string(request.source)};
+  LearnScan(std::move(*scan), request.label, request.source, request.user,
+            Noting(std::move(mark), std::move(done)), request.count_all);
 }
 
 void SpamFilter::LearnScan(history::ScanRecord scan, std::string_view label,
@@ -444,8 +486,55 @@ void SpamFilter::ForgetScanAsync(const ScanTrainRequest& request, ForgetDone don
   const std::string& scan_user = scan->summary.user;
   std::optional<std::string_view> user = request.user;
   if (!user && !scan_user.empty()) user = scan_user;
-  ForgetAsync({.id = scan->summary.message_key, .source = request.source, .user = user},
-              std::move(done));
+  ForgetNoting({.id = scan->summary.message_key, .source = request.source, .user = user},
+               std::move(done),
+               LearnedMark{.scan_id = std::string(request.scan_id),
+                           .user = "",
+                           .how = history::kLearnedByScanId,
+                           .by = std::string(request.source)});
+}
+
+SpamFilter::LearnedMark SpamFilter::MarkOf(std::string scan_id, bool by_id, std::string_view source,
+                                           std::optional<std::string_view> user,
+                                           std::string_view front_end) {
+  const bool spamd = front_end == "spamd";
+  std::string_view how = spamd ? history::kLearnedBySpamd : history::kLearnedByMessage;
+  if (!scan_id.empty() && !spamd) how = history::kLearnedByScanHeader;
+  if (scan_id.empty() && by_id) how = history::kLearnedByMessageId;
+  return {.scan_id = std::move(scan_id),
+          .user = user ? std::string(*user) : std::string(),
+          .how = how,
+          .by = std::string(source)};
+}
+
+void SpamFilter::NoteLearned(const LearnedMark& mark, std::string_view message_key,
+                             std::string label) const {
+  history::ScanHistory* history = history_.load(std::memory_order_acquire);
+  if (history == nullptr) return;
+  history::LearnedChange change{.label = std::move(label),
+                                .time_ms = SystemUnixMillis(),
+                                .how = std::string(mark.how),
+                                .by = mark.by};
+  if (!mark.scan_id.empty()) return history->RecordLearned(mark.scan_id, change);
+  history->RecordLearnedByKey(mark.user, std::string(message_key), std::move(change));
+}
+
+TrainDone SpamFilter::Noting(LearnedMark mark, TrainDone done) const {
+  if (History() == nullptr) return done;
+  return [this, mark = std::move(mark),
+          done = std::move(done)](std::expected<TrainOutcome, Error> outcome) mutable {
+    if (outcome) NoteLearned(mark, outcome->id, outcome->label);
+    done(std::move(outcome));
+  };
+}
+
+ForgetDone SpamFilter::Noting(LearnedMark mark, ForgetDone done) const {
+  if (History() == nullptr) return done;
+  return [this, mark = std::move(mark),
+          done = std::move(done)](std::expected<ForgetOutcome, Error> outcome) mutable {
+    if (outcome) NoteLearned(mark, outcome->id, "");
+    done(std::move(outcome));
+  };
 }
 
 void SpamFilter::SubmitForget(TrainingChange event, ForgetDone done) {
@@ -457,8 +546,24 @@ void SpamFilter::SubmitForget(TrainingChange event, ForgetDone done) {
   });
 }
 
+std::expected<void, Error> SpamFilter::SetAutolearn(AutolearnOptions options) {
+  if (!(options.ham_confidence > 0 && options.ham_confidence < options.spam_confidence &&
+        options.spam_confidence < 1) ||
+      !(options.max_class_ratio >= 1) || options.queue_limit == 0) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "autolearn needs 0 < ham confidence < spam confidence < 1, a class ratio of "
+                     "at least 1 and a queue limit of at least 1");
+  }
+  if (options.enabled && replication_) {
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "autolearn is not available in cluster mode: set autolearn = false");
+  }
+  autolearner_->SetOptions(options);
+  return {};
+}
+
 std::expected<void, Error> SpamFilter::EnableReplication(TrainingLogStart start) {
-  if (autolearner_) {
+  if (autolearner_->options().enabled) {
     return MakeError(ErrorCode::kFailedPrecondition,
                      "autolearn is not available in cluster mode: set autolearn = false");
   }

@@ -39,6 +39,7 @@
 #include <expected>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -47,6 +48,7 @@
 #include "common/error.h"
 #include "core/activity.h"
 #include "core/autolearn.h"
+#include "core/model_knowledge.h"
 #include "core/model_upkeep.h"
 #include "core/readiness.h"
 #include "core/service_status.h"
@@ -140,6 +142,8 @@ struct TrainRequest {
   // Counted whatever the training regime (TrainingRegime; a bulk import, docs/API.md "Training
   // regime"). Not in cluster mode: the stream's events carry no such mark.
   bool count_all = false;
+  // "spamd" for a TELL, "" otherwise: the scan history notes how a scan was learned by it.
+  std::string_view front_end = {};
 };
 
 // A classify through a front end: the message and what the front end knows of its delivery.
@@ -166,7 +170,8 @@ struct ScanTrainRequest {
   bool count_all = false;  // For a train: as TrainRequest::count_all.
 };
 
-// What the scan history records besides the scans' own values (settings history_*).
+// What the scan history records besides the scans' own values (settings history_*). `facts`
+// changes live (SetHistoryFacts).
 struct HistoryOptions {
   history::FactPolicies facts = {};
   std::size_t explain = 20;   // Explaining tokens kept per scan.
@@ -179,6 +184,7 @@ struct ForgetRequest {
   std::string_view message = {};              // Read only when there is no id.
   std::string_view source = {};               // Who asked (SpamFilterOptions::TrainsGlobal).
   std::optional<std::string_view> user = {};  // Whose layer; none: the global model.
+  std::string_view front_end = {};            // As TrainRequest::front_end.
 };
 
 class SpamFilter {
@@ -220,6 +226,15 @@ class SpamFilter {
   // The scan history; nullptr while it is off.
   [[nodiscard]] const history::ScanHistory* History() const {
     return history_.load(std::memory_order_acquire);
+  }
+  // How the history keeps each fact of the scans recorded from now on (a reload of the settings
+  // history_keep_*), and the age after which clear facts are hashed (history_clear_facts_days, in
+  // ms; 0: never). Any thread, while classifying: the next scan recorded takes them. Also before
+  // EnableHistory, whose options' facts then take over.
+  void SetHistoryFacts(history::FactPolicies facts, std::int64_t clear_facts_ms);
+  // The policies in force (HistoryOptions::facts, then as SetHistoryFacts left them).
+  [[nodiscard]] history::FactPolicies HistoryFacts() const {
+    return *fact_policies_.load(std::memory_order_acquire);
   }
 
   // Learns the bag scan request.scan_id classified as request.label, under that scan's message
@@ -294,11 +309,20 @@ class SpamFilter {
   [[nodiscard]] std::shared_ptr<const model::ModelStats> Stats() const { return store_->Stats(); }
   // Autolearn's counters; nullopt when it is off.
   [[nodiscard]] std::optional<AutolearnFigures> Autolearn() const {
-    if (!autolearner_) return std::nullopt;
-    return autolearner_->Figures();
+    AutolearnFigures figures = autolearner_->Figures();
+    if (!figures.enabled) return std::nullopt;
+    return figures;
   }
+  // Autolearn's options from now on (a reload of the settings). Errors: kInvalidArgument for
+  // options out of range (AutolearnOptions); kFailedPrecondition when turning it on in cluster
+  // mode (as EnableReplication).
+  [[nodiscard]] std::expected<void, Error> SetAutolearn(AutolearnOptions options);
   // The last hour, minute by minute: classifications through every front end, and trainings.
   [[nodiscard]] const ActivityWindow& Activity() const { return activity_; }
+  // Adds an earlier run's activity (core/activity_file.h). REQUIRES: before serving.
+  void RestoreActivity(const std::vector<ActivitySlotCounts>& saved) { activity_.Restore(saved); }
+  // When this filter was made (the daemon's start), in Unix milliseconds.
+  [[nodiscard]] std::int64_t StartedMs() const { return started_ms_; }
   // The current calibration and the feedback histogram it was fitted from.
   [[nodiscard]] std::shared_ptr<const model::Calibration> Calibration() const {
     return store_->Calibration();
@@ -354,6 +378,13 @@ class SpamFilter {
   [[nodiscard]] std::shared_ptr<const model::FeedbackThresholds> FeedbackThresholds() const {
     return recent_feedback_.Current();
   }
+  // The held-out scores FeedbackThresholds() rests on (RecentFeedback::HeldOut): what a threshold
+  // pair would do to them (model/threshold_outcomes.h, GET /model/thresholds). Never waits.
+  [[nodiscard]] std::shared_ptr<const model::HeldOutWindow> HeldOutFeedback() const {
+    return recent_feedback_.HeldOut();
+  }
+  // What the model knows of a token, and the strongest tokens (model_knowledge.h).
+  [[nodiscard]] const ModelKnowledge& Knowledge() const { return knowledge_; }
 
   // The id a message gets when the client gives none: 32 hex digits of XXH3-128 of its bytes.
   [[nodiscard]] static std::string ContentId(std::string_view message);
@@ -386,6 +417,25 @@ class SpamFilter {
   // tokens past request.explain out of `outcome`.
   void RecordScan(const ClassifyRequest& request, std::vector<BagEntry> bag,
                   const tokenizer::MessageFacts& facts, ClassifyOutcome& outcome) const;
+  // What the scan history notes of a train or forget once durable (learned_state.h): of scan
+  // `scan_id`, or, when "", of the scans of `user` under the trained message's id.
+  struct LearnedMark {
+    std::string scan_id;
+    std::string user;
+    std::string_view how;
+    std::string by;
+  };
+  // The mark of a train or forget without a scan id: by its scan header's scan (`scan_id`, when
+  // one matched), else by message key.
+  [[nodiscard]] static LearnedMark MarkOf(std::string scan_id, bool by_id, std::string_view source,
+                                          std::optional<std::string_view> user,
+                                          std::string_view front_end);
+  // `done`, noting `mark` in the scan history first when the train or forget succeeded.
+  [[nodiscard]] TrainDone Noting(LearnedMark mark, TrainDone done) const;
+  [[nodiscard]] ForgetDone Noting(LearnedMark mark, ForgetDone done) const;
+  void NoteLearned(const LearnedMark& mark, std::string_view message_key, std::string label) const;
+  // ForgetAsync, noting `mark` (none: as the request says).
+  void ForgetNoting(const ForgetRequest& request, ForgetDone done, std::optional<LearnedMark> mark);
   // Sets `outcome.feedback` from the verdict remembered for its id, which is then forgotten.
   // Runs where a train completes: quick, no I/O.
   void TakeFeedback(TrainOutcome& outcome) const;
@@ -395,7 +445,9 @@ class SpamFilter {
       std::move_only_function<void(std::expected<Outcome, Error>)> done) {
     return [this, start = std::chrono::steady_clock::now(),
             done = std::move(done)](std::expected<Outcome, Error> outcome) mutable {
-      activity_.RecordTrain(outcome.has_value(),
+      activity_.RecordTrain(outcome                               ? TrainResult::kDone
+                            : IsCallerError(outcome.error().code) ? TrainResult::kRejected
+                                                                  : TrainResult::kFailed,
                             std::chrono::duration_cast<std::chrono::microseconds>(
                                 std::chrono::steady_clock::now() - start));
       done(std::move(outcome));
@@ -412,6 +464,9 @@ class SpamFilter {
   mutable VerdictMemory verdicts_;
   // The last hour's classifications and trainings (GET /activity). Before writer_, as verdicts_.
   mutable ActivityWindow activity_;
+  const std::int64_t started_ms_ = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                       std::chrono::system_clock::now().time_since_epoch())
+                                       .count();
   // The scan history, set at most once (EnableHistory), then never changed; history_ is published
   // (release) after history_options_ and scan_ids_ are set, so a thread that loads it (acquire)
   // non-null may read them. Before writer_: a completion of the writer may use it.
@@ -419,6 +474,11 @@ class SpamFilter {
   std::atomic<history::ScanHistory*> history_{nullptr};
   HistoryOptions history_options_;
   std::unique_ptr<history::ScanIdGenerator> scan_ids_;
+  // The fact policies in force: every version set stays (a reload is rare), so RecordScan never
+  // waits and never sees one freed.
+  std::atomic<const history::FactPolicies*> fact_policies_{nullptr};
+  std::mutex fact_policies_mutex_;  // Guards fact_policy_versions_.
+  std::vector<std::unique_ptr<const history::FactPolicies>> fact_policy_versions_;
   // The configured thresholds: every version set stays (a reload is rare), so a reader of the
   // pointer never waits and never sees one freed.
   std::atomic<const model::VerdictThresholds*> configured_thresholds_;
@@ -427,7 +487,8 @@ class SpamFilter {
   // The cluster's key of the scan header: set once (UseScanKey), then never changed or freed.
   std::atomic<const history::ScanKey*> cluster_scan_key_{nullptr};
   std::unique_ptr<const history::ScanKey> cluster_scan_key_owner_;
-  // Guarded autolearn, when on. Before writer_: the writer's last completions count in it.
+  // Guarded autolearn (never null; off, it considers nothing). Before writer_: the writer's last
+  // completions count in it.
   std::unique_ptr<Autolearner> autolearner_;
   // The thresholds the recent feedback gives; the writer keeps it current. Before writer_.
   RecentFeedback recent_feedback_;
@@ -436,6 +497,8 @@ class SpamFilter {
   ModelUpkeep upkeep_;       // After store_, writer_ and replication_, which it refers to.
   UserLayers users_;         // Likewise, and after history_.
   SourceRollback rollback_;  // Likewise, and after options_.
+  // After store_, tokenizer_ and history_, which it refers to.
+  ModelKnowledge knowledge_;
   std::unique_ptr<StoreWatch> watch_;  // Last: stops first.
 };
 

@@ -127,14 +127,56 @@ TEST(SpamFilterTest, RecordingAScanLeavesTheVerdictAsItWas) {
   EXPECT_EQ(scan->summary.front_end, "spamd");
   EXPECT_EQ(scan->summary.message_key, recorded->id);
   EXPECT_EQ(scan->summary.score, recorded->result.score);
-  EXPECT_EQ(scan->summary.facts.recipients,
-            history::HashedFact("bob@example.org", with.History()->fact_key()));
+  EXPECT_EQ(scan->summary.facts.recipients, "bob@example.org");  // Kept in clear by default.
   EXPECT_EQ(scan->detail.top.size(), 4u);
   tokenizer::Tokenizer tokenizer(SpamFilterOptions{}.tokenizer);
   EXPECT_EQ(scan->detail.bag, tokenizer.Tokenize(message).entries);
 
   // Without a front end (tests, tools) nothing is recorded.
   EXPECT_TRUE(with.Classify(message, 0)->scan_id.empty());
+
+  // New fact policies (a reload) hold from the next scan on.
+  history::FactPolicies hashed;
+  hashed.recipients = history::FactPolicy::kHash;
+  with.SetHistoryFacts(hashed, 86'400'000);
+  EXPECT_EQ(with.HistoryFacts(), hashed);
+  EXPECT_EQ(with.History()->ClearFactsAge(), 86'400'000);
+  const auto next = with.Classify(request);
+  ASSERT_TRUE(next);
+  EXPECT_EQ(with.History()->Find(next->scan_id)->summary.facts.recipients,
+            history::HashedFact("bob@example.org", with.History()->fact_key()));
+  EXPECT_EQ(with.History()->Find(recorded->scan_id)->summary.facts.recipients, "bob@example.org");
+}
+
+// A train by scan id is noted on that scan once durable: how, by whom, as what.
+TEST(SpamFilterTest, TrainingAScanNotesItsLearnedState) {
+  TempDir dir;
+  SpamFilter filter(std::make_unique<storage::MemoryStore>(), SpamFilterOptions{});
+  auto history = history::ScanHistory::Open({.path = dir.Join("history")});
+  ASSERT_TRUE(history) << history.error().message;
+  filter.EnableHistory(std::move(*history), {});
+  ASSERT_TRUE(filter.Train("cheap watches pills here", "spam", std::nullopt));
+  ASSERT_TRUE(filter.Train("lunch at noon with the team", "ham", std::nullopt));
+  const auto classified = filter.Classify({.message = "cheap lunch", .front_end = "http"});
+  ASSERT_TRUE(classified);
+  std::promise<bool> trained;
+  filter.TrainScanAsync(
+      {.scan_id = classified->scan_id, .label = "ham", .source = "alice"},
+      [&](std::expected<TrainOutcome, Error> outcome) { trained.set_value(outcome.has_value()); });
+  ASSERT_TRUE(trained.get_future().get());
+  auto scan = filter.History()->Find(classified->scan_id);
+  ASSERT_TRUE(scan && scan->summary.learned);
+  EXPECT_EQ(scan->summary.learned->label, "ham");
+  EXPECT_EQ(scan->summary.learned->how, "scan_id");
+  EXPECT_EQ(scan->summary.learned->by, "alice");
+  EXPECT_EQ(scan->summary.learned->changes, 1u);
+  // A failed train notes nothing.
+  std::promise<bool> failed;
+  filter.TrainScanAsync(
+      {.scan_id = classified->scan_id, .label = "no good!", .source = "bob"},
+      [&](std::expected<TrainOutcome, Error> outcome) { failed.set_value(outcome.has_value()); });
+  EXPECT_FALSE(failed.get_future().get());
+  EXPECT_EQ(filter.History()->Find(classified->scan_id)->summary.learned->by, "alice");
 }
 
 TEST(SpamFilterTest, ForgetRestoresTheVerdictExactly) {

@@ -63,6 +63,14 @@ std::string HashedFact(std::string_view value, const FactKey& key) {
   return text;
 }
 
+bool IsHashedFact(std::string_view fact) {
+  if (fact.size() != 17 || fact.front() != '#') return false;
+  for (const char c : fact.substr(1)) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
 std::string KeptFact(std::string_view value, FactPolicy policy, const FactKey& key) {
   if (value.empty() || policy == FactPolicy::kOff) return {};
   if (policy == FactPolicy::kHash) return HashedFact(value, key);
@@ -112,6 +120,30 @@ std::string KeptTokenText(std::string_view text, TokenSource source, const FactP
     if (text.starts_with(prefix)) return kept(prefix, policies.*policy);
   }
   return std::string(text);
+}
+
+bool HashClearFacts(ScanFacts& facts, const FactKey& key) {
+  bool changed = false;
+  for (std::string* fact : {&facts.subject, &facts.from_domain, &facts.recipients}) {
+    if (fact->empty() || IsHashedFact(*fact)) continue;
+    *fact = HashedFact(*fact, key);
+    changed = true;
+  }
+  return changed;
+}
+
+std::string HashedClearTokenText(std::string_view text, TokenSource source, const FactKey& key) {
+  const std::size_t colon = text.find(':');
+  if (colon != std::string_view::npos) {
+    const std::string_view rest = text.substr(colon + 1);
+    if (IsHashedFact(rest) || rest == "\u2026") return std::string(text);
+  }
+  const FactPolicies hashed{.message_id = FactPolicy::kKeep,
+                            .from_domain = FactPolicy::kHash,
+                            .subject = FactPolicy::kHash,
+                            .client = FactPolicy::kKeep,
+                            .recipients = FactPolicy::kHash};
+  return KeptTokenText(text, source, hashed, key);
 }
 
 }  // namespace nbspamd::history

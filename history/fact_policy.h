@@ -25,9 +25,11 @@ enum class FactPolicy { kKeep, kHash, kOff };
 struct FactPolicies {
   FactPolicy message_id = FactPolicy::kKeep;
   FactPolicy from_domain = FactPolicy::kKeep;
-  FactPolicy subject = FactPolicy::kHash;
+  FactPolicy subject = FactPolicy::kKeep;
   FactPolicy client = FactPolicy::kKeep;
-  FactPolicy recipients = FactPolicy::kHash;
+  FactPolicy recipients = FactPolicy::kKeep;
+
+  friend bool operator==(const FactPolicies&, const FactPolicies&) = default;
 };
 
 // The secret a history's hashes are keyed with: made at random when the history is created and
@@ -43,6 +45,9 @@ using FactKey = std::array<unsigned char, kFactKeyBytes>;
 // "#" and 16 hex digits of HMAC-SHA256 under `key` of `value` with ASCII letters lower-cased and
 // blanks at both ends trimmed, so that a value typed again in another case finds it.
 [[nodiscard]] std::string HashedFact(std::string_view value, const FactKey& key);
+
+// Whether `fact` has HashedFact's form: "#" and 16 lower-case hex digits.
+[[nodiscard]] bool IsHashedFact(std::string_view fact);
 
 // `value` as `policy` keeps it: itself (cut to 512 bytes at a UTF-8 boundary), HashedFact, or "".
 // "" stays "".
@@ -60,6 +65,17 @@ using FactKey = std::array<unsigned char, kFactKeyBytes>;
 // rest ("subject:#1f…"); off: the prefix and "…". Any other token as it is.
 [[nodiscard]] std::string KeptTokenText(std::string_view text, TokenSource source,
                                         const FactPolicies& policies, const FactKey& key);
+
+// The facts a scan keeps in clear for a bounded time only (ScanHistoryOptions::clear_facts_ms,
+// setting history_clear_facts_days): the subject, the from domain and the recipients. Replaces
+// each of them that `facts` holds in clear by its HashedFact; returns whether any changed.
+bool HashClearFacts(ScanFacts& facts, const FactKey& key);
+
+// An explaining token of a scan whose clear facts were hashed (HashClearFacts), as KeptTokenText
+// keeps it with those three facts hashed: "subject:", "to:" and "from…:" words and byte n-grams of
+// the head; a token hashed or not kept already stays as it is.
+[[nodiscard]] std::string HashedClearTokenText(std::string_view text, TokenSource source,
+                                               const FactKey& key);
 
 }  // namespace nbspamd::history
 

@@ -33,7 +33,9 @@ TEST(FactPolicyTest, AHashIsKeyedAndTheKeysAreRandom) {
 // The tokens of a fact kept as a hash or not at all: hashed or hidden after their prefix; byte
 // n-grams only in clear when every fact is kept. Python: hmac.new(key, b"watches", sha256).
 TEST(FactPolicyTest, TokensOfAHiddenFactAreHiddenToo) {
-  const FactPolicies defaults;  // Subject and recipients hashed.
+  FactPolicies defaults;  // Subject and recipients hashed, as history_keep_* = "hash" keep them.
+  defaults.subject = FactPolicy::kHash;
+  defaults.recipients = FactPolicy::kHash;
   EXPECT_EQ(KeptTokenText("subject:Watches", TokenSource::kHeader, defaults, Key()),
             "subject:#1239548bae09ce0f");
   EXPECT_EQ(KeptTokenText("to:alice", TokenSource::kHeader, defaults, Key()),
@@ -80,7 +82,9 @@ TEST(FactPolicyTest, PoliciesParseByName) {
   EXPECT_EQ(bad.error().code, ErrorCode::kInvalidArgument);
 }
 
-TEST(FactPolicyTest, TheDefaultsHashSubjectsAndRecipients) {
+// Kept in clear by default, so that a word of them finds the scan; the history hashes them once
+// older than its clear facts' bound (HashClearFacts).
+TEST(FactPolicyTest, TheDefaultsKeepEveryFactInClear) {
   const ScanFacts kept = KeptFacts({.message_id = "a@b",
                                     .from_domain = "example.org",
                                     .subject = "Hello",
@@ -89,9 +93,32 @@ TEST(FactPolicyTest, TheDefaultsHashSubjectsAndRecipients) {
                                    FactPolicies{}, Key());
   EXPECT_EQ(kept.message_id, "a@b");
   EXPECT_EQ(kept.from_domain, "example.org");
-  EXPECT_EQ(kept.subject, HashedFact("Hello", Key()));
+  EXPECT_EQ(kept.subject, "Hello");
   EXPECT_EQ(kept.client, "192.0.2.1");
-  EXPECT_EQ(kept.recipients, HashedFact("alice@example.org", Key()));
+  EXPECT_EQ(kept.recipients, "alice@example.org");
+}
+
+TEST(FactPolicyTest, HashingClearFactsHashesSubjectSenderAndRecipientsOnce) {
+  ScanFacts facts{.message_id = "a@b",
+                  .from_domain = "example.org",
+                  .subject = "Hello",
+                  .client = "192.0.2.1",
+                  .recipients = ""};
+  EXPECT_TRUE(HashClearFacts(facts, Key()));
+  EXPECT_EQ(facts.subject, HashedFact("Hello", Key()));
+  EXPECT_EQ(facts.from_domain, HashedFact("example.org", Key()));
+  EXPECT_EQ(facts.recipients, "");  // Absent stays absent.
+  EXPECT_EQ(facts.message_id, "a@b");
+  EXPECT_EQ(facts.client, "192.0.2.1");
+  EXPECT_FALSE(HashClearFacts(facts, Key()));  // Hashed already: never hashed twice.
+  EXPECT_EQ(HashedClearTokenText("subject:Watches", TokenSource::kHeader, Key()),
+            "subject:#1239548bae09ce0f");
+  EXPECT_EQ(HashedClearTokenText("subject:#1239548bae09ce0f", TokenSource::kHeader, Key()),
+            "subject:#1239548bae09ce0f");
+  EXPECT_EQ(HashedClearTokenText("subject:\u2026", TokenSource::kHeader, Key()), "subject:\u2026");
+  EXPECT_EQ(HashedClearTokenText("watches", TokenSource::kBody, Key()), "watches");
+  EXPECT_EQ(HashedClearTokenText("message-id-domain:example.org", TokenSource::kHeader, Key()),
+            "message-id-domain:example.org");
 }
 
 }  // namespace

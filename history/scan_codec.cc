@@ -228,6 +228,24 @@ std::expected<StoredSummary, Error> DecodeScanSummary(std::string_view scan_id,
   return stored;
 }
 
+bool SummaryUserAndKey(std::string_view value, std::string_view& user,
+                       std::string_view& message_key) {
+  if (value.empty()) return false;
+  value.remove_prefix(1);  // The format byte.
+  std::uint64_t skipped = 0;
+  if (!GetVarint64(value, skipped)) return false;  // time_ms.
+  std::string_view fields[3];                      // front_end, user, message_key.
+  for (std::string_view& field : fields) {
+    std::uint64_t size = 0;
+    if (!GetVarint64(value, size) || size > value.size()) return false;
+    field = value.substr(0, size);
+    value.remove_prefix(size);
+  }
+  user = fields[1];
+  message_key = fields[2];
+  return true;
+}
+
 std::expected<std::vector<BagEntry>, Error> DecodeScanBag(std::string_view value) {
   Reader in(value);
   std::vector<BagEntry> bag;

@@ -56,6 +56,11 @@ void AppendDetailLocation(std::string& out, const BagLocation& detail);
 [[nodiscard]] std::expected<StoredSummary, Error> DecodeScanSummary(std::string_view scan_id,
                                                                     std::string_view value);
 
+// The user and message key of an encoded summary (AppendScanSummary's bytes, format byte first),
+// as views into `value`, without decoding the rest. False when it is malformed.
+[[nodiscard]] bool SummaryUserAndKey(std::string_view value, std::string_view& user,
+                                     std::string_view& message_key);
+
 // Appends the detail, its top tokens and bag. REQUIRES: bag sorted by hash, each hash once.
 void AppendScanDetail(std::string& out, const ScanDetail& detail);
 // Errors: as DecodeScanSummary (a bag out of order is malformed too).

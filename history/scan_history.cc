@@ -6,6 +6,7 @@
 #include <rocksdb/options.h>
 #include <rocksdb/slice_transform.h>
 #include <rocksdb/write_batch.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <chrono>
@@ -39,6 +40,16 @@ constexpr std::chrono::milliseconds kWriteDelay{100};
 // were a third of the writer's work); they reach the disk when the memory table is flushed:
 // once full, on close, and at the latest this long after the first scan it holds.
 constexpr std::chrono::seconds kPersistDelay{10};
+// An idle writer applies the bounds (and hashes old clear facts) this often.
+constexpr std::chrono::seconds kIdlePass{60};
+// Summaries whose clear facts one pass hashes at most: a history reopened long after holds many.
+constexpr std::size_t kMaxHashedPerPass = 4096;
+
+// The hash RecordLearnedByKey finds a scan by: its user and message key.
+std::uint64_t UserKeyHash(std::string_view user, std::string_view message_key) {
+  return XXH3_64bits_withSeed(message_key.data(), message_key.size(),
+                              XXH3_64bits(user.data(), user.size()));
+}
 
 rocksdb::WriteOptions UnloggedWrite() {
   rocksdb::WriteOptions options;
@@ -125,6 +136,7 @@ std::expected<std::unique_ptr<ScanHistory>, Error> ScanHistory::Open(ScanHistory
   // not counted; a range deletion of the bounds takes it if it lies among the scans removed.
   std::deque<KeptId> kept_ids;
   bool details_in_db = false;
+  bool learned_in_db = false;
   {
     std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
     for (it->Seek(std::string(1, kSummaryKind));
@@ -139,6 +151,8 @@ std::expected<std::unique_ptr<ScanHistory>, Error> ScanHistory::Open(ScanHistory
       }
     }
     if (!it->status().ok()) return RocksError("counting the scans", it->status());
+    it->Seek(std::string(1, kLearnedKind));
+    learned_in_db = it->Valid() && it->key().starts_with(std::string_view(&kLearnedKind, 1));
   }
   // The keys: made once, when the history is new (or older than keys).
   auto fact_key = KeptKey(*db, kFactKeyKey, NewFactKey, "the key of the hashed facts");
@@ -147,14 +161,14 @@ std::expected<std::unique_ptr<ScanHistory>, Error> ScanHistory::Open(ScanHistory
   if (!scan_key) return std::unexpected(std::move(scan_key.error()));
   auto bags = BagLog::Open(options.path + "/bags");
   if (!bags) return std::unexpected(std::move(bags.error()));
-  return std::unique_ptr<ScanHistory>(new ScanHistory(std::move(options), std::move(db),
-                                                      std::move(*bags), std::move(kept_ids),
-                                                      details_in_db, *fact_key, *scan_key));
+  return std::unique_ptr<ScanHistory>(
+      new ScanHistory(std::move(options), std::move(db), std::move(*bags), std::move(kept_ids),
+                      details_in_db, learned_in_db, *fact_key, *scan_key));
 }
 
 ScanHistory::ScanHistory(ScanHistoryOptions options, std::unique_ptr<rocksdb::DB> db,
                          std::unique_ptr<BagLog> bags, std::deque<KeptId> kept_ids,
-                         bool details_in_db, FactKey fact_key, ScanKey scan_key)
+                         bool details_in_db, bool learned_in_db, FactKey fact_key, ScanKey scan_key)
     : options_(std::move(options)),
       db_(std::move(db)),
       bags_(std::move(bags)),
@@ -162,9 +176,12 @@ ScanHistory::ScanHistory(ScanHistoryOptions options, std::unique_ptr<rocksdb::DB
       kept_ids_(std::move(kept_ids)),
       details_in_db_(details_in_db),
       fact_key_(fact_key),
-      scan_key_(scan_key) {
+      scan_key_(scan_key),
+      clear_facts_ms_(options_.clear_facts_ms),
+      learned_in_db_(learned_in_db) {
   figures_.kept = kept_ids_.size();
   if (!kept_ids_.empty()) oldest_.assign(kept_ids_.front().begin(), kept_ids_.front().end());
+  remembered_.reserve(kRememberedKeys);
   writer_ = std::thread([this] { WriterLoop(); });
   pthread_setname_np(writer_.native_handle(), "history-writer");  // As top -H shows it.
 }
@@ -176,6 +193,7 @@ ScanHistory::~ScanHistory() {
   }
   wake_.notify_all();
   writer_.join();
+  WriteLearned();  // What came after the writer's last task.
   // The bags on disk before RocksDB, closing next, flushes the summaries that name them.
   (void)bags_->Sync();
 }
@@ -222,8 +240,14 @@ void ScanHistory::WriterLoop() {
           Persist();
           lock.lock();
         }
-      } else {
-        wake_.wait(lock, has_work);
+      } else if (!wake_.wait_for(lock, kIdlePass, has_work)) {
+        // Idle: the age bound and the clear facts' bound still apply.
+        lock.unlock();
+        (void)GuardStep("history writer", "", writer_exceptions_, [&] {
+          ApplyBounds();
+          HashOldFacts();
+        });
+        lock.lock();
       }
       continue;  // Then wait for the batch to fill, as above.
     }
@@ -250,6 +274,7 @@ void ScanHistory::WriterLoop() {
       }
       (void)GuardStep("history writer", "", writer_exceptions_, [&] {
         ApplyBounds();
+        HashOldFacts();
         const auto now = std::chrono::steady_clock::now();
         if (!unpersisted_since_) {
           unpersisted_since_ = now;
@@ -307,7 +332,10 @@ void ScanHistory::WriteBatch(std::vector<EncodedScan>& batch) {
   } else {
     status = db_->Write(UnloggedWrite(), &write);
   }
-  if (status.ok()) KeepIds(batch);
+  if (status.ok()) {
+    KeepIds(batch);
+    RememberKeys(batch);
+  }
   std::lock_guard lock(mutex_);
   if (status.ok()) {
     figures_.recorded += batch.size();
@@ -347,8 +375,9 @@ void ScanHistory::ApplyBounds() {
   // before it, where no kept scan is (all sort after it), and out of the insert hint's domain
   // (KindOfScanKey).
   rocksdb::WriteBatch write;
-  for (const char kind : {kSummaryKind, kDetailKind}) {
+  for (const char kind : {kSummaryKind, kDetailKind, kLearnedKind}) {
     if (kind == kDetailKind && !details_in_db_) continue;
+    if (kind == kLearnedKind && !learned_in_db_) continue;
     const KeptId& first = kept_ids_.front();
     const std::string begin = Key(kind, std::string_view(first.data(), first.size() - 1));
     const std::string end =
@@ -433,6 +462,7 @@ std::expected<std::uint64_t, Error> ScanHistory::DeleteUserOnWriter(std::string_
       if (stored && stored->summary.user != user) continue;
       // A summary that cannot be read goes too: nothing could show or retrain it.
       write.Delete(it->key());
+      write.Delete(Key(kLearnedKind, id));
       ++removed;
       if (id.size() == kScanIdLength) {
         std::copy(id.begin(), id.end(), removed_ids.emplace_back().begin());
@@ -473,18 +503,200 @@ std::expected<std::uint64_t, Error> ScanHistory::DeleteUserOnWriter(std::string_
         return std::binary_search(removed_ids.begin(), removed_ids.end(), id);
       });
     }
-    std::lock_guard lock(mutex_);
+    std::vector<std::string> removed_queued;
+    std::unique_lock lock(mutex_);
     const auto queued = std::erase_if(queue_, [&](const EncodedScan& scan) {
       auto summary = scan.DecodeSummary();
-      return !summary || summary->user == user;  // One that cannot be read goes, as above.
+      const bool remove = !summary || summary->user == user;  // Unreadable goes, as above.
+      if (remove) removed_queued.emplace_back(scan.id());
+      return remove;
     });
     taken_total_ += queued;  // Never written: as if taken, for the tasks that wait on them.
     figures_.kept = kept_ids_.size();
     oldest_ = kept_ids_.empty() ? std::string()
                                 : std::string(kept_ids_.front().begin(), kept_ids_.front().end());
     result = removed + queued;
+    lock.unlock();
+    // Their learned states not yet written go too.
+    std::lock_guard learned(learned_mutex_);
+    for (const KeptId& id : removed_ids) {
+      if (auto at = pending_learned_.find(std::string_view(id.data(), id.size()));
+          at != pending_learned_.end()) {
+        pending_learned_.erase(at);
+      }
+    }
+    for (const std::string& id : removed_queued) pending_learned_.erase(id);
   }
   return result;
+}
+
+void ScanHistory::RecordLearned(std::string_view scan_id, const LearnedChange& change) {
+  if (!ScanIdTime(scan_id)) return;
+  {
+    std::lock_guard lock(learned_mutex_);
+    std::optional<LearnedState> prior;
+    if (auto at = pending_learned_.find(scan_id); at != pending_learned_.end()) {
+      prior = at->second.state;
+    } else {
+      prior = StoredLearned(scan_id);
+    }
+    std::optional<LearnedState> next = NextLearnedState(prior, change);
+    if (!next) return;
+    pending_learned_.insert_or_assign(std::string(scan_id),
+                                      PendingLearned{std::move(*next), ++learned_versions_});
+  }
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return;  // The destructor writes it.
+    tasks_.push_back({queued_total_, [this] { WriteLearned(); }});
+  }
+  wake_.notify_one();
+}
+
+void ScanHistory::RecordLearnedByKey(std::string user, std::string message_key,
+                                     LearnedChange change) {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return;
+    tasks_.push_back(
+        {queued_total_, [this, user = std::move(user), message_key = std::move(message_key),
+                         change = std::move(change)] {
+           const std::uint64_t hash = UserKeyHash(user, message_key);
+           std::vector<std::string> ids;
+           for (const RememberedScan& scan : remembered_) {
+             if (scan.hash == hash) ids.emplace_back(scan.id.begin(), scan.id.end());
+           }
+           for (const std::string& id : ids) {
+             // The hash's scan, still here and truly of that user and key.
+             std::string value;
+             if (!db_->Get(rocksdb::ReadOptions(), Key(kSummaryKind, id), &value).ok()) {
+               continue;
+             }
+             std::string_view scan_user;
+             std::string_view scan_key;
+             if (SummaryUserAndKey(value, scan_user, scan_key) && scan_user == user &&
+                 scan_key == message_key) {
+               RecordLearned(id, change);
+             }
+           }
+         }});
+  }
+  wake_.notify_one();
+}
+
+std::optional<LearnedState> ScanHistory::StoredLearned(std::string_view scan_id) const {
+  std::string value;
+  if (!db_->Get(rocksdb::ReadOptions(), Key(kLearnedKind, scan_id), &value).ok()) {
+    return std::nullopt;
+  }
+  auto state = DecodeLearnedState(value);
+  if (!state) return std::nullopt;
+  return std::move(*state);
+}
+
+std::optional<LearnedState> ScanHistory::LearnedOf(std::string_view scan_id) const {
+  std::lock_guard lock(learned_mutex_);
+  if (auto at = pending_learned_.find(scan_id); at != pending_learned_.end()) {
+    return at->second.state;
+  }
+  return StoredLearned(scan_id);
+}
+
+void ScanHistory::WriteLearned() {
+  std::vector<std::pair<std::string, PendingLearned>> pending;
+  {
+    std::lock_guard lock(learned_mutex_);
+    pending.assign(pending_learned_.begin(), pending_learned_.end());
+  }
+  if (pending.empty()) return;
+  rocksdb::WriteBatch write;
+  std::string value;
+  for (const auto& [id, learned] : pending) {
+    // A scan older than every kept one has aged out meanwhile: its state goes with it.
+    if (!kept_ids_.empty() && id < std::string_view(kept_ids_.front().data(), kScanIdLength)) {
+      continue;
+    }
+    value.clear();
+    AppendLearnedState(value, learned.state);
+    write.Put(Key(kLearnedKind, id), value);
+  }
+  if (!db_->Write(UnloggedWrite(), &write).ok()) {
+    std::lock_guard lock(mutex_);
+    ++figures_.write_errors;
+    return;  // Kept in memory: the next RecordLearned, or the close, writes them again.
+  }
+  learned_in_db_ = true;
+  if (!unpersisted_since_) unpersisted_since_ = std::chrono::steady_clock::now();
+  std::lock_guard lock(learned_mutex_);
+  for (const auto& [id, learned] : pending) {
+    auto at = pending_learned_.find(id);
+    if (at != pending_learned_.end() && at->second.version == learned.version) {
+      pending_learned_.erase(at);
+    }
+  }
+}
+
+void ScanHistory::RememberKeys(const std::vector<EncodedScan>& batch) {
+  for (const EncodedScan& scan : batch) {
+    std::string_view user;
+    std::string_view message_key;
+    if (!SummaryUserAndKey(scan.summary(), user, message_key)) continue;
+    RememberedScan remembered{.hash = UserKeyHash(user, message_key)};
+    std::copy(scan.id().begin(), scan.id().end(), remembered.id.begin());
+    if (remembered_.size() < kRememberedKeys) {
+      remembered_.push_back(remembered);
+    } else {
+      remembered_[remembered_next_] = remembered;
+    }
+    remembered_next_ = (remembered_next_ + 1) % kRememberedKeys;
+  }
+}
+
+std::int64_t ScanHistory::ClearFactsBefore() const {
+  const std::int64_t age = clear_facts_ms_.load(std::memory_order_relaxed);
+  return age > 0 ? NowMs() - age : INT64_MIN;
+}
+
+void ScanHistory::HashOldFacts() {
+  const std::int64_t before = ClearFactsBefore();
+  if (before == INT64_MIN || kept_ids_.empty()) return;
+  const std::string bound = FirstScanIdAt(before);
+  std::string from(kept_ids_.front().begin(), kept_ids_.front().end());
+  if (hashed_to_ > from) from = hashed_to_;
+  if (from >= bound) return;
+  rocksdb::WriteBatch write;
+  std::string value;
+  std::size_t examined = 0;
+  std::string next = bound;  // Where the next pass starts: the bound once every scan is done.
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
+  const std::string end = Key(kSummaryKind, bound);
+  for (it->Seek(Key(kSummaryKind, from)); it->Valid() && it->key().compare(end) < 0; it->Next()) {
+    const std::string id = it->key().ToString().substr(1);
+    if (examined++ == kMaxHashedPerPass) {
+      next = id;
+      break;
+    }
+    auto stored = DecodeScanSummary(id, it->value().ToStringView());
+    if (!stored || !HashClearFacts(stored->summary.facts, fact_key_)) continue;
+    value.clear();
+    AppendScanSummary(value, stored->summary);
+    if (stored->detail_location) {
+      AppendDetailLocation(value, *stored->detail_location);
+    } else {
+      value[0] = static_cast<char>(kSummaryWithDetailInDb);
+    }
+    write.Put(it->key(), value);
+  }
+  if (!it->status().ok()) return;
+  if (write.Count() > 0 && !db_->Write(UnloggedWrite(), &write).ok()) {
+    std::lock_guard lock(mutex_);
+    ++figures_.write_errors;
+    return;
+  }
+  if (write.Count() > 0 && !unpersisted_since_) {
+    unpersisted_since_ = std::chrono::steady_clock::now();
+  }
+  hashed_to_ = std::move(next);
 }
 
 ScanHistoryFigures ScanHistory::Figures() const {

@@ -16,6 +16,19 @@
 // one range deletion a pass (the ids of the written scans are kept in memory, 20 bytes each, so
 // the bounds never read scans back). Queued scans are found and listed as soon as Record returns.
 //
+// Learned state (learned_state.h): RecordLearned notes that a scan's message was learned or
+// forgotten, once the training is durable; the state is kept under a key family of its own, one
+// small value per scan ever trained, written by the writer thread as the scans are (so
+// classification never waits for it) and removed with its scan by the bounds and DeleteUser.
+// Find and List show it as ScanSummary::learned as soon as RecordLearned returns. A train by
+// message id marks the scans of that message key (RecordLearnedByKey) among the last
+// kRememberedKeys scans written, which the writer remembers by a 64-bit hash of user and key.
+//
+// Clear facts (ScanHistoryOptions::clear_facts_ms): the subject, from domain and recipients a
+// scan keeps in clear are replaced by their hash (fact_policy.h, HashClearFacts) once the scan is
+// older than that, by the writer's bounds pass; its explaining tokens that show them are shown
+// hashed from then on (in the bag log they stay as written until the scan leaves the history).
+//
 // Thread safety: every method may be called from any thread.
 #ifndef NBSPAMD_HISTORY_SCAN_HISTORY_H_
 #define NBSPAMD_HISTORY_SCAN_HISTORY_H_
@@ -28,17 +41,20 @@
 #include <deque>
 #include <expected>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "common/error.h"
 #include "history/bag_log.h"
 #include "history/fact_policy.h"
+#include "history/learned_state.h"
 #include "history/scan_codec.h"
 #include "history/scan_id.h"
 #include "history/scan_query.h"
@@ -57,6 +73,9 @@ struct ScanHistoryOptions {
   std::uint64_t max_scans = 100'000;            // >= 1.
   std::int64_t max_age_ms = 30LL * 86'400'000;  // >= 1.
   std::size_t queue_limit = 8192;               // Scans waiting for the writer; more are dropped.
+  // After this many ms a scan's clear subject, from domain and recipients are hashed (see above);
+  // 0: kept as long as the scan. Changes live: SetClearFactsAge.
+  std::int64_t clear_facts_ms = 0;
   std::function<std::int64_t()> clock_ms = {};  // Unix time in ms; empty: the system clock.
   // RocksDB's warnings and errors about the history's database, one line each; empty: dropped.
   // RocksDB never writes a LOG file of its own in the folder (storage/rocksdb_logger.h says why).
@@ -124,6 +143,25 @@ class ScanHistory {
   // Waits until every scan recorded before the call is written and the bounds applied.
   void Flush();
 
+  // Notes that the message of scan `scan_id` was learned or forgotten (`change`, durable): its
+  // LearnedState changes (NextLearnedState; nothing when it does not). Reads the scan's state
+  // (memory, else one RocksDB read) on the calling thread and queues the write for the writer;
+  // never waits for it. A scan that is not in the history is not marked (the writer drops it).
+  void RecordLearned(std::string_view scan_id, const LearnedChange& change);
+  // RecordLearned for every scan of `user` ("" for the global model's) and `message_key` among the
+  // last kRememberedKeys scans written: a train or forget by message id or by the message's bytes.
+  // Done on the writer thread after the scans recorded before the call are written; Find and List
+  // show it from then on.
+  void RecordLearnedByKey(std::string user, std::string message_key, LearnedChange change);
+  static constexpr std::size_t kRememberedKeys = 65'536;
+
+  // The age after which clear facts are hashed (ScanHistoryOptions::clear_facts_ms), from the
+  // writer's next pass on; 0: never. Any thread.
+  void SetClearFactsAge(std::int64_t ms) { clear_facts_ms_.store(ms, std::memory_order_relaxed); }
+  [[nodiscard]] std::int64_t ClearFactsAge() const {
+    return clear_facts_ms_.load(std::memory_order_relaxed);
+  }
+
   [[nodiscard]] ScanHistoryFigures Figures() const;
   [[nodiscard]] const ScanHistoryOptions& options() const { return options_; }
   // The key the facts and tokens kept as hashes are hashed with (fact_policy.h): made at random
@@ -145,7 +183,7 @@ class ScanHistory {
 
   ScanHistory(ScanHistoryOptions options, std::unique_ptr<rocksdb::DB> db,
               std::unique_ptr<BagLog> bags, std::deque<KeptId> kept_ids, bool details_in_db,
-              FactKey fact_key, ScanKey scan_key);
+              bool learned_in_db, FactKey fact_key, ScanKey scan_key);
   void WriterLoop();
   void WriteBatch(std::vector<EncodedScan>& batch);
   // Starts a flush of what was written to memory only (on the writer thread).
@@ -164,6 +202,30 @@ class ScanHistory {
       std::string_view scan_id, const std::optional<BagLocation>& location) const;
   // The error for a scan that was in the history and is no longer.
   [[nodiscard]] std::unexpected<Error> AgedOut(std::string_view scan_id) const;
+  // Find without the learned state and the clear facts' bound.
+  [[nodiscard]] std::expected<ScanRecord, Error> FindStored(std::string_view scan_id) const;
+  // A page of `found` (newest first, duplicates dropped, at most `limit`), as List answers.
+  [[nodiscard]] static ScanPage PageOf(std::vector<ScanSummary> found, std::size_t limit, bool more,
+                                       const std::string& last_examined);
+  // The learned state of `scan_id`: the one not yet written, else the stored one.
+  [[nodiscard]] std::optional<LearnedState> LearnedOf(std::string_view scan_id) const;
+  // The stored one only. REQUIRES: learned_mutex_ held, or a state not pending.
+  [[nodiscard]] std::optional<LearnedState> StoredLearned(std::string_view scan_id) const;
+  // Writes the learned states not yet written. REQUIRES: on the writer thread (or after it).
+  void WriteLearned();
+  // Remembers the message keys of `batch`, just written, for RecordLearnedByKey. Writer thread.
+  void RememberKeys(const std::vector<EncodedScan>& batch);
+  // Hashes the clear facts of the scans older than clear_facts_ms_, a bounded number a pass.
+  // REQUIRES: on the writer thread.
+  void HashOldFacts();
+  // The time before which a scan's clear facts are shown hashed; INT64_MIN when never.
+  [[nodiscard]] std::int64_t ClearFactsBefore() const;
+  // The scans of a List with query.learned other than "no": driven by the learned states, which
+  // are few. Appends to `found`; `more` and `last_examined` as List's.
+  [[nodiscard]] std::expected<void, Error> ListLearned(
+      const ScanQuery& query, const std::string& hashed, const std::string& low,
+      const std::string& high, const std::map<std::string, LearnedState, std::less<>>& pending,
+      std::vector<ScanSummary>& found, bool& more, std::string& last_examined) const;
 
   ScanHistoryOptions options_;
   std::unique_ptr<rocksdb::DB> db_;
@@ -181,6 +243,31 @@ class ScanHistory {
   const FactKey fact_key_;
   const ScanKey scan_key_;
   std::atomic<std::uint64_t> writer_exceptions_ = 0;  // ScanHistoryFigures::writer_exceptions.
+  std::atomic<std::int64_t> clear_facts_ms_ = 0;
+  // Where HashOldFacts goes on from ("": the oldest scan). Writer thread only.
+  std::string hashed_to_;
+  // The last kRememberedKeys scans written, each with the hash of its user and message key: a
+  // ring, the oldest overwritten first. A scan written costs one entry's write; a train by
+  // message id reads them all (a few tens of microseconds, on the writer). Writer thread only.
+  struct RememberedScan {
+    std::uint64_t hash = 0;
+    KeptId id{};
+  };
+  std::vector<RememberedScan> remembered_;
+  std::size_t remembered_next_ = 0;  // Where the next one goes.
+  // Whether the database may hold learned states, which the bounds then remove too (a range
+  // deletion less a pass while no scan was ever learned). Writer thread only.
+  bool learned_in_db_ = false;
+
+  // Learned states not yet written, each with the version that set it (the writer forgets one
+  // once written, unless a newer version came meanwhile).
+  struct PendingLearned {
+    LearnedState state;
+    std::uint64_t version = 0;
+  };
+  mutable std::mutex learned_mutex_;  // Guards pending_learned_ and learned_versions_.
+  std::map<std::string, PendingLearned, std::less<>> pending_learned_;
+  std::uint64_t learned_versions_ = 0;
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;      // The writer: work or stop.

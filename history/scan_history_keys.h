@@ -18,6 +18,8 @@ namespace nbspamd::history {
 // summaries of format 1, whose details are under the detail kind.
 inline constexpr char kSummaryKind = 'm';
 inline constexpr char kDetailKind = 'd';
+// A scan's learned state (learned_state.h), when it was ever learned or forgotten.
+inline constexpr char kLearnedKind = 'l';
 inline constexpr std::uint8_t kSummaryWithDetailInDb = 1;  // The format byte of those summaries.
 
 inline std::string Key(char kind, std::string_view scan_id) {

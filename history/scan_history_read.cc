@@ -20,6 +20,12 @@ namespace {
 // A listing reads at most this many summaries for one page.
 constexpr std::size_t kMaxExaminedPerPage = 10'000;
 
+// A scan as shown: its clear facts and the tokens that show them hashed when it is older than
+// `clear_before` (the writer hashes the stored facts a little later).
+void HashWhenOld(ScanSummary& summary, std::int64_t clear_before, const FactKey& key) {
+  if (summary.time_ms < clear_before) (void)HashClearFacts(summary.facts, key);
+}
+
 }  // namespace
 
 std::unexpected<Error> ScanHistory::AgedOut(std::string_view scan_id) const {
@@ -31,6 +37,20 @@ std::unexpected<Error> ScanHistory::AgedOut(std::string_view scan_id) const {
 }
 
 std::expected<ScanRecord, Error> ScanHistory::Find(std::string_view scan_id) const {
+  auto found = FindStored(scan_id);
+  if (!found) return found;
+  found->summary.learned = LearnedOf(scan_id);
+  const std::int64_t clear_before = ClearFactsBefore();
+  if (found->summary.time_ms < clear_before) {
+    HashWhenOld(found->summary, clear_before, fact_key_);
+    for (ScanToken& token : found->detail.top) {
+      token.text = HashedClearTokenText(token.text, token.source, fact_key_);
+    }
+  }
+  return found;
+}
+
+std::expected<ScanRecord, Error> ScanHistory::FindStored(std::string_view scan_id) const {
   const std::optional<std::int64_t> time = ScanIdTime(scan_id);
   if (!time) {
     return MakeError(ErrorCode::kInvalidArgument,
@@ -113,6 +133,17 @@ std::expected<ScanPage, Error> ScanHistory::List(const ScanQuery& query) const {
     return id >= low && (high.empty() || id < high);
   };
   const std::string hashed = query.text.empty() ? std::string() : HashedFact(query.text, fact_key_);
+  const std::int64_t clear_before = ClearFactsBefore();
+  // The learned states not yet written, copied before the database is read: one the writer
+  // writes meanwhile is in what the iterators read.
+  std::map<std::string, LearnedState, std::less<>> pending;
+  {
+    std::lock_guard lock(learned_mutex_);
+    for (const auto& [id, learned] : pending_learned_) {
+      if (in_window(id)) pending.emplace(id, learned.state);
+    }
+  }
+  const bool by_learned = query.learned && *query.learned != "no";
 
   std::vector<ScanSummary> found;
   // The scans not yet written: under the lock only a copy of their ids and summaries (a few
@@ -128,17 +159,51 @@ std::expected<ScanPage, Error> ScanHistory::List(const ScanQuery& query) const {
     std::ranges::for_each(writing_, copy);
     std::ranges::for_each(queue_, copy);
   }
+  ScanQuery others = query;  // The query but its learned filter.
+  others.learned.reset();
   for (const auto& [id, summary_bytes] : unwritten) {
     auto summary = EncodedScan::DecodeSummary(id, summary_bytes);
     if (!summary) return std::unexpected(std::move(summary.error()));
+    HashWhenOld(*summary, clear_before, fact_key_);
+    // Looked up only for a scan the other filters pass: a learned state is one read.
+    if (!Matches(others, hashed, *summary)) continue;
+    if (auto at = pending.find(id); at != pending.end()) {
+      summary->learned = at->second;
+    } else {
+      summary->learned = StoredLearned(id);
+    }
     if (Matches(query, hashed, *summary)) found.push_back(std::move(*summary));
   }
+  bool more = false;
+  std::string last_examined;
+  if (by_learned) {
+    if (auto listed = ListLearned(query, hashed, low, high, pending, found, more, last_examined);
+        !listed) {
+      return std::unexpected(std::move(listed.error()));
+    }
+    return PageOf(std::move(found), query.limit, more, last_examined);
+  }
+  // The learned states, read beside the summaries in the same (descending) order.
+  std::unique_ptr<rocksdb::Iterator> learned_it(db_->NewIterator(rocksdb::ReadOptions()));
+  learned_it->SeekForPrev(high.empty() ? std::string(1, kLearnedKind + 1)
+                                       : Key(kLearnedKind, high));
+  const auto learned_of = [&](std::string_view id) -> std::optional<LearnedState> {
+    if (auto at = pending.find(id); at != pending.end()) return at->second;
+    const std::string key = Key(kLearnedKind, id);
+    while (learned_it->Valid() &&
+           learned_it->key().starts_with(std::string_view(&kLearnedKind, 1)) &&
+           learned_it->key().compare(key) > 0) {
+      learned_it->Prev();
+    }
+    if (!learned_it->Valid() || learned_it->key() != key) return std::nullopt;
+    auto state = DecodeLearnedState(learned_it->value().ToStringView());
+    if (!state) return std::nullopt;
+    return std::move(*state);
+  };
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
   it->SeekForPrev(high.empty() ? std::string(1, kSummaryKind + 1) : Key(kSummaryKind, high));
   std::size_t examined = 0;
   std::size_t matched = 0;
-  bool more = false;
-  std::string last_examined;
   for (; it->Valid() && it->key().starts_with(std::string_view(&kSummaryKind, 1)); it->Prev()) {
     std::string id = it->key().ToString().substr(1);
     if (!high.empty() && id >= high) continue;
@@ -150,26 +215,91 @@ std::expected<ScanPage, Error> ScanHistory::List(const ScanQuery& query) const {
     ++examined;
     auto stored = DecodeScanSummary(id, it->value().ToStringView());
     if (!stored) return std::unexpected(std::move(stored.error()));
+    HashWhenOld(stored->summary, clear_before, fact_key_);
+    stored->summary.learned = learned_of(id);
     last_examined = std::move(id);
     if (!Matches(query, hashed, stored->summary)) continue;
     found.push_back(std::move(stored->summary));
     ++matched;
   }
   if (!it->status().ok()) return RocksError("listing the scans", it->status());
+  return PageOf(std::move(found), query.limit, more, last_examined);
+}
 
+ScanPage ScanHistory::PageOf(std::vector<ScanSummary> found, std::size_t limit, bool more,
+                             const std::string& last_examined) {
   // Queued scans may also be written by now: one copy each, newest first.
   std::ranges::sort(found, std::ranges::greater{}, &ScanSummary::scan_id);
   const auto [first, last] = std::ranges::unique(found, {}, &ScanSummary::scan_id);
   found.erase(first, last);
   ScanPage page;
-  if (found.size() > query.limit) {
-    found.resize(query.limit);
+  if (found.size() > limit) {
+    found.resize(limit);
     page.next = found.back().scan_id;  // The rest of the window lies below the page's last.
   } else if (more) {
     page.next = last_examined;  // At or below the page's last scan: nothing is skipped.
   }
   page.scans = std::move(found);
   return page;
+}
+
+std::expected<void, Error> ScanHistory::ListLearned(
+    const ScanQuery& query, const std::string& hashed, const std::string& low,
+    const std::string& high, const std::map<std::string, LearnedState, std::less<>>& pending,
+    std::vector<ScanSummary>& found, bool& more, std::string& last_examined) const {
+  const std::int64_t clear_before = ClearFactsBefore();
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
+  it->SeekForPrev(high.empty() ? std::string(1, kLearnedKind + 1) : Key(kLearnedKind, high));
+  // The pending states, newest first, merged with the stored ones.
+  auto next_pending = pending.rbegin();
+  std::size_t examined = 0;
+  std::size_t matched = 0;
+  std::string summary_bytes;
+  for (;;) {
+    std::string stored_id;
+    const bool stored = it->Valid() && it->key().starts_with(std::string_view(&kLearnedKind, 1));
+    if (stored) stored_id = it->key().ToString().substr(1);
+    const bool from_pending =
+        next_pending != pending.rend() && (!stored || next_pending->first >= stored_id);
+    if (!stored && !from_pending) break;
+    std::string id = from_pending ? next_pending->first : stored_id;
+    if (!high.empty() && id >= high) {  // Past the window's top (a stored state at `high`).
+      if (from_pending) ++next_pending;
+      if (stored && stored_id == id) it->Prev();
+      continue;
+    }
+    if (id < low) break;
+    if (matched == query.limit || examined == kMaxExaminedPerPage) {
+      more = true;
+      break;
+    }
+    ++examined;
+    std::optional<LearnedState> state;
+    if (from_pending) {
+      state = next_pending->second;
+      ++next_pending;
+      if (stored && stored_id == id) it->Prev();  // The pending one is newer.
+    } else {
+      auto decoded = DecodeLearnedState(it->value().ToStringView());
+      if (decoded) state = std::move(*decoded);
+      it->Prev();
+    }
+    last_examined = id;
+    if (!LearnedMatches(*query.learned, state)) continue;
+    const rocksdb::Status status =
+        db_->Get(rocksdb::ReadOptions(), Key(kSummaryKind, id), &summary_bytes);
+    if (status.IsNotFound()) continue;  // Not yet written (listed above), or gone.
+    if (!status.ok()) return RocksError("reading a scan", status);
+    auto summary = DecodeScanSummary(id, summary_bytes);
+    if (!summary) return std::unexpected(std::move(summary.error()));
+    HashWhenOld(summary->summary, clear_before, fact_key_);
+    summary->summary.learned = std::move(state);
+    if (!Matches(query, hashed, summary->summary)) continue;
+    found.push_back(std::move(summary->summary));
+    ++matched;
+  }
+  if (!it->status().ok()) return RocksError("listing the scans", it->status());
+  return {};
 }
 
 }  // namespace nbspamd::history

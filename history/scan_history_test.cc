@@ -449,3 +449,156 @@ TEST_F(ScanHistoryTest, AFaultOfTheWriterDropsItsBatchAndTheWriterGoesOn) {
 
 }  // namespace
 }  // namespace nbspamd::history
+
+namespace nbspamd::history {
+namespace {
+
+LearnedChange Change(std::string label, std::int64_t at, std::string how = "scan_id",
+                     std::string by = "alice") {
+  return {.label = std::move(label), .time_ms = at, .how = std::move(how), .by = std::move(by)};
+}
+
+TEST_F(ScanHistoryTest, ALearnedStateShowsAtOnceSurvivesAReopenAndCountsChanges) {
+  auto history = Open();
+  const ScanRecord learned = Scan(1);
+  const ScanRecord other = Scan(2);
+  history->Record(learned);
+  history->Record(other);
+  const std::string& id = learned.summary.scan_id;
+  history->RecordLearned(id, Change("spam", kStart + 5));
+  auto found = history->Find(id);  // Before the writer wrote it.
+  ASSERT_TRUE(found) << found.error().message;
+  ASSERT_TRUE(found->summary.learned);
+  EXPECT_EQ(found->summary.learned->label, "spam");
+  EXPECT_EQ(found->summary.learned->by, "alice");
+  EXPECT_EQ(found->summary.learned->changes, 1u);
+  history->RecordLearned(id, Change("spam", kStart + 6, "message_id", "bob"));  // No change.
+  history->RecordLearned(id, Change("ham", kStart + 7, "scan_header", "dovecot"));
+  history->Flush();
+  history.reset();
+
+  history = Open();
+  found = history->Find(id);
+  ASSERT_TRUE(found) << found.error().message;
+  const LearnedState expected{
+      .label = "ham", .time_ms = kStart + 7, .how = "scan_header", .by = "dovecot", .changes = 2};
+  EXPECT_EQ(found->summary.learned, expected);
+  auto untouched = history->Find(other.summary.scan_id);
+  ASSERT_TRUE(untouched);
+  EXPECT_FALSE(untouched->summary.learned);
+  // A listing shows it too, and filters by it.
+  auto page = history->List({});
+  ASSERT_TRUE(page);
+  ASSERT_EQ(page->scans.size(), 2u);
+  EXPECT_EQ(page->scans[1].learned, expected);
+  EXPECT_FALSE(page->scans[0].learned);
+  for (const auto& [filter, count] : std::vector<std::pair<std::string, std::size_t>>{
+           {"yes", 1}, {"ham", 1}, {"spam", 0}, {"no", 1}, {"forgotten", 0}}) {
+    auto filtered = history->List({.learned = filter});
+    ASSERT_TRUE(filtered) << filter;
+    EXPECT_EQ(filtered->scans.size(), count) << filter;
+  }
+  history->RecordLearned(id, Change("", kStart + 8, "scan_id", "carol"));
+  auto forgotten = history->List({.learned = "forgotten"});  // Not yet written: shown all the same.
+  ASSERT_TRUE(forgotten);
+  ASSERT_EQ(forgotten->scans.size(), 1u);
+  EXPECT_EQ(forgotten->scans[0].learned->changes, 3u);
+  EXPECT_TRUE(forgotten->scans[0].learned->forgotten);
+  history->Flush();
+  forgotten = history->List({.learned = "forgotten"});
+  ASSERT_TRUE(forgotten);
+  ASSERT_EQ(forgotten->scans.size(), 1u);
+  EXPECT_EQ(history->List({.learned = "no"})->scans.size(), 2u);
+}
+
+TEST_F(ScanHistoryTest, ATrainByMessageKeyMarksTheScansOfThatKeyAndUserOnly) {
+  auto history = Open();
+  ScanRecord first = Scan(1);
+  ScanRecord again = Scan(1);  // The same message classified twice.
+  ScanRecord of_user = Scan(1, "erin");
+  ScanRecord other = Scan(2);
+  for (const ScanRecord* scan : {&first, &again, &of_user, &other}) history->Record(*scan);
+  history->RecordLearnedByKey("", "message-1", Change("spam", kStart, "message_id", "bob"));
+  history->Flush();
+  for (const ScanRecord* scan : {&first, &again}) {
+    auto found = history->Find(scan->summary.scan_id);
+    ASSERT_TRUE(found && found->summary.learned);
+    EXPECT_EQ(found->summary.learned->how, "message_id");
+    EXPECT_EQ(found->summary.learned->by, "bob");
+  }
+  EXPECT_FALSE(history->Find(of_user.summary.scan_id)->summary.learned);
+  EXPECT_FALSE(history->Find(other.summary.scan_id)->summary.learned);
+}
+
+TEST_F(ScanHistoryTest, LearnedStatesGoWithTheirScansByTheBoundsAndDeleteUser) {
+  auto history = Open(/*max_scans=*/1000, /*max_age=*/kDay);
+  const ScanRecord old_scan = Scan(1);
+  history->Record(old_scan);
+  const ScanRecord of_user = Scan(2, "alice");
+  history->Record(of_user);
+  history->RecordLearned(old_scan.summary.scan_id, Change("spam", kStart));
+  history->RecordLearned(of_user.summary.scan_id, Change("ham", kStart));
+  history->Flush();
+  ASSERT_TRUE(history->DeleteUser("alice"));
+  now_ += 2 * kDay;
+  const ScanRecord fresh = Scan(3);
+  history->Record(fresh);
+  history->Flush();  // The bounds drop the old scan.
+  EXPECT_EQ(history->Find(old_scan.summary.scan_id).error().code, ErrorCode::kExpired);
+  history.reset();
+  // No learned state is left behind in the database: only the fresh scan's keys.
+  rocksdb::DB* raw = nullptr;
+  ASSERT_TRUE(rocksdb::DB::OpenForReadOnly(rocksdb::Options(), dir_.Join("history"), &raw).ok());
+  std::unique_ptr<rocksdb::DB> db(raw);
+  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
+  int learned_keys = 0;
+  for (it->Seek("l"); it->Valid() && it->key().starts_with("l"); it->Next()) ++learned_keys;
+  EXPECT_EQ(learned_keys, 0);
+}
+
+TEST_F(ScanHistoryTest, ClearFactsAreHashedOnceOlderThanTheirBound) {
+  auto opened = ScanHistory::Open({.path = dir_.Join("history"),
+                                   .max_scans = 1000,
+                                   .max_age_ms = 30 * kDay,
+                                   .clear_facts_ms = 7 * kDay,
+                                   .clock_ms = [this] { return now_.load(); }});
+  ASSERT_TRUE(opened);
+  auto history = std::move(*opened);
+  ScanRecord scan = Scan(1);
+  scan.summary.facts = {.message_id = "m1@example.org",
+                        .from_domain = "shop.example",
+                        .subject = "Cheap watches today",
+                        .client = "192.0.2.1",
+                        .recipients = "alice@example.org"};
+  scan.detail.top = {{"subject:watches", TokenSource::kHeader, 1, 2.0},
+                     {"cheap", TokenSource::kBody, 1, 1.0}};
+  history->Record(scan);
+  history->Flush();
+  auto page = history->List({.text = "watches"});
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->scans.size(), 1u);  // A word of the subject finds it while it is clear.
+
+  now_ += 8 * kDay;
+  history->Record(Scan(2));  // A pass of the writer.
+  history->Flush();
+  auto found = history->Find(scan.summary.scan_id);
+  ASSERT_TRUE(found);
+  const ScanFacts& facts = found->summary.facts;
+  EXPECT_EQ(facts.subject, HashedFact("Cheap watches today", history->fact_key()));
+  EXPECT_EQ(facts.from_domain, HashedFact("shop.example", history->fact_key()));
+  EXPECT_EQ(facts.recipients, HashedFact("alice@example.org", history->fact_key()));
+  EXPECT_EQ(facts.message_id, "m1@example.org");  // Identifiers stay.
+  EXPECT_EQ(facts.client, "192.0.2.1");
+  EXPECT_EQ(found->detail.top[0].text, "subject:" + HashedFact("watches", history->fact_key()));
+  EXPECT_EQ(found->detail.top[1].text, "cheap");
+  EXPECT_TRUE(history->List({.text = "watches"})->scans.empty());
+  EXPECT_EQ(history->List({.text = "cheap watches TODAY"})->scans.size(), 1u);  // Typed whole.
+  history.reset();
+  // Stored so: the summary itself was rewritten, not only shown hashed.
+  history = Open(1000, 30 * kDay);
+  EXPECT_EQ(history->Find(scan.summary.scan_id)->summary.facts.subject,
+            HashedFact("Cheap watches today", history->fact_key()));
+}
+
+}  // namespace
+}  // namespace nbspamd::history

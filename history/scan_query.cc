@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <string_view>
 
+#include "history/fact_policy.h"
+#include "history/learned_state.h"
+
 namespace nbspamd::history {
 namespace {
 
@@ -15,16 +18,9 @@ bool ContainsIgnoringCase(std::string_view text, std::string_view needle) {
   return found != text.end();
 }
 
-// HashedFact's form: "#" and 16 hex digits.
-bool IsHashed(std::string_view fact) {
-  return fact.size() == 17 && fact.front() == '#' &&
-         std::all_of(fact.begin() + 1, fact.end(),
-                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
-}
-
 bool FactMatches(const std::string& fact, const std::string& text, const std::string& hashed) {
   if (fact.empty()) return false;
-  if (IsHashed(fact)) return fact == hashed;
+  if (IsHashedFact(fact)) return fact == hashed;
   return ContainsIgnoringCase(fact, text);
 }
 
@@ -34,6 +30,7 @@ bool Matches(const ScanQuery& query, const std::string& hashed_text, const ScanS
   if (query.verdict && summary.verdict != *query.verdict) return false;
   if (query.user && summary.user != *query.user) return false;
   if (query.front_end && summary.front_end != *query.front_end) return false;
+  if (query.learned && !LearnedMatches(*query.learned, summary.learned)) return false;
   if (query.text.empty()) return true;
   const ScanFacts& facts = summary.facts;
   for (const std::string* fact :

@@ -25,6 +25,19 @@ struct ScanFacts {
   friend bool operator==(const ScanFacts&, const ScanFacts&) = default;
 };
 
+// Whether a scan's message was learned, relearned or forgotten through the daemon since it was
+// classified: the last change, and how many there were (learned_state.h).
+struct LearnedState {
+  std::string label = {};     // The class it is learned as now; "" when forgotten.
+  bool forgotten = false;     // The last change was a forget.
+  std::int64_t time_ms = 0;   // Unix time of the last change (once durable), in milliseconds.
+  std::string how = {};       // How it was learned or forgotten (learned_state.h, kLearnedBy*).
+  std::string by = {};        // Who: the source (a bearer token's name, "autolearn"); "": none.
+  std::uint32_t changes = 0;  // Changes of state: 1 for a first learn, +1 a relearn or forget.
+
+  friend bool operator==(const LearnedState&, const LearnedState&) = default;
+};
+
 struct ScanSummary {
   std::string scan_id = {};    // scan_id.h.
   std::int64_t time_ms = 0;    // Unix time of the classification, in milliseconds.
@@ -40,6 +53,9 @@ struct ScanSummary {
   std::uint64_t size = 0;    // Bytes of the message.
   std::uint64_t tokens = 0;  // Token occurrences found in it.
   ScanFacts facts = {};
+  // Not part of the summary's encoding: kept under keys of their own (scan_history.h), set by
+  // ScanHistory::Find and List; none when never learned or forgotten through the daemon.
+  std::optional<LearnedState> learned = {};
 
   friend bool operator==(const ScanSummary&, const ScanSummary&) = default;
 };

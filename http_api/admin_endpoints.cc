@@ -1,5 +1,6 @@
 // /admin/backup, /admin/dump, /admin/learned and /admin/rollback: operating on the model as a
 // whole.
+#include <array>
 #include <atomic>
 #include <boost/beast/http/field.hpp>
 #include <boost/json.hpp>
@@ -11,6 +12,7 @@
 #include <filesystem>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "common/log.h"
@@ -149,15 +151,24 @@ std::optional<Response> HandleDump(Call& call, const Input& input) {
   return response;
 }
 
+// Newest first; `count` is this page's, `total` the window's, `next` the cursor of the older page
+// (?before=), absent on the last.
 std::optional<Response> HandleLearned(Call& call, const Input& input) {
-  if (auto rejected = call.RejectUnknown(input, {"source", "since", "until", "limit", "user"}, {}))
+  if (auto rejected =
+          call.RejectUnknown(input, {"source", "since", "until", "limit", "user", "before"}, {}))
     return *rejected;
   auto selection = Select(input, /*default_limit=*/1000);
   if (!selection) return call.Error(selection.error());
-  auto listed = call.filter.Rollback().ListLearned(
-      selection->source, selection->since, selection->until, selection->limit, selection->user);
-  if (!listed) return call.Error(listed.error());
-  return JsonResponse(LearnedJson(*listed), call.request.version());
+  const auto before = input.query.find("before");
+  auto page = call.filter.Rollback().ListLearnedPage(
+      selection->source, selection->since, selection->until, selection->limit,
+      before == input.query.end() ? std::string_view() : std::string_view(before->second),
+      selection->user);
+  if (!page) return call.Error(page.error());
+  json::object answer = LearnedJson(page->messages);
+  answer["total"] = page->total;
+  if (!page->next.empty()) answer["next"] = page->next;
+  return JsonResponse(std::move(answer), call.request.version());
 }
 
 std::optional<Response> HandleRollback(Call& call, const Input& input) {
@@ -285,21 +296,80 @@ std::optional<Response> HandleExpire(Call& call, const Input& input) {
   return std::nullopt;
 }
 
+namespace {
+
+// A JSON value of "set" as the text a flag takes ("0.9", "true", "debug").
+std::expected<std::string, Error> SettingText(std::string_view key, const json::value& value) {
+  if (value.is_string()) return std::string(value.as_string());
+  if (value.is_bool()) return std::string(value.as_bool() ? "true" : "false");
+  if (value.is_int64()) return std::to_string(value.as_int64());
+  if (value.is_uint64()) return std::to_string(value.as_uint64());
+  if (value.is_double()) {
+    std::array<char, 64> text{};
+    const auto [end, ec] = std::to_chars(text.data(), text.data() + text.size(), value.as_double());
+    if (ec == std::errc()) return std::string(text.data(), end);
+  }
+  return MakeError(ErrorCode::kInvalidArgument, "\"set\": the value of '" + std::string(key) +
+                                                    "' must be a number, a boolean or a string");
+}
+
+// The LiveChange of POST /admin/reload's body: {"set": {KEY: VALUE, ...}, "unset": [KEY, ...]},
+// or none for an empty body. Errors: kInvalidArgument naming what is wrong.
+std::expected<config::LiveChange, Error> LiveChangeOf(const Request& request) {
+  config::LiveChange change;
+  if (request.body().empty()) return change;
+  const auto invalid = [](std::string message) {
+    return MakeError(ErrorCode::kInvalidArgument, std::move(message));
+  };
+  boost::system::error_code ec;
+  const json::value body = json::parse(request.body(), ec);
+  if (ec || !body.is_object()) {
+    return invalid(
+        "the body must be a JSON object {\"set\": {KEY: VALUE}, \"unset\": [KEY]}, or empty");
+  }
+  for (const auto& field : body.as_object()) {
+    if (field.key() == "set") {
+      if (!field.value().is_object()) return invalid("\"set\" must be an object of settings");
+      for (const auto& setting : field.value().as_object()) {
+        auto text = SettingText(setting.key(), setting.value());
+        if (!text) return std::unexpected(std::move(text.error()));
+        change.set.emplace_back(std::string(setting.key()), std::move(*text));
+      }
+    } else if (field.key() == "unset") {
+      if (!field.value().is_array()) return invalid("\"unset\" must be an array of names");
+      for (const json::value& key : field.value().as_array()) {
+        if (!key.is_string()) return invalid("\"unset\" must be an array of names");
+        change.unset.emplace_back(key.as_string());
+      }
+    } else {
+      return invalid("unknown JSON field '" + std::string(field.key()) + "'");
+    }
+  }
+  return change;
+}
+
+}  // namespace
+
 std::optional<Response> HandleReload(Call& call, const Input& input) {
   if (auto rejected = call.RejectUnknown(input, {}, {})) return *rejected;
   if (!call.options.reload) {
     return call.Error(http::status::conflict, "failed_precondition",
                       "this daemon has no settings to reload");
   }
-  auto reloaded = call.options.reload();
+  auto change = LiveChangeOf(call.request);
+  if (!change) return call.Error(change.error());
+  auto reloaded = call.options.reload(*change);
   if (!reloaded) return call.Error(reloaded.error());
   const auto names = [](const std::vector<std::string>& keys) {
     json::array array;
     for (const std::string& key : keys) array.emplace_back(key);
     return array;
   };
+  json::object live;
+  for (const auto& [key, value] : reloaded->live) live[key] = value;
   return JsonResponse(json::object{{"applied", names(reloaded->applied)},
-                                   {"restart_needed", names(reloaded->restart_needed)}},
+                                   {"restart_needed", names(reloaded->restart_needed)},
+                                   {"live", std::move(live)}},
                       call.request.version());
 }
 

@@ -1,9 +1,12 @@
 // GET /ui/... (the console's files), GET /activity (the last hour, minute by minute) and
 // GET /calibration (the held-out score histogram and the fitted spam_confidence curve): what the
 // console shows beyond the rest of the API.
+#include <algorithm>
+#include <array>
 #include <boost/beast/http/field.hpp>
 #include <boost/json.hpp>
 #include <string>
+#include <string_view>
 
 #include "console/files.h"
 #include "http_api/endpoint_call.h"
@@ -22,18 +25,19 @@ constexpr std::string_view kConsolePolicy =
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-json::object MinuteJson(const core::ActivityMinute& minute) {
-  return json::object{{"start_ms", minute.start_ms},
-                      {"spam", minute.spam},
-                      {"ham", minute.ham},
-                      {"unsure", minute.unsure},
-                      {"unscored", minute.unscored},
-                      {"trained", minute.trained},
-                      {"train_failed", minute.train_failed},
-                      {"classify_p50_ms", minute.classify_p50_ms},
-                      {"classify_p99_ms", minute.classify_p99_ms},
-                      {"train_p50_ms", minute.train_p50_ms},
-                      {"train_p99_ms", minute.train_p99_ms}};
+json::object RowJson(const core::ActivityRow& row) {
+  return json::object{{"start_ms", row.start_ms},
+                      {"spam", row.spam},
+                      {"ham", row.ham},
+                      {"unsure", row.unsure},
+                      {"unscored", row.unscored},
+                      {"trained", row.trained},
+                      {"train_rejected", row.train_rejected},
+                      {"train_failed", row.train_failed},
+                      {"classify_p50_ms", row.classify_p50_ms},
+                      {"classify_p99_ms", row.classify_p99_ms},
+                      {"train_p50_ms", row.train_p50_ms},
+                      {"train_p99_ms", row.train_p99_ms}};
 }
 
 json::object ClusterJson(const core::ClusterStatus& cluster) {
@@ -78,12 +82,28 @@ std::optional<Response> HandleConsole(Call& call, const Input& input) {
 }
 
 std::optional<Response> HandleActivity(Call& call, const Input& input) {
-  if (auto rejected = call.RejectUnknown(input, {}, {})) return *rejected;
-  json::array minutes;
-  for (const core::ActivityMinute& minute : call.filter.Activity().LastHour()) {
-    minutes.emplace_back(MinuteJson(minute));
+  if (auto rejected = call.RejectUnknown(input, {"range"}, {})) return *rejected;
+  constexpr std::array<std::string_view, core::kActivityRangeCount> kRangeNames = {"hour", "day",
+                                                                                   "month"};
+  core::ActivityRange range = core::ActivityRange::kHour;
+  if (const auto given = input.query.find("range"); given != input.query.end()) {
+    const auto named = std::ranges::find(kRangeNames, given->second);
+    if (named == kRangeNames.end()) {
+      return call.Error(http::status::bad_request, "invalid_argument",
+                        "range must be hour, day or month");
+    }
+    range = static_cast<core::ActivityRange>(named - kRangeNames.begin());
   }
-  json::object body{{"minutes", std::move(minutes)}};
+  json::array rows;
+  for (const core::ActivityRow& row : call.filter.Activity().Rows(range)) {
+    rows.emplace_back(RowJson(row));
+  }
+  const auto index = static_cast<std::size_t>(range);
+  json::object body{{"range", kRangeNames[index]},
+                    {"step_seconds", core::kActivityRanges[index].step_ms / 1000}};
+  // The hour's rows keep the name they had when the hour was the only range.
+  if (range == core::ActivityRange::kHour) body["minutes"] = rows;
+  body["rows"] = std::move(rows);
   if (auto cluster = call.filter.Cluster()) body["cluster"] = ClusterJson(*cluster);
   return JsonResponse(body, call.request.version());
 }
@@ -106,6 +126,8 @@ std::optional<Response> HandleCalibration(Call& call, const Input& input) {
   return JsonResponse(json::object{{"ready", calibration->ready()},
                                    {"spam", histogram.SpamTotal()},
                                    {"ham", histogram.HamTotal()},
+                                   // Held-out scores of each class needed before it is fitted.
+                                   {"min_per_class", model::kMinFeedbackPerClass},
                                    {"bins", std::move(bins)}},
                       call.request.version());
 }

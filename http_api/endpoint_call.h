@@ -88,6 +88,10 @@ void Deliver(Respond& respond, unsigned version, Build build) noexcept {
 // history_endpoints.cc
 [[nodiscard]] std::optional<Response> HandleHistory(Call& call, const Input& input);
 [[nodiscard]] std::optional<Response> HandleHistoryScan(Call& call, const Input& input);
+// model_endpoints.cc
+[[nodiscard]] std::optional<Response> HandleModelToken(Call& call, const Input& input);
+[[nodiscard]] std::optional<Response> HandleModelStrongest(Call& call, const Input& input);
+[[nodiscard]] std::optional<Response> HandleModelThresholds(Call& call, const Input& input);
 // admin_endpoints.cc
 [[nodiscard]] std::optional<Response> HandleBackup(Call& call, const Input& input);
 [[nodiscard]] std::optional<Response> HandleDump(Call& call, const Input& input);

@@ -45,6 +45,9 @@ enum class Endpoint {
   kCalibration,
   kConsole,
   kUserList,
+  kModelToken,
+  kModelStrongest,
+  kModelThresholds,
   kOther,
 };
 inline constexpr std::size_t kEndpointCount = static_cast<std::size_t>(Endpoint::kOther) + 1;
@@ -117,6 +120,13 @@ inline constexpr std::array<EndpointSpec, kEndpointCount - 1> kEndpoints = {{
     // The users with a layer, with their sizes: read-only, as /users/{id}/stats.
     {Endpoint::kUserList, "/users", boost::beast::http::verb::get, Guard::kClassify, false, false,
      true},
+    // What the model knows (the console's Model page): read-only, as the history.
+    {Endpoint::kModelToken, "/model/token", boost::beast::http::verb::get, Guard::kClassify, false,
+     false, true},
+    {Endpoint::kModelStrongest, "/model/strongest", boost::beast::http::verb::get, Guard::kClassify,
+     false, false, true},
+    {Endpoint::kModelThresholds, "/model/thresholds", boost::beast::http::verb::get,
+     Guard::kClassify, false, false, true},
 }};
 
 // The endpoint whose path is `path` (no query, percent-encoded as sent): the row whose path it

@@ -38,6 +38,9 @@ TEST(EndpointsTest, TheConsoleIsEveryPathUnderUi) {
   EXPECT_EQ(EndpointOf("/uix"), Endpoint::kOther);
   EXPECT_EQ(EndpointOf("/activity"), Endpoint::kActivity);
   EXPECT_EQ(EndpointOf("/calibration"), Endpoint::kCalibration);
+  EXPECT_EQ(EndpointOf("/model/token?word=free"), Endpoint::kModelToken);
+  EXPECT_EQ(EndpointOf("/model/strongest"), Endpoint::kModelStrongest);
+  EXPECT_EQ(EndpointOf("/model/thresholds?spam=1&ham=0"), Endpoint::kModelThresholds);
   EXPECT_EQ(EndpointName(Endpoint::kConsole), "/ui/");
 }
 

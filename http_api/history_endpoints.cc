@@ -1,10 +1,13 @@
 // GET /history and GET /history/{id}: the scan history (history/scan_history.h), read-only.
 // Filters of /history: since and until (Unix milliseconds), verdict, user ("" for the global
-// model's scans), front_end, q (a text match on the kept facts), before (the page cursor) and
-// limit (1 to 1000, default 50).
+// model's scans), front_end, learned (yes, no, spam, ham or forgotten), q (a text match on the
+// kept facts), before (the page cursor) and limit (1 to 1000, default 50). The answer also says
+// how the facts are kept ("history_facts") and, for a q that a hashed fact cannot match by a
+// word, why ("notice").
 #include <boost/json.hpp>
 #include <boost/url/parse.hpp>
 #include <charconv>
+#include <chrono>
 #include <expected>
 #include <string>
 
@@ -15,6 +18,7 @@ namespace nbspamd::http_api {
 namespace {
 
 namespace http = boost::beast::http;
+namespace json = boost::json;
 
 std::expected<std::int64_t, Error> ParseMillis(std::string_view name, std::string_view text) {
   std::int64_t value = 0;
@@ -54,6 +58,14 @@ std::expected<std::int64_t, Error> ParseMillis(std::string_view name, std::strin
     }
     query.front_end.emplace(*front_end);
   }
+  if (const std::string* learned = find("learned")) {
+    if (*learned != "yes" && *learned != "no" && *learned != "spam" && *learned != "ham" &&
+        *learned != "forgotten") {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "learned must be yes, no, spam, ham or forgotten");
+    }
+    query.learned.emplace(*learned);
+  }
   if (const std::string* user = find("user")) query.user.emplace(*user);
   if (const std::string* text = find("q")) query.text = *text;
   if (const std::string* before = find("before")) query.before = *before;
@@ -69,6 +81,39 @@ std::expected<std::int64_t, Error> ParseMillis(std::string_view name, std::strin
   return {};
 }
 
+// Why a search by `query`'s text may miss scans: the facts kept as hashes (found only when typed
+// whole) by policy, and those of scans older than the clear facts' bound. null when none.
+json::value SearchNotice(const history::ScanQuery& query, const history::FactPolicies& facts,
+                         std::int64_t clear_facts_ms, std::int64_t now_ms) {
+  if (query.text.empty()) return nullptr;
+  std::string hashed;
+  for (const auto& [name, policy] : {std::pair{"subjects", facts.subject},
+                                     {"senders", facts.from_domain},
+                                     {"recipients", facts.recipients},
+                                     {"message ids", facts.message_id},
+                                     {"client addresses", facts.client}}) {
+    if (policy != history::FactPolicy::kHash) continue;
+    hashed += (hashed.empty() ? "" : ", ") + std::string(name);
+  }
+  std::string text;
+  if (!hashed.empty()) {
+    text = hashed +
+           " are kept as hashes (settings history_keep_*): type the whole value to find "
+           "a scan by one";
+  }
+  const bool reaches_old =
+      clear_facts_ms > 0 && (!query.since_ms || *query.since_ms < now_ms - clear_facts_ms);
+  if (reaches_old) {
+    text += (text.empty() ? "" : "; ") +
+            std::string("subjects, senders and recipients of scans older than ") +
+            std::to_string(clear_facts_ms / 86'400'000) +
+            " days are kept as hashes (setting history_clear_facts_days): type the whole value "
+            "to find those";
+  }
+  if (text.empty()) return nullptr;
+  return json::value(text);
+}
+
 std::optional<Response> HistoryOff(Call& call) {
   return call.Error(http::status::not_found, "not_found",
                     "the scan history is off (setting history)");
@@ -78,7 +123,9 @@ std::optional<Response> HistoryOff(Call& call) {
 
 std::optional<Response> HandleHistory(Call& call, const Input& input) {
   if (auto rejected = call.RejectUnknown(
-          input, {"since", "until", "verdict", "user", "front_end", "q", "before", "limit"}, {}))
+          input,
+          {"since", "until", "verdict", "user", "front_end", "learned", "q", "before", "limit"},
+          {}))
     return *rejected;
   const history::ScanHistory* history = call.filter.History();
   if (history == nullptr) return HistoryOff(call);
@@ -86,7 +133,15 @@ std::optional<Response> HandleHistory(Call& call, const Input& input) {
   if (auto read = ReadQuery(input, query); !read) return call.Error(read.error());
   auto page = history->List(query);
   if (!page) return call.Error(page.error());
-  return JsonResponse(ScanPageJson(*page), call.request.version());
+  json::object body = ScanPageJson(*page);
+  const history::FactPolicies facts = call.filter.HistoryFacts();
+  const std::int64_t clear_facts_ms = history->ClearFactsAge();
+  body["history_facts"] = HistoryFactsJson(facts, clear_facts_ms);
+  const std::int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count();
+  body["notice"] = SearchNotice(query, facts, clear_facts_ms, now_ms);
+  return JsonResponse(std::move(body), call.request.version());
 }
 
 std::optional<Response> HandleHistoryScan(Call& call, const Input& input) {

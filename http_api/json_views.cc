@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "common/json_text.h"
+#include "common/utc_time.h"
 #include "common/utf8.h"
 #include "model/verdict.h"
 
@@ -76,6 +77,32 @@ json::object ClassifyJson(const core::ClassifyOutcome& outcome, std::size_t expl
   return body;
 }
 
+json::value ScanLearnedJson(const std::optional<history::LearnedState>& learned) {
+  if (!learned) return nullptr;
+  const auto text_or_null = [](const std::string& text) -> json::value {
+    if (text.empty()) return nullptr;
+    return json::value(ReplaceInvalidUtf8(text));
+  };
+  const std::int64_t seconds = learned->time_ms >= 0 ? learned->time_ms / 1000 : 0;
+  return json::object{{"state", learned->forgotten ? "forgotten" : "learned"},
+                      {"as", text_or_null(learned->label)},
+                      {"at", UtcTimeText(seconds)},
+                      {"at_ms", learned->time_ms},
+                      {"how", learned->how},
+                      {"by", text_or_null(learned->by)},
+                      {"changes", learned->changes}};
+}
+
+json::object HistoryFactsJson(const history::FactPolicies& facts, std::int64_t clear_facts_ms) {
+  const auto name = [](history::FactPolicy policy) {
+    return json::value(history::FactPolicyName(policy));
+  };
+  return json::object{
+      {"message_id", name(facts.message_id)}, {"from_domain", name(facts.from_domain)},
+      {"subject", name(facts.subject)},       {"client", name(facts.client)},
+      {"recipients", name(facts.recipients)}, {"clear_days", clear_facts_ms / 86'400'000}};
+}
+
 json::object ScanSummaryJson(const history::ScanSummary& summary) {
   const auto text_or_null = [](const std::string& text) -> json::value {
     if (text.empty()) return nullptr;
@@ -97,7 +124,8 @@ json::object ScanSummaryJson(const history::ScanSummary& summary) {
                                              {"from_domain", text_or_null(facts.from_domain)},
                                              {"subject", text_or_null(facts.subject)},
                                              {"client", text_or_null(facts.client)},
-                                             {"recipients", text_or_null(facts.recipients)}}}};
+                                             {"recipients", text_or_null(facts.recipients)}}},
+                      {"learned", ScanLearnedJson(summary.learned)}};
 }
 
 json::object ScanPageJson(const history::ScanPage& page) {

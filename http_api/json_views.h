@@ -44,9 +44,18 @@ namespace nbspamd::http_api {
 // null on the last page).
 [[nodiscard]] boost::json::object ScanPageJson(const history::ScanPage& page);
 // One scan of the history: scan_id, time_ms, front_end, user (null for the global model),
-// message_key, label, verdict, score, spam_confidence, size, tokens and the kept facts (a hashed
-// one as "#" and 16 hex digits, one not kept as null).
+// message_key, label, verdict, score, spam_confidence, size, tokens, the kept facts (a hashed
+// one as "#" and 16 hex digits, one not kept as null) and "learned" (ScanLearnedJson).
 [[nodiscard]] boost::json::object ScanSummaryJson(const history::ScanSummary& summary);
+// A scan's learned state (history/learned_state.h): null when never learned or forgotten, else
+// {"state": "learned"|"forgotten", "as": the class (null when forgotten), "at": UTC time,
+// "at_ms", "how", "by" (null: no source), "changes"}.
+[[nodiscard]] boost::json::value ScanLearnedJson(
+    const std::optional<history::LearnedState>& learned);
+// How the history keeps each fact ("keep", "hash" or "off") and "clear_days", the days after
+// which clear subjects, senders and recipients are hashed (0: never).
+[[nodiscard]] boost::json::object HistoryFactsJson(const history::FactPolicies& facts,
+                                                   std::int64_t clear_facts_ms);
 // GET /history/{id}: the summary, the explaining tokens ("explain", as /classify's) and the
 // number of distinct tokens a retrain learns ("bag_tokens").
 [[nodiscard]] boost::json::object ScanJson(const history::ScanRecord& record);

@@ -36,10 +36,15 @@ namespace json = boost::json;
 // later.
 class Handler {
  public:
-  Handler(core::SpamFilter& filter, const RouterOptions& options, RateLimiter& limiter,
-          Metrics& metrics, const Request& request, std::optional<Respond>& respond)
-      : options_(options), limiter_(limiter), request_(request), call_{filter,  options, metrics,
-                                                                       request, "",      respond} {}
+  Handler(core::SpamFilter& filter, const RouterOptions& options, const Access& access,
+          RateLimiter& limiter, Metrics& metrics, const Request& request,
+          std::optional<Respond>& respond)
+      : options_(options), access_(access), limiter_(limiter), request_(request), call_{filter,
+                                                                                        options,
+                                                                                        metrics,
+                                                                                        request,
+                                                                                        "",
+                                                                                        respond} {}
 
   std::optional<Response> Run() {
     auto url = boost::urls::parse_origin_form(request_.target());
@@ -65,9 +70,9 @@ class Handler {
       return response;
     }
     const bool guarded =
-        spec->guard == Guard::kToken || (spec->guard == Guard::kClassify && options_.auth_classify);
-    if (guarded && options_.authenticator.enabled()) {
-      auto source = options_.authenticator.Authenticate(request_[http::field::authorization]);
+        spec->guard == Guard::kToken || (spec->guard == Guard::kClassify && access_.auth_classify);
+    if (guarded && access_.authenticator.enabled()) {
+      auto source = access_.authenticator.Authenticate(request_[http::field::authorization]);
       if (!source) {
         Response response = Error(source.error());
         if (source.error().code == ErrorCode::kUnauthenticated) {
@@ -130,6 +135,12 @@ class Handler {
         return HandleConsole(call_, *input);
       case Endpoint::kUserList:
         return HandleUserList(call_, *input);
+      case Endpoint::kModelToken:
+        return HandleModelToken(call_, *input);
+      case Endpoint::kModelStrongest:
+        return HandleModelStrongest(call_, *input);
+      case Endpoint::kModelThresholds:
+        return HandleModelThresholds(call_, *input);
       case Endpoint::kOther:
         break;
     }
@@ -143,6 +154,7 @@ class Handler {
   Response Error(const nbspamd::Error& error) const { return call_.Error(error); }
 
   const RouterOptions& options_;
+  const Access& access_;
   RateLimiter& limiter_;
   const Request& request_;
   Call call_;
@@ -176,7 +188,8 @@ void Router::HandleAsync(const Request& request, Respond respond) const {
   }
   std::optional<Response> response;
   try {
-    response = Handler(filter_, options_, limiter_, metrics_, request, pending).Run();
+    response =
+        Handler(filter_, options_, CurrentAccess(), limiter_, metrics_, request, pending).Run();
   } catch (...) {
     // A bug or an allocation failure, of whatever type: never let it escape into the connection,
     // and answer it (the in-flight slot goes back with the answer).
@@ -190,6 +203,13 @@ void Router::HandleAsync(const Request& request, Respond respond) const {
   // Answered now, unless an endpoint passed `pending` on to SpamFilter, whose asynchronous calls
   // answer exactly once, also when they fail.
   if (pending && response) Deliver(*pending, version, [&] { return std::move(*response); });
+}
+
+void Router::SetAccess(Access access) const {
+  auto version = std::make_unique<const Access>(std::move(access));
+  std::lock_guard lock(access_mutex_);
+  access_.store(version.get(), std::memory_order_release);
+  access_versions_.push_back(std::move(version));
 }
 
 Response Router::Handle(const Request& request) const {

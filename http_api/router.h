@@ -14,7 +14,10 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "common/admission.h"
 #include "config/reload_report.h"
@@ -27,6 +30,13 @@
 #include "http_api/rate_limiter.h"
 
 namespace nbspamd::http_api {
+
+// Who may call what: the tokens and whether the read endpoints need one (RouterOptions'
+// authenticator and auth_classify at start, then as a reload sets them).
+struct Access {
+  Authenticator authenticator;
+  bool auth_classify = false;
+};
 
 // Receives the response to one request.
 using Respond = std::move_only_function<void(Response)>;
@@ -53,7 +63,8 @@ struct RouterOptions {
   core::ExpiryPolicy expiry;
   // POST /admin/reload: reads the settings again and applies what can change live
   // (server/settings_reload.h). Unset: the endpoint answers 409 (nothing to reload from).
-  std::function<std::expected<config::ReloadReport, Error>()> reload;
+  // The body may set or unset settings live on the way (config::LiveChange).
+  std::function<std::expected<config::ReloadReport, Error>(const config::LiveChange&)> reload;
 };
 
 // Thread-safe as the SpamFilter it calls. Never throws: every failure is a JSON error response.
@@ -65,7 +76,9 @@ class Router {
         limiter_(options_.train_rate_limit),
         metrics_(options_.authenticator.Names()),
         admission_({.max_requests = options_.max_in_flight,
-                    .max_bytes = std::numeric_limits<std::uint64_t>::max()}) {}
+                    .max_bytes = std::numeric_limits<std::uint64_t>::max()}) {
+    SetAccess({.authenticator = options_.authenticator, .auth_classify = options_.auth_classify});
+  }
 
   // Answers `request` by calling `respond` exactly once: before returning, except for /train
   // and /forget that reach the training writer, which are answered from the writer thread once
@@ -79,6 +92,14 @@ class Router {
 
   // A new train_rate_limit from now on (a reload of the settings). Thread-safe.
   void SetTrainRateLimit(double per_second) const { limiter_.SetRate(per_second); }
+  // New tokens and auth_classify from the next request on (a reload of the settings); a request
+  // already past its check finishes as it began. A token name not given at construction is
+  // counted under "other" in /metrics until a restart. Thread-safe.
+  void SetAccess(Access access) const;
+  // The tokens and auth_classify in force.
+  [[nodiscard]] const Access& CurrentAccess() const {
+    return *access_.load(std::memory_order_acquire);
+  }
 
   // Requests being handled now.
   [[nodiscard]] std::size_t InFlight() const { return admission_.InFlight(); }
@@ -94,6 +115,11 @@ class Router {
   // Requests in flight (common/admission.h, the rule every front end shares); their bytes are
   // admitted by the HTTP connections (HttpLimits::max_in_flight_bytes).
   mutable Admission admission_;
+  // The access rules in force: every version set stays (a reload is rare), so a request that
+  // loaded one reads it to its end without a lock.
+  mutable std::mutex access_mutex_;
+  mutable std::vector<std::unique_ptr<const Access>> access_versions_;
+  mutable std::atomic<const Access*> access_{nullptr};
 };
 
 }  // namespace nbspamd::http_api

@@ -2,8 +2,10 @@
 #include <array>
 #include <boost/beast/http/field.hpp>
 #include <boost/json.hpp>
+#include <chrono>
 #include <vector>
 
+#include "common/build_info.h"
 #include "common/version.h"
 #include "http_api/endpoint_call.h"
 #include "http_api/json_views.h"
@@ -69,7 +71,18 @@ std::optional<Response> HandleMetricsText(Call& call, const Input& input) {
 std::optional<Response> HandleHealth(Call& call, const Input& input) {
   if (auto rejected = call.RejectUnknown(input, {}, {})) return *rejected;
   const core::Readiness readiness = call.filter.CheckReadiness();
-  return JsonResponse(json::object{{"status", "ok"}, {"ready", readiness.ready()}},
+  // What runs and since when (the console's Status).
+  const std::int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count();
+  return JsonResponse(json::object{{"status", "ok"},
+                                   {"ready", readiness.ready()},
+                                   {"version", kVersion},
+                                   {"build_type", kBuildType},
+                                   {"compiler", kBuildCompiler},
+                                   {"commit", kBuildCommit},
+                                   {"started_ms", call.filter.StartedMs()},
+                                   {"uptime_seconds", (now_ms - call.filter.StartedMs()) / 1000}},
                       call.request.version());
 }
 

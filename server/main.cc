@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -24,11 +25,13 @@
 #include "common/version.h"
 #include "config/auth_tokens.h"
 #include "config/settings.h"
+#include "core/activity_file.h"
 #include "core/idle_users.h"
 #include "core/model_expiry.h"
 #include "core/spam_filter.h"
 #include "http_server/server.h"
 #include "replication/cluster.h"
+#include "server/activity_keeper.h"
 #include "server/http_front_end.h"
 #include "server/milter_front_end.h"
 #include "server/model_commands.h"
@@ -125,16 +128,15 @@ int Run(int argc, char** argv) {
   const auto train_global = config::ParseTrainGlobalFromUsers(settings.train_global_from_users);
   filter_options.train_global_from_users = train_global && train_global->on;
   if (train_global) filter_options.train_global_sources = train_global->sources;
-  filter_options.autolearn = {.enabled = settings.autolearn,
-                              .spam_confidence = settings.autolearn_spam_confidence,
-                              .ham_confidence = settings.autolearn_ham_confidence,
-                              .max_class_ratio = settings.autolearn_max_class_ratio,
-                              .queue_limit = settings.autolearn_queue_limit};
+  filter_options.autolearn = server::AutolearnOptionsOf(settings);
   filter_options.tokenizer = server::TokenizerOptionsOf(settings);
   core::SpamFilter filter(std::move(*store), filter_options);
   // Stopped before the filter goes (declared after it), as the tasks below.
   const std::unique_ptr<core::PeriodicTask> history_retry =
       server::EnableScanHistory(settings, filter);
+  std::optional<server::ActivityKeeper> activity;
+  activity.emplace((std::filesystem::path(settings.data_dir) / core::kActivityFile).string(),
+                   filter);
   std::optional<core::IdleUserSweep> idle_users;
   if (settings.user_idle_days > 0) {
     idle_users.emplace(filter, std::chrono::days(settings.user_idle_days), std::chrono::hours(1));
@@ -146,8 +148,9 @@ int Run(int argc, char** argv) {
   // Reads the settings again on SIGHUP and POST /admin/reload (settings_reload.h); made once the
   // server exists (it applies train_rate_limit to the server's router), before either can call.
   std::optional<server::SettingsReload> reload;
-  const auto reload_now = [&reload]() -> std::expected<config::ReloadReport, Error> {
-    auto report = reload->Reload();
+  const auto reload_now =
+      [&reload](const config::LiveChange& change) -> std::expected<config::ReloadReport, Error> {
+    auto report = reload->Reload(change);
     if (report) {
       LogInfo(server::SettingsReload::Describe(*report));
     } else {
@@ -155,6 +158,7 @@ int Run(int argc, char** argv) {
     }
     return report;
   };
+  const std::vector<config::AuthToken> running_tokens = *tokens;
   auto server_options = server::HttpServerOptions(
       settings, std::move(*tokens),
       [&milter_front, &spamd_front]() -> std::string {
@@ -169,7 +173,7 @@ int Run(int argc, char** argv) {
     return 1;
   }
   server_options->router.reload = reload_now;
-  server_options->on_reload = [reload_now] { (void)reload_now(); };
+  server_options->on_reload = [reload_now] { (void)reload_now({}); };
   auto created = http_server::Server::Create(filter, *server_options);
   if (!created) {
     std::fprintf(stderr, "nbspamd: %s\n", created.error().message.c_str());
@@ -177,8 +181,16 @@ int Run(int argc, char** argv) {
   }
   server = std::move(*created);
   reload.emplace(
-      std::vector<std::string>(argv, argv + argc), environment, settings, filter,
-      [router = &server->router()](double per_second) { router->SetTrainRateLimit(per_second); });
+      std::vector<std::string>(argv, argv + argc), environment, settings, running_tokens, filter,
+      server::ReloadTargets{
+          .set_train_rate = [router = &server->router()](
+                                double per_second) { router->SetTrainRateLimit(per_second); },
+          .set_access =
+              [router = &server->router()](std::vector<config::AuthToken> tokens,
+                                           bool auth_classify) {
+                router->SetAccess({.authenticator = http_api::Authenticator(std::move(tokens)),
+                                   .auth_classify = auth_classify});
+              }});
   if (!settings.cluster_redis.empty()) {
     replication::ClusterOptions cluster;
     cluster.redis_host = settings.cluster_redis_host;
@@ -199,6 +211,14 @@ int Run(int argc, char** argv) {
     LogInfo("cluster mode: training through the Redis stream '" + settings.cluster_stream +
             "' at " + settings.cluster_redis + ", from position " +
             (filter.Cluster()->applied.empty() ? std::string("0-0") : filter.Cluster()->applied));
+  }
+  if (!loaded->live.values.empty()) {
+    std::string live;
+    for (const auto& [key, value] : loaded->live.values) {
+      live += (live.empty() ? "" : ", ") + key + " = " + value;
+    }
+    LogInfo("settings set live (" + config::LiveSettingsPath(settings.data_dir) +
+            ") win over the others: " + live);
   }
   const auto stats = filter.Stats();
   LogInfo("model in " + settings.data_dir + ": " + std::to_string(stats->TotalDocuments()) +
@@ -230,6 +250,7 @@ int Run(int argc, char** argv) {
   // Every connection is closed: finish the training requests still queued (their completions
   // post into the server's stopped I/O context, which must still exist), then close the model.
   filter.StopTraining();
+  activity.reset();  // Its last write, with every answer counted.
   LogInfo("stopped serving; closing the model");
   return 0;
 }

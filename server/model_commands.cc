@@ -133,6 +133,14 @@ std::vector<std::string> ProcessEnvironment() {
   return environment;
 }
 
+core::AutolearnOptions AutolearnOptionsOf(const config::Settings& settings) {
+  return {.enabled = settings.autolearn,
+          .spam_confidence = settings.autolearn_spam_confidence,
+          .ham_confidence = settings.autolearn_ham_confidence,
+          .max_class_ratio = settings.autolearn_max_class_ratio,
+          .queue_limit = settings.autolearn_queue_limit};
+}
+
 tokenizer::TokenizerOptions TokenizerOptionsOf(const config::Settings& settings) {
   tokenizer::TokenizerOptions options;
   options.max_message_bytes = settings.max_message_bytes;

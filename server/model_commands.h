@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "config/settings.h"
+#include "core/autolearn.h"
 #include "tokenizer/tokenizer.h"
 
 namespace nbspamd::server {
@@ -30,6 +31,9 @@ namespace nbspamd::server {
 
 // The tokenizer options the settings ask for (those the daemon tokenizes with).
 [[nodiscard]] tokenizer::TokenizerOptions TokenizerOptionsOf(const config::Settings& settings);
+
+// The autolearn options the settings ask for (autolearn, autolearn_*).
+[[nodiscard]] core::AutolearnOptions AutolearnOptionsOf(const config::Settings& settings);
 
 }  // namespace nbspamd::server
 

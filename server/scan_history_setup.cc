@@ -29,6 +29,7 @@ std::expected<void, Error> OpenInto(const config::Settings& settings, const std:
       {.path = path,
        .max_scans = settings.history_max_scans,
        .max_age_ms = static_cast<std::int64_t>(settings.history_max_age_days) * 86'400'000,
+       .clear_facts_ms = static_cast<std::int64_t>(settings.history_clear_facts_days) * 86'400'000,
        .log = [muted](std::string_view line) {
          if (!muted->load(std::memory_order_relaxed)) {
            LogWarning(line, {{"from", "rocksdb_history"}});
@@ -36,11 +37,7 @@ std::expected<void, Error> OpenInto(const config::Settings& settings, const std:
        }});
   if (!history) return std::unexpected(std::move(history.error()));
   muted->store(false, std::memory_order_relaxed);
-  const history::FactPolicies facts{.message_id = PolicyOf(settings.history_keep_message_id),
-                                    .from_domain = PolicyOf(settings.history_keep_from_domain),
-                                    .subject = PolicyOf(settings.history_keep_subject),
-                                    .client = PolicyOf(settings.history_keep_client),
-                                    .recipients = PolicyOf(settings.history_keep_recipients)};
+  const history::FactPolicies facts = FactPoliciesOf(settings);
   const std::uint64_t kept = (*history)->Figures().kept;
   filter.EnableHistory(
       std::move(*history),
@@ -52,6 +49,14 @@ std::expected<void, Error> OpenInto(const config::Settings& settings, const std:
 }
 
 }  // namespace
+
+history::FactPolicies FactPoliciesOf(const config::Settings& settings) {
+  return {.message_id = PolicyOf(settings.history_keep_message_id),
+          .from_domain = PolicyOf(settings.history_keep_from_domain),
+          .subject = PolicyOf(settings.history_keep_subject),
+          .client = PolicyOf(settings.history_keep_client),
+          .recipients = PolicyOf(settings.history_keep_recipients)};
+}
 
 std::unique_ptr<core::PeriodicTask> EnableScanHistory(const config::Settings& settings,
                                                       core::SpamFilter& filter,

@@ -13,8 +13,12 @@
 #include "config/settings.h"
 #include "core/periodic_task.h"
 #include "core/spam_filter.h"
+#include "history/fact_policy.h"
 
 namespace nbspamd::server {
+
+// The settings' history_keep_* as the history keeps facts (the settings checked them on load).
+[[nodiscard]] history::FactPolicies FactPoliciesOf(const config::Settings& settings);
 
 // Call once, before serving. Returns the task trying again (nullptr when none is needed): it
 // stops when destroyed. REQUIRES: `filter` outlives the returned task.

@@ -85,7 +85,8 @@ void SpamdCoreAdapter::LearnAsync(std::string_view message, spamd::SpamdLabel la
               {.message = message,
                .label = label == spamd::SpamdLabel::kSpam ? "spam" : "ham",
                .source = source,
-               .user = user ? std::optional<std::string_view>(*user) : std::nullopt},
+               .user = user ? std::optional<std::string_view>(*user) : std::nullopt,
+               .front_end = "spamd"},
               [this, answer](std::expected<core::TrainOutcome, Error> trained) {
                 if (!trained) {
                   (*answer)(std::unexpected(trained.error()));
@@ -126,17 +127,17 @@ void SpamdCoreAdapter::ForgetAsync(std::string_view message, const spamd::Reques
     RunAndAnswer(
         "spamd tell", exceptions_,
         [&]() -> std::expected<void, Error> {
-          filter_.ForgetAsync(
-              {.message = message,
-               .source = source,
-               .user = user ? std::optional<std::string_view>(*user) : std::nullopt},
-              [answer](std::expected<core::ForgetOutcome, Error> gone) {
-                if (!gone) {
-                  (*answer)(std::unexpected(gone.error()));
-                  return;
-                }
-                (*answer)(spamd::SpamdTellOutcome{.changed = true});
-              });
+          filter_.ForgetAsync({.message = message,
+                               .source = source,
+                               .user = user ? std::optional<std::string_view>(*user) : std::nullopt,
+                               .front_end = "spamd"},
+                              [answer](std::expected<core::ForgetOutcome, Error> gone) {
+                                if (!gone) {
+                                  (*answer)(std::unexpected(gone.error()));
+                                  return;
+                                }
+                                (*answer)(spamd::SpamdTellOutcome{.changed = true});
+                              });
           return {};
         },
         [&](std::expected<void, Error> taken) {

@@ -45,6 +45,17 @@ class CountCache {
   // sees its own state.
   [[nodiscard]] TokenCounts Get(TokenHash hash) const;
 
+  // Calls visit(hash, counts) for every stored token, shard by shard, each shard under its shared
+  // lock (readers go on; a Publish waits for at most one shard's visit), so `visit` must be quick.
+  // Not one published state: a Publish between two shards is seen in the later ones only.
+  template <typename Visit>
+  void ForEachToken(Visit&& visit) const {
+    for (const Shard& shard : shards_) {
+      std::shared_lock lock(shard.mutex);
+      shard.table.ForEach(visit);
+    }
+  }
+
   // Makes a new state visible at once: sets each token's counts (empty counts erase it) and the
   // stats.
   void Publish(std::span<const std::pair<TokenHash, TokenCounts>> tokens,

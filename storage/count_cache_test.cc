@@ -90,6 +90,47 @@ TEST(CountCacheTest, ReadersFindEveryTokenWhileTablesGrowAndEmpty) {
   EXPECT_EQ(cache.Get(2 * 1000003), (TokenCounts{2, 4}));
 }
 
+// ForEachToken (Store::VisitTokens) while a writer adds, changes and erases tokens and grows the
+// tables: every stable token is visited once a pass with its counts, and a token the writer
+// touches is seen with counts it published (never torn, never empty).
+TEST(CountCacheTest, ForEachTokenSeesEveryStableTokenWhileTablesChange) {
+  CountCache cache(StatsWithTotal(0));
+  for (TokenHash hash = 1; hash <= 256; ++hash) cache.Load(hash * 1000003, {hash, 2 * hash});
+  std::atomic<bool> done{false};
+  std::atomic<long> passes{0}, wrong{0};
+  std::thread visitor([&] {
+    while (!done.load()) {
+      long stable = 0;
+      cache.ForEachToken([&](TokenHash hash, std::span<const std::uint64_t> counts) {
+        if (counts.empty()) ++wrong;
+        if (hash % 1000003 == 0 && hash / 1000003 <= 256) {
+          ++stable;
+          if (counts.size() != 2 || counts[1] != 2 * counts[0]) ++wrong;
+        } else if (counts.size() != 1 || counts[0] != (hash - 1'000'000'000'000) / 2 + 1) {
+          ++wrong;
+        }
+      });
+      if (stable != 256) ++wrong;
+      ++passes;
+    }
+  });
+  constexpr TokenHash kAdded = 100000;
+  for (int round = 0; round < 2 || passes.load() < 20; ++round) {
+    for (TokenHash first = 0; first < kAdded; first += 5000) {
+      std::vector<std::pair<TokenHash, TokenCounts>> batch;
+      for (TokenHash hash = first; hash < first + 5000; ++hash) {
+        batch.emplace_back(hash * 2 + 1'000'000'000'000,
+                           round % 2 == 0 ? TokenCounts{hash + 1} : TokenCounts{});
+      }
+      cache.Publish(batch, std::make_shared<const model::ModelStats>(StatsWithTotal(0)));
+    }
+  }
+  done = true;
+  visitor.join();
+  EXPECT_GE(passes.load(), 20);
+  EXPECT_EQ(wrong.load(), 0);
+}
+
 TEST(CountCacheTest, EmptyCountsEraseAToken) {
   CountCache cache(StatsWithTotal(1));
   cache.Load(5, {1});

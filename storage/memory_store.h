@@ -52,6 +52,10 @@ class MemoryStore final : public Store {
   [[nodiscard]] std::expected<void, Error> DeleteUser(
       std::string_view user, std::string_view stream_position = "") override;
   [[nodiscard]] UserLayerFigures UserFigures() const override;
+  [[nodiscard]] std::expected<void, Error> VisitTokens(const TokenVisitor& visit) const override {
+    cache_.ForEachToken(visit);
+    return {};
+  }
 
  private:
   using Ledger = std::map<std::string, model::LedgerEntry, std::less<>>;

@@ -111,6 +111,11 @@ class RocksdbStore final : public Store {
   [[nodiscard]] std::expected<void, Error> DeleteUser(
       std::string_view user, std::string_view stream_position = "") override;
   [[nodiscard]] UserLayerFigures UserFigures() const override;
+  // The in-memory counts (CountCache::ForEachToken): never the database.
+  [[nodiscard]] std::expected<void, Error> VisitTokens(const TokenVisitor& visit) const override {
+    cache_.ForEachToken(visit);
+    return {};
+  }
   [[nodiscard]] std::expected<void, Error> Export(ModelVisitor& visitor) const override;
   [[nodiscard]] std::expected<RetireStep, Error> RetireLedger(std::int64_t learned_before,
                                                               std::size_t max_records,

@@ -136,4 +136,8 @@ std::expected<void, Error> Store::Export(ModelVisitor& /*visitor*/) const {
   return MakeError(ErrorCode::kFailedPrecondition, "this store cannot be dumped");
 }
 
+std::expected<void, Error> Store::VisitTokens(const TokenVisitor& /*visit*/) const {
+  return MakeError(ErrorCode::kFailedPrecondition, "this store cannot list its tokens");
+}
+
 }  // namespace nbspamd::storage

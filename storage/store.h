@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <expected>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -372,6 +373,15 @@ class Store {
 
   // Monitoring figures of the user layers; thread-safe, never waits for a write.
   [[nodiscard]] virtual UserLayerFigures UserFigures() const { return {}; }
+
+  // Calls visit(hash, counts) for every token of the global model's in-memory counts (counts by
+  // class, without trailing zeros; valid for the call only), in no particular order: what the
+  // strongest tokens are chosen from (core/model_knowledge.h). Reads memory only; readers go on,
+  // and an ApplyBatch waits at most for one part of the visit (CountCache::ForEachToken), so
+  // `visit` must be quick. Tokens changed by an ApplyBatch during the visit may be seen before or
+  // after it. Thread-safe. Errors: kFailedPrecondition for a backend without it.
+  using TokenVisitor = std::function<void(TokenHash, std::span<const std::uint64_t>)>;
+  [[nodiscard]] virtual std::expected<void, Error> VisitTokens(const TokenVisitor& visit) const;
 };
 
 // The classes a new, empty model starts with.

@@ -118,6 +118,25 @@ TEST_P(StoreTest, SeedDocumentsGiveTheTextbookCounts) {
   EXPECT_EQ(count_of("account"), std::make_pair(std::uint64_t{1}, std::uint64_t{0}));
 }
 
+// VisitTokens (the strongest tokens' source) gives every token of the model once, with the counts
+// Read gives it: the six words of the seed, "send" 3 in spam and 1 in ham, "account" 1 and 0.
+TEST_P(StoreTest, VisitTokensGivesEveryTokenOnceWithItsCounts) {
+  for (const Document& d : kSeed) Learn(*store_, d.id, d.label, d.text);
+  std::map<TokenHash, std::vector<std::uint64_t>> visited;
+  const auto visit = [&](TokenHash hash, std::span<const std::uint64_t> counts) {
+    const bool first = visited.emplace(hash, std::vector(counts.begin(), counts.end())).second;
+    EXPECT_TRUE(first);
+  };
+  ASSERT_TRUE(store_->VisitTokens(visit).has_value());
+  EXPECT_EQ(visited.size(), store_->Stats()->vocabulary_size);
+  const auto counts_of = [&](const std::string& word) {
+    return visited[BagOfWords(word).entries[0].hash];
+  };
+  EXPECT_EQ(counts_of("send"), (std::vector<std::uint64_t>{3, 1}));
+  EXPECT_EQ(counts_of("account"), (std::vector<std::uint64_t>{1}));  // No trailing zeros.
+  EXPECT_EQ(counts_of("review"), (std::vector<std::uint64_t>{1, 2}));
+}
+
 TEST_P(StoreTest, IncrementalInAnyOrderEqualsBatch) {
   for (const Document& d : kSeed) Learn(*store_, d.id, d.label, d.text);
   const TokenBag words = BagOfWords(kSeedWords);

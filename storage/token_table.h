@@ -95,6 +95,25 @@ class TokenTable {
   // Replaces the slots by `slots`, which must come from Rehashed with no change in between.
   [[nodiscard]] Slots Install(Slots slots);
 
+  // Calls visit(hash, counts) for every stored token, in slot order (counts without trailing
+  // zeros, valid for the call only). A const method: the owner's shared lock suffices.
+  template <typename Visit>
+  void ForEach(Visit&& visit) const {
+    const Slot* const slots = slots_.load(std::memory_order_relaxed);
+    const std::size_t end = capacity();
+    for (std::size_t i = 0; i < end; ++i) {
+      const Slot& slot = slots[i];
+      if (slot.counts[0] == 0 && slot.counts[1] == 0) continue;
+      if (slot.counts[0] == kOverflow) {
+        const TokenCounts& counts = overflow_.at(slot.hash);
+        visit(slot.hash, std::span<const std::uint64_t>(counts));
+        continue;
+      }
+      const std::uint64_t counts[2] = {slot.counts[0], slot.counts[1]};
+      visit(slot.hash, std::span<const std::uint64_t>(counts, slot.counts[1] == 0 ? 1 : 2));
+    }
+  }
+
   // Asks the CPU to fetch the slot where a lookup of `hash` starts, so that lookups of many
   // tokens overlap their cache misses. Only a hint: it reads nothing a writer protects.
   void Prefetch(TokenHash hash) const;

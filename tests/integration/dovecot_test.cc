@@ -305,6 +305,12 @@ TEST_F(DovecotTest, AHamFiledInJunkIsLearnedFromItsScanAndTheNextCopyLandsInTheI
   ASSERT_EQ(learned.size(), 1u);
   EXPECT_EQ(learned.begin()->second, "ham");
   EXPECT_EQ(learned.begin()->first, std::string(scan.at("message_key").as_string())) << scan;
+  // The History says so: learned as ham from the reported copy (no token here: by nobody).
+  const json::value state = client.GetJson("/history/" + scan_id).at("learned");
+  ASSERT_TRUE(state.is_object()) << state;
+  EXPECT_EQ(state.at("as").as_string(), "ham");
+  EXPECT_EQ(state.at("how").as_string(), "scan_header");
+  EXPECT_TRUE(state.at("by").is_null()) << state;
 
   // The same message again: her layer now says ham, and Dovecot files it in INBOX.
   sent = milter::testing::SendMail(postfix_->smtp_port(), envelope, newsletter);

@@ -76,18 +76,22 @@ TEST_F(HistoryTest, AClassifiedMessageIsListedAndExplainedWithItsFactsAsKept) {
   EXPECT_TRUE(scan.at("user").is_null());
   EXPECT_EQ(scan.at("facts").at("from_domain").as_string(), "lists.example.org");
   EXPECT_EQ(scan.at("facts").at("message_id").as_string(), "weekly-42@lists.example.org");
-  // The subject is kept as a hash by default: never shown, but found when typed whole.
-  const std::string subject(scan.at("facts").at("subject").as_string());
-  EXPECT_EQ(subject.size(), 17u);
-  EXPECT_EQ(subject.front(), '#');
+  // The subject is kept in clear by default (for history_clear_facts_days): a word finds it.
+  EXPECT_EQ(scan.at("facts").at("subject").as_string(), "Our <script>alert(1)</script> newsletter");
+  EXPECT_TRUE(scan.at("learned").is_null());
   EXPECT_EQ(page.at("scans").as_array().size(), 2u);
   EXPECT_EQ(client.GetJson("/history?q=OUR%20%3Cscript%3Ealert(1)%3C%2Fscript%3E%20NEWSLETTER")
                 .at("scans")
                 .as_array()
                 .size(),
             1u);
-  EXPECT_EQ(client.GetJson("/history?q=newsletter").at("scans").as_array().size(), 0u);
+  EXPECT_EQ(client.GetJson("/history?q=newsletter").at("scans").as_array().size(), 1u);
   EXPECT_EQ(client.GetJson("/history?q=example.ORG").at("scans").as_array().size(), 1u);
+  const json::value facts = page.at("history_facts");
+  EXPECT_EQ(facts.at("subject").as_string(), "keep");
+  EXPECT_EQ(facts.at("recipients").as_string(), "keep");
+  EXPECT_EQ(facts.at("clear_days").as_int64(), 7);
+  EXPECT_TRUE(page.at("notice").is_null());  // No search: nothing to say.
 
   const json::value stats = client.GetJson("/stats");
   EXPECT_EQ(stats.at("history").at("max_scans").as_int64(), 100000);
@@ -137,6 +141,12 @@ TEST_F(HistoryTest, AHashedSubjectDoesNotShowThroughTheExplanationTokens) {
   // The requester's own answer explains in clear.
   const json::value own = client.PostJson("/classify?explain=1000", kNewsletter);
   EXPECT_NE(json::serialize(own).find("subject:newsletter"), std::string::npos);
+  // A word of a hashed subject finds nothing, and the answer says why.
+  const json::value searched = client.GetJson("/history?q=newsletter");
+  EXPECT_TRUE(searched.at("scans").as_array().empty()) << searched;
+  EXPECT_EQ(searched.at("history_facts").at("subject").as_string(), "hash");
+  EXPECT_THAT(std::string(searched.at("notice").as_string()),
+              HasSubstr("subjects are kept as hashes"));
 }
 
 TEST_F(HistoryTest, FiltersAndPagesWalkTheWholeHistoryOnce) {
@@ -371,6 +381,229 @@ TEST_F(HistoryTest, WithTheHistoryOffNothingIsKeptAndScanRequestsSaySo) {
   const auto train =
       client.Send(http::verb::post, "/train?label=spam&scan_id=018bcfe5680012340000");
   EXPECT_EQ(train.result(), http::status::conflict) << train.body();
+}
+
+// The learned state of a scan (docs/API.md, "Scan history"): how, when and by whom it was learned,
+// relearned or forgotten, through each path, shown by GET /history and /history/{id}, kept across
+// a restart, and filtered on.
+class LearnedHistoryTest : public HistoryTest {
+ protected:
+  static constexpr char kAlice[] = "alice-learned-secret-1";
+  static constexpr char kBob[] = "bob-learned-secret-22";
+
+  DaemonProcess StartWithTokens() {
+    return Start({"--auth-tokens", std::string("alice:") + kAlice + ",bob:" + kBob});
+  }
+
+  static std::vector<std::pair<std::string, std::string>> As(const char* secret) {
+    return {{"Authorization", std::string("Bearer ") + secret}};
+  }
+
+  static void Seed(HttpClient& client) {
+    int i = 0;
+    for (const SeedDocument& document : SeedExamples()) {
+      const auto response = client.Send(
+          http::verb::post,
+          std::string("/train?label=") + document.label + "&id=seed-" + std::to_string(++i),
+          document.text, "text/plain", As(kAlice));
+      ASSERT_EQ(response.result(), http::status::ok) << response.body();
+    }
+  }
+
+  static HttpResponse Post(HttpClient& client, const std::string& target, const char* secret,
+                           const std::string& body = "") {
+    return client.Send(http::verb::post, target, body, "text/plain", As(secret));
+  }
+
+  // The scan's "learned", as GET /history/{id} shows it.
+  static json::value LearnedOf(HttpClient& client, const std::string& scan_id) {
+    return client.GetJson("/history/" + scan_id).at("learned");
+  }
+
+  // Waits (at most 10 s) until the scan's learned state has `changes` changes.
+  static json::value LearnedWithChanges(HttpClient& client, const std::string& scan_id,
+                                        std::int64_t changes) {
+    json::value learned;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    do {
+      learned = LearnedOf(client, scan_id);
+      if (learned.is_object() && learned.at("changes").as_int64() == changes) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    } while (std::chrono::steady_clock::now() < deadline);
+    return learned;
+  }
+
+  static std::size_t Listed(HttpClient& client, const std::string& query) {
+    return client.GetJson("/history" + query).at("scans").as_array().size();
+  }
+};
+
+TEST_F(LearnedHistoryTest, ATrainByScanIdARelearnAndAForgetAreShownAndSurviveARestart) {
+  std::string scan_id;
+  std::string untouched;
+  {
+    DaemonProcess daemon = StartWithTokens();
+    HttpClient client(daemon.port());
+    Seed(client);
+    scan_id = ScanOf(client, "", kNewsletter);
+    untouched = ScanOf(client, "", "review your account today");
+    EXPECT_TRUE(LearnedOf(client, scan_id).is_null());
+
+    const auto learned = Post(client, "/train?label=spam&scan_id=" + scan_id, kAlice);
+    ASSERT_EQ(learned.result(), http::status::ok) << learned.body();
+    // Shown at once: the answer comes once the training is durable, and its mark before it.
+    json::value state = LearnedOf(client, scan_id);
+    ASSERT_TRUE(state.is_object()) << state;
+    EXPECT_EQ(state.at("state").as_string(), "learned");
+    EXPECT_EQ(state.at("as").as_string(), "spam");
+    EXPECT_EQ(state.at("how").as_string(), "scan_id");
+    EXPECT_EQ(state.at("by").as_string(), "alice");
+    EXPECT_EQ(state.at("changes").as_int64(), 1);
+    EXPECT_EQ(state.at("at").as_string().size(), 20u);  // "2026-12-05T03:04:05Z"
+    EXPECT_EQ(state.at("at").as_string().back(), 'Z');
+    const std::int64_t at_ms = state.at("at_ms").as_int64();
+    EXPECT_GE(at_ms, client.GetJson("/history/" + scan_id).at("time_ms").as_int64());
+
+    // The same class again is no change; bob's relearn as ham is.
+    ASSERT_EQ(Post(client, "/train?label=spam&scan_id=" + scan_id, kBob).result(),
+              http::status::ok);
+    EXPECT_EQ(LearnedOf(client, scan_id).at("by").as_string(), "alice");
+    const auto relearned = Post(client, "/train?label=ham&scan_id=" + scan_id, kBob);
+    EXPECT_EQ(Json(relearned).at("status").as_string(), "relearned") << relearned.body();
+    state = LearnedOf(client, scan_id);
+    EXPECT_EQ(state.at("as").as_string(), "ham");
+    EXPECT_EQ(state.at("by").as_string(), "bob");
+    EXPECT_EQ(state.at("changes").as_int64(), 2);
+
+    // Listed with it, and the filter finds it.
+    const json::value page = client.GetJson("/history");
+    EXPECT_EQ(page.at("scans").as_array()[1].at("learned"), state);
+    EXPECT_TRUE(page.at("scans").as_array()[0].at("learned").is_null());
+    EXPECT_EQ(Listed(client, "?learned=yes"), 1u);
+    EXPECT_EQ(Listed(client, "?learned=ham"), 1u);
+    EXPECT_EQ(Listed(client, "?learned=spam"), 0u);
+    EXPECT_EQ(Listed(client, "?learned=no"), 1u);
+    EXPECT_EQ(client.GetJson("/history?learned=yes").at("scans").as_array()[0].at("scan_id"),
+              json::value(scan_id));
+    const auto bad = client.Send(http::verb::get, "/history?learned=maybe");
+    EXPECT_EQ(bad.result(), http::status::bad_request) << bad.body();
+
+    ASSERT_EQ(Post(client, "/forget?scan_id=" + scan_id, kAlice).result(), http::status::ok);
+    state = LearnedOf(client, scan_id);
+    EXPECT_EQ(state.at("state").as_string(), "forgotten");
+    EXPECT_TRUE(state.at("as").is_null());
+    EXPECT_EQ(state.at("by").as_string(), "alice");
+    EXPECT_EQ(state.at("changes").as_int64(), 3);
+    EXPECT_EQ(Listed(client, "?learned=forgotten"), 1u);
+    EXPECT_EQ(Listed(client, "?learned=yes"), 0u);
+    EXPECT_EQ(Listed(client, "?learned=no"), 2u);
+    EXPECT_EQ(daemon.Terminate(), 0) << daemon.Log();
+  }
+  DaemonProcess daemon = StartWithTokens();
+  HttpClient client(daemon.port());
+  const json::value state = LearnedOf(client, scan_id);
+  ASSERT_TRUE(state.is_object()) << state;
+  EXPECT_EQ(state.at("state").as_string(), "forgotten");
+  EXPECT_EQ(state.at("changes").as_int64(), 3);
+  EXPECT_TRUE(LearnedOf(client, untouched).is_null());
+  EXPECT_EQ(Listed(client, "?learned=forgotten"), 1u);
+}
+
+TEST_F(LearnedHistoryTest, AReportedCopyAMessageIdAndTheMessagesBytesMarkTheirScans) {
+  DaemonProcess daemon = StartWithTokens();
+  HttpClient client(daemon.port());
+  Seed(client);
+  // A reported copy carrying the scan header (nbspamc report, the Dovecot kit).
+  const auto classified = client.Send(http::verb::post, "/classify", kNewsletter);
+  const std::string reported_scan(Json(classified).at("scan_id").as_string());
+  const std::string copy = "X-Spam-Scan-Id: " + reported_scan + "; sig=" +
+                           std::string(Json(classified).at("scan_signature").as_string()) + "\r\n" +
+                           kNewsletter;
+  ASSERT_EQ(Post(client, "/train?label=spam", kBob, copy).result(), http::status::ok);
+  json::value state = LearnedOf(client, reported_scan);
+  ASSERT_TRUE(state.is_object()) << state;
+  EXPECT_EQ(state.at("how").as_string(), "scan_header");
+  EXPECT_EQ(state.at("by").as_string(), "bob");
+  EXPECT_EQ(state.at("as").as_string(), "spam");
+
+  // A message classified under an id, then trained under that id: its scan is marked.
+  const std::string by_id_scan = ScanOf(client, "?id=msg-77%40example.org", "cheap pills now");
+  ASSERT_EQ(
+      Post(client, "/train?label=ham&id=msg-77%40example.org", kAlice, "cheap pills now").result(),
+      http::status::ok);
+  state = LearnedWithChanges(client, by_id_scan, 1);
+  ASSERT_TRUE(state.is_object()) << state;
+  EXPECT_EQ(state.at("how").as_string(), "message_id");
+  EXPECT_EQ(state.at("by").as_string(), "alice");
+  EXPECT_EQ(state.at("as").as_string(), "ham");
+
+  // The same bytes trained again with no id: the content id is the scan's key.
+  const std::string bytes_scan = ScanOf(client, "", "review the quarterly report");
+  ASSERT_EQ(Post(client, "/train?label=ham", kAlice, "review the quarterly report").result(),
+            http::status::ok);
+  state = LearnedWithChanges(client, bytes_scan, 1);
+  ASSERT_TRUE(state.is_object()) << state;
+  EXPECT_EQ(state.at("how").as_string(), "message");
+  // And forgotten by id.
+  ASSERT_EQ(Post(client, "/forget?id=msg-77%40example.org", kBob).result(), http::status::ok);
+  state = LearnedWithChanges(client, by_id_scan, 2);
+  EXPECT_EQ(state.at("state").as_string(), "forgotten") << state;
+  EXPECT_EQ(state.at("by").as_string(), "bob");
+}
+
+// history_keep_subject and history_keep_recipients default to keep: a word of the subject finds
+// the scan, case aside; a hashed one would need the whole subject.
+TEST_F(HistoryTest, AWordOfTheSubjectOrSenderFindsTheScanByDefault) {
+  DaemonProcess daemon = Start();
+  HttpClient client(daemon.port());
+  TrainSeed(client);
+  const std::string scan_id = ScanOf(client, "", kNewsletter);
+  (void)ScanOf(client, "", "Subject: something else\r\n\r\nreview");
+  for (const char* word : {"NEWSLETTER", "alert", "lists.example"}) {
+    const json::value page = client.GetJson(std::string("/history?q=") + word);
+    ASSERT_EQ(page.at("scans").as_array().size(), 1u) << word << ": " << page;
+    EXPECT_EQ(page.at("scans").as_array()[0].at("scan_id").as_string(), scan_id);
+    // Scans older than history_clear_facts_days keep hashes: the answer says so.
+    EXPECT_THAT(std::string(page.at("notice").as_string()), HasSubstr("older than 7 days"));
+  }
+  const json::value recent = client.GetJson(
+      "/history?q=newsletter&since=" +
+      std::to_string(client.GetJson("/history/" + scan_id).at("time_ms").as_int64()));
+  EXPECT_TRUE(recent.at("notice").is_null()) << recent;  // Within the clear days: nothing to say.
+}
+
+// Autolearn marks the scan it learned, by "autolearn", once its learn is durable.
+TEST_F(LearnedHistoryTest, AnAutolearnedScanSaysSo) {
+  DaemonProcess daemon = Start({"--autolearn", "true", "--autolearn-spam-confidence", "0.9",
+                                "--autolearn-ham-confidence", "0.1"});
+  HttpClient client(daemon.port());
+  // Enough feedback of each class, of words of its own, for a calibrated spam_confidence.
+  const char* spam_words[] = {"cheap", "pills", "winner", "prize", "casino", "free"};
+  const char* ham_words[] = {"lunch", "meeting", "report", "agenda", "team", "notes"};
+  const auto text_of = [](const char* const* words, int n) {
+    std::string text;
+    for (int i = 0; i < 6; ++i) text += std::string(words[(n + i * 5) % 6]) + " ";
+    return text + "n" + std::to_string(n);
+  };
+  for (int i = 0; i < 30; ++i) {
+    for (const auto& [label, words] :
+         {std::pair{"spam", static_cast<const char* const*>(spam_words)},
+          std::pair{"ham", static_cast<const char* const*>(ham_words)}}) {
+      const auto trained =
+          client.Send(http::verb::post,
+                      std::string("/train?label=") + label + "&id=" + label + std::to_string(i),
+                      text_of(words, i));
+      ASSERT_EQ(trained.result(), http::status::ok) << trained.body();
+    }
+  }
+  const json::value classified = client.PostJson("/classify?id=auto-1", text_of(spam_words, 99));
+  ASSERT_GE(classified.at("spam_confidence").as_double(), 0.9) << classified;
+  const std::string scan_id(classified.at("scan_id").as_string());
+  const json::value state = LearnedWithChanges(client, scan_id, 1);
+  ASSERT_TRUE(state.is_object()) << state;
+  EXPECT_EQ(state.at("how").as_string(), "autolearn");
+  EXPECT_EQ(state.at("by").as_string(), "autolearn");
+  EXPECT_EQ(state.at("as").as_string(), "spam");
 }
 
 }  // namespace

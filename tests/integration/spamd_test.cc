@@ -9,6 +9,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <boost/json.hpp>
 #include <chrono>
 #include <filesystem>
 #include <optional>
@@ -181,6 +182,32 @@ TEST_F(SpamdDaemonTest, SpamcLearnsAsTheGrantAllowsAndItsFeedbackIsCounted) {
   EXPECT_EQ(forgot.exit_code, 0) << forgot.out << forgot.err;
   EXPECT_THAT(forgot.out, HasSubstr("Message successfully un/learned"));
   EXPECT_EQ(Get("/stats"), before) << "forgetting did not restore the counts";
+}
+
+// A TELL of a message checked before marks its scan in the history: learned over spamd, by the
+// grant's source name (docs/API.md, "Scan history").
+TEST_F(SpamdDaemonTest, ATellMarksTheScanOfTheMessageItLearns) {
+  ASSERT_NO_FATAL_FAILURE(
+      StartDaemon({"--spamd-tell", "mx-learning from 127.0.0.1 users trainer"}));
+  ASSERT_NO_FATAL_FAILURE(Train());
+  const std::string text = "Subject: hi\r\n\r\nthe project report: free casino prize\r\n";
+  const ProgramRun checked = Spamc({"-c"}, text);
+  ASSERT_TRUE(checked.exit_code == 0 || checked.exit_code == 1) << checked.out << checked.err;
+  const ProgramRun learned = Spamc({"-L", "ham", "-u", "trainer"}, text);
+  ASSERT_EQ(learned.exit_code, 0) << learned.out << learned.err << daemon_->Log();
+  boost::json::value state;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  do {  // Marked by the history's writer, after the scans queued before.
+    const boost::json::value page = boost::json::parse(Get("/history?front_end=spamd"));
+    ASSERT_EQ(page.at("scans").as_array().size(), 1u) << page;
+    state = page.at("scans").as_array()[0].at("learned");
+    if (state.is_object()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  } while (std::chrono::steady_clock::now() < deadline);
+  ASSERT_TRUE(state.is_object()) << state;
+  EXPECT_EQ(state.at("how").as_string(), "spamd");
+  EXPECT_EQ(state.at("by").as_string(), "mx-learning");
+  EXPECT_EQ(state.at("as").as_string(), "ham");
 }
 
 // With spamd_user_layers, the User header (spamc -u) names the user layer: TELL learns in it
