@@ -53,6 +53,8 @@ std::expected<std::unique_ptr<Server>, Error> Server::Create(core::SpamFilter& f
   server->signals_.emplace(server->context_, SIGINT, SIGTERM);
   // SIGHUP (logrotate, a closed terminal, systemctl reload) reloads instead of ending the process.
   server->reload_signals_.emplace(server->context_, SIGHUP);
+  // No other signal but SIGTERM and SIGINT ends the daemon.
+  server->ignored_signals_.emplace(server->context_, SIGUSR1, SIGUSR2, SIGPIPE);
   return server;
 }
 
@@ -60,9 +62,10 @@ Server::~Server() {
   // Removing the signal set restores the default actions (termination): ignore at once instead.
   signals_.reset();
   reload_signals_.reset();
-  std::signal(SIGTERM, SIG_IGN);
-  std::signal(SIGINT, SIG_IGN);
-  std::signal(SIGHUP, SIG_IGN);
+  ignored_signals_.reset();
+  for (const int signal : {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGPIPE}) {
+    std::signal(signal, SIG_IGN);
+  }
 }
 
 tcp::endpoint Server::LocalEndpoint() const { return listener_->LocalEndpoint(); }
@@ -79,6 +82,18 @@ void Server::Run() {
     });
   };
   await_reload();
+  net::signal_set& ignored_signals = *ignored_signals_;
+  std::function<void()> await_ignored = [&] {
+    ignored_signals.async_wait([&](const boost::system::error_code& ec, int signal) {
+      if (ec) return;  // Cancelled: shutting down.
+      if (signal != SIGPIPE) {
+        LogInfo("signal " + std::to_string(signal) +
+                " ignored: SIGHUP reloads the settings, SIGTERM and SIGINT stop the daemon");
+      }
+      await_ignored();
+    });
+  };
+  await_ignored();
   net::steady_timer deadline(context_);
   signals.async_wait([&](const boost::system::error_code& ec, int signal) {
     if (ec) return;
@@ -105,6 +120,7 @@ void Server::Run() {
         boost::system::error_code ignored;
         signals.cancel(ignored);
         reload_signals.cancel(ignored);
+        ignored_signals.cancel(ignored);
         deadline.cancel();
       });
     });

@@ -87,6 +87,8 @@ class Server {
   std::shared_ptr<HttpListener> listener_;
   std::optional<boost::asio::signal_set> signals_;         // From Create on.
   std::optional<boost::asio::signal_set> reload_signals_;  // SIGHUP, from Create on.
+  // SIGUSR1, SIGUSR2 and SIGPIPE, whose default action would end the process: noted and ignored.
+  std::optional<boost::asio::signal_set> ignored_signals_;
 };
 
 // "127.0.0.1:7830", or "[::1]:7830" for IPv6.

@@ -70,8 +70,13 @@ TEST(ReloadTest, SighupAppliesTheThresholdsAndABadFileChangesNothing) {
   EXPECT_EQ(StatsValue(client, "spam_threshold"), 0.5);
   EXPECT_EQ(StatsValue(client, "ham_threshold"), -0.2);
 
-  // Several SIGHUPs (logrotate, a closed terminal) never end the daemon.
+  // Several SIGHUPs (logrotate, a closed terminal) never end the daemon, nor do the signals whose
+  // default action would: only SIGTERM and SIGINT do.
   for (int i = 0; i < 3; ++i) ASSERT_EQ(kill(daemon.pid(), SIGHUP), 0);
+  for (const int signal : {SIGUSR1, SIGUSR2, SIGPIPE}) ASSERT_EQ(kill(daemon.pid(), signal), 0);
+  EXPECT_TRUE(Eventually([&] {
+    return daemon.Log().find("signal " + std::to_string(SIGUSR2) + " ignored") != std::string::npos;
+  })) << daemon.Log();
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   EXPECT_EQ(client.Send(http::verb::get, "/healthz").result(), http::status::ok);
   EXPECT_EQ(daemon.Terminate(), 0) << daemon.Log();
