@@ -5,13 +5,17 @@
 // filled to its bound (100,000 scans), so that every scan written also removes one.
 //
 //   NBSPAMD_BENCH_CORPUS=bench/accuracy/corpus build/release/bench/history_cost_benchmark
-//       [--rounds 9] [--dir /tmp/nbspamd-history-cost] [--control] [--single on|off]
+//       [--rounds 9] [--dir /tmp/nbspamd-history-cost] [--control] [--facts-before]
+//       [--single on|off]
 //
 // Each message is classified by both in turn and timed by the thread's CPU clock, so that the
 // machine's drifts of speed weigh on both alike. Prints each round's CPU microseconds a classify,
 // the medians, and off ÷ on: the throughput a CPU-bound daemon keeps with the history on.
 // --control: the same rounds with the history's filter keeping no scan, so that off ÷ on is the
 // two filters' difference without the history (1.000 if the benchmark itself is fair).
+// --facts-before: both filters keep a history, "off" with the subject and the recipients hashed
+// (the defaults before issue 61), "on" with today's defaults (kept in clear): off ÷ on of the
+// classifying thread is then the cost of the facts now kept (the writers' CPU counts for both).
 // --single on|off: trains, then classifies the test half once with that filter alone and stops,
 // for a count of instructions that no other load moves (docs/PERFORMANCE.md):
 //   valgrind --tool=callgrind --toggle-collect='nbspamd::core::SpamFilter::Classify*'
@@ -61,7 +65,9 @@ struct RoundCpu {
   double background = 0;  // The other threads': the history's writer and its RocksDB.
 };
 
-std::unique_ptr<SpamFilter> OpenFilter(const std::string& dir, bool history) {
+// `facts`: how the history keeps the facts that find a message (the defaults: as the daemon's).
+std::unique_ptr<SpamFilter> OpenFilter(const std::string& dir, bool history,
+                                       nbspamd::history::FactPolicies facts = {}) {
   auto store = nbspamd::storage::RocksdbStore::Open(dir + "/model");
   if (!store) {
     std::fprintf(stderr, "cannot open %s: %s\n", dir.c_str(), store.error().message.c_str());
@@ -74,7 +80,7 @@ std::unique_ptr<SpamFilter> OpenFilter(const std::string& dir, bool history) {
       std::fprintf(stderr, "cannot open the history: %s\n", scans.error().message.c_str());
       std::exit(1);
     }
-    filter->EnableHistory(std::move(*scans), {});
+    filter->EnableHistory(std::move(*scans), {.facts = facts});
   }
   return filter;
 }
@@ -108,6 +114,7 @@ RoundCpu Round(const SpamFilter& on, const SpamFilter& off,
     }
   }
   const_cast<nbspamd::history::ScanHistory*>(on.History())->Flush();
+  if (off.History() != nullptr) const_cast<nbspamd::history::ScanHistory*>(off.History())->Flush();
   const double thread = CpuMicros(RUSAGE_THREAD) - thread_start;
   const double others = CpuMicros(RUSAGE_SELF) - process_start - thread;
   const auto count = static_cast<double>(messages.size());
@@ -149,11 +156,14 @@ int main(int argc, char** argv) {
   int rounds = 9;
   std::string dir = "/tmp/nbspamd-history-cost";
   bool control = false;
+  bool facts_before = false;
   std::string single;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--control") {
       control = true;
+    } else if (flag == "--facts-before") {
+      facts_before = true;
     } else if (flag == "--single" && i + 1 < argc) {
       single = argv[++i];
     } else if (flag == "--rounds" && i + 1 < argc) {
@@ -167,7 +177,14 @@ int main(int argc, char** argv) {
   }
   std::filesystem::remove_all(dir);
   std::unique_ptr<SpamFilter> on = OpenFilter(dir + "/on", true);
-  std::unique_ptr<SpamFilter> off = OpenFilter(dir + "/off", false);
+  // --facts-before: "off" keeps a history too, with the facts as the defaults kept them before
+  // issue 61 (the subject and the recipients hashed), so that off ÷ on, the classifying thread's,
+  // is what keeping them in clear costs (the learned state costs a classify nothing).
+  std::unique_ptr<SpamFilter> off =
+      facts_before ? OpenFilter(dir + "/off", true,
+                                {.subject = nbspamd::history::FactPolicy::kHash,
+                                 .recipients = nbspamd::history::FactPolicy::kHash})
+                   : OpenFilter(dir + "/off", false);
   const std::vector<std::string>& corpus = nbspamd::bench::CorpusMessages();
   std::vector<const std::string*> test;
   for (std::size_t i = 0; i < corpus.size(); ++i) {
@@ -196,8 +213,12 @@ int main(int argc, char** argv) {
   // removes the oldest, and RocksDB compacts.
   const nbspamd::history::ScanHistory& history = *on->History();
   while (history.Figures().kept < history.options().max_scans) {
-    for (const std::string* message : test) ClassifyOne(*on, *message);
+    for (const std::string* message : test) {
+      ClassifyOne(*on, *message);
+      if (facts_before) ClassifyOne(*off, *message);
+    }
     const_cast<nbspamd::history::ScanHistory&>(history).Flush();
+    if (facts_before) const_cast<nbspamd::history::ScanHistory*>(off->History())->Flush();
   }
   std::printf("the history holds %llu scans, its bound\n",
               static_cast<unsigned long long>(history.Figures().kept));
@@ -231,6 +252,12 @@ int main(int argc, char** argv) {
   for (const double micros : background) background_mean += micros / rounds;
   std::printf("  history's writer and RocksDB threads: median %.1f, mean %.1f\n",
               Median(background), background_mean);
+  if (facts_before) {
+    std::printf(
+        "  (both filters keep a history: their writers' CPU is in the line above, "
+        "and off ÷ on of the classifying thread is the facts' cost)\n");
+    return 0;
+  }
   std::printf(
       "  off ÷ (on + writer), with the classifying threads' medians and the writer's mean: "
       "%.3f, the throughput kept by a CPU-bound daemon\n",
