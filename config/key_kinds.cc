@@ -160,6 +160,45 @@ bool SetClusterRedis(Settings& settings, const Value& value) {
   return true;
 }
 
+bool SetClusterSentinels(Settings& settings, const Value& value) {
+  const std::string& text = std::get<std::string>(value);
+  if (text.empty()) {
+    settings.cluster_sentinels.clear();
+    return true;
+  }
+  std::string_view rest = text;
+  while (true) {
+    const std::size_t comma = rest.find(',');
+    std::string_view item = rest.substr(0, comma);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    Settings probe;
+    if (!SetClusterRedis(probe, Value(std::string(item)))) return false;
+    if (item.empty()) return false;
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  settings.cluster_sentinels = text;
+  return true;
+}
+
+bool SetClusterMinReplicas(Settings& settings, const Value& value) {
+  const std::string& text = std::get<std::string>(value);
+  if (text.empty()) {
+    settings.cluster_min_replicas = std::nullopt;
+    return true;
+  }
+  const std::optional<std::uint64_t> n = ParseUnsigned(text);
+  if (!n || *n > 16) return false;
+  settings.cluster_min_replicas = static_cast<unsigned>(*n);
+  return true;
+}
+
+std::string FormatClusterMinReplicas(const Settings& settings) {
+  return QuoteToml(settings.cluster_min_replicas ? std::to_string(*settings.cluster_min_replicas)
+                                                 : std::string());
+}
+
 // train_margin: "" (learn every message) or a finite number of at least 0.
 bool SetTrainMargin(Settings& settings, const Value& value) {
   if (!SetOptionalScore<&Settings::train_margin>(settings, value)) return false;

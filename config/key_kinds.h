@@ -42,6 +42,13 @@ bool SetSpamdListen(Settings& settings, const Value& value);
 // "" (standalone), or "HOST:PORT" of Redis with a port from 1 to 65535.
 bool SetClusterRedis(Settings& settings, const Value& value);
 
+// "" or "HOST:PORT,HOST:PORT,..." of Redis Sentinels.
+bool SetClusterSentinels(Settings& settings, const Value& value);
+
+// cluster_min_replicas: "" (by default) or 0..16, as a string.
+bool SetClusterMinReplicas(Settings& settings, const Value& value);
+std::string FormatClusterMinReplicas(const Settings& settings);
+
 // train_margin: "" (learn every message) or a finite number of at least 0.
 bool SetTrainMargin(Settings& settings, const Value& value);
 

@@ -232,6 +232,32 @@ constexpr std::array kKeys = {
     UnsignedKey<&Settings::cluster_retention_seconds, 60, 31536000>(
         "cluster_retention_seconds", "SECONDS",
         "Stream entries are kept at least this long; a checkpoint younger than this can join."),
+    Key{.name = "cluster_sentinels",
+        .metavar = "HOST:PORT,...",
+        .help = "Redis Sentinels that name the primary (cluster_redis unused); \"\" = none.",
+        .kind = Kind::kString,
+        .valid = "\"\" or HOST:PORT items separated by commas",
+        .set = &SetClusterSentinels,
+        .format = [](const Settings& s) { return QuoteToml(s.cluster_sentinels); }},
+    StringKey<&Settings::cluster_sentinel_master, false>(
+        "cluster_sentinel_master", "NAME", "The name the sentinels monitor the primary under."),
+    StringKey<&Settings::cluster_redis_password_file, true>(
+        "cluster_redis_password_file", "FILE",
+        "File holding the Redis password (AUTH; never logged); \"\" = none."),
+    StringKey<&Settings::cluster_sentinel_password_file, true>(
+        "cluster_sentinel_password_file", "FILE",
+        "File holding the sentinels' password (AUTH; never logged); \"\" = none."),
+    Key{.name = "cluster_min_replicas",
+        .metavar = "N",
+        .help =
+            "A train is acknowledged once on N replicas (WAIT); \"\" = 1 with sentinels, else 0.",
+        .kind = Kind::kString,
+        .valid = "\"\" or a number from 0 to 16, as a string",
+        .set = &SetClusterMinReplicas,
+        .format = &FormatClusterMinReplicas},
+    UnsignedKey<&Settings::cluster_replica_timeout_ms, 1, 60000>(
+        "cluster_replica_timeout_ms", "MS",
+        "How long a train waits for cluster_min_replicas replicas before a 503."),
     StringKey<&Settings::milter_listen, true>(
         "milter_listen", "ADDRESS",
         "Milter listener (docs/MILTER.md): inet:HOST:PORT, HOST:PORT or unix:/PATH; \"\" = off."),

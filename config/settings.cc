@@ -45,8 +45,9 @@ std::expected<void, Error> CheckAutolearn(const Settings& settings) {
                            ") must be less than autolearn_spam_confidence (" +
                            FormatDouble(settings.autolearn_spam_confidence) + ")");
   }
-  if (settings.autolearn && !settings.cluster_redis.empty()) {
-    return InvalidArgument("autolearn is not available in cluster mode (cluster_redis is set)");
+  if (settings.autolearn && InClusterMode(settings)) {
+    return InvalidArgument(
+        "autolearn is not available in cluster mode (cluster_redis or cluster_sentinels is set)");
   }
 
   if ((settings.token_expiry_days > 0 || settings.token_cap > 0) &&

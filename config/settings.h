@@ -58,6 +58,12 @@
 //   log_level                 debug, info, warning or error
 //   log_format                logfmt or json
 //   cluster_redis             "" or HOST:PORT of Redis (cluster mode)
+//   cluster_sentinels         "" or HOST:PORT,HOST:PORT,... of Redis Sentinels (cluster mode;
+//                             they name the primary, cluster_redis is then unused)
+//   cluster_sentinel_master   non-empty: the primary's name in Sentinel
+//   cluster_redis_password_file, cluster_sentinel_password_file  a path or "" (no AUTH)
+//   cluster_min_replicas      "" (1 with cluster_sentinels, else 0) or 0..16, as a string
+//   cluster_replica_timeout_ms 1..60000
 //   cluster_stream            non-empty Redis key
 //   cluster_name              any string ("" = hostname:port)
 //   cluster_wait_applied      bool
@@ -277,6 +283,18 @@ struct Settings {
   bool cluster_wait_applied = false;
   // Stream entries are kept at least this long (a checkpoint younger than this can join).
   unsigned cluster_retention_seconds = 24 * 3600;
+  // Cluster mode through Redis Sentinel: "HOST:PORT,HOST:PORT,..." of the sentinels, which name
+  // the primary (cluster_redis is then unused); "" = not.
+  std::string cluster_sentinels;
+  std::string cluster_sentinel_master = "nbspamd";  // The name the sentinels know the primary by.
+  // Files holding the password of Redis (primary and replicas) and of the sentinels (one line;
+  // "" = no AUTH). Read at start-up; the passwords are never logged.
+  std::string cluster_redis_password_file;
+  std::string cluster_sentinel_password_file;
+  // A train is acknowledged once its event is on this many replicas (WAIT); nullopt = 1 with
+  // cluster_sentinels (a promoted replica has every acknowledged train), else 0.
+  std::optional<unsigned> cluster_min_replicas;
+  unsigned cluster_replica_timeout_ms = 1000;  // How long WAIT waits for them.
   // The milter front end (docs/MILTER.md): where it listens, "" = off. Checked in full by the
   // milter's own parser at start-up (server/main.cc), so a bad value names the key there.
   std::string milter_listen;
@@ -339,6 +357,16 @@ struct Settings {
 
   friend bool operator==(const Settings&, const Settings&) = default;
 };
+
+// Whether `settings` run cluster mode (cluster_redis or cluster_sentinels set).
+[[nodiscard]] inline bool InClusterMode(const Settings& settings) {
+  return !settings.cluster_redis.empty() || !settings.cluster_sentinels.empty();
+}
+
+// cluster_min_replicas as it applies: its value, or by default 1 with sentinels, else 0.
+[[nodiscard]] inline unsigned ClusterMinReplicas(const Settings& settings) {
+  return settings.cluster_min_replicas.value_or(settings.cluster_sentinels.empty() ? 0 : 1);
+}
 
 // What the command line asked for, with the settings to run with.
 struct LoadResult {

@@ -878,6 +878,44 @@ TEST_F(SettingsTest, AutolearnIsOffByDefaultAndItsKeysAreChecked) {
               HasSubstr("autolearn is not available in cluster mode"));
 }
 
+// Cluster mode through Redis Sentinel: the sentinels' list is checked item by item, and
+// cluster_min_replicas defaults to 1 with sentinels, 0 without.
+TEST_F(SettingsTest, SentinelSettingsAndTheDefaultOfMinReplicas) {
+  const Settings defaults = LoadOk({});
+  EXPECT_EQ(defaults.cluster_sentinels, "");
+  EXPECT_EQ(defaults.cluster_sentinel_master, "nbspamd");
+  EXPECT_EQ(defaults.cluster_redis_password_file, "");
+  EXPECT_EQ(defaults.cluster_sentinel_password_file, "");
+  EXPECT_EQ(defaults.cluster_min_replicas, std::nullopt);
+  EXPECT_EQ(defaults.cluster_replica_timeout_ms, 1000u);
+  EXPECT_FALSE(InClusterMode(defaults));
+  EXPECT_EQ(ClusterMinReplicas(defaults), 0u);
+  EXPECT_EQ(ClusterMinReplicas(LoadOk({"--cluster-redis", "127.0.0.1:6379"})), 0u);
+
+  const Settings sentinel =
+      LoadOk({"--cluster-sentinels", "10.0.0.1:26379, 10.0.0.2:26380,sentinel-3:26379",
+              "--cluster-sentinel-master", "mail"});
+  EXPECT_TRUE(InClusterMode(sentinel));
+  EXPECT_EQ(sentinel.cluster_redis, "");
+  EXPECT_EQ(sentinel.cluster_sentinel_master, "mail");
+  EXPECT_EQ(ClusterMinReplicas(sentinel), 1u);
+  EXPECT_EQ(
+      ClusterMinReplicas(LoadOk({"--cluster-sentinels", "s:26379", "--cluster-min-replicas", "0"})),
+      0u);
+  EXPECT_EQ(LoadOk({"--cluster-min-replicas", "2"}).cluster_min_replicas, 2u);
+  EXPECT_EQ(LoadOk({"--cluster-replica-timeout-ms", "250"}).cluster_replica_timeout_ms, 250u);
+
+  EXPECT_NE(LoadError({"--cluster-sentinels", "10.0.0.1"}), "");
+  EXPECT_NE(LoadError({"--cluster-sentinels", "10.0.0.1:26379,"}), "");
+  EXPECT_NE(LoadError({"--cluster-sentinels", "10.0.0.1:0"}), "");
+  EXPECT_NE(LoadError({"--cluster-sentinel-master", ""}), "");
+  EXPECT_NE(LoadError({"--cluster-min-replicas", "17"}), "");
+  EXPECT_NE(LoadError({"--cluster-min-replicas", "one"}), "");
+  EXPECT_NE(LoadError({"--cluster-replica-timeout-ms", "0"}), "");
+  EXPECT_THAT(LoadError({"--autolearn", "true", "--cluster-sentinels", "s:26379"}),
+              HasSubstr("autolearn is not available in cluster mode"));
+}
+
 TEST_F(SettingsTest, NoTokenMayPassForAutolearn) {
   Settings settings;
   settings.auth_tokens = "mx1:0123456789abcdef0123";

@@ -17,6 +17,8 @@ Readiness ReadinessOf(const storage::WriteHealth& store,
     if (cluster->gap) {
       readiness.degraded.push_back(
           "cluster: stopped: the training stream was trimmed past this daemon's model");
+    } else if (cluster->stream_behind) {
+      readiness.degraded.push_back("cluster: " + cluster->stream_behind_reason);
     } else if (!cluster->connected) {
       readiness.degraded.push_back("cluster: redis unreachable, lag " +
                                    Seconds(cluster->lag_seconds));

@@ -20,8 +20,11 @@ struct ClusterPeer {
 
 struct ClusterStatus {
   bool connected = false;
-  bool gap = false;              // The log was trimmed past this daemon's model: it stopped.
-  std::string applied;           // The last entry applied here ("" before any).
+  bool gap = false;  // The log was trimmed past this daemon's model: it stopped.
+  // The log lost entries this daemon applied (it ends before, or lacks, its position): stopped.
+  bool stream_behind = false;
+  std::string stream_behind_reason;  // What was found, when stream_behind.
+  std::string applied;               // The last entry applied here ("" before any).
   std::uint64_t applied_ms = 0;  // The time part of `applied` (Unix milliseconds; 0 before any).
   std::string last;              // The log's last entry as last seen ("" when empty or unknown).
   double lag_seconds = 0;        // `last` minus `applied` by their timestamps; 0 when caught up.
@@ -29,6 +32,7 @@ struct ClusterStatus {
   std::uint64_t waiting = 0;                // Requests waiting for their event to be applied here.
   std::uint64_t completion_exceptions = 0;  // Completions that threw (a bug in the caller).
   std::uint64_t report_errors = 0;          // Failed position-report rounds.
+  std::uint64_t replica_wait_failures = 0;  // Trains refused: too few replicas confirmed them.
   std::vector<ClusterPeer> peers;
 };
 

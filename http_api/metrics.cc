@@ -296,6 +296,15 @@ std::string RenderClusterMetrics(const core::ClusterStatus& status) {
       out, "nbspamd_cluster_stopped_by_gap", "gauge",
       "1 when the stream was trimmed past this daemon's model and it stopped following it.");
   AppendSample(out, "nbspamd_cluster_stopped_by_gap", "", status.gap ? 1 : 0);
+  AppendMetricHeader(out, "nbspamd_cluster_stream_behind", "gauge",
+                     "1 when the stream lost entries this daemon applied (it ends before, or "
+                     "lacks, this daemon's position) and it stopped applying it.");
+  AppendSample(out, "nbspamd_cluster_stream_behind", "", status.stream_behind ? 1 : 0);
+  AppendMetricHeader(out, "nbspamd_cluster_replica_wait_failures_total", "counter",
+                     "Trains answered 503 because WAIT found fewer than cluster_min_replicas "
+                     "replicas holding their event in time.");
+  AppendSample(out, "nbspamd_cluster_replica_wait_failures_total", "",
+               static_cast<double>(status.replica_wait_failures));
   AppendMetricHeader(
       out, "nbspamd_cluster_applied_position_info", "gauge",
       "The training stream entry applied last here, and the stream's last entry seen.");

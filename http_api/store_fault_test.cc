@@ -152,6 +152,11 @@ TEST(ReadinessTest, ReasonsOfEachPart) {
   EXPECT_EQ(core::ReadinessOf(full, cluster).degraded,
             (std::vector<std::string>{"read_only: disk full: x",
                                       "cluster: redis unreachable, lag 12 s"}));
+  cluster.stream_behind = true;
+  cluster.stream_behind_reason = "stream behind this daemon: the training stream lacks 9-0";
+  EXPECT_EQ(core::ReadinessOf({}, cluster).degraded,
+            std::vector<std::string>{
+                "cluster: stream behind this daemon: the training stream lacks 9-0"});
   cluster.gap = true;
   EXPECT_FALSE(core::ReadinessOf({}, cluster).ready());
 }

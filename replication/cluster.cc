@@ -1,5 +1,6 @@
 #include "replication/cluster.h"
 
+#include <algorithm>
 #include <exception>
 #include <random>
 #include <utility>
@@ -34,6 +35,14 @@ std::int64_t NowMilliseconds() {
       .count();
 }
 
+// The read timeout of a connection whose longest command takes `longest` (XREAD BLOCK, or
+// nothing special), and which may also WAIT for replicas.
+std::chrono::milliseconds IoTimeout(const ClusterOptions& options,
+                                    std::chrono::milliseconds longest) {
+  if (options.min_replicas <= 0) return longest;
+  return std::max(longest, options.replica_timeout + std::chrono::seconds(5));
+}
+
 double LagSeconds(const std::string& applied, const std::string& last) {
   const auto last_id = StreamId::Parse(last);
   if (!last_id) return 0;
@@ -51,7 +60,7 @@ ClusterReplicator::ClusterReplicator(storage::Store& store, core::TrainingWriter
       options_(std::move(options)),
       positions_key_(options_.stream + ":positions"),
       trimmed_key_(options_.stream + ":trimmed"),
-      appender_(options_.redis_host, options_.redis_port) {
+      appender_(options_.Target(), IoTimeout(options_, std::chrono::seconds(5))) {
   std::random_device random;
   const std::uint64_t incarnation = (std::uint64_t{random()} << 32) ^ random();
   waiter_prefix_ = options_.name + "/" + std::to_string(incarnation) + "/";
@@ -73,6 +82,44 @@ std::expected<void, Error> ClusterReplicator::CheckNoGap(RedisClient& redis,
                          ": start it from a checkpoint of another daemon (POST /admin/backup)");
   }
   return {};
+}
+
+RedisTarget ClusterOptions::Target() const {
+  return RedisTarget{.host = redis_host,
+                     .port = redis_port,
+                     .sentinels = sentinels,
+                     .master_name = sentinel_master,
+                     .password = redis_password,
+                     .sentinel_password = sentinel_password};
+}
+
+std::expected<void, Error> CheckStreamHolds(RedisClient& redis, const std::string& stream,
+                                            const std::string& position) {
+  const std::optional<StreamId> id = StreamId::Parse(position);
+  if (!id || *id == StreamId{}) return {};
+  auto entry = redis.Command({"XRANGE", stream, position, position, "COUNT", "1"});
+  if (!entry) return std::unexpected(entry.error());
+  if (entry->type == RedisReply::Type::kArray && !entry->elements.empty()) return {};
+  auto trimmed = redis.Command({"GET", stream + ":trimmed"});
+  if (!trimmed) return std::unexpected(trimmed.error());
+  if (trimmed->type == RedisReply::Type::kString) {
+    // Trimmed through it (by the others, this daemon being away past the retention): not lost.
+    const std::optional<StreamId> through = StreamId::Parse(trimmed->text);
+    if (through && *id <= *through) return {};
+  }
+  std::string end = "nothing: it is empty";
+  auto last = redis.Command({"XREVRANGE", stream, "+", "-", "COUNT", "1"});
+  if (!last) return std::unexpected(last.error());
+  if (!last->elements.empty() && !last->elements[0].elements.empty()) {
+    end = last->elements[0].elements[0].text;
+  }
+  return MakeError(ErrorCode::kDataLoss,
+                   "stream behind this daemon: the training stream '" + stream +
+                       "' lacks the entry " + position +
+                       " this daemon applied last (the stream ends at " + end +
+                       "): events were lost, e.g. by a failover to a replica that lacked them; "
+                       "this daemon applies nothing more: rebuild it from a checkpoint of a "
+                       "daemon that did not apply them (docs/SCALING.md)");
 }
 
 std::expected<std::string, Error> ReadClusterScanKey(RedisClient& redis,
@@ -111,7 +158,7 @@ void ClusterReplicator::ReadScanKey(RedisClient& redis) {
 
 std::expected<void, Error> ClusterReplicator::Start() {
   {
-    RedisClient redis(options_.redis_host, options_.redis_port);
+    RedisClient redis(options_.Target());
     ReadScanKey(redis);
     auto checked = CheckNoGap(redis, store_.StreamPosition());
     if (!checked) {
@@ -138,6 +185,25 @@ void ClusterReplicator::Pause(std::chrono::milliseconds duration) {
   stop_wake_.wait_for(lock, duration, [this] { return stopping_; });
 }
 
+std::expected<void, Error> ClusterReplicator::WaitForReplicas() {
+  auto waited = appender_.Command({"WAIT", std::to_string(options_.min_replicas),
+                                   std::to_string(options_.replica_timeout.count())});
+  if (!waited) {
+    return MakeError(ErrorCode::kUnavailable,
+                     "waiting for the replicas of the training event: " + waited.error().message);
+  }
+  const long long reached = waited->type == RedisReply::Type::kInteger ? waited->integer : 0;
+  if (reached < options_.min_replicas) {
+    replica_wait_failures_.fetch_add(1, std::memory_order_relaxed);
+    return MakeError(ErrorCode::kUnavailable,
+                     "the training event reached " + std::to_string(reached) + " of the " +
+                         std::to_string(options_.min_replicas) + " replicas required within " +
+                         std::to_string(options_.replica_timeout.count()) +
+                         " ms; it may still be applied, and a retry with the same id is harmless");
+  }
+  return {};
+}
+
 void ClusterReplicator::Submit(core::TrainingChange change, core::ReplicatedDone done) {
   StreamEvent event;
   static_cast<core::TrainingChange&>(event) = std::move(change);
@@ -146,11 +212,17 @@ void ClusterReplicator::Submit(core::TrainingChange change, core::ReplicatedDone
                           "this daemon stopped following the training stream: it was trimmed "
                           "past its model"));
   }
+  if (behind_) {
+    return done(MakeError(ErrorCode::kUnavailable,
+                          "this daemon stopped following the training stream: the stream lost "
+                          "events this daemon applied"));
+  }
   {
     std::lock_guard lock(stop_mutex_);
     if (stopping_) return done(MakeError(ErrorCode::kUnavailable, "the daemon is shutting down"));
   }
   std::expected<RedisReply, Error> appended;
+  std::expected<void, Error> replicated;
   std::string waiter;
   {
     std::lock_guard lock(append_mutex_);
@@ -158,53 +230,93 @@ void ClusterReplicator::Submit(core::TrainingChange change, core::ReplicatedDone
       waiter = waiter_prefix_ + std::to_string(next_waiter_++);
       event.waiter = waiter;
       std::lock_guard waiters_lock(waiters_mutex_);
-      waiters_.emplace(waiter, Waiter{std::move(done),
-                                      std::chrono::steady_clock::now() + options_.wait_timeout});
+      waiters_.emplace(waiter,
+                       Waiter{.done = std::move(done),
+                              .deadline = std::chrono::steady_clock::now() + options_.wait_timeout,
+                              .replicated = options_.min_replicas <= 0,
+                              .outcome = std::nullopt});
     }
     const std::vector<std::string> command = {"XADD", options_.stream, "*", kEventField,
                                               EncodeStreamEvent(event)};
     appended = appender_.Command(command);
-    // A connection that Redis closed (a restart) fails once; a fresh one is tried at once.
+    // A connection that Redis closed (a restart, a failover) fails once; a fresh one is tried at
+    // once (with sentinels: to the primary they name now).
     if (!appended && appended.error().code == ErrorCode::kUnavailable) {
       appended = appender_.Command(command);
+    }
+    if (appended && appended->type == RedisReply::Type::kString && options_.min_replicas > 0) {
+      // On the same connection: WAIT counts the replicas that have this connection's writes.
+      replicated = WaitForReplicas();
     }
   }
   if (appended && appended->type != RedisReply::Type::kString) {
     appended = MakeError(ErrorCode::kInternal, "Redis answered XADD without an entry id");
   }
+  std::optional<Error> failure;
   if (!appended) {
-    Error error = appended.error();
-    if (error.code != ErrorCode::kUnavailable) error.code = ErrorCode::kUnavailable;
-    error.message = "cannot append to the training stream: " + error.message;
-    LogWarning("cluster: " + error.message);
-    if (!waiter.empty()) {
-      std::unique_lock lock(waiters_mutex_);
-      const auto it = waiters_.find(waiter);
-      if (it == waiters_.end()) return;  // Applied meanwhile after all: answered.
-      core::ReplicatedDone waiting = std::move(it->second.done);
-      waiters_.erase(it);
-      lock.unlock();
-      return waiting(std::unexpected(std::move(error)));
-    }
-    return done(std::unexpected(std::move(error)));
+    failure = appended.error();
+    failure->code = ErrorCode::kUnavailable;
+    failure->message = "cannot append to the training stream: " + failure->message;
+  } else if (!replicated) {
+    failure = replicated.error();
   }
-  if (waiter.empty()) done(core::Replicated{appended->text, std::nullopt});
+  if (failure) {
+    if (!appended) {
+      LogWarning("cluster: " + failure->message);
+    } else if (const auto held_back = replica_log_.Admit()) {
+      LogWarning("cluster: " + failure->message, {{"suppressed", std::to_string(*held_back)}});
+    }
+    if (waiter.empty()) return done(std::unexpected(std::move(*failure)));
+    std::unique_lock lock(waiters_mutex_);
+    const auto it = waiters_.find(waiter);
+    if (it == waiters_.end()) return;  // Expired meanwhile: answered.
+    core::ReplicatedDone waiting = std::move(it->second.done);
+    waiters_.erase(it);
+    lock.unlock();
+    return waiting(std::unexpected(std::move(*failure)));
+  }
+  if (waiter.empty()) return done(core::Replicated{appended->text, std::nullopt});
+  if (options_.min_replicas > 0) {
+    // Replicated: answer now if it was applied meanwhile, else when it is (Resolve).
+    core::ReplicatedDone waiting;
+    std::optional<std::expected<core::Replicated, Error>> outcome;
+    {
+      std::lock_guard lock(waiters_mutex_);
+      const auto it = waiters_.find(waiter);
+      if (it == waiters_.end()) return;  // Expired meanwhile: answered.
+      if (!it->second.outcome) {
+        it->second.replicated = true;
+        return;
+      }
+      waiting = std::move(it->second.done);
+      outcome = std::move(it->second.outcome);
+      waiters_.erase(it);
+    }
+    waiting(std::move(*outcome));
+  }
 }
 
 void ClusterReplicator::Resolve(const std::string& waiter, const std::string& stream_id,
                                 std::expected<model::LearnStatus, Error> outcome) {
   if (waiter.empty() || !waiter.starts_with(waiter_prefix_)) return;
+  std::expected<core::Replicated, Error> result =
+      outcome ? std::expected<core::Replicated, Error>(core::Replicated{stream_id, *outcome})
+              : std::unexpected(std::move(outcome.error()));
   core::ReplicatedDone done;
   {
     std::lock_guard lock(waiters_mutex_);
     const auto it = waiters_.find(waiter);
     if (it == waiters_.end()) return;
+    if (!it->second.replicated) {
+      // Applied before WAIT confirmed its replicas: Submit answers once it does.
+      it->second.outcome = std::move(result);
+      return;
+    }
     done = std::move(it->second.done);
     waiters_.erase(it);
   }
   try {
-    if (!outcome) return done(std::unexpected(std::move(outcome.error())));
-    done(core::Replicated{stream_id, *outcome});
+    done(std::move(result));
   } catch (...) {
     // A completion must not throw; the reader goes on.
     NoteCompletionException();
@@ -444,10 +556,27 @@ void ClusterReplicator::Report(RedisClient& redis, bool trim) {
   }
 }
 
+std::expected<bool, Error> ClusterReplicator::ReadIsReplicated(RedisClient& redis) {
+  std::string applied;
+  {
+    std::lock_guard lock(status_mutex_);
+    applied = status_.applied;
+  }
+  // A write of this connection's, after the read: WAIT then covers everything read before it.
+  auto reported = redis.Command(
+      {"HSET", positions_key_, options_.name, EncodePositionReport(applied, NowMilliseconds())});
+  if (!reported) return std::unexpected(reported.error());
+  auto waited = redis.Command({"WAIT", std::to_string(options_.min_replicas),
+                               std::to_string(options_.replica_timeout.count())});
+  if (!waited) return std::unexpected(waited.error());
+  return waited->type == RedisReply::Type::kInteger && waited->integer >= options_.min_replicas;
+}
+
 void ClusterReplicator::Run() {
-  RedisClient reader(options_.redis_host, options_.redis_port);
+  RedisClient reader(options_.Target());
   constexpr int kBlockMilliseconds = 500;
-  reader.SetTimeout(std::chrono::milliseconds(kBlockMilliseconds) + std::chrono::seconds(5));
+  reader.SetTimeout(
+      IoTimeout(options_, std::chrono::milliseconds(kBlockMilliseconds) + std::chrono::seconds(5)));
   std::string last = store_.StreamPosition();
   if (last.empty()) last = "0-0";
   bool checked = false;
@@ -487,15 +616,43 @@ void ClusterReplicator::Run() {
           Pause(std::chrono::seconds(5));
           continue;
         }
+        if (auto holds = CheckStreamHolds(reader, options_.stream, last); !holds) {
+          if (holds.error().code == ErrorCode::kUnavailable) {
+            disconnected(holds.error());
+            continue;
+          }
+          if (!behind_) LogError("cluster: " + holds.error().message);
+          behind_ = true;
+          {
+            std::lock_guard lock(status_mutex_);
+            status_.stream_behind = true;
+            status_.stream_behind_reason = holds.error().message;
+          }
+          Pause(std::chrono::seconds(5));
+          continue;
+        }
+        if (behind_) {
+          LogInfo("cluster: the training stream holds this daemon's position " + last +
+                  " again; following it");
+          behind_ = false;
+          std::lock_guard lock(status_mutex_);
+          status_.stream_behind = false;
+          status_.stream_behind_reason.clear();
+        }
         checked = true;
         ReadScanKey(reader);
-        if (!was_connected) LogInfo("cluster: connected to Redis again");
+        if (!was_connected) LogInfo("cluster: connected to Redis again at " + reader.address());
         was_connected = true;
         std::lock_guard lock(status_mutex_);
         status_.connected = true;
       }
       const auto now = std::chrono::steady_clock::now();
       if (now >= next_report) {
+        // A primary demoted by a failover answers reads as a replica: follow the new one.
+        if (auto master = reader.CheckMaster(); !master) {
+          disconnected(master.error());
+          continue;
+        }
         const bool trim = now >= next_trim;
         Report(reader, trim);
         if (trim) next_trim = now + options_.trim_interval;
@@ -527,6 +684,30 @@ void ClusterReplicator::Run() {
         entries.push_back(std::move(entry));
       }
       if (entries.empty()) continue;
+      if (options_.min_replicas > 0) {
+        // Applied here only once on enough replicas, so a promoted replica has what every
+        // daemon applied: read again until it is.
+        auto replicated = ReadIsReplicated(reader);
+        if (!replicated) {
+          if (replicated.error().code == ErrorCode::kUnavailable) {
+            disconnected(replicated.error());
+          } else {
+            LogError("cluster: waiting for replicas: " + replicated.error().message);
+            Pause(std::chrono::seconds(1));
+          }
+          continue;
+        }
+        if (!*replicated) {
+          if (const auto held_back = unreplicated_log_.Admit()) {
+            LogWarning("cluster: stream entries through " + entries.back().id +
+                           " are on fewer than " + std::to_string(options_.min_replicas) +
+                           " replicas; not applied until they are",
+                       {{"suppressed", std::to_string(*held_back)}});
+          }
+          Pause(std::chrono::milliseconds(100));
+          continue;
+        }
+      }
       if (!Apply(entries)) {
         Pause(std::chrono::seconds(1));
         last = store_.StreamPosition();
@@ -564,6 +745,7 @@ core::ClusterStatus ClusterReplicator::Status() const {
   status.applied_ms = StreamId::Parse(status.applied).value_or(StreamId{}).ms;
   status.completion_exceptions = CompletionExceptions();
   status.report_errors = ReportErrors();
+  status.replica_wait_failures = ReplicaWaitFailures();
   {
     std::lock_guard lock(waiters_mutex_);
     status.waiting = waiters_.size();

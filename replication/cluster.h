@@ -62,8 +62,22 @@
 namespace nbspamd::replication {
 
 struct ClusterOptions {
-  std::string redis_host = "127.0.0.1";
+  std::string redis_host = "127.0.0.1";  // Without sentinels: the one Redis.
   std::uint16_t redis_port = 6379;
+  // With sentinels (not empty): the primary is the one they name for `sentinel_master`, asked
+  // again after every broken connection, READONLY error or role that is not master
+  // (redis_client.h); redis_host and redis_port are unused.
+  std::vector<HostPort> sentinels;
+  std::string sentinel_master = "nbspamd";
+  std::string redis_password;     // AUTH to Redis when not empty. Never logged.
+  std::string sentinel_password;  // AUTH to the sentinels when not empty. Never logged.
+  // A train is acknowledged only once WAIT says its event is on this many replicas (0: as soon
+  // as the primary has it), and this daemon applies an entry only once it is on that many, so
+  // a promoted replica holds every acknowledged event and every applied one (docs/SCALING.md).
+  int min_replicas = 0;
+  // How long WAIT waits for them; then the train is answered kUnavailable (it may still be
+  // applied: a retry with the same id is harmless).
+  std::chrono::milliseconds replica_timeout{1000};
   std::string stream = "nbspamd:training";
   std::string name;  // This daemon's name in "<stream>:positions". REQUIRES: not empty.
   // Answer a train or forget only once this daemon has applied it (read your own writes); else,
@@ -80,6 +94,9 @@ struct ClusterOptions {
   // Given the cluster's key of the scan header (64 hex digits) once it is read (on the calling
   // thread of Start, or later on the reader thread when Redis was down then). None: not read.
   std::function<void(std::string_view key_hex)> scan_key_read;
+
+  // Where to connect, from the fields above.
+  [[nodiscard]] RedisTarget Target() const;
 };
 
 // The cluster's key of the scan header in "<stream>:scan-key" (64 hex digits, 32 bytes from the
@@ -88,8 +105,22 @@ struct ClusterOptions {
 [[nodiscard]] std::expected<std::string, Error> ReadClusterScanKey(RedisClient& redis,
                                                                    const std::string& stream);
 
+// Whether the stream still holds the entry `position` (this daemon's applied position, "" or
+// "0-0" before any): kDataLoss when it is neither there nor trimmed (the "<stream>:trimmed" bound
+// is below it), i.e. the stream lost events this daemon applied (a failover to a replica that
+// lacked them, or a Redis that lost its data). kUnavailable when Redis cannot be asked.
+[[nodiscard]] std::expected<void, Error> CheckStreamHolds(RedisClient& redis,
+                                                          const std::string& stream,
+                                                          const std::string& position);
+
 // The TrainingLog of cluster mode. Thread safety: Submit and Status from any thread; Start and
 // Stop from one.
+//
+// A stream that lost events this daemon applied (CheckStreamHolds, checked at every connection)
+// stops the reader: nothing more is applied, trains are answered kUnavailable, Status says
+// `stream_behind` (/readyz degraded, a metric), and the check is repeated every few seconds, so
+// a restored stream is followed again. Entries numbered after the loss are never applied on top
+// of a model holding events the others lack: the daemon is rebuilt from a checkpoint instead.
 class ClusterReplicator final : public core::TrainingLog {
  public:
   // `writer` must be the only writer of `store`, and only this replicator may submit to it.
@@ -107,15 +138,22 @@ class ClusterReplicator final : public core::TrainingLog {
   // Stops reading; waiting requests get kUnavailable. Idempotent.
   void Stop() override;
 
-  // Appends `event` and calls `done` once: with the stream id when Redis has it (or, with
-  // wait_applied, once this daemon has applied it, with the outcome or the event's own error,
-  // e.g. kNotFound for a forget of an unknown id); kUnavailable when Redis cannot be reached,
-  // the wait timed out, or the daemon stops. Runs `done` on the caller's thread or on the
-  // reader's; `done` must be quick.
+  // Appends `event` and calls `done` once: with the stream id when Redis has it and, with
+  // min_replicas, WAIT reported it on that many replicas (or, with wait_applied, once this
+  // daemon has also applied it, with the outcome or the event's own error, e.g. kNotFound for a
+  // forget of an unknown id); kUnavailable when Redis cannot be reached, too few replicas
+  // confirmed it in time (it may still be applied: a retry with the same id is harmless), the
+  // wait timed out, the stream lost what this daemon applied, or the daemon stops. Runs `done` on
+  // the caller's thread or on the reader's; `done` must be quick.
   void Submit(core::TrainingChange change, core::ReplicatedDone done) override;
 
   [[nodiscard]] core::ClusterStatus Status() const override;
   [[nodiscard]] const ClusterOptions& options() const { return options_; }
+
+  // Trains not acknowledged because WAIT found fewer than min_replicas replicas in time.
+  [[nodiscard]] std::uint64_t ReplicaWaitFailures() const {
+    return replica_wait_failures_.load(std::memory_order_relaxed);
+  }
 
   // Error counters for /metrics; each event is also logged (rate-limited: at most a line a
   // minute per counter, saying how many were held back).
@@ -135,6 +173,10 @@ class ClusterReplicator final : public core::TrainingLog {
   struct Waiter {
     core::ReplicatedDone done;
     std::chrono::steady_clock::time_point deadline;
+    // Whether WAIT confirmed the event's replicas (or none are required); until then an outcome
+    // of applying it is held in `outcome`, not answered.
+    bool replicated = false;
+    std::optional<std::expected<core::Replicated, Error>> outcome;
   };
   struct Entry {
     std::string id;
@@ -149,6 +191,11 @@ class ClusterReplicator final : public core::TrainingLog {
   [[nodiscard]] std::expected<void, Error> CheckNoGap(RedisClient& redis,
                                                       const std::string& position);
   void Report(RedisClient& redis, bool trim);
+  // With min_replicas: whether what the reader read so far is on enough replicas (a write of
+  // this daemon's position, then WAIT on the reader's connection).
+  [[nodiscard]] std::expected<bool, Error> ReadIsReplicated(RedisClient& redis);
+  // WAIT on the appender for the event just appended; kUnavailable when too few replicas.
+  [[nodiscard]] std::expected<void, Error> WaitForReplicas();
   void NoteReportError(const std::string& what);
   void NoteCompletionException() noexcept;
   void Resolve(const std::string& waiter, const std::string& stream_id,
@@ -177,7 +224,8 @@ class ClusterReplicator final : public core::TrainingLog {
   std::condition_variable stop_wake_;
   bool stopping_ = false;  // Guarded by stop_mutex_.
   std::atomic<bool> gap_ = false;
-  bool scan_key_known_ = false;  // Start's, then the reader thread's.
+  std::atomic<bool> behind_ = false;  // The stream lost events this daemon applied.
+  bool scan_key_known_ = false;       // Start's, then the reader thread's.
 
   // The reader thread's own: every daemon seen in the positions hash within the window, as
   // TrimFloor last returned them.
@@ -185,6 +233,9 @@ class ClusterReplicator final : public core::TrainingLog {
 
   std::atomic<std::uint64_t> completion_exceptions_ = 0;
   std::atomic<std::uint64_t> report_errors_ = 0;
+  std::atomic<std::uint64_t> replica_wait_failures_ = 0;
+  LogThrottle replica_log_;       // Trains refused for want of replicas.
+  LogThrottle unreplicated_log_;  // Entries read but not yet applied for want of replicas.
   LogThrottle completion_log_;
   LogThrottle report_log_;
 

@@ -5,6 +5,34 @@
 namespace nbspamd::replication {
 namespace {
 
+TEST(HostPortListTest, ParsesSentinelAddresses) {
+  const auto list = ParseHostPortList("10.0.0.1:26379, sentinel-2:26380 ,::1:26381");
+  ASSERT_TRUE(list.has_value());
+  ASSERT_EQ(list->size(), 3u);
+  EXPECT_EQ((*list)[0].host, "10.0.0.1");
+  EXPECT_EQ((*list)[0].port, 26379);
+  EXPECT_EQ((*list)[1].host, "sentinel-2");
+  EXPECT_EQ((*list)[1].port, 26380);
+  EXPECT_EQ((*list)[2].host, "::1");
+  EXPECT_EQ((*list)[2].port, 26381);
+  EXPECT_FALSE(ParseHostPortList("").has_value());
+  EXPECT_FALSE(ParseHostPortList("10.0.0.1").has_value());
+  EXPECT_FALSE(ParseHostPortList("10.0.0.1:26379,").has_value());
+  EXPECT_FALSE(ParseHostPortList("10.0.0.1:65536").has_value());
+  EXPECT_FALSE(ParseHostPortList(":26379").has_value());
+}
+
+// No sentinel answers: kUnavailable, naming each one tried.
+TEST(HostPortListTest, AskingSentinelsThatDoNotAnswerIsUnavailable) {
+  RedisTarget target;
+  target.sentinels = {{"127.0.0.1", 1}, {"127.0.0.1", 2}};
+  const auto primary = AskSentinels(target, std::chrono::milliseconds(500));
+  ASSERT_FALSE(primary.has_value());
+  EXPECT_EQ(primary.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(primary.error().message.find("127.0.0.1:1"), std::string::npos);
+  EXPECT_NE(primary.error().message.find("127.0.0.1:2"), std::string::npos);
+}
+
 TEST(StreamEventTest, LearnRoundTrips) {
   StreamEvent event;
   event.id = "<m1@example.org>";

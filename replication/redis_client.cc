@@ -3,6 +3,8 @@
 #include <hiredis/hiredis.h>
 #include <sys/time.h>
 
+#include <algorithm>
+#include <charconv>
 #include <utility>
 
 namespace nbspamd::replication {
@@ -40,10 +42,84 @@ RedisReply Convert(const redisReply& reply) {
   return out;
 }
 
+constexpr std::chrono::milliseconds kSentinelTimeout{1000};
+
+std::expected<std::uint16_t, Error> ParsePort(std::string_view text) {
+  unsigned value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value == 0 ||
+      value > 65535) {
+    return MakeError(ErrorCode::kInvalidArgument, "not a port: '" + std::string(text) + "'");
+  }
+  return static_cast<std::uint16_t>(value);
+}
+
+std::string_view Trim(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  return text;
+}
+
 }  // namespace
 
+std::optional<std::vector<HostPort>> ParseHostPortList(std::string_view text) {
+  std::vector<HostPort> list;
+  while (true) {
+    const std::size_t comma = text.find(',');
+    const std::string_view item = Trim(text.substr(0, comma));
+    const std::size_t colon = item.rfind(':');
+    if (colon == std::string_view::npos || colon == 0) return std::nullopt;
+    const std::string_view host = item.substr(0, colon);
+    if (host.find_first_of(" \t\r\n/[]") != std::string_view::npos) return std::nullopt;
+    auto port = ParsePort(item.substr(colon + 1));
+    if (!port) return std::nullopt;
+    list.push_back({std::string(host), *port});
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+  }
+  return list;
+}
+
+std::expected<HostPort, Error> AskSentinels(const RedisTarget& target,
+                                            std::chrono::milliseconds timeout) {
+  std::string errors;
+  for (const HostPort& sentinel : target.sentinels) {
+    RedisTarget one{.host = sentinel.host,
+                    .port = sentinel.port,
+                    .sentinels = {},
+                    .master_name = target.master_name,
+                    .password = target.sentinel_password,
+                    .sentinel_password = {}};
+    RedisClient client(std::move(one), timeout);
+    auto reply = client.Command({"SENTINEL", "get-master-addr-by-name", target.master_name});
+    std::string error;
+    if (!reply) {
+      error = reply.error().message;
+    } else if (reply->type != RedisReply::Type::kArray || reply->elements.size() != 2) {
+      error = "it does not know the master '" + target.master_name + "'";
+    } else if (auto port = ParsePort(reply->elements[1].text); !port) {
+      error = port.error().message;
+    } else {
+      return HostPort{reply->elements[0].text, *port};
+    }
+    errors += (errors.empty() ? "" : "; ") + std::string("sentinel ") + sentinel.host + ":" +
+              std::to_string(sentinel.port) + ": " + error;
+  }
+  return MakeError(ErrorCode::kUnavailable,
+                   "no sentinel named the primary '" + target.master_name + "': " + errors);
+}
+
 RedisClient::RedisClient(std::string host, std::uint16_t port, std::chrono::milliseconds timeout)
-    : host_(std::move(host)), port_(port), timeout_(timeout) {}
+    : RedisClient(RedisTarget{.host = std::move(host),
+                              .port = port,
+                              .sentinels = {},
+                              .master_name = {},
+                              .password = {},
+                              .sentinel_password = {}},
+                  timeout) {}
+
+RedisClient::RedisClient(RedisTarget target, std::chrono::milliseconds timeout)
+    : target_(std::move(target)), timeout_(timeout) {}
 
 RedisClient::~RedisClient() { Disconnect(); }
 
@@ -53,19 +129,56 @@ void RedisClient::Disconnect() {
 }
 
 std::expected<void, Error> RedisClient::Connect() {
+  HostPort server{target_.host, target_.port};
+  if (!target_.sentinels.empty()) {
+    // A sentinel that does not answer quickly is passed over for the next.
+    auto primary = AskSentinels(target_, std::min(timeout_, kSentinelTimeout));
+    if (!primary) return std::unexpected(primary.error());
+    server = std::move(*primary);
+  }
+  address_ = server.host + ":" + std::to_string(server.port);
   const timeval tv = ToTimeval(timeout_);
-  redisContext* context = redisConnectWithTimeout(host_.c_str(), port_, tv);
+  redisContext* context = redisConnectWithTimeout(server.host.c_str(), server.port, tv);
   if (context == nullptr) {
     return MakeError(ErrorCode::kUnavailable, "cannot connect to Redis: out of memory");
   }
   if (context->err != 0) {
-    std::string message = "cannot connect to Redis at " + host_ + ":" + std::to_string(port_) +
-                          ": " + context->errstr;
+    std::string message = "cannot connect to Redis at " + address_ + ": " + context->errstr;
     redisFree(context);
     return MakeError(ErrorCode::kUnavailable, std::move(message));
   }
   context_ = context;
   applied_timeout_ = std::chrono::milliseconds(0);
+  if (!target_.password.empty()) {
+    if (auto auth = Send({"AUTH", target_.password}); !auth) {
+      Disconnect();
+      // The reply names no secret ("WRONGPASS ..."); kUnavailable: retried, never a gap.
+      return MakeError(ErrorCode::kUnavailable,
+                       "authenticating to Redis at " + address_ + ": " + auth.error().message);
+    }
+  }
+  if (!target_.sentinels.empty()) {
+    if (auto master = CheckMaster(); !master) return master;
+  }
+  return {};
+}
+
+std::expected<void, Error> RedisClient::CheckMaster() {
+  if (target_.sentinels.empty() || context_ == nullptr) return {};
+  auto role = Send({"ROLE"});
+  if (!role) {
+    Disconnect();
+    return MakeError(ErrorCode::kUnavailable, role.error().message);
+  }
+  const std::string name = role->type == RedisReply::Type::kArray && !role->elements.empty()
+                               ? role->elements[0].text
+                               : std::string("unknown");
+  if (name != "master") {
+    Disconnect();
+    return MakeError(ErrorCode::kUnavailable, "Redis at " + address_ +
+                                                  " is not the master (its role: " + name +
+                                                  "); asking the sentinels again");
+  }
   return {};
 }
 
@@ -73,6 +186,19 @@ std::expected<RedisReply, Error> RedisClient::Command(const std::vector<std::str
   if (context_ == nullptr) {
     if (auto connected = Connect(); !connected) return std::unexpected(connected.error());
   }
+  auto reply = Send(args);
+  if (!reply && reply.error().code == ErrorCode::kFailedPrecondition &&
+      reply.error().message.starts_with("Redis answered READONLY")) {
+    // A primary demoted to a replica by a failover: find the new one at the next command.
+    Disconnect();
+    return MakeError(ErrorCode::kUnavailable,
+                     reply.error().message + " (at " + address_ + "; no longer the primary)");
+  }
+  return reply;
+}
+
+std::expected<RedisReply, Error> RedisClient::Send(const std::vector<std::string>& args) {
+  if (context_ == nullptr) return MakeError(ErrorCode::kUnavailable, "not connected to Redis");
   if (applied_timeout_ != timeout_) {
     const timeval tv = ToTimeval(timeout_);
     if (redisSetTimeout(context_, tv) != REDIS_OK) {
@@ -92,7 +218,7 @@ std::expected<RedisReply, Error> RedisClient::Command(const std::vector<std::str
   auto* reply = static_cast<redisReply*>(
       redisCommandArgv(context_, static_cast<int>(argv.size()), argv.data(), lengths.data()));
   if (reply == nullptr) {
-    std::string message = "Redis connection to " + host_ + ":" + std::to_string(port_) +
+    std::string message = "Redis connection to " + address_ +
                           " failed: " + (context_->err != 0 ? context_->errstr : "no reply");
     Disconnect();
     return MakeError(ErrorCode::kUnavailable, std::move(message));

@@ -6,6 +6,11 @@
 //   auto reply = redis.Command({"XADD", "nbspamd:training", "*", "e", bytes});
 //   if (!reply) ...  // kUnavailable: not connected, or the connection broke (it reconnects next)
 //
+// With Sentinel (RedisTarget::sentinels), each connection is made to the primary the sentinels
+// name (SENTINEL get-master-addr-by-name, asking each in turn), which must say it is the master
+// (ROLE); a READONLY error drops the connection, so the next command asks the sentinels again:
+// a failover is followed without a restart.
+//
 // Not thread-safe: one thread at a time (callers guard it with a mutex or own it).
 #ifndef NBSPAMD_REPLICATION_REDIS_CLIENT_H_
 #define NBSPAMD_REPLICATION_REDIS_CLIENT_H_
@@ -13,7 +18,9 @@
 #include <chrono>
 #include <cstdint>
 #include <expected>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/error.h"
@@ -31,18 +38,47 @@ struct RedisReply {
   std::vector<RedisReply> elements;
 };
 
+struct HostPort {
+  std::string host;
+  std::uint16_t port = 0;
+};
+
+// Where a RedisClient connects: one Redis server, or the primary a set of Sentinels names.
+struct RedisTarget {
+  std::string host = "127.0.0.1";  // Without sentinels: the server.
+  std::uint16_t port = 6379;
+  std::vector<HostPort> sentinels;      // Not empty: ask them for the primary (host/port unused).
+  std::string master_name = "nbspamd";  // The name the sentinels monitor the primary under.
+  std::string password;                 // AUTH to Redis when not empty. Never logged.
+  std::string sentinel_password;        // AUTH to each sentinel when not empty. Never logged.
+};
+
+// Parses "HOST:PORT,HOST:PORT,..." (spaces around items allowed); nullopt when an item is not
+// HOST:PORT with a port from 1 to 65535, or there is none.
+[[nodiscard]] std::optional<std::vector<HostPort>> ParseHostPortList(std::string_view text);
+
+// Asks `target.sentinels` in turn for the address of the primary `target.master_name`; the first
+// answer wins. Errors: kUnavailable when none answers with an address (each one's error is in
+// the message).
+[[nodiscard]] std::expected<HostPort, Error> AskSentinels(const RedisTarget& target,
+                                                          std::chrono::milliseconds timeout);
+
 class RedisClient {
  public:
   // Connects lazily, at the first command.
   RedisClient(std::string host, std::uint16_t port,
               std::chrono::milliseconds timeout = std::chrono::seconds(5));
+  explicit RedisClient(RedisTarget target,
+                       std::chrono::milliseconds timeout = std::chrono::seconds(5));
   RedisClient(const RedisClient&) = delete;
   RedisClient& operator=(const RedisClient&) = delete;
   ~RedisClient();
 
   // Sends `args` and reads the reply, connecting first when needed. A reply that is a Redis
-  // error is kFailedPrecondition with its text; a connection that cannot be made or breaks is
-  // kUnavailable (the connection is dropped and the next call connects again).
+  // error is kFailedPrecondition with its text, except READONLY (a primary demoted to replica),
+  // which is kUnavailable and drops the connection; a connection that cannot be made or breaks,
+  // or (with sentinels) a server that is not the master, is kUnavailable (the connection is
+  // dropped and the next call connects again, asking the sentinels again).
   [[nodiscard]] std::expected<RedisReply, Error> Command(const std::vector<std::string>& args);
 
   // The timeout of reads and writes from now on (a blocking XREAD needs more than its block time).
@@ -50,12 +86,19 @@ class RedisClient {
 
   [[nodiscard]] bool connected() const { return context_ != nullptr; }
   void Disconnect();
+  // "HOST:PORT" of the server connected to last ("" before any).
+  [[nodiscard]] const std::string& address() const { return address_; }
+  // With sentinels: checks that the server connected to is still the master (ROLE), and drops
+  // the connection when it is not. kUnavailable then, or when the connection breaks. Without
+  // sentinels, or when not connected: nothing to check.
+  [[nodiscard]] std::expected<void, Error> CheckMaster();
 
  private:
   [[nodiscard]] std::expected<void, Error> Connect();
+  [[nodiscard]] std::expected<RedisReply, Error> Send(const std::vector<std::string>& args);
 
-  std::string host_;
-  std::uint16_t port_;
+  RedisTarget target_;
+  std::string address_;
   std::chrono::milliseconds timeout_;
   std::chrono::milliseconds applied_timeout_{0};
   redisContext* context_ = nullptr;

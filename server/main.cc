@@ -15,10 +15,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <expected>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/log.h"
@@ -47,6 +50,17 @@ namespace {
 // True for addresses only this machine reaches.
 bool IsLoopback(const std::string& host) {
   return host == "localhost" || host == "::1" || host.starts_with("127.");
+}
+
+// The first line of a password file, without its line ending; an error naming the file (never
+// its contents) when it cannot be read or is empty.
+std::expected<std::string, std::string> ReadSecretFile(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line)) return std::unexpected("cannot read " + path);
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  if (line.empty()) return std::unexpected(path + " holds no password on its first line");
+  return line;
 }
 
 int Run(int argc, char** argv) {
@@ -191,10 +205,34 @@ int Run(int argc, char** argv) {
                 router->SetAccess({.authenticator = http_api::Authenticator(std::move(tokens)),
                                    .auth_classify = auth_classify});
               }});
-  if (!settings.cluster_redis.empty()) {
+  if (config::InClusterMode(settings)) {
     replication::ClusterOptions cluster;
     cluster.redis_host = settings.cluster_redis_host;
     cluster.redis_port = settings.cluster_redis_port;
+    if (!settings.cluster_sentinels.empty()) {
+      // Validated as a list of HOST:PORT by the settings.
+      cluster.sentinels =
+          replication::ParseHostPortList(settings.cluster_sentinels).value_or(cluster.sentinels);
+      cluster.sentinel_master = settings.cluster_sentinel_master;
+      if (!settings.cluster_redis.empty()) {
+        LogWarning("cluster_redis is unused: the primary is the one cluster_sentinels name");
+      }
+    }
+    for (const auto& [path, key, password] :
+         {std::tuple{&settings.cluster_redis_password_file, "cluster_redis_password_file",
+                     &cluster.redis_password},
+          std::tuple{&settings.cluster_sentinel_password_file, "cluster_sentinel_password_file",
+                     &cluster.sentinel_password}}) {
+      if (path->empty()) continue;
+      auto read = ReadSecretFile(*path);
+      if (!read) {
+        std::fprintf(stderr, "nbspamd: %s: %s\n", key, read.error().c_str());
+        return 1;
+      }
+      *password = std::move(*read);
+    }
+    cluster.min_replicas = static_cast<int>(config::ClusterMinReplicas(settings));
+    cluster.replica_timeout = std::chrono::milliseconds(settings.cluster_replica_timeout_ms);
     cluster.stream = settings.cluster_stream;
     cluster.name = settings.cluster_name;
     if (cluster.name.empty()) {
@@ -209,7 +247,13 @@ int Run(int argc, char** argv) {
       return 1;
     }
     LogInfo("cluster mode: training through the Redis stream '" + settings.cluster_stream +
-            "' at " + settings.cluster_redis + ", from position " +
+            "' at " +
+            (settings.cluster_sentinels.empty()
+                 ? settings.cluster_redis
+                 : "the primary '" + settings.cluster_sentinel_master + "' of the sentinels " +
+                       settings.cluster_sentinels) +
+            ", trains acknowledged on " + std::to_string(config::ClusterMinReplicas(settings)) +
+            " replica(s), from position " +
             (filter.Cluster()->applied.empty() ? std::string("0-0") : filter.Cluster()->applied));
   }
   if (!loaded->live.values.empty()) {

@@ -30,7 +30,8 @@ bool AnswersPing(unsigned short port) {
     net::write(socket, net::buffer(std::string("PING\r\n")));
     char reply[7] = {};
     net::read(socket, net::buffer(reply, 7));
-    return std::string(reply, 7) == "+PONG\r\n";
+    // A server with a password answers, but refuses PING before AUTH.
+    return std::string(reply, 7) == "+PONG\r\n" || std::string(reply, 7) == "-NOAUTH";
   } catch (const std::exception&) {
     return false;
   }
@@ -59,6 +60,12 @@ unsigned short FreeLoopbackPort() {
 
 std::expected<RedisProcess, std::string> RedisProcess::Start(const std::string& dir,
                                                              unsigned short port) {
+  return StartReplica(dir, port, 0);
+}
+
+std::expected<RedisProcess, std::string> RedisProcess::StartReplica(
+    const std::string& dir, unsigned short port, unsigned short primary_port,
+    const std::vector<std::string>& extra) {
   const std::string log = dir + "/redis.log";
   std::vector<std::string> args = {"redis-server",
                                    "--bind",
@@ -76,7 +83,42 @@ std::expected<RedisProcess, std::string> RedisProcess::Start(const std::string& 
                                    "--logfile",
                                    log,
                                    "--daemonize",
-                                   "no"};
+                                   "no",
+                                   "--repl-diskless-sync-delay",
+                                   "0"};
+  if (primary_port != 0) {
+    args.insert(args.end(), {"--replicaof", "127.0.0.1", std::to_string(primary_port)});
+  }
+  args.insert(args.end(), extra.begin(), extra.end());
+  return Spawn(std::move(args), log, port);
+}
+
+std::expected<RedisProcess, std::string> RedisProcess::StartSentinel(
+    const std::string& dir, unsigned short port, unsigned short primary_port,
+    const std::string& master_name, int quorum, int down_after_ms, int failover_timeout_ms) {
+  const std::string conf = dir + "/sentinel-" + std::to_string(port) + ".conf";
+  const std::string log = dir + "/sentinel-" + std::to_string(port) + ".log";
+  {
+    // Sentinel rewrites this file as it learns (replicas, other sentinels, epochs).
+    std::ofstream out(conf);
+    out << "bind 127.0.0.1\n"
+        << "port " << port << "\n"
+        << "dir " << dir << "\n"
+        << "logfile " << log << "\n"
+        << "daemonize no\n"
+        << "sentinel monitor " << master_name << " 127.0.0.1 " << primary_port << " " << quorum
+        << "\n"
+        << "sentinel down-after-milliseconds " << master_name << " " << down_after_ms << "\n"
+        << "sentinel failover-timeout " << master_name << " " << failover_timeout_ms << "\n"
+        << "sentinel parallel-syncs " << master_name << " 2\n";
+    if (!out) return std::unexpected("cannot write " + conf);
+  }
+  return Spawn({"redis-server", conf, "--sentinel"}, log, port);
+}
+
+std::expected<RedisProcess, std::string> RedisProcess::Spawn(std::vector<std::string> args,
+                                                             const std::string& log,
+                                                             unsigned short port) {
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
@@ -122,6 +164,11 @@ RedisProcess::~RedisProcess() { StopProcess(pid_, SIGKILL); }
 
 void RedisProcess::Stop() {
   StopProcess(pid_, SIGTERM);
+  pid_ = -1;
+}
+
+void RedisProcess::Kill() {
+  StopProcess(pid_, SIGKILL);
   pid_ = -1;
 }
 
