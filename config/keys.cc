@@ -21,6 +21,7 @@ constexpr std::string_view kFailModes[] = {"accept", "tempfail"};
 constexpr std::string_view kFactPolicies[] = {"keep", "hash", "off"};
 constexpr std::string_view kScoreForms[] = {"mean", "log-odds"};
 constexpr std::string_view kVerdictThresholds[] = {"fixed", "feedback"};
+constexpr std::string_view kClusterReadFrom[] = {"replica", "primary"};
 
 constexpr std::array kKeys = {
     Key{.name = "listen",
@@ -258,6 +259,9 @@ constexpr std::array kKeys = {
     UnsignedKey<&Settings::cluster_replica_timeout_ms, 1, 60000>(
         "cluster_replica_timeout_ms", "MS",
         "How long a train waits for cluster_min_replicas replicas before a 503."),
+    ChoiceKey<&Settings::cluster_read_from, kClusterReadFrom>(
+        "cluster_read_from", "FROM", "replica or primary",
+        "Read the stream from a replica of the primary (the primary when it has none) or it."),
     StringKey<&Settings::milter_listen, true>(
         "milter_listen", "ADDRESS",
         "Milter listener (docs/MILTER.md): inet:HOST:PORT, HOST:PORT or unix:/PATH; \"\" = off."),

@@ -64,6 +64,7 @@
 //   cluster_redis_password_file, cluster_sentinel_password_file  a path or "" (no AUTH)
 //   cluster_min_replicas      "" (1 with cluster_sentinels, else 0) or 0..16, as a string
 //   cluster_replica_timeout_ms 1..60000
+//   cluster_read_from         replica or primary
 //   cluster_stream            non-empty Redis key
 //   cluster_name              any string ("" = hostname:port)
 //   cluster_wait_applied      bool
@@ -295,6 +296,9 @@ struct Settings {
   // cluster_sentinels (a promoted replica has every acknowledged train), else 0.
   std::optional<unsigned> cluster_min_replicas;
   unsigned cluster_replica_timeout_ms = 1000;  // How long WAIT waits for them.
+  // Where the stream is read: "replica" (one of the primary's, the primary when it has none) or
+  // "primary". Writes always go to the primary.
+  std::string cluster_read_from = "replica";
   // The milter front end (docs/MILTER.md): where it listens, "" = off. Checked in full by the
   // milter's own parser at start-up (server/main.cc), so a bad value names the key there.
   std::string milter_listen;

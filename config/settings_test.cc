@@ -904,6 +904,9 @@ TEST_F(SettingsTest, SentinelSettingsAndTheDefaultOfMinReplicas) {
       0u);
   EXPECT_EQ(LoadOk({"--cluster-min-replicas", "2"}).cluster_min_replicas, 2u);
   EXPECT_EQ(LoadOk({"--cluster-replica-timeout-ms", "250"}).cluster_replica_timeout_ms, 250u);
+  EXPECT_EQ(defaults.cluster_read_from, "replica");
+  EXPECT_EQ(LoadOk({"--cluster-read-from", "primary"}).cluster_read_from, "primary");
+  EXPECT_NE(LoadError({"--cluster-read-from", "replicas"}), "");
 
   EXPECT_NE(LoadError({"--cluster-sentinels", "10.0.0.1"}), "");
   EXPECT_NE(LoadError({"--cluster-sentinels", "10.0.0.1:26379,"}), "");

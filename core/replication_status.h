@@ -27,6 +27,8 @@ struct ClusterStatus {
   std::string applied;               // The last entry applied here ("" before any).
   std::uint64_t applied_ms = 0;  // The time part of `applied` (Unix milliseconds; 0 before any).
   std::string last;              // The log's last entry as last seen ("" when empty or unknown).
+  std::string read_from;         // Where the log is read from ("HOST:PORT"; "" before any read).
+  bool reading_replica = false;  // Whether that is a replica of the primary.
   double lag_seconds = 0;        // `last` minus `applied` by their timestamps; 0 when caught up.
   std::uint64_t applied_events = 0;         // Entries applied since start.
   std::uint64_t waiting = 0;                // Requests waiting for their event to be applied here.

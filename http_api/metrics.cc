@@ -300,6 +300,10 @@ std::string RenderClusterMetrics(const core::ClusterStatus& status) {
                      "1 when the stream lost entries this daemon applied (it ends before, or "
                      "lacks, this daemon's position) and it stopped applying it.");
   AppendSample(out, "nbspamd_cluster_stream_behind", "", status.stream_behind ? 1 : 0);
+  AppendMetricHeader(out, "nbspamd_cluster_reading_replica", "gauge",
+                     "1 while the training stream is read from a replica of the primary "
+                     "(cluster_read_from replica), 0 while from the primary.");
+  AppendSample(out, "nbspamd_cluster_reading_replica", "", status.reading_replica ? 1 : 0);
   AppendMetricHeader(out, "nbspamd_cluster_replica_wait_failures_total", "counter",
                      "Trains answered 503 because WAIT found fewer than cluster_min_replicas "
                      "replicas holding their event in time.");

@@ -90,7 +90,9 @@ RedisTarget ClusterOptions::Target() const {
                      .sentinels = sentinels,
                      .master_name = sentinel_master,
                      .password = redis_password,
-                     .sentinel_password = sentinel_password};
+                     .sentinel_password = sentinel_password,
+                     .replica = false,
+                     .replica_key = {}};
 }
 
 std::expected<void, Error> CheckStreamHolds(RedisClient& redis, const std::string& stream,
@@ -572,11 +574,36 @@ std::expected<bool, Error> ClusterReplicator::ReadIsReplicated(RedisClient& redi
   return waited->type == RedisReply::Type::kInteger && waited->integer >= options_.min_replicas;
 }
 
+void ClusterReplicator::NoteReadFrom(const RedisClient& reader) {
+  std::lock_guard lock(status_mutex_);
+  if (status_.read_from == reader.address() &&
+      status_.reading_replica == reader.reading_replica()) {
+    return;
+  }
+  status_.read_from = reader.address();
+  status_.reading_replica = reader.reading_replica();
+  if (options_.read_from_replica) {
+    LogInfo("cluster: reading the training stream from " +
+            std::string(reader.reading_replica() ? "the replica " : "the primary (no replica) ") +
+            reader.address());
+  }
+}
+
 void ClusterReplicator::Run() {
-  RedisClient reader(options_.Target());
   constexpr int kBlockMilliseconds = 500;
-  reader.SetTimeout(
-      IoTimeout(options_, std::chrono::milliseconds(kBlockMilliseconds) + std::chrono::seconds(5)));
+  const std::chrono::milliseconds io_timeout =
+      IoTimeout(options_, std::chrono::milliseconds(kBlockMilliseconds) + std::chrono::seconds(5));
+  // The primary: checks, position reports, trims, WAIT; and the stream's reads unless they go
+  // to a replica.
+  RedisClient control(options_.Target(), io_timeout);
+  std::optional<RedisClient> replica;
+  if (options_.read_from_replica) {
+    RedisTarget target = options_.Target();
+    target.replica = true;
+    target.replica_key = options_.name;
+    replica.emplace(std::move(target), io_timeout);
+  }
+  RedisClient& reader = replica ? *replica : control;
   std::string last = store_.StreamPosition();
   if (last.empty()) last = "0-0";
   bool checked = false;
@@ -601,7 +628,7 @@ void ClusterReplicator::Run() {
     ExpireWaiters(/*all=*/false);
     try {
       if (!checked) {
-        auto ok = CheckNoGap(reader, last == "0-0" ? "" : last);
+        auto ok = CheckNoGap(control, last == "0-0" ? "" : last);
         if (!ok && ok.error().code == ErrorCode::kUnavailable) {
           disconnected(ok.error());
           continue;
@@ -616,7 +643,7 @@ void ClusterReplicator::Run() {
           Pause(std::chrono::seconds(5));
           continue;
         }
-        if (auto holds = CheckStreamHolds(reader, options_.stream, last); !holds) {
+        if (auto holds = CheckStreamHolds(control, options_.stream, last); !holds) {
           if (holds.error().code == ErrorCode::kUnavailable) {
             disconnected(holds.error());
             continue;
@@ -640,21 +667,38 @@ void ClusterReplicator::Run() {
           status_.stream_behind_reason.clear();
         }
         checked = true;
-        ReadScanKey(reader);
-        if (!was_connected) LogInfo("cluster: connected to Redis again at " + reader.address());
+        ReadScanKey(control);
+        if (!was_connected) LogInfo("cluster: connected to Redis again at " + control.address());
         was_connected = true;
         std::lock_guard lock(status_mutex_);
         status_.connected = true;
       }
       const auto now = std::chrono::steady_clock::now();
       if (now >= next_report) {
-        // A primary demoted by a failover answers reads as a replica: follow the new one.
-        if (auto master = reader.CheckMaster(); !master) {
+        // A primary demoted by a failover answers reads as a replica: follow the new one; a
+        // replica read from must still be one.
+        if (auto master = control.CheckRole(); !master) {
           disconnected(master.error());
           continue;
         }
+        if (replica) {
+          if (auto role = replica->CheckRole(); !role) {
+            disconnected(role.error());
+            continue;
+          }
+          // The replica's connection outlives a failover of the primary: whether what was
+          // applied from it is still in the stream is asked of the primary every round.
+          if (auto holds = CheckStreamHolds(control, options_.stream, last); !holds) {
+            if (holds.error().code == ErrorCode::kUnavailable) {
+              disconnected(holds.error());
+            } else {
+              checked = false;  // Reported, and asked again, by the check above.
+            }
+            continue;
+          }
+        }
         const bool trim = now >= next_trim;
-        Report(reader, trim);
+        Report(control, trim);
         if (trim) next_trim = now + options_.trim_interval;
         next_report = now + options_.report_interval;
       }
@@ -684,10 +728,13 @@ void ClusterReplicator::Run() {
         entries.push_back(std::move(entry));
       }
       if (entries.empty()) continue;
-      if (options_.min_replicas > 0) {
+      NoteReadFrom(reader);
+      // Read on a replica, an entry is on one replica already.
+      const int replicas_known = replica && replica->reading_replica() ? 1 : 0;
+      if (options_.min_replicas > replicas_known) {
         // Applied here only once on enough replicas, so a promoted replica has what every
         // daemon applied: read again until it is.
-        auto replicated = ReadIsReplicated(reader);
+        auto replicated = ReadIsReplicated(control);
         if (!replicated) {
           if (replicated.error().code == ErrorCode::kUnavailable) {
             disconnected(replicated.error());

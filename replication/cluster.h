@@ -78,6 +78,14 @@ struct ClusterOptions {
   // How long WAIT waits for them; then the train is answered kUnavailable (it may still be
   // applied: a retry with the same id is harmless).
   std::chrono::milliseconds replica_timeout{1000};
+  // Read the stream from one of the primary's replicas (chosen by `name`, so daemons spread over
+  // them), or from the primary when it has none; writes, position reports, trims and WAIT stay
+  // on the primary. An entry read on a replica is on at least that replica, so with
+  // min_replicas <= 1 no WAIT is needed before applying it; with more, the reader's WAIT runs
+  // on the primary as when reading there. Because a replica's connection does not break when
+  // the primary fails over, the primary is asked at every report round whether it still holds
+  // this daemon's applied position (stream_behind otherwise).
+  bool read_from_replica = false;
   std::string stream = "nbspamd:training";
   std::string name;  // This daemon's name in "<stream>:positions". REQUIRES: not empty.
   // Answer a train or forget only once this daemon has applied it (read your own writes); else,
@@ -191,6 +199,8 @@ class ClusterReplicator final : public core::TrainingLog {
   [[nodiscard]] std::expected<void, Error> CheckNoGap(RedisClient& redis,
                                                       const std::string& position);
   void Report(RedisClient& redis, bool trim);
+  // The status's reading source, logged when it changes.
+  void NoteReadFrom(const RedisClient& reader);
   // With min_replicas: whether what the reader read so far is on enough replicas (a write of
   // this daemon's position, then WAIT on the reader's connection).
   [[nodiscard]] std::expected<bool, Error> ReadIsReplicated(RedisClient& redis);

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <functional>
+#include <tuple>
 #include <utility>
 
 namespace nbspamd::replication {
@@ -60,6 +62,36 @@ std::string_view Trim(std::string_view text) {
   return text;
 }
 
+std::vector<HostPort> ReplicasOf(const RedisReply& role) {
+  // ["master", offset, [[ip, port, offset], ...]]
+  std::vector<HostPort> replicas;
+  if (role.type != RedisReply::Type::kArray || role.elements.size() < 3 ||
+      role.elements[0].text != "master") {
+    return replicas;
+  }
+  for (const RedisReply& replica : role.elements[2].elements) {
+    if (replica.elements.size() < 2) continue;
+    auto port = ParsePort(replica.elements[1].text);
+    if (port) replicas.push_back({replica.elements[0].text, *port});
+  }
+  std::sort(replicas.begin(), replicas.end(), [](const HostPort& a, const HostPort& b) {
+    return std::tie(a.host, a.port) < std::tie(b.host, b.port);
+  });
+  return replicas;
+}
+
+// Whether ROLE's reply is a replica's whose link to its primary is up.
+bool IsConnectedReplica(const RedisReply& role) {
+  // ["slave", master ip, master port, state, offset]
+  return role.type == RedisReply::Type::kArray && role.elements.size() >= 4 &&
+         role.elements[0].text == "slave" && role.elements[3].text == "connected";
+}
+
+std::string RoleName(const RedisReply& role) {
+  return role.type == RedisReply::Type::kArray && !role.elements.empty() ? role.elements[0].text
+                                                                         : std::string("unknown");
+}
+
 }  // namespace
 
 std::optional<std::vector<HostPort>> ParseHostPortList(std::string_view text) {
@@ -89,7 +121,9 @@ std::expected<HostPort, Error> AskSentinels(const RedisTarget& target,
                     .sentinels = {},
                     .master_name = target.master_name,
                     .password = target.sentinel_password,
-                    .sentinel_password = {}};
+                    .sentinel_password = {},
+                    .replica = false,
+                    .replica_key = {}};
     RedisClient client(std::move(one), timeout);
     auto reply = client.Command({"SENTINEL", "get-master-addr-by-name", target.master_name});
     std::string error;
@@ -115,7 +149,9 @@ RedisClient::RedisClient(std::string host, std::uint16_t port, std::chrono::mill
                               .sentinels = {},
                               .master_name = {},
                               .password = {},
-                              .sentinel_password = {}},
+                              .sentinel_password = {},
+                              .replica = false,
+                              .replica_key = {}},
                   timeout) {}
 
 RedisClient::RedisClient(RedisTarget target, std::chrono::milliseconds timeout)
@@ -128,14 +164,7 @@ void RedisClient::Disconnect() {
   context_ = nullptr;
 }
 
-std::expected<void, Error> RedisClient::Connect() {
-  HostPort server{target_.host, target_.port};
-  if (!target_.sentinels.empty()) {
-    // A sentinel that does not answer quickly is passed over for the next.
-    auto primary = AskSentinels(target_, std::min(timeout_, kSentinelTimeout));
-    if (!primary) return std::unexpected(primary.error());
-    server = std::move(*primary);
-  }
+std::expected<void, Error> RedisClient::ConnectTo(const HostPort& server) {
   address_ = server.host + ":" + std::to_string(server.port);
   const timeval tv = ToTimeval(timeout_);
   redisContext* context = redisConnectWithTimeout(server.host.c_str(), server.port, tv);
@@ -157,29 +186,80 @@ std::expected<void, Error> RedisClient::Connect() {
                        "authenticating to Redis at " + address_ + ": " + auth.error().message);
     }
   }
-  if (!target_.sentinels.empty()) {
-    if (auto master = CheckMaster(); !master) return master;
-  }
   return {};
 }
 
-std::expected<void, Error> RedisClient::CheckMaster() {
-  if (target_.sentinels.empty() || context_ == nullptr) return {};
+std::expected<void, Error> RedisClient::Connect() {
+  HostPort server{target_.host, target_.port};
+  if (!target_.sentinels.empty()) {
+    // A sentinel that does not answer quickly is passed over for the next.
+    auto primary = AskSentinels(target_, std::min(timeout_, kSentinelTimeout));
+    if (!primary) return std::unexpected(primary.error());
+    server = std::move(*primary);
+  }
+  reading_replica_ = false;
+  if (auto connected = ConnectTo(server); !connected) return connected;
+  if (target_.sentinels.empty() && !target_.replica) return {};
   auto role = Send({"ROLE"});
   if (!role) {
     Disconnect();
     return MakeError(ErrorCode::kUnavailable, role.error().message);
   }
-  const std::string name = role->type == RedisReply::Type::kArray && !role->elements.empty()
-                               ? role->elements[0].text
-                               : std::string("unknown");
-  if (name != "master") {
+  if (!target_.sentinels.empty() && RoleName(*role) != "master") {
     Disconnect();
-    return MakeError(ErrorCode::kUnavailable, "Redis at " + address_ +
-                                                  " is not the master (its role: " + name +
-                                                  "); asking the sentinels again");
+    return MakeError(ErrorCode::kUnavailable,
+                     "Redis at " + address_ + " is not the master (its role: " + RoleName(*role) +
+                         "); asking the sentinels again");
   }
+  if (target_.replica) MoveToReplica(ReplicasOf(*role));
   return {};
+}
+
+void RedisClient::MoveToReplica(const std::vector<HostPort>& replicas) {
+  if (replicas.empty()) return;
+  const std::size_t first = std::hash<std::string>{}(target_.replica_key) % replicas.size();
+  redisContext* primary = context_;
+  const std::string primary_address = address_;
+  const std::chrono::milliseconds primary_timeout = applied_timeout_;
+  context_ = nullptr;
+  for (std::size_t i = 0; i < replicas.size(); ++i) {
+    const HostPort& replica = replicas[(first + i) % replicas.size()];
+    if (!ConnectTo(replica)) continue;
+    auto role = Send({"ROLE"});
+    if (role && IsConnectedReplica(*role)) {
+      redisFree(primary);
+      reading_replica_ = true;
+      return;
+    }
+    Disconnect();
+  }
+  // None answers as a replica connected to its primary: read from the primary.
+  context_ = primary;
+  address_ = primary_address;
+  applied_timeout_ = primary_timeout;
+}
+
+std::expected<void, Error> RedisClient::CheckRole() {
+  if (context_ == nullptr || (target_.sentinels.empty() && !target_.replica)) return {};
+  auto role = Send({"ROLE"});
+  if (!role) {
+    Disconnect();
+    return MakeError(ErrorCode::kUnavailable, role.error().message);
+  }
+  std::string wrong;
+  if (target_.replica && reading_replica_) {
+    if (!IsConnectedReplica(*role)) {
+      wrong = " is no longer a replica connected to its primary; choosing again";
+    }
+  } else if (!target_.sentinels.empty() && RoleName(*role) != "master") {
+    wrong = " is not the master (its role: " + RoleName(*role) + "); asking the sentinels again";
+  } else if (target_.replica && !ReplicasOf(*role).empty()) {
+    // Read from the primary for want of a replica; there is one now.
+    wrong = " has a replica again; reading from it";
+  }
+  if (wrong.empty()) return {};
+  Disconnect();
+  return MakeError(ErrorCode::kUnavailable, "Redis at " + address_ + wrong);
 }
 
 std::expected<RedisReply, Error> RedisClient::Command(const std::vector<std::string>& args) {

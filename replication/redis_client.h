@@ -11,6 +11,12 @@
 // (ROLE); a READONLY error drops the connection, so the next command asks the sentinels again:
 // a failover is followed without a restart.
 //
+// With RedisTarget::replica, a connection is made to one of the primary's replicas instead (the
+// primary, found as above, lists them: ROLE), chosen by `replica_key` so that daemons spread over
+// them, and kept only while that replica says it is connected to its primary; when the primary
+// has no such replica the connection is to the primary itself (reading_replica() false), and
+// CheckRole drops it once a replica is there again. For reads only (a replica refuses writes).
+//
 // Not thread-safe: one thread at a time (callers guard it with a mutex or own it).
 #ifndef NBSPAMD_REPLICATION_REDIS_CLIENT_H_
 #define NBSPAMD_REPLICATION_REDIS_CLIENT_H_
@@ -51,6 +57,9 @@ struct RedisTarget {
   std::string master_name = "nbspamd";  // The name the sentinels monitor the primary under.
   std::string password;                 // AUTH to Redis when not empty. Never logged.
   std::string sentinel_password;        // AUTH to each sentinel when not empty. Never logged.
+  // Connect to a replica of the primary rather than to the primary (for reading; see above).
+  bool replica = false;
+  std::string replica_key;  // Chooses among the replicas (e.g. the daemon's name).
 };
 
 // Parses "HOST:PORT,HOST:PORT,..." (spaces around items allowed); nullopt when an item is not
@@ -88,13 +97,24 @@ class RedisClient {
   void Disconnect();
   // "HOST:PORT" of the server connected to last ("" before any).
   [[nodiscard]] const std::string& address() const { return address_; }
-  // With sentinels: checks that the server connected to is still the master (ROLE), and drops
-  // the connection when it is not. kUnavailable then, or when the connection breaks. Without
-  // sentinels, or when not connected: nothing to check.
-  [[nodiscard]] std::expected<void, Error> CheckMaster();
+  // Checks that the server connected to still plays its part (ROLE), and drops the connection
+  // when it does not: with sentinels, the primary must still be the master; with `replica`, the
+  // replica must still be a replica connected to its primary, and a connection that fell back to
+  // the primary is dropped once the primary has a connected replica again. kUnavailable then, or
+  // when the connection breaks. Without either, or when not connected: nothing to check.
+  [[nodiscard]] std::expected<void, Error> CheckRole();
+  // With `replica`: whether the connection is to a replica (false: to the primary, for want of
+  // one). Meaningful while connected.
+  [[nodiscard]] bool reading_replica() const { return reading_replica_; }
 
  private:
   [[nodiscard]] std::expected<void, Error> Connect();
+  // Connects to `server` and authenticates: context_ and address_ set.
+  [[nodiscard]] std::expected<void, Error> ConnectTo(const HostPort& server);
+  // Connected to the primary, whose replicas are `replicas`: moves the connection to the first
+  // of them, from replica_key's choice on, that answers as a replica connected to its primary;
+  // else stays on the primary.
+  void MoveToReplica(const std::vector<HostPort>& replicas);
   [[nodiscard]] std::expected<RedisReply, Error> Send(const std::vector<std::string>& args);
 
   RedisTarget target_;
@@ -102,6 +122,7 @@ class RedisClient {
   std::chrono::milliseconds timeout_;
   std::chrono::milliseconds applied_timeout_{0};
   redisContext* context_ = nullptr;
+  bool reading_replica_ = false;
 };
 
 }  // namespace nbspamd::replication

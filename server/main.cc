@@ -233,6 +233,7 @@ int Run(int argc, char** argv) {
     }
     cluster.min_replicas = static_cast<int>(config::ClusterMinReplicas(settings));
     cluster.replica_timeout = std::chrono::milliseconds(settings.cluster_replica_timeout_ms);
+    cluster.read_from_replica = settings.cluster_read_from == "replica";
     cluster.stream = settings.cluster_stream;
     cluster.name = settings.cluster_name;
     if (cluster.name.empty()) {
@@ -246,15 +247,17 @@ int Run(int argc, char** argv) {
       std::fprintf(stderr, "nbspamd: %s\n", joined.error().message.c_str());
       return 1;
     }
-    LogInfo("cluster mode: training through the Redis stream '" + settings.cluster_stream +
-            "' at " +
-            (settings.cluster_sentinels.empty()
-                 ? settings.cluster_redis
-                 : "the primary '" + settings.cluster_sentinel_master + "' of the sentinels " +
-                       settings.cluster_sentinels) +
-            ", trains acknowledged on " + std::to_string(config::ClusterMinReplicas(settings)) +
-            " replica(s), from position " +
-            (filter.Cluster()->applied.empty() ? std::string("0-0") : filter.Cluster()->applied));
+    LogInfo(
+        "cluster mode: training through the Redis stream '" + settings.cluster_stream + "' at " +
+        (settings.cluster_sentinels.empty()
+             ? settings.cluster_redis
+             : "the primary '" + settings.cluster_sentinel_master + "' of the sentinels " +
+                   settings.cluster_sentinels) +
+        ", trains acknowledged on " + std::to_string(config::ClusterMinReplicas(settings)) +
+        " replica(s), read from " +
+        (settings.cluster_read_from == "replica" ? "a replica when there is one" : "the primary") +
+        ", from position " +
+        (filter.Cluster()->applied.empty() ? std::string("0-0") : filter.Cluster()->applied));
   }
   if (!loaded->live.values.empty()) {
     std::string live;

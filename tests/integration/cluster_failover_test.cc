@@ -213,7 +213,22 @@ void RunTrainer(const std::vector<unsigned short>& ports, int client, const std:
   }
 }
 
-TEST(ClusterFailoverTest, AnAcknowledgedTrainSurvivesASigkilledPrimaryExactlyOnceEverywhere) {
+// How many times the Redis on `port` ran XREAD (INFO commandstats; 0 when never, -1 when it
+// cannot tell).
+long long XreadCalls(unsigned short port) {
+  const std::string stats = InfoField(port, "commandstats", "cmdstat_xread");
+  if (stats.empty()) return Ask(port, {"PING"}) ? 0 : -1;
+  // "calls=N,usec=..."
+  const std::size_t at = stats.find("calls=");
+  return at == std::string::npos ? -1 : std::stoll(stats.substr(at + 6));
+}
+
+bool ReadsAReplica(unsigned short port) {
+  return MetricsText(port).find("\nnbspamd_cluster_reading_replica 1\n") != std::string::npos;
+}
+
+// The SIGKILL scenario with the daemons reading the stream from `read_from` (cluster_read_from).
+void RunFailoverUnderLoad(const std::string& read_from) {
   TempDir dir;
   const auto folder = [&](const std::string& name) {
     const std::string path = dir.Join(name);
@@ -270,11 +285,12 @@ TEST(ClusterFailoverTest, AnAcknowledgedTrainSurvivesASigkilledPrimaryExactlyOnc
         {"--listen", "127.0.0.1:0", "--data-dir", dir.Join("d" + std::to_string(d)), "--threads",
          "2", "--backup-dir", dir.Join("backups"), "--cluster-sentinels", sentinel_list,
          "--cluster-sentinel-master", kMaster, "--cluster-name", "d" + std::to_string(d),
-         "--cluster-wait-applied", d < 2 ? "true" : "false"});
+         "--cluster-wait-applied", d < 2 ? "true" : "false", "--cluster-read-from", read_from});
     ASSERT_TRUE(daemon.has_value()) << daemon.error();
     ports.push_back(daemon->port());
     daemons.push_back(std::move(*daemon));
   }
+  const bool from_replicas = read_from == "replica";
 
   constexpr int kTrainers = 4;
   constexpr std::size_t kStep = 150;
@@ -297,6 +313,21 @@ TEST(ClusterFailoverTest, AnAcknowledgedTrainSurvivesASigkilledPrimaryExactlyOnc
   double failover_seconds = 0;
   try {
     WaitFor("the first trains were acknowledged", [&] { return acknowledged.Size() >= kStep; });
+    // Fan-out: with cluster_read_from replica the stream is read on the replicas, never on the
+    // primary (its XREAD count stays 0); with primary, on the primary alone.
+    for (unsigned short port : ports) {
+      if (ReadsAReplica(port) != from_replicas) {
+        throw std::runtime_error("daemon on port " + std::to_string(port) +
+                                 (from_replicas ? " does not read" : " reads") + " a replica");
+      }
+    }
+    const long long replica_reads = XreadCalls(replicas[0].port()) + XreadCalls(replicas[1].port());
+    const long long primary_reads = XreadCalls(primary_port);
+    if (from_replicas ? (primary_reads != 0 || replica_reads <= 0)
+                      : (primary_reads <= 0 || replica_reads != 0)) {
+      throw std::runtime_error("XREAD calls: primary " + std::to_string(primary_reads) +
+                               ", replicas " + std::to_string(replica_reads));
+    }
     before_kill = acknowledged.Size();
     const auto killed_at = std::chrono::steady_clock::now();
     primary->Kill();  // SIGKILL mid-load.
@@ -320,7 +351,7 @@ TEST(ClusterFailoverTest, AnAcknowledgedTrainSurvivesASigkilledPrimaryExactlyOnc
     for (const std::string& failure : result.failures) ADD_FAILURE() << failure;
     retries += result.retries;
   }
-  ASSERT_FALSE(HasFailure()) << daemons[0].Log();
+  ASSERT_FALSE(::testing::Test::HasFailure()) << daemons[0].Log();
 
   // Every daemon applies the new primary's stream to its end.
   std::string converge_error;
@@ -354,15 +385,23 @@ TEST(ClusterFailoverTest, AnAcknowledgedTrainSurvivesASigkilledPrimaryExactlyOnc
     const std::string metrics = MetricsText(ports[d]);
     EXPECT_NE(metrics.find("\nnbspamd_cluster_stream_behind 0\n"), std::string::npos) << name;
     EXPECT_NE(metrics.find("\nnbspamd_cluster_connected 1\n"), std::string::npos) << name;
+    // After the failover, the replica that is left is read.
+    EXPECT_EQ(ReadsAReplica(ports[d]), from_replicas) << name;
     HttpClient client(ports[d]);
     EXPECT_EQ(client.Send(http::verb::get, "/readyz").result(), http::status::ok) << name;
   }
   for (DaemonProcess& daemon : daemons) EXPECT_EQ(daemon.Terminate(), 0) << daemon.Log();
   std::printf(
       "[          ] %zu trains acknowledged (%zu before the SIGKILL), %d retries; a Sentinel "
-      "named the new primary %.1f s after the kill\n",
-      labels.size(), before_kill, retries, failover_seconds);
+      "named the new primary %.1f s after the kill (reading from the %s)\n",
+      labels.size(), before_kill, retries, failover_seconds, read_from.c_str());
 }
+
+TEST(ClusterFailoverTest, AnAcknowledgedTrainSurvivesASigkilledPrimaryExactlyOnceEverywhere) {
+  RunFailoverUnderLoad("replica");
+}
+
+TEST(ClusterFailoverTest, ReadingFromThePrimaryTheSameHolds) { RunFailoverUnderLoad("primary"); }
 
 // cluster_min_replicas without Sentinel: with its replica gone, a train is answered 503
 // `unavailable` with Retry-After (WAIT found no replica), counted in /metrics, and nothing is
