@@ -531,6 +531,62 @@ TEST(ClusterFailoverTest, TheRedisPasswordComesFromItsFileAndIsNeverLogged) {
 // /readyz is degraded with "cluster: stream behind this daemon", the metric says 1, trains
 // answer 503, and entries appended meanwhile are not applied. Once the stream holds its
 // position again the daemon follows it again.
+// Both passwords from their files: the sentinels' (requirepass on the Sentinel) and the
+// primary's (requirepass there, auth-pass in the Sentinel). A daemon with the right pair trains;
+// one with a wrong Sentinel password cannot find the primary (503, the Sentinel's refusal in its
+// log); neither password is ever logged.
+TEST(ClusterFailoverTest, TheSentinelPasswordComesFromItsFileAndIsNeverLogged) {
+  TempDir dir;
+  const auto folder = [&](const std::string& name) {
+    const std::string path = dir.Join(name);
+    std::filesystem::create_directories(path);
+    return path;
+  };
+  const std::string redis_password = "redis-5b1e9a";
+  const std::string sentinel_password = "sentinel-c4d270";
+  auto primary = RedisProcess::StartReplica(folder("primary"), FreeLoopbackPort(), 0,
+                                            {"--requirepass", redis_password});
+  ASSERT_TRUE(primary.has_value()) << primary.error();
+  auto sentinel = RedisProcess::StartSentinel(
+      folder("sentinel"), FreeLoopbackPort(), primary->port(), kMaster, /*quorum=*/1,
+      /*down_after_ms=*/5000, /*failover_timeout_ms=*/10000,
+      {"requirepass " + sentinel_password,
+       std::string("sentinel auth-pass ") + kMaster + " " + redis_password});
+  ASSERT_TRUE(sentinel.has_value()) << sentinel.error();
+  const auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir.Join(name)) << text << "\n";
+    return dir.Join(name);
+  };
+  const std::string redis_file = write("redis.pw", redis_password);
+  const auto start = [&](const std::string& name, const std::string& sentinel_file) {
+    return DaemonProcess::Start({"--listen", "127.0.0.1:0", "--data-dir", dir.Join(name),
+                                 "--backup-dir", dir.Join("backups"), "--cluster-sentinels",
+                                 "127.0.0.1:" + std::to_string(sentinel->port()),
+                                 "--cluster-sentinel-master", kMaster, "--cluster-name", name,
+                                 "--cluster-min-replicas", "0", "--cluster-redis-password-file",
+                                 redis_file, "--cluster-sentinel-password-file", sentinel_file});
+  };
+  auto right = start("right", write("sentinel.pw", sentinel_password));
+  ASSERT_TRUE(right.has_value()) << right.error();
+  HttpClient to_right(right->port());
+  const auto queued = to_right.Send(http::verb::post, "/train?label=spam&id=s", Pool()[0]);
+  EXPECT_EQ(queued.result(), http::status::ok) << queued.body() << right->Log();
+
+  auto wrong = start("wrong", write("wrong.pw", "wrong-9e0f11"));
+  ASSERT_TRUE(wrong.has_value()) << wrong.error();
+  HttpClient to_wrong(wrong->port());
+  const auto refused = to_wrong.Send(http::verb::post, "/train?label=spam&id=t", Pool()[1]);
+  EXPECT_EQ(refused.result(), http::status::service_unavailable) << refused.body();
+  for (DaemonProcess* daemon : {&*right, &*wrong}) {
+    EXPECT_EQ(daemon->Terminate(), 0) << daemon->Log();
+    for (const std::string& secret :
+         {redis_password, sentinel_password, std::string("wrong-9e0f11")}) {
+      EXPECT_EQ(daemon->Log().find(secret), std::string::npos) << daemon->Log();
+    }
+  }
+  EXPECT_NE(wrong->Log().find("no sentinel named the primary"), std::string::npos) << wrong->Log();
+}
+
 TEST(ClusterFailoverTest, AStreamThatLostAppliedEntriesIsReportedNotFollowed) {
   TempDir dir;
   auto redis = RedisProcess::Start(dir.path().string(), FreeLoopbackPort());

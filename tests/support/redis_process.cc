@@ -95,7 +95,8 @@ std::expected<RedisProcess, std::string> RedisProcess::StartReplica(
 
 std::expected<RedisProcess, std::string> RedisProcess::StartSentinel(
     const std::string& dir, unsigned short port, unsigned short primary_port,
-    const std::string& master_name, int quorum, int down_after_ms, int failover_timeout_ms) {
+    const std::string& master_name, int quorum, int down_after_ms, int failover_timeout_ms,
+    const std::vector<std::string>& extra_conf) {
   const std::string conf = dir + "/sentinel-" + std::to_string(port) + ".conf";
   const std::string log = dir + "/sentinel-" + std::to_string(port) + ".log";
   {
@@ -111,6 +112,7 @@ std::expected<RedisProcess, std::string> RedisProcess::StartSentinel(
         << "sentinel down-after-milliseconds " << master_name << " " << down_after_ms << "\n"
         << "sentinel failover-timeout " << master_name << " " << failover_timeout_ms << "\n"
         << "sentinel parallel-syncs " << master_name << " 2\n";
+    for (const std::string& line : extra_conf) out << line << "\n";
     if (!out) return std::unexpected("cannot write " + conf);
   }
   return Spawn({"redis-server", conf, "--sentinel"}, log, port);

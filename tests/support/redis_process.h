@@ -32,10 +32,12 @@ class RedisProcess {
       const std::vector<std::string>& extra = {});
   // Redis Sentinel (redis-server CONF --sentinel) on `port`, watching the primary on
   // 127.0.0.1:`primary_port` as `master_name` with `quorum`, declaring it down after
-  // `down_after_ms` without an answer; its configuration and log go into `dir`.
+  // `down_after_ms` without an answer; its configuration and log go into `dir`. `extra_conf`:
+  // more lines of its configuration (e.g. "requirepass ...", "sentinel auth-pass NAME ...").
   [[nodiscard]] static std::expected<RedisProcess, std::string> StartSentinel(
       const std::string& dir, unsigned short port, unsigned short primary_port,
-      const std::string& master_name, int quorum, int down_after_ms, int failover_timeout_ms);
+      const std::string& master_name, int quorum, int down_after_ms, int failover_timeout_ms,
+      const std::vector<std::string>& extra_conf = {});
   RedisProcess(RedisProcess&& other) noexcept;
   RedisProcess& operator=(RedisProcess&& other) noexcept;
   RedisProcess(const RedisProcess&) = delete;
