@@ -29,6 +29,18 @@ if (not current) or less(current, below[1][1]) then redis.call('SET', KEYS[2], b
 return redis.call('XTRIM', KEYS[1], 'MINID', ARGV[1])
 )lua";
 
+// The id of stream KEYS[1]'s last entry, or nil: the entry itself is not sent.
+constexpr char kLastIdScript[] = R"lua(
+local newest = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+if #newest == 0 then return false end
+return newest[1][1]
+)lua";
+
+// 1 when stream KEYS[1] holds the entry ARGV[1], else 0.
+constexpr char kHasEntryScript[] = R"lua(
+return #redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[1], 'COUNT', 1)
+)lua";
+
 std::int64_t NowMilliseconds() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -99,9 +111,10 @@ std::expected<void, Error> CheckStreamHolds(RedisClient& redis, const std::strin
                                             const std::string& position) {
   const std::optional<StreamId> id = StreamId::Parse(position);
   if (!id || *id == StreamId{}) return {};
-  auto entry = redis.Command({"XRANGE", stream, position, position, "COUNT", "1"});
+  // Whether the entry is there, without sending it (asked once a second when reading replicas).
+  auto entry = redis.Command({"EVAL", kHasEntryScript, "1", stream, position});
   if (!entry) return std::unexpected(entry.error());
-  if (entry->type == RedisReply::Type::kArray && !entry->elements.empty()) return {};
+  if (entry->type == RedisReply::Type::kInteger && entry->integer > 0) return {};
   auto trimmed = redis.Command({"GET", stream + ":trimmed"});
   if (!trimmed) return std::unexpected(trimmed.error());
   if (trimmed->type == RedisReply::Type::kString) {
@@ -479,7 +492,7 @@ bool ClusterReplicator::Apply(const std::vector<Entry>& entries) {
   return !failed;
 }
 
-void ClusterReplicator::Report(RedisClient& redis, bool trim) {
+void ClusterReplicator::Report(RedisClient& redis, bool peers_round, bool trim) {
   const std::int64_t now = NowMilliseconds();
   std::string applied;
   {
@@ -501,12 +514,19 @@ void ClusterReplicator::Report(RedisClient& redis, bool trim) {
                   .reports = std::nullopt,
                   .known = known_peers_};
   std::string last;
-  if (auto newest = redis.Command({"XREVRANGE", options_.stream, "+", "-", "COUNT", "1"});
-      !newest) {
+  if (auto newest = redis.Command({"EVAL", kLastIdScript, "1", options_.stream}); !newest) {
     NoteReportError("reading the stream's last entry failed: " + newest.error().message);
     round.stream_read = false;
-  } else if (!newest->elements.empty() && !newest->elements[0].elements.empty()) {
-    last = newest->elements[0].elements[0].text;
+  } else if (newest->type == RedisReply::Type::kString) {
+    last = newest->text;
+  }
+  if (!peers_round && !trim) {
+    // Every daemon reading every daemon's report each second would cost the primary N² a
+    // second; the peers are read at trim rounds only.
+    if (last.empty()) return;
+    std::lock_guard lock(status_mutex_);
+    status_.last = last;
+    return;
   }
   std::vector<core::ClusterPeer> peers;
   auto all = redis.Command({"HGETALL", positions_key_});
@@ -544,7 +564,10 @@ void ClusterReplicator::Report(RedisClient& redis, bool trim) {
   {
     std::lock_guard lock(status_mutex_);
     if (!last.empty()) status_.last = last;
-    if (all) status_.peers = std::move(peers);
+    if (all) {
+      status_.peers = std::move(peers);
+      peers_read_ = std::chrono::steady_clock::now();
+    }
   }
   if (!trim || !decision.floor) return;
   const StreamId floor = *decision.floor;
@@ -607,6 +630,7 @@ void ClusterReplicator::Run() {
   std::string last = store_.StreamPosition();
   if (last.empty()) last = "0-0";
   bool checked = false;
+  bool peers_read = false;  // The peers' reports are read at the first round, then at trim rounds.
   bool was_connected = true;
   auto next_report = std::chrono::steady_clock::now();
   auto next_trim = std::chrono::steady_clock::now() + options_.trim_interval;
@@ -698,7 +722,8 @@ void ClusterReplicator::Run() {
           }
         }
         const bool trim = now >= next_trim;
-        Report(control, trim);
+        Report(control, /*peers_round=*/!peers_read, trim);
+        peers_read = true;
         if (trim) next_trim = now + options_.trim_interval;
         next_report = now + options_.report_interval;
       }
@@ -784,10 +809,16 @@ void ClusterReplicator::Run() {
 
 core::ClusterStatus ClusterReplicator::Status() const {
   core::ClusterStatus status;
+  std::chrono::steady_clock::time_point peers_read;
   {
     std::lock_guard lock(status_mutex_);
     status = status_;
+    peers_read = peers_read_;
   }
+  // The peers were read at the last trim round: their reports are older by now.
+  const double since =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - peers_read).count();
+  for (core::ClusterPeer& peer : status.peers) peer.seen_seconds_ago += since;
   status.lag_seconds = LagSeconds(status.applied, status.last);
   status.applied_ms = StreamId::Parse(status.applied).value_or(StreamId{}).ms;
   status.completion_exceptions = CompletionExceptions();

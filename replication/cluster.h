@@ -97,6 +97,8 @@ struct ClusterOptions {
   // A waiting request is answered kUnavailable when its event is not applied within this.
   std::chrono::milliseconds wait_timeout{30000};
   std::chrono::milliseconds report_interval{1000};  // Position report and status refresh.
+  // Trimming, and the reading of every daemon's report (status peers): once per interval, so
+  // that N daemons cost the primary N²/interval reads rather than N² a second.
   std::chrono::milliseconds trim_interval{10000};
   std::size_t read_count = 512;  // Entries per XREAD.
   // Given the cluster's key of the scan header (64 hex digits) once it is read (on the calling
@@ -198,7 +200,9 @@ class ClusterReplicator final : public core::TrainingLog {
   void ReadScanKey(RedisClient& redis);
   [[nodiscard]] std::expected<void, Error> CheckNoGap(RedisClient& redis,
                                                       const std::string& position);
-  void Report(RedisClient& redis, bool trim);
+  // Writes this daemon's position and reads the stream's last id; with `peers_round` or `trim`
+  // also reads every daemon's report (status peers, trimming's floor); with `trim`, trims.
+  void Report(RedisClient& redis, bool peers_round, bool trim);
   // The status's reading source, logged when it changes.
   void NoteReadFrom(const RedisClient& reader);
   // With min_replicas: whether what the reader read so far is on enough replicas (a write of
@@ -227,8 +231,9 @@ class ClusterReplicator final : public core::TrainingLog {
   mutable std::mutex waiters_mutex_;
   std::map<std::string, Waiter> waiters_;
 
-  mutable std::mutex status_mutex_;  // Guards status_.
+  mutable std::mutex status_mutex_;  // Guards status_ and peers_read_.
   core::ClusterStatus status_;
+  std::chrono::steady_clock::time_point peers_read_;  // When status_.peers was read.
 
   std::mutex stop_mutex_;
   std::condition_variable stop_wake_;
