@@ -5,6 +5,8 @@
 #include <cmath>
 #include <utility>
 
+#include "config/join_peers.h"
+
 namespace nbspamd::config {
 namespace {
 
@@ -179,6 +181,13 @@ bool SetClusterSentinels(Settings& settings, const Value& value) {
     rest.remove_prefix(comma + 1);
   }
   settings.cluster_sentinels = text;
+  return true;
+}
+
+bool SetClusterJoinFrom(Settings& settings, const Value& value) {
+  const std::string& text = std::get<std::string>(value);
+  if (!text.empty() && !ParseJoinPeers(text)) return false;
+  settings.cluster_join_from = text;
   return true;
 }
 

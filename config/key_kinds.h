@@ -45,6 +45,9 @@ bool SetClusterRedis(Settings& settings, const Value& value);
 // "" or "HOST:PORT,HOST:PORT,..." of Redis Sentinels.
 bool SetClusterSentinels(Settings& settings, const Value& value);
 
+// cluster_join_from: "" or "http[s]://HOST:PORT,..." (join_peers.h).
+bool SetClusterJoinFrom(Settings& settings, const Value& value);
+
 // cluster_min_replicas: "" (by default) or 0..16, as a string.
 bool SetClusterMinReplicas(Settings& settings, const Value& value);
 std::string FormatClusterMinReplicas(const Settings& settings);

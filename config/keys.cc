@@ -262,6 +262,23 @@ constexpr std::array kKeys = {
     ChoiceKey<&Settings::cluster_read_from, kClusterReadFrom>(
         "cluster_read_from", "FROM", "replica or primary",
         "Read the stream from a replica of the primary (the primary when it has none) or it."),
+    Key{.name = "cluster_join_from",
+        .metavar = "URL,...",
+        .help = "Daemons (http[s]://HOST:PORT) to fetch a checkpoint from when this one has no "
+                "model or is behind the trimmed stream; \"\" = none.",
+        .kind = Kind::kString,
+        .valid = "\"\" or http://HOST:PORT or https://HOST:PORT items separated by commas",
+        .set = &SetClusterJoinFrom,
+        .format = [](const Settings& s) { return QuoteToml(s.cluster_join_from); }},
+    StringKey<&Settings::cluster_join_token_file, true>(
+        "cluster_join_token_file", "FILE",
+        "File holding the bearer token cluster_join_from's daemons accept (never logged)."),
+    StringKey<&Settings::cluster_join_ca_file, true>(
+        "cluster_join_ca_file", "FILE",
+        "PEM CA certificates that sign https:// peers' certificates; \"\" = the system's."),
+    UnsignedKey<&Settings::cluster_join_timeout_seconds, 10, 86400>(
+        "cluster_join_timeout_seconds", "SECONDS",
+        "How long fetching a checkpoint may take at start-up before the daemon gives up."),
     StringKey<&Settings::milter_listen, true>(
         "milter_listen", "ADDRESS",
         "Milter listener (docs/MILTER.md): inet:HOST:PORT, HOST:PORT or unix:/PATH; \"\" = off."),

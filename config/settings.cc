@@ -49,6 +49,11 @@ std::expected<void, Error> CheckAutolearn(const Settings& settings) {
     return InvalidArgument(
         "autolearn is not available in cluster mode (cluster_redis or cluster_sentinels is set)");
   }
+  if (!settings.cluster_join_from.empty() && !InClusterMode(settings)) {
+    return InvalidArgument(
+        "cluster_join_from needs cluster mode (cluster_redis or cluster_sentinels): a daemon "
+        "joins a cluster from a checkpoint");
+  }
 
   if ((settings.token_expiry_days > 0 || settings.token_cap > 0) &&
       settings.ledger_retention_days == 0) {

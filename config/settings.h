@@ -65,6 +65,10 @@
 //   cluster_min_replicas      "" (1 with cluster_sentinels, else 0) or 0..16, as a string
 //   cluster_replica_timeout_ms 1..60000
 //   cluster_read_from         replica or primary
+//   cluster_join_from         "" or http[s]://HOST:PORT,... of daemons to fetch a checkpoint from
+//   cluster_join_token_file   a path or "" (no token)
+//   cluster_join_ca_file      a path or "" (the system's CAs, for https:// peers)
+//   cluster_join_timeout_seconds 10..86400
 //   cluster_stream            non-empty Redis key
 //   cluster_name              any string ("" = hostname:port)
 //   cluster_wait_applied      bool
@@ -299,6 +303,14 @@ struct Settings {
   // Where the stream is read: "replica" (one of the primary's, the primary when it has none) or
   // "primary". Writes always go to the primary.
   std::string cluster_read_from = "replica";
+  // Joining (server/cluster_join.h, docs/SCALING.md "Joining a cluster"): daemons to fetch a
+  // checkpoint from when this one starts with no model, or with one the stream was trimmed past
+  // ("" = never: such a daemon refuses to start, as before); the file holding the bearer token
+  // they accept for /admin/* (never logged; "" = send none); and how long joining may take.
+  std::string cluster_join_from;
+  std::string cluster_join_token_file;
+  std::string cluster_join_ca_file;  // PEM CAs that sign https:// peers' certificates.
+  unsigned cluster_join_timeout_seconds = 600;
   // The milter front end (docs/MILTER.md): where it listens, "" = off. Checked in full by the
   // milter's own parser at start-up (server/main.cc), so a bad value names the key there.
   std::string milter_listen;

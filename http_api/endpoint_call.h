@@ -2,8 +2,8 @@
 // matches the endpoint (endpoints.h), checks the caller and reads the input, then hands a Call to
 // the endpoint's handler: message_endpoints.cc (/classify, /train, /forget),
 // status_endpoints.cc (/stats, /healthz, /readyz, /metrics), user_endpoints.cc (/users/{id}),
-// history_endpoints.cc (/history), console_endpoints.cc (/ui/, /activity, /calibration) and
-// admin_endpoints.cc (/admin/*).
+// history_endpoints.cc (/history), console_endpoints.cc (/ui/, /activity, /calibration),
+// checkpoint_endpoints.cc (/admin/checkpoint) and admin_endpoints.cc (the other /admin/*).
 //
 // A handler returns its response, or nullopt when it has taken `respond` (TakeRespond) and
 // passed it on to the core, which answers later, exactly once. Handlers run on the caller's
@@ -100,6 +100,10 @@ void Deliver(Respond& respond, unsigned version, Build build) noexcept {
 [[nodiscard]] std::optional<Response> HandleRetire(Call& call, const Input& input);
 [[nodiscard]] std::optional<Response> HandleExpire(Call& call, const Input& input);
 [[nodiscard]] std::optional<Response> HandleReload(Call& call, const Input& input);
+// checkpoint_endpoints.cc
+[[nodiscard]] std::optional<Response> HandleCheckpointMake(Call& call, const Input& input);
+[[nodiscard]] std::optional<Response> HandleCheckpointFile(Call& call, const Input& input);
+[[nodiscard]] std::optional<Response> HandleCheckpointRelease(Call& call, const Input& input);
 
 }  // namespace nbspamd::http_api
 

@@ -21,14 +21,15 @@ std::pair<std::string_view, std::string_view> SplitSegment(std::string_view path
   return {path.substr(0, end), path.substr(end)};
 }
 
-// Whether `path` is `pattern`, an {id} segment of the pattern matching any non-empty segment.
+// Whether `path` is `pattern`, an {id} (any {name}) segment of the pattern matching any non-empty
+// segment.
 bool PathMatches(std::string_view pattern, std::string_view path) {
   if (pattern.find('{') == std::string_view::npos) return path == pattern;
   while (!pattern.empty() && !path.empty()) {
     if (pattern.front() != '/' || path.front() != '/') return false;
     const auto [wanted, pattern_rest] = SplitSegment(pattern);
     const auto [segment, path_rest] = SplitSegment(path);
-    if (wanted == "{id}" ? segment.empty() : wanted != segment) return false;
+    if (wanted.starts_with('{') ? segment.empty() : wanted != segment) return false;
     pattern = pattern_rest;
     path = path_rest;
   }

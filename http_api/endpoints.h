@@ -6,9 +6,9 @@
 //   const Endpoint endpoint = EndpointOf("/classify?explain=3");  // Endpoint::kClassify
 //   const EndpointSpec* spec = SpecOf(endpoint);                   // nullptr for kOther
 //
-// A path segment spelt {id} in the table (/users/{id}) matches any one non-empty segment; the
-// console's row ("/ui/") matches /ui and every path under it. The table's path, not the
-// request's, is the endpoint's name in /metrics.
+// A path segment spelt {id} (or any {name}) in the table (/users/{id}) matches any one non-empty
+// segment; the console's row ("/ui/") matches /ui and every path under it. The table's path, not
+// the request's, is the endpoint's name in /metrics.
 #ifndef NBSPAMD_HTTP_API_ENDPOINTS_H_
 #define NBSPAMD_HTTP_API_ENDPOINTS_H_
 
@@ -48,6 +48,9 @@ enum class Endpoint {
   kModelToken,
   kModelStrongest,
   kModelThresholds,
+  kAdminCheckpoint,
+  kAdminCheckpointFile,
+  kAdminCheckpointRelease,
   kOther,
 };
 inline constexpr std::size_t kEndpointCount = static_cast<std::size_t>(Endpoint::kOther) + 1;
@@ -127,6 +130,14 @@ inline constexpr std::array<EndpointSpec, kEndpointCount - 1> kEndpoints = {{
      false, false, true},
     {Endpoint::kModelThresholds, "/model/thresholds", boost::beast::http::verb::get,
      Guard::kClassify, false, false, true},
+    // A checkpoint for a daemon joining the cluster, and its files (docs/SCALING.md "Joining a
+    // cluster"): the whole model, an administrator's as a backup is.
+    {Endpoint::kAdminCheckpoint, "/admin/checkpoint", boost::beast::http::verb::post, Guard::kToken,
+     false, false, true},
+    {Endpoint::kAdminCheckpointFile, "/admin/checkpoint/{id}/{file}", boost::beast::http::verb::get,
+     Guard::kToken, false, false, true},
+    {Endpoint::kAdminCheckpointRelease, "/admin/checkpoint/{id}", boost::beast::http::verb::delete_,
+     Guard::kToken, false, false, true},
 }};
 
 // The endpoint whose path is `path` (no query, percent-encoded as sent): the row whose path it

@@ -19,6 +19,9 @@ using Response = boost::beast::http::response<boost::beast::http::string_body>;
 // GET /admin/dump): the connection sends that file's bytes as the body, streaming them from
 // disk, removes the file and never sends the header itself.
 inline constexpr char kBodyFileField[] = "X-Nbspamd-Body-File";
+// With kBodyFileField: the body is the file's bytes from this decimal offset on (a Range request
+// resumed there; the handler sets the status and Content-Range). Never sent either.
+inline constexpr char kBodyFileOffsetField[] = "X-Nbspamd-Body-Offset";
 
 // 400 kInvalidArgument, 401 kUnauthenticated, 403 kPermissionDenied, 404 kNotFound,
 // 409 kFailedPrecondition, 413 kResourceExhausted,

@@ -141,6 +141,12 @@ class Handler {
         return HandleModelStrongest(call_, *input);
       case Endpoint::kModelThresholds:
         return HandleModelThresholds(call_, *input);
+      case Endpoint::kAdminCheckpoint:
+        return HandleCheckpointMake(call_, *input);
+      case Endpoint::kAdminCheckpointFile:
+        return HandleCheckpointFile(call_, *input);
+      case Endpoint::kAdminCheckpointRelease:
+        return HandleCheckpointRelease(call_, *input);
       case Endpoint::kOther:
         break;
     }

@@ -25,6 +25,7 @@
 #include "core/spam_filter.h"
 #include "http_api/authenticator.h"
 #include "http_api/browser_guard.h"
+#include "http_api/checkpoint_shelf.h"
 #include "http_api/http_errors.h"
 #include "http_api/metrics.h"
 #include "http_api/rate_limiter.h"
@@ -53,6 +54,8 @@ struct RouterOptions {
   std::size_t max_in_flight = 512;
   // Where POST /admin/backup writes checkpoints, one new folder each.
   std::string backup_dir = "backups";
+  // The checkpoints served to joining daemons (POST /admin/checkpoint); null: none (409).
+  std::shared_ptr<CheckpointShelf> checkpoints;
   // /train and /forget requests a second per source (token name); beyond: 429. 0: no limit.
   double train_rate_limit = 0;
   // Appended to GET /metrics: other front ends' counters (the milter's, server/), already in the

@@ -19,6 +19,7 @@
 #include "common/log.h"
 #include "http_api/endpoints.h"
 #include "http_server/connection.h"
+#include "http_server/file_from.h"
 #include "http_server/head_response.h"
 #include "http_server/request_id.h"
 
@@ -270,10 +271,12 @@ void BasicHttpConnection<Stream>::DoWrite(http_api::Response response, bool clos
 template <class Stream>
 void BasicHttpConnection<Stream>::DoWriteFile(http_api::Response head, const std::string& path,
                                               bool close) {
-  http::response<http::file_body> response(head.result(), head.version());
+  http::response<http::basic_file_body<FileFrom>> response(head.result(), head.version());
   beast::error_code ec;
-  response.body().open(path.c_str(), beast::file_mode::scan, ec);
+  FileFrom file(BodyFileOffset(head));
+  file.open(path.c_str(), beast::file_mode::scan, ec);
   ::unlink(path.c_str());  // The open file stays readable until the body is sent.
+  if (!ec) response.body().reset(std::move(file), ec);
   if (ec) {
     LogError("cannot send the body file " + path + ": " + ec.message());
     return DoWrite(http_api::ErrorResponse(http::status::internal_server_error, "internal",
@@ -281,7 +284,8 @@ void BasicHttpConnection<Stream>::DoWriteFile(http_api::Response head, const std
                    true);
   }
   for (const auto& field : head) {
-    if (field.name_string() != http_api::kBodyFileField)
+    if (field.name_string() != http_api::kBodyFileField &&
+        field.name_string() != http_api::kBodyFileOffsetField)
       response.insert(field.name_string(), field.value());
   }
   response.keep_alive(!close);

@@ -41,6 +41,24 @@ TEST(HeadOfTest, MeasuresABodyFileAndRemovesIt) {
   EXPECT_FALSE(std::filesystem::exists(path));
 }
 
+TEST(HeadOfTest, ABodyFileSentFromAnOffsetIsMeasuredFromThere) {
+  TempDir dir;
+  const std::string path = dir.Join("000012.sst");
+  std::ofstream(path) << std::string(70000, 'x');
+  http_api::Response get(http::status::partial_content, 11);
+  get.set(http_api::kBodyFileField, path);
+  get.set(http_api::kBodyFileOffsetField, "69000");
+  EXPECT_EQ(BodyFileOffset(get), 69000u);
+  const http_api::Response head = HeadOf(get);
+  EXPECT_EQ(head.result(), http::status::partial_content);
+  EXPECT_EQ(head[http::field::content_length], "1000");
+  EXPECT_TRUE(head.find(http_api::kBodyFileOffsetField) == head.end());
+
+  http_api::Response odd(http::status::ok, 11);
+  odd.set(http_api::kBodyFileOffsetField, "12x");
+  EXPECT_EQ(BodyFileOffset(odd), 0u);
+}
+
 TEST(HeadOfTest, ABodyFileThatCannotBeMeasuredIsA500Head) {
   http_api::Response get(http::status::ok, 11);
   get.set(http_api::kBodyFileField, "/nonexistent/nbspamd/dump.txt");

@@ -4,6 +4,8 @@
 
 #include <array>
 #include <chrono>
+#include <filesystem>
+#include <memory>
 #include <utility>
 
 #include "http_server/tls_context.h"
@@ -41,6 +43,11 @@ std::expected<http_server::ServerOptions, Error> HttpServerOptions(
       http_api::HostNames::Of(settings.http_hosts, settings.listen_host, machine.data());
   options.router.max_in_flight = settings.max_in_flight;
   options.router.backup_dir = settings.backup_dir;
+  // Checkpoints for joining daemons: in the data folder, so that RocksDB makes them of hard links.
+  options.router.checkpoints =
+      std::make_shared<http_api::CheckpointShelf>(http_api::CheckpointShelfOptions{
+          .dir = (std::filesystem::path(settings.data_dir) / http_api::kCheckpointShelfFolder)
+                     .string()});
   options.router.train_rate_limit = settings.train_rate_limit;
   options.router.expiry = ExpiryPolicyOf(settings);
   options.router.extra_metrics = std::move(extra_metrics);

@@ -18,10 +18,11 @@
 namespace nbspamd::server {
 
 // The options of the daemon's HTTP server: listen address, threads, limits and timeouts, TLS,
-// `tokens` for authentication, the router's settings; `extra_metrics` appends the other front
-// ends' metrics to GET /metrics, `on_shutdown` stops them accepting when a signal stops the
-// server. Errors: kInvalidArgument for only one of tls_cert_file and tls_key_file, or for a
-// certificate or key that cannot be used (http_server/tls_context.h).
+// `tokens` for authentication, the router's settings (with a checkpoint shelf in
+// <data_dir>/checkpoints-served, cleared now: http_api/checkpoint_shelf.h); `extra_metrics` appends
+// the other front ends' metrics to GET /metrics, `on_shutdown` stops them accepting when a signal
+// stops the server. Errors: kInvalidArgument for only one of tls_cert_file and tls_key_file, or for
+// a certificate or key that cannot be used (http_server/tls_context.h).
 [[nodiscard]] std::expected<http_server::ServerOptions, Error> HttpServerOptions(
     const config::Settings& settings, std::vector<config::AuthToken> tokens,
     std::function<std::string()> extra_metrics, std::function<void()> on_shutdown);

@@ -6,8 +6,9 @@
 //   nbspamd dump [--output FILE] [FLAGS]               the model as text (a dump)
 //   nbspamd restore [--mode MODE] [FLAGS] FILE|-       a dump into the data folder
 //
-// Exit status: 0 after a clean shutdown, 1 for a start-up error (bad settings, data folder, or
-// listen address), 2 for a bad command line; the offline commands' in server/model_commands.h.
+// Exit status: 0 after a clean shutdown, 1 for a start-up error (bad settings, data folder,
+// listen address, or joining the cluster), 2 for a bad command line; the offline commands' in
+// server/model_commands.h.
 #include <unistd.h>
 
 #include <chrono>
@@ -17,11 +18,9 @@
 #include <exception>
 #include <expected>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "common/log.h"
@@ -35,6 +34,8 @@
 #include "http_server/server.h"
 #include "replication/cluster.h"
 #include "server/activity_keeper.h"
+#include "server/cluster_join.h"
+#include "server/cluster_options.h"
 #include "server/http_front_end.h"
 #include "server/milter_front_end.h"
 #include "server/model_commands.h"
@@ -50,17 +51,6 @@ namespace {
 // True for addresses only this machine reaches.
 bool IsLoopback(const std::string& host) {
   return host == "localhost" || host == "::1" || host.starts_with("127.");
-}
-
-// The first line of a password file, without its line ending; an error naming the file (never
-// its contents) when it cannot be read or is empty.
-std::expected<std::string, std::string> ReadSecretFile(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  if (!in || !std::getline(in, line)) return std::unexpected("cannot read " + path);
-  if (!line.empty() && line.back() == '\r') line.pop_back();
-  if (line.empty()) return std::unexpected(path + " holds no password on its first line");
-  return line;
 }
 
 int Run(int argc, char** argv) {
@@ -117,6 +107,12 @@ int Run(int argc, char** argv) {
   // The milter and spamd front ends, stopped after the HTTP server, before the model closes.
   server::MilterFrontEnd milter_front;
   server::SpamdFrontEnd spamd_front;
+  // With cluster_join_from: no model yet, or one the stream was trimmed past, is first replaced
+  // by a peer's checkpoint (cluster_join.h).
+  if (auto joined = server::JoinClusterIfNeeded(settings); !joined) {
+    std::fprintf(stderr, "nbspamd: %s\n", joined.error().message.c_str());
+    return 1;
+  }
   storage::RocksdbStoreOptions store_options;
   store_options.log = [](std::string_view line) { LogWarning(line, {{"from", "rocksdb"}}); };
   store_options.user_token_limit = settings.user_token_limit;
@@ -206,43 +202,20 @@ int Run(int argc, char** argv) {
                                    .auth_classify = auth_classify});
               }});
   if (config::InClusterMode(settings)) {
-    replication::ClusterOptions cluster;
-    cluster.redis_host = settings.cluster_redis_host;
-    cluster.redis_port = settings.cluster_redis_port;
-    if (!settings.cluster_sentinels.empty()) {
-      // Validated as a list of HOST:PORT by the settings.
-      cluster.sentinels =
-          replication::ParseHostPortList(settings.cluster_sentinels).value_or(cluster.sentinels);
-      cluster.sentinel_master = settings.cluster_sentinel_master;
-      if (!settings.cluster_redis.empty()) {
-        LogWarning("cluster_redis is unused: the primary is the one cluster_sentinels name");
-      }
+    auto options = server::ClusterOptionsOf(settings);
+    if (!options) {
+      std::fprintf(stderr, "nbspamd: %s\n", options.error().message.c_str());
+      return 1;
     }
-    for (const auto& [path, key, password] :
-         {std::tuple{&settings.cluster_redis_password_file, "cluster_redis_password_file",
-                     &cluster.redis_password},
-          std::tuple{&settings.cluster_sentinel_password_file, "cluster_sentinel_password_file",
-                     &cluster.sentinel_password}}) {
-      if (path->empty()) continue;
-      auto read = ReadSecretFile(*path);
-      if (!read) {
-        std::fprintf(stderr, "nbspamd: %s: %s\n", key, read.error().c_str());
-        return 1;
-      }
-      *password = std::move(*read);
+    replication::ClusterOptions cluster = std::move(*options);
+    if (!settings.cluster_sentinels.empty() && !settings.cluster_redis.empty()) {
+      LogWarning("cluster_redis is unused: the primary is the one cluster_sentinels name");
     }
-    cluster.min_replicas = static_cast<int>(config::ClusterMinReplicas(settings));
-    cluster.replica_timeout = std::chrono::milliseconds(settings.cluster_replica_timeout_ms);
-    cluster.read_from_replica = settings.cluster_read_from == "replica";
-    cluster.stream = settings.cluster_stream;
-    cluster.name = settings.cluster_name;
     if (cluster.name.empty()) {
       char host[256] = {};
       if (gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "nbspamd");
       cluster.name = std::string(host) + ":" + std::to_string(server->LocalEndpoint().port());
     }
-    cluster.wait_applied = settings.cluster_wait_applied;
-    cluster.retention = std::chrono::seconds(settings.cluster_retention_seconds);
     if (auto joined = replication::EnableCluster(filter, std::move(cluster)); !joined) {
       std::fprintf(stderr, "nbspamd: %s\n", joined.error().message.c_str());
       return 1;

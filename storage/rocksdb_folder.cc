@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <utility>
 
 #include "storage/encoding.h"
 #include "storage/rocksdb_layout.h"
@@ -99,6 +100,17 @@ std::expected<model::ModelStats, Error> ReadFolderStats(const RocksdbFolder& fol
   status = folder.db->Get(rocksdb::ReadOptions(), folder.meta, kModelStatsKey, &stats);
   if (!status.ok()) return RocksdbError("reading the model stats", status);
   return DecodeModelStats(stats);
+}
+
+std::expected<std::string, Error> ReadFolderStreamPosition(const std::string& path) {
+  auto folder = OpenRocksdbFolder(path, FolderAccess::kReadOnly);
+  if (!folder) return std::unexpected(std::move(folder.error()));
+  std::string position;
+  const rocksdb::Status status =
+      folder->db->Get(rocksdb::ReadOptions(), folder->meta, kStreamPositionKey, &position);
+  if (status.IsNotFound()) return std::string();
+  if (!status.ok()) return RocksdbError("reading the stream position", status);
+  return position;
 }
 
 }  // namespace nbspamd::storage

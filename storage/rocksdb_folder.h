@@ -58,6 +58,12 @@ enum class FolderAccess { kReadOnly, kReadWrite };
 // Errors: kDataLoss for another schema version or an unreadable record, kInternal for I/O.
 [[nodiscard]] std::expected<model::ModelStats, Error> ReadFolderStats(const RocksdbFolder& folder);
 
+// The cluster stream position recorded in the model in `path` ("" when none: a model that never
+// applied a stream entry), as Store::StreamPosition reads it; the folder is opened read-only (a
+// checkpoint, or a daemon's folder before the daemon opens it) and closed again. Errors: those of
+// OpenRocksdbFolder, kInternal for I/O.
+[[nodiscard]] std::expected<std::string, Error> ReadFolderStreamPosition(const std::string& path);
+
 }  // namespace nbspamd::storage
 
 #endif  // NBSPAMD_STORAGE_ROCKSDB_FOLDER_H_
