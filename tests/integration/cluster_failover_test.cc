@@ -80,6 +80,13 @@ std::optional<replication::RedisReply> Ask(unsigned short port,
   return std::move(*reply);
 }
 
+// The folder `name` in `dir`, made.
+std::string MakeFolder(const TempDir& dir, const std::string& name) {
+  const std::string path = dir.Join(name);
+  std::filesystem::create_directories(path);
+  return path;
+}
+
 // The port of the primary the Sentinel on `sentinel_port` names (0 when it cannot tell).
 unsigned short NamedPrimary(unsigned short sentinel_port) {
   const auto reply = Ask(sentinel_port, {"SENTINEL", "get-master-addr-by-name", kMaster});
@@ -230,11 +237,7 @@ bool ReadsAReplica(unsigned short port) {
 // The SIGKILL scenario with the daemons reading the stream from `read_from` (cluster_read_from).
 void RunFailoverUnderLoad(const std::string& read_from) {
   TempDir dir;
-  const auto folder = [&](const std::string& name) {
-    const std::string path = dir.Join(name);
-    std::filesystem::create_directories(path);
-    return path;
-  };
+  const auto folder = [&](const std::string& name) { return MakeFolder(dir, name); };
   auto primary = RedisProcess::Start(folder("primary"), FreeLoopbackPort());
   ASSERT_TRUE(primary.has_value()) << primary.error();
   const unsigned short primary_port = primary->port();
@@ -409,11 +412,7 @@ TEST(ClusterFailoverTest, ReadingFromThePrimaryTheSameHolds) { RunFailoverUnderL
 // the message is learned exactly once though its event was appended twice.
 TEST(ClusterFailoverTest, WithoutEnoughReplicasATrainIs503AndItsRetryIsLearnedOnce) {
   TempDir dir;
-  const auto folder = [&](const std::string& name) {
-    const std::string path = dir.Join(name);
-    std::filesystem::create_directories(path);
-    return path;
-  };
+  const auto folder = [&](const std::string& name) { return MakeFolder(dir, name); };
   auto primary = RedisProcess::Start(folder("primary"), FreeLoopbackPort());
   ASSERT_TRUE(primary.has_value()) << primary.error();
   const unsigned short replica_port = FreeLoopbackPort();
@@ -537,11 +536,7 @@ TEST(ClusterFailoverTest, TheRedisPasswordComesFromItsFileAndIsNeverLogged) {
 // log); neither password is ever logged.
 TEST(ClusterFailoverTest, TheSentinelPasswordComesFromItsFileAndIsNeverLogged) {
   TempDir dir;
-  const auto folder = [&](const std::string& name) {
-    const std::string path = dir.Join(name);
-    std::filesystem::create_directories(path);
-    return path;
-  };
+  const auto folder = [&](const std::string& name) { return MakeFolder(dir, name); };
   const std::string redis_password = "redis-5b1e9a";
   const std::string sentinel_password = "sentinel-c4d270";
   auto primary = RedisProcess::StartReplica(folder("primary"), FreeLoopbackPort(), 0,
