@@ -658,12 +658,14 @@ void ClusterReplicator::Run() {
           continue;
         }
         if (!ok) {
-          if (!gap_) LogError("cluster: " + ok.error().message);
+          const bool first = !gap_;
+          if (first) LogError("cluster: " + ok.error().message);
           gap_ = true;
           {
             std::lock_guard lock(status_mutex_);
             status_.gap = true;
           }
+          if (first && options_.gap_found) options_.gap_found();
           Pause(std::chrono::seconds(5));
           continue;
         }

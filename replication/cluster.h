@@ -104,6 +104,10 @@ struct ClusterOptions {
   // Given the cluster's key of the scan header (64 hex digits) once it is read (on the calling
   // thread of Start, or later on the reader thread when Redis was down then). None: not read.
   std::function<void(std::string_view key_hex)> scan_key_read;
+  // Called once, on the reader thread, when the stream is found trimmed past this daemon's model
+  // while it runs (after Start; e.g. it was cut off from Redis for longer than the retention):
+  // it then applies nothing more. Unset: only reported (Status().gap). Must be quick.
+  std::function<void()> gap_found;
 
   // Where to connect, from the fields above.
   [[nodiscard]] RedisTarget Target() const;

@@ -7,10 +7,12 @@
 //   nbspamd restore [--mode MODE] [FLAGS] FILE|-       a dump into the data folder
 //
 // Exit status: 0 after a clean shutdown, 1 for a start-up error (bad settings, data folder,
-// listen address, or joining the cluster), 2 for a bad command line; the offline commands' in
-// server/model_commands.h.
+// listen address, or joining the cluster), 2 for a bad command line, 3 after stopping to rejoin
+// the cluster (found behind the trimmed stream while serving, with cluster_join_from); the
+// offline commands' in server/model_commands.h.
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -47,6 +49,12 @@
 
 namespace nbspamd {
 namespace {
+
+// The status of a daemon that stopped to rejoin its cluster (found behind the trimmed stream
+// while serving, with cluster_join_from): not 0, so that a supervisor starts it again.
+constexpr int kExitRejoin = 3;
+// The status Run returns after serving: 0, or kExitRejoin.
+std::atomic<int> exit_status = 0;
 
 // True for addresses only this machine reaches.
 bool IsLoopback(const std::string& host) {
@@ -211,6 +219,19 @@ int Run(int argc, char** argv) {
     if (!settings.cluster_sentinels.empty() && !settings.cluster_redis.empty()) {
       LogWarning("cluster_redis is unused: the primary is the one cluster_sentinels name");
     }
+    if (!settings.cluster_join_from.empty()) {
+      // Behind the trimmed stream while serving: stop, with a status that asks a supervisor
+      // (the unit's Restart=on-failure, a container's restart policy) to start the daemon
+      // again, which then joins from a peer (cluster_join.h).
+      cluster.gap_found = [] {
+        LogError(
+            "cluster: stopping so that this daemon rejoins the cluster from a peer's checkpoint "
+            "at its next start (cluster_join_from); exit status " +
+            std::to_string(kExitRejoin));
+        exit_status.store(kExitRejoin);
+        ::kill(::getpid(), SIGTERM);
+      };
+    }
     if (cluster.name.empty()) {
       char host[256] = {};
       if (gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "nbspamd");
@@ -272,7 +293,7 @@ int Run(int argc, char** argv) {
   filter.StopTraining();
   activity.reset();  // Its last write, with every answer counted.
   LogInfo("stopped serving; closing the model");
-  return 0;
+  return exit_status.load();
 }
 
 }  // namespace

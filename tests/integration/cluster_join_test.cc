@@ -504,6 +504,51 @@ TEST_F(ClusterJoinTest, AnHttpsPeerIsJoinedWhenItsCertificateIsTrustedAndRefused
   EXPECT_TRUE(NoModelIn(dir_.Join("c")));
 }
 
+// While serving, a daemon that finds the stream trimmed past its model stops with exit status 3
+// (the unit's Restart=on-failure starts it again), and started again it joins from a peer. To get
+// there: b is frozen (SIGSTOP) while a learns on and the stream is trimmed past b's position, and
+// Redis is restarted, so that b's connections break and it checks the stream again as it
+// reconnects, after SIGCONT.
+TEST_F(ClusterJoinTest, ADaemonFindingItselfBehindWhileServingStopsAndRejoinsAtItsNextStart) {
+  DaemonProcess a = Start(Args(dir_.Join("a"), "a"));
+  const std::string peer = "http://127.0.0.1:" + std::to_string(a.port());
+  std::optional<DaemonProcess> b = Start(Args(dir_.Join("b"), "b", peer));
+  Train(a.port(), 0, 40);
+  ASSERT_TRUE(WaitApplied(b->port()));
+  ASSERT_EQ(::kill(b->pid(), SIGSTOP), 0);
+  Train(a.port(), 40, 80);
+  std::string before_last;
+  {
+    replication::RedisClient redis("127.0.0.1", redis_->port());
+    auto ids = redis.Command({"XREVRANGE", kStream, "+", "-", "COUNT", "2"});
+    ASSERT_TRUE(ids && ids->elements.size() == 2);
+    const std::string last = ids->elements[0].elements[0].text;
+    before_last = ids->elements[1].elements[0].text;
+    ASSERT_TRUE(redis.Command({"XTRIM", kStream, "MINID", last}).has_value());
+    ASSERT_TRUE(redis.Command({"SET", std::string(kStream) + ":trimmed", before_last}).has_value());
+  }
+  const unsigned short redis_port = redis_->port();
+  redis_->Stop();
+  redis_.reset();
+  auto restarted = RedisProcess::Start(dir_.path().string(), redis_port);
+  ASSERT_TRUE(restarted.has_value()) << restarted.error();
+  redis_.emplace(std::move(*restarted));
+  ASSERT_EQ(::kill(b->pid(), SIGCONT), 0);
+
+  EXPECT_EQ(b->Wait(std::chrono::seconds(60)), 3) << b->Log();
+  EXPECT_NE(b->Log().find("was trimmed through " + before_last), std::string::npos) << b->Log();
+  EXPECT_NE(b->Log().find("rejoins the cluster from a peer's checkpoint at its next start"),
+            std::string::npos)
+      << b->Log();
+  b.reset();
+
+  b.emplace(Start(Args(dir_.Join("b"), "b", peer)));
+  ASSERT_TRUE(WaitApplied(b->port())) << b->Log();
+  EXPECT_NE(b->Log().find("cluster join: joined from " + peer), std::string::npos) << b->Log();
+  ExpectSameModel(Observe(a.port(), JoinProbes()), Observe(b->port(), JoinProbes()),
+                  "b rejoined after stopping");
+}
+
 TEST_F(ClusterJoinTest, ADaemonBehindTheTrimmedStreamJoinsFromACheckpointAndKeepsItsOldFolder) {
   DaemonProcess a = Start(Args(dir_.Join("a"), "a"));
   const std::string peer = "http://127.0.0.1:" + std::to_string(a.port());
