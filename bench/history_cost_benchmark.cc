@@ -6,7 +6,7 @@
 //
 //   NBSPAMD_BENCH_CORPUS=bench/accuracy/corpus build/release/bench/history_cost_benchmark
 //       [--rounds 9] [--dir /tmp/nbspamd-history-cost] [--control] [--facts-before]
-//       [--single on|off]
+//       [--single on|off [--passes 1]]
 //
 // Each message is classified by both in turn and timed by the thread's CPU clock, so that the
 // machine's drifts of speed weigh on both alike. Prints each round's CPU microseconds a classify,
@@ -20,6 +20,8 @@
 // for a count of instructions that no other load moves (docs/PERFORMANCE.md):
 //   valgrind --tool=callgrind --toggle-collect='nbspamd::core::SpamFilter::Classify*'
 //       build/release/bench/history_cost_benchmark --single on   (one command line)
+// --passes N: with --single, classifies the test half N times, so that a sampling profiler's
+// samples of the classify path outnumber the training's (perf record --call-graph dwarf).
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -158,6 +160,7 @@ int main(int argc, char** argv) {
   bool control = false;
   bool facts_before = false;
   std::string single;
+  int passes = 1;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--control") {
@@ -166,6 +169,8 @@ int main(int argc, char** argv) {
       facts_before = true;
     } else if (flag == "--single" && i + 1 < argc) {
       single = argv[++i];
+    } else if (flag == "--passes" && i + 1 < argc) {
+      passes = std::max(1, std::atoi(argv[++i]));
     } else if (flag == "--rounds" && i + 1 < argc) {
       rounds = std::max(1, std::atoi(argv[++i]));
     } else if (flag == "--dir" && i + 1 < argc) {
@@ -204,8 +209,11 @@ int main(int argc, char** argv) {
   if (!single.empty()) {
     // One pass of one filter alone, for an instruction count (see the file's comment).
     const SpamFilter& filter = single == "on" ? *on : *off;
-    for (const std::string* message : test) ClassifyOne(filter, *message);
-    std::printf("classified %zu messages with the history %s\n", test.size(), single.c_str());
+    for (int pass = 0; pass < passes; ++pass) {
+      for (const std::string* message : test) ClassifyOne(filter, *message);
+    }
+    std::printf("classified %zu messages %d times with the history %s\n", test.size(), passes,
+                single.c_str());
     return 0;
   }
   Round(*on, *off, test);  // Warms the allocator and the caches.

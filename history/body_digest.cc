@@ -3,7 +3,6 @@
 #include <openssl/evp.h>
 
 #include <array>
-#include <memory>
 #include <stdexcept>
 
 namespace nbspamd::history {
@@ -22,8 +21,30 @@ std::size_t BodyStart(std::string_view message) {
   return 0;
 }
 
-struct ContextFree {
-  void operator()(EVP_MD_CTX* context) const { EVP_MD_CTX_free(context); }
+// A thread's SHA-256 context, and the digest fetched once: OpenSSL 3 fetches the algorithm
+// again on every EVP_DigestInit_ex given EVP_sha256().
+class ThreadSha256 {
+ public:
+  ThreadSha256() : md_(EVP_MD_fetch(nullptr, "SHA256", nullptr)), context_(EVP_MD_CTX_new()) {}
+  ~ThreadSha256() {
+    EVP_MD_CTX_free(context_);
+    EVP_MD_free(md_);
+  }
+  ThreadSha256(const ThreadSha256&) = delete;
+  ThreadSha256& operator=(const ThreadSha256&) = delete;
+
+  // The context, started on a new digest. Throws std::runtime_error when libcrypto has no
+  // SHA-256 (a broken installation: a bug here).
+  EVP_MD_CTX* Start() {
+    if (md_ == nullptr || context_ == nullptr || EVP_DigestInit_ex(context_, md_, nullptr) != 1) {
+      throw std::runtime_error("SHA-256 is not available");
+    }
+    return context_;
+  }
+
+ private:
+  EVP_MD* md_;
+  EVP_MD_CTX* context_;
 };
 
 }  // namespace
@@ -31,20 +52,18 @@ struct ContextFree {
 std::string BodyDigest(std::string_view message) {
   std::string_view body = message.substr(BodyStart(message));
   while (!body.empty() && (body.back() == '\n' || body.back() == '\r')) body.remove_suffix(1);
-  const std::unique_ptr<EVP_MD_CTX, ContextFree> context(EVP_MD_CTX_new());
-  if (!context || EVP_DigestInit_ex(context.get(), EVP_sha256(), nullptr) != 1) {
-    throw std::runtime_error("SHA-256 is not available");  // A broken libcrypto: a bug here.
-  }
+  thread_local ThreadSha256 sha256;
+  EVP_MD_CTX* const context = sha256.Start();
   // The body without carriage returns, fed in runs between them.
   while (!body.empty()) {
     const std::size_t cr = body.find('\r');
     const std::string_view run = body.substr(0, cr);
-    if (!run.empty()) EVP_DigestUpdate(context.get(), run.data(), run.size());
+    if (!run.empty()) EVP_DigestUpdate(context, run.data(), run.size());
     body.remove_prefix(cr == std::string_view::npos ? body.size() : cr + 1);
   }
   std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
   unsigned int size = 0;
-  EVP_DigestFinal_ex(context.get(), digest.data(), &size);
+  EVP_DigestFinal_ex(context, digest.data(), &size);
   return std::string(reinterpret_cast<const char*>(digest.data()), kBodyDigestBytes);
 }
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "history/body_digest.h"
 
 namespace nbspamd::history {
@@ -21,6 +23,23 @@ TEST(ScanSignatureTest, IsTheHmacOfTheIdAndTheBodyDigest) {
   // hashlib.sha256).hexdigest()[:32].
   EXPECT_EQ(SignScan(FilledKey(1), kSignedScanId, std::string(16, '\0')),
             "1af39394a14f04ac635745e451bc9b23");
+}
+
+TEST(ScanSignatureTest, EachKeySignsAsAloneWhateverKeySignedBeforeOnTheThread) {
+  // A thread keeps its HMAC context keyed with the last key: a key again, another key, and the
+  // golden signature after them, on this thread and on a new one.
+  const std::string digest(16, '\0');
+  const std::string first7 = SignScan(FilledKey(7), kSignedScanId, digest);
+  const std::string first8 = SignScan(FilledKey(8), kSignedScanId, digest);
+  EXPECT_NE(first7, first8);
+  EXPECT_EQ(SignScan(FilledKey(7), kSignedScanId, digest), first7);
+  EXPECT_EQ(SignScan(FilledKey(7), kSignedScanId, digest), first7);
+  EXPECT_EQ(SignScan(FilledKey(8), kSignedScanId, digest), first8);
+  EXPECT_EQ(SignScan(FilledKey(1), kSignedScanId, digest), "1af39394a14f04ac635745e451bc9b23");
+  EXPECT_EQ(SignScan(FilledKey(1), kSignedScanId, digest), "1af39394a14f04ac635745e451bc9b23");
+  std::string on_other_thread;
+  std::thread([&] { on_other_thread = SignScan(FilledKey(8), kSignedScanId, digest); }).join();
+  EXPECT_EQ(on_other_thread, first8);
 }
 
 TEST(ScanSignatureTest, HoldsOnlyForTheSameKeyIdAndBody) {
