@@ -6,7 +6,7 @@
 //
 //   NBSPAMD_BENCH_CORPUS=bench/accuracy/corpus build/release/bench/history_cost_benchmark
 //       [--rounds 9] [--dir /tmp/nbspamd-history-cost] [--control] [--facts-before]
-//       [--single on|off [--passes 1]]
+//       [--single on|off [--passes 1]] [--explain 20]
 //
 // Each message is classified by both in turn and timed by the thread's CPU clock, so that the
 // machine's drifts of speed weigh on both alike. Prints each round's CPU microseconds a classify,
@@ -20,6 +20,8 @@
 // for a count of instructions that no other load moves (docs/PERFORMANCE.md):
 //   valgrind --tool=callgrind --toggle-collect='nbspamd::core::SpamFilter::Classify*'
 //       build/release/bench/history_cost_benchmark --single on   (one command line)
+// --explain N: the explaining tokens each scan keeps (setting history_explain), for the history's
+// filter (and both, with --facts-before).
 // --passes N: with --single, classifies the test half N times, so that a sampling profiler's
 // samples of the classify path outnumber the training's (perf record --call-graph dwarf).
 #include <sys/resource.h>
@@ -69,7 +71,8 @@ struct RoundCpu {
 
 // `facts`: how the history keeps the facts that find a message (the defaults: as the daemon's).
 std::unique_ptr<SpamFilter> OpenFilter(const std::string& dir, bool history,
-                                       nbspamd::history::FactPolicies facts = {}) {
+                                       nbspamd::history::FactPolicies facts = {},
+                                       std::size_t explain = 20) {
   auto store = nbspamd::storage::RocksdbStore::Open(dir + "/model");
   if (!store) {
     std::fprintf(stderr, "cannot open %s: %s\n", dir.c_str(), store.error().message.c_str());
@@ -82,7 +85,7 @@ std::unique_ptr<SpamFilter> OpenFilter(const std::string& dir, bool history,
       std::fprintf(stderr, "cannot open the history: %s\n", scans.error().message.c_str());
       std::exit(1);
     }
-    filter->EnableHistory(std::move(*scans), {.facts = facts});
+    filter->EnableHistory(std::move(*scans), {.facts = facts, .explain = explain});
   }
   return filter;
 }
@@ -161,6 +164,7 @@ int main(int argc, char** argv) {
   bool facts_before = false;
   std::string single;
   int passes = 1;
+  std::size_t explain = 20;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--control") {
@@ -169,6 +173,8 @@ int main(int argc, char** argv) {
       facts_before = true;
     } else if (flag == "--single" && i + 1 < argc) {
       single = argv[++i];
+    } else if (flag == "--explain" && i + 1 < argc) {
+      explain = static_cast<std::size_t>(std::max(0, std::atoi(argv[++i])));
     } else if (flag == "--passes" && i + 1 < argc) {
       passes = std::max(1, std::atoi(argv[++i]));
     } else if (flag == "--rounds" && i + 1 < argc) {
@@ -181,14 +187,15 @@ int main(int argc, char** argv) {
     }
   }
   std::filesystem::remove_all(dir);
-  std::unique_ptr<SpamFilter> on = OpenFilter(dir + "/on", true);
+  std::unique_ptr<SpamFilter> on = OpenFilter(dir + "/on", true, {}, explain);
   // --facts-before: "off" keeps a history too, with the facts as the defaults kept them before
   // issue 61 (the subject and the recipients hashed), so that off ÷ on, the classifying thread's,
   // is what keeping them in clear costs (the learned state costs a classify nothing).
   std::unique_ptr<SpamFilter> off =
       facts_before ? OpenFilter(dir + "/off", true,
                                 {.subject = nbspamd::history::FactPolicy::kHash,
-                                 .recipients = nbspamd::history::FactPolicy::kHash})
+                                 .recipients = nbspamd::history::FactPolicy::kHash},
+                                explain)
                    : OpenFilter(dir + "/off", false);
   const std::vector<std::string>& corpus = nbspamd::bench::CorpusMessages();
   std::vector<const std::string*> test;

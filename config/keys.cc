@@ -382,6 +382,9 @@ constexpr std::array kKeys = {
         "history_clear_facts_days", "DAYS",
         "Days a scan's subject, sender and recipients stay in clear; then hashed (0: as long as "
         "the scan)."),
+    UnsignedKey<&Settings::history_explain, 0, 100>(
+        "history_explain", "N",
+        "Explaining tokens kept with each scan (0: none; each classify then skips weighing them)."),
 };
 
 }  // namespace

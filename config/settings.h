@@ -103,6 +103,7 @@
 //   history_keep_message_id, history_keep_from_domain, history_keep_subject,
 //   history_keep_client, history_keep_recipients   keep, hash or off
 //   history_clear_facts_days  0..3650 (0: as long as the scan)
+//   history_explain           0..100
 //
 // In TOML, integers are accepted for integer keys, integers or floats for alpha,
 // spam_threshold and ham_threshold, booleans for booleans and strings for listen and data_dir.
@@ -370,6 +371,10 @@ struct Settings {
   std::string history_keep_client = "keep";
   std::string history_keep_recipients = "keep";
   unsigned history_clear_facts_days = 7;
+  // Explaining tokens kept with each scan, shown on its page (0: none). Keeping them costs each
+  // classify the tokens' texts and their weighing (docs/PERFORMANCE.md, "Where the history's
+  // cost goes now").
+  unsigned history_explain = 20;
 
   friend bool operator==(const Settings&, const Settings&) = default;
 };

@@ -39,9 +39,10 @@ std::expected<void, Error> OpenInto(const config::Settings& settings, const std:
   muted->store(false, std::memory_order_relaxed);
   const history::FactPolicies facts = FactPoliciesOf(settings);
   const std::uint64_t kept = (*history)->Figures().kept;
-  filter.EnableHistory(
-      std::move(*history),
-      {.facts = facts, .id_salt = static_cast<std::uint32_t>(std::random_device{}())});
+  filter.EnableHistory(std::move(*history),
+                       {.facts = facts,
+                        .explain = settings.history_explain,
+                        .id_salt = static_cast<std::uint32_t>(std::random_device{}())});
   LogInfo("scan history in " + path + ": " + std::to_string(kept) + " scans, at most " +
           std::to_string(settings.history_max_scans) + " of " +
           std::to_string(settings.history_max_age_days) + " days");

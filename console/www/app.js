@@ -494,6 +494,10 @@ async function showScan(id) {
     ['spam_confidence', number(scan.spam_confidence, 3)],
   ]);
   explainRows($('scan-explain').tBodies[0], scan.explain);
+  if (scan.explain.length === 0) {
+    $('scan-explain').tBodies[0].append(el('tr', {}, el('td', {colspan: '5'},
+      'No explaining tokens were kept with this scan (setting history_explain is 0).')));
+  }
   scanLearnedLine(scan);
   shownScanId = id;
   $('scan-view').hidden = false;

@@ -1004,6 +1004,20 @@ class HashedSubjectHistoryTest(ConsoleTestCase):
         self.wait.until(lambda b: len(b.find_elements(By.CSS_SELECTOR, '#history-table tbody tr')) == 1)
 
 
+
+class NoExplanationHistoryTest(ConsoleTestCase):
+    """With history_explain 0 a scan keeps no tokens, and its page says so rather than nothing."""
+    flags = ('--history-explain', '0')
+
+    def test_the_scan_page_says_no_tokens_were_kept(self):
+        self.daemon.seed()
+        status, answer = self.daemon.call('POST', '/classify', message('Lunch', 'See you at noon'))
+        self.assertEqual(status, 200, answer)
+        self.open(f'scan/{answer["scan_id"]}')
+        self.text_in('#scan-id', answer['scan_id'])
+        self.text_in('#scan-explain tbody', 'No explaining tokens were kept with this scan')
+        self.assertEqual(self.browser.find_elements(By.CSS_SELECTOR, '#scan-explain td.token'), [])
+
 def main():
     global DAEMON, SCREENSHOTS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

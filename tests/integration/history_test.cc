@@ -107,6 +107,39 @@ TEST_F(HistoryTest, AClassifiedMessageIsListedAndExplainedWithItsFactsAsKept) {
   EXPECT_EQ(detail.at("verdict"), scan.at("verdict"));
 }
 
+// history_explain: how many explaining tokens a scan keeps; 0 keeps none, while a /classify
+// that asks for tokens still gets them and the scan still learns by its id.
+TEST_F(HistoryTest, HistoryExplainBoundsTheTokensAScanKeeps) {
+  {
+    DaemonProcess daemon = Start({"--history-explain", "3"});
+    HttpClient client(daemon.port());
+    TrainSeed(client);
+    const std::string scan_id = ScanOf(client, "", kNewsletter);
+    EXPECT_EQ(client.GetJson("/history/" + scan_id).at("explain").as_array().size(), 3u);
+  }
+  DaemonProcess daemon = Start({"--history-explain", "0"});
+  HttpClient client(daemon.port());
+  const std::string quiet = ScanOf(client, "", kNewsletter);
+  const json::value detail = client.GetJson("/history/" + quiet);
+  EXPECT_TRUE(detail.at("explain").as_array().empty());
+  EXPECT_GT(detail.at("bag_tokens").as_int64(), 5);
+  const auto asked = client.Send(http::verb::post, "/classify?explain=2", kNewsletter);
+  ASSERT_EQ(asked.result(), http::status::ok) << asked.body();
+  EXPECT_EQ(Json(asked).at("explain").as_array().size(), 2u);
+  const std::string asked_id(Json(asked).at("scan_id").as_string());
+  EXPECT_TRUE(client.GetJson("/history/" + asked_id).at("explain").as_array().empty());
+  const std::int64_t before = Documents(client);
+  const auto trained = client.Send(http::verb::post, "/train?label=ham&scan_id=" + quiet, "");
+  EXPECT_EQ(trained.result(), http::status::ok) << trained.body();
+  EXPECT_EQ(Documents(client), before + 1);
+  // Out of range: the daemon refuses to start and says why.
+  TempDir other;
+  const ProcessExit refused = RunToExit(
+      {"--data-dir", other.Join("model"), "--listen", "127.0.0.1:0", "--history-explain", "101"});
+  EXPECT_NE(refused.status, 0);
+  EXPECT_THAT(refused.output, HasSubstr("history_explain"));
+}
+
 // A fact kept as a hash does not show through the explanation: the Subject's words were in
 // clear among the tokens of /history/{id} ("subject:newsletter") while the Subject itself was a
 // hash. Now they are hashed after their prefix, with the history's own key, as the fact is; the
