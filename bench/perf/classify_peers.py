@@ -109,8 +109,10 @@ def main():
     list_file = tempfile.NamedTemporaryFile('w', prefix='nbspamd-perf-', suffix='.list', delete=False)
     list_file.writelines(m.path + '\n' for m in test)
     list_file.close()
+    # As bench/accuracy/harness.py's defaults: bulk training by the daemon's regime.
     accuracy_args = argparse.Namespace(nbspamd=harness.ensure_nbspamd(args.nbspamd),
-                                       nbspamd_flags=['--threads', str(args.nbspamd_threads)])
+                                       nbspamd_flags=['--threads', str(args.nbspamd_threads)],
+                                       nbspamd_bulk='regime')
     main_flags = args.nbspamd_flags.split()
     import peer_spamassassin
     peer_spamassassin.SPAMC_IN_FLIGHT = args.spamd_children
