@@ -372,8 +372,8 @@ struct Settings {
   std::string history_keep_recipients = "keep";
   unsigned history_clear_facts_days = 7;
   // Explaining tokens kept with each scan, shown on its page (0: none). Keeping them costs each
-  // classify the tokens' texts and their weighing (docs/PERFORMANCE.md, "Where the history's
-  // cost goes now").
+  // classify the tokens' texts and their weighing (docs/PERFORMANCE.md, "Which part of the
+  // history costs what").
   unsigned history_explain = 20;
 
   friend bool operator==(const Settings&, const Settings&) = default;
