@@ -96,6 +96,12 @@ class BasicHttpConnection final : public HttpConnection,
   template <class Step>
   void Guarded(Step&& step) noexcept;
 
+  // The read buffer's room for a request once its first bytes are in (and most bodies: clients
+  // send the header and the body at once), kept by a connection that has sent a request; and
+  // the most a body's read asks for.
+  static constexpr std::size_t kReadRoomBytes = 16 << 10;
+  static constexpr std::size_t kBodyReadBytes = 64 << 10;
+
   Stream stream_;
   boost::beast::flat_buffer buffer_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
