@@ -360,9 +360,38 @@ class Reader {
   }
 
   // The part's content with its transfer encoding (base64, quoted-printable, uuencode) undone.
+  // The parser keeps each part's bytes in memory (a GMimeStreamMem over the message's buffer):
+  // they are read in place and decoded with GMime's own decoder state, g_mime_encoding_flush (the
+  // step its basic filter runs, over the whole content at once), rather than through
+  // g_mime_data_wrapper_write_to_stream, which makes a filter stream, a filter and an output
+  // stream for each part: three GObjects, each made and destroyed under GLib's process-wide
+  // locks, which two classifying threads then wait on. uuencode (whose filter first looks for the
+  // "begin" line itself) and content held any other way go that way still.
   static std::string Decode(GMimePart* part) {
     GMimeDataWrapper* wrapper = g_mime_part_get_content(part);
     if (wrapper == nullptr) return "";
+    const GMimeContentEncoding encoding = g_mime_data_wrapper_get_encoding(wrapper);
+    GMimeStream* stream = g_mime_data_wrapper_get_stream(wrapper);
+    if (stream != nullptr && GMIME_IS_STREAM_MEM(stream) &&
+        encoding != GMIME_CONTENT_ENCODING_UUENCODE) {
+      if (GByteArray* buffer = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(stream));
+          buffer != nullptr) {
+        const auto size = static_cast<gint64>(buffer->len);
+        const gint64 end = stream->bound_end < 0 ? size : std::min(stream->bound_end, size);
+        const gint64 start = std::clamp<gint64>(stream->bound_start, 0, end);
+        const std::string_view raw(reinterpret_cast<const char*>(buffer->data) + start,
+                                   static_cast<std::size_t>(end - start));
+        if (encoding != GMIME_CONTENT_ENCODING_BASE64 &&
+            encoding != GMIME_CONTENT_ENCODING_QUOTEDPRINTABLE) {
+          return std::string(raw);
+        }
+        GMimeEncoding decoder;
+        g_mime_encoding_init_decode(&decoder, encoding);
+        std::string decoded(g_mime_encoding_outlen(&decoder, raw.size()), '\0');
+        decoded.resize(g_mime_encoding_flush(&decoder, raw.data(), raw.size(), decoded.data()));
+        return decoded;
+      }
+    }
     GObjectPtr<GMimeStream> out(g_mime_stream_mem_new());
     if (g_mime_data_wrapper_write_to_stream(wrapper, out.get()) < 0) return "";
     GByteArray* bytes = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(out.get()));
