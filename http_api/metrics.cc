@@ -92,6 +92,15 @@ std::string Metrics::RenderCounters(const model::ModelStats& stats,
   AppendSample(out, "nbspamd_uptime_seconds", "",
                std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count());
 
+  AppendMetricHeader(out, "nbspamd_http_connections", "gauge", "Open HTTP connections.");
+  AppendSample(out, "nbspamd_http_connections", "",
+               static_cast<double>(http_connections_.open.load(std::memory_order_relaxed)));
+  AppendMetricHeader(out, "nbspamd_http_read_buffer_bytes", "gauge",
+                     "Bytes the open HTTP connections hold for reading requests.");
+  AppendSample(
+      out, "nbspamd_http_read_buffer_bytes", "",
+      static_cast<double>(http_connections_.read_buffer_bytes.load(std::memory_order_relaxed)));
+
   AppendMetricHeader(out, "nbspamd_http_requests_total", "counter",
                      "HTTP responses by endpoint and status.");
   for (std::size_t e = 0; e < kEndpointCount; ++e) {

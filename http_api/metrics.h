@@ -76,6 +76,16 @@ class Metrics {
     return internal_errors_[static_cast<std::size_t>(where)].load(std::memory_order_relaxed);
   }
 
+  // What the HTTP connections hold, kept by the connections themselves: how many are open, and
+  // the bytes of their read buffers (each as of the start of its latest read;
+  // http_server/connection.h).
+  struct HttpConnectionGauges {
+    std::atomic<std::int64_t> open{0};
+    std::atomic<std::int64_t> read_buffer_bytes{0};
+  };
+  [[nodiscard]] HttpConnectionGauges& HttpConnections() { return http_connections_; }
+  [[nodiscard]] const HttpConnectionGauges& HttpConnections() const { return http_connections_; }
+
   // The whole exposition of GET /metrics: everything recorded here and what the core reports in
   // `status` (the model's size, calibration, store health, internal errors, and in cluster mode
   // the replication gauges). `version` is the daemon's.
@@ -113,6 +123,7 @@ class Metrics {
   std::unique_ptr<std::array<Counter, kTrainingEvents>[]> training_;  // One row per source.
   std::array<Counter, 3> feedback_{};
   std::array<Counter, kInternalErrorCount> internal_errors_{};
+  HttpConnectionGauges http_connections_;
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };
 

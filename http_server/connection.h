@@ -96,14 +96,18 @@ class BasicHttpConnection final : public HttpConnection,
   template <class Step>
   void Guarded(Step&& step) noexcept;
 
-  // The read buffer's room for a request once its first bytes are in (and most bodies: clients
-  // send the header and the body at once), kept by a connection that has sent a request; and
-  // the most a body's read asks for.
+  // The most a connection keeps of the room its requests needed, and the room for a chunked
+  // body; and the most a declared body's read asks for.
   static constexpr std::size_t kReadRoomBytes = 16 << 10;
   static constexpr std::size_t kBodyReadBytes = 64 << 10;
+  // What Beast's read asks of an empty buffer.
+  static constexpr std::size_t kFirstReadBytes = 512;
 
   Stream stream_;
   boost::beast::flat_buffer buffer_;
+  // buffer_'s capacity as counted in nbspamd_http_read_buffer_bytes: as of the start of each
+  // read (Beast may grow it within a read of a long header, up to max_header_bytes).
+  std::size_t counted_buffer_bytes_ = 0;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   const http_api::Router& router_;
   const http_api::HttpLimits& limits_;

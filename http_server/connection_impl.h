@@ -34,7 +34,9 @@ BasicHttpConnection<Stream>::BasicHttpConnection(net::ip::tcp::socket&& socket,
                                                  const http_api::Router& router,
                                                  const http_api::HttpLimits& limits,
                                                  HttpConnectionRegistry& registry) requires(!kTls)
-    : stream_(std::move(socket)), router_(router), limits_(limits), registry_(registry) {}
+    : stream_(std::move(socket)), router_(router), limits_(limits), registry_(registry) {
+  router_.metrics().HttpConnections().open.fetch_add(1, std::memory_order_relaxed);
+}
 
 template <class Stream>
 BasicHttpConnection<Stream>::BasicHttpConnection(net::ip::tcp::socket&& socket,
@@ -42,11 +44,17 @@ BasicHttpConnection<Stream>::BasicHttpConnection(net::ip::tcp::socket&& socket,
                                                  const http_api::Router& router,
                                                  const http_api::HttpLimits& limits,
                                                  HttpConnectionRegistry& registry) requires(kTls)
-    : stream_(std::move(socket), tls), router_(router), limits_(limits), registry_(registry) {}
+    : stream_(std::move(socket), tls), router_(router), limits_(limits), registry_(registry) {
+  router_.metrics().HttpConnections().open.fetch_add(1, std::memory_order_relaxed);
+}
 
 template <class Stream>
 BasicHttpConnection<Stream>::~BasicHttpConnection() {
   registry_.Remove(this);
+  auto& gauges = router_.metrics().HttpConnections();
+  gauges.read_buffer_bytes.fetch_sub(static_cast<std::int64_t>(counted_buffer_bytes_),
+                                     std::memory_order_relaxed);
+  gauges.open.fetch_sub(1, std::memory_order_relaxed);
 }
 
 template <class Stream>
@@ -108,7 +116,9 @@ void BasicHttpConnection<Stream>::Shutdown() {
 
 template <class Stream>
 void BasicHttpConnection<Stream>::DoReadHeader() {
-  // A buffer grown for a large body is given back once its request is answered (Receive).
+  // The buffer keeps the room its last requests needed, so that the next one of their size is
+  // read whole at once; room grown past 16 KiB for a large body is given back once its request
+  // is answered.
   if (buffer_.capacity() > kReadRoomBytes) buffer_.shrink_to_fit();
   parser_.emplace();
   parser_->header_limit(static_cast<std::uint32_t>(limits_.max_header_bytes));
@@ -125,18 +135,27 @@ void BasicHttpConnection<Stream>::Receive(ReadUntil until) {
   // Beast's async_read_header and async_read are this loop, each a whole instantiation.
   const bool done = until == ReadUntil::kHeader ? parser_->is_header_done() : parser_->is_done();
   if (done) return until == ReadUntil::kHeader ? OnReadHeader() : OnReadBody();
-  // Beast reads at most the buffer's free capacity, and 512 bytes when it has none: a 5 KB
-  // message took eleven reads. Once a request has begun to arrive, the buffer gets room for a
-  // typical one whole, and keeps it for the connection's next request; a connection that never
-  // sent a byte holds none.
-  if (parser_->got_some() && buffer_.capacity() < kReadRoomBytes) buffer_.reserve(kReadRoomBytes);
-  http::async_read_some(stream_, buffer_, *parser_,
-                        [self = shared_from_this(), until](beast::error_code ec, std::size_t) {
-                          self->Guarded([&] {
-                            if (ec) return self->OnReadError(ec);
-                            self->Receive(until);
-                          });
-                        });
+  // Beast's first read takes 512 bytes; taking them here lets the gauge count them.
+  if (buffer_.capacity() == 0) buffer_.reserve(kFirstReadBytes);
+  if (buffer_.capacity() != counted_buffer_bytes_) {
+    router_.metrics().HttpConnections().read_buffer_bytes.fetch_add(
+        static_cast<std::int64_t>(buffer_.capacity()) -
+            static_cast<std::int64_t>(counted_buffer_bytes_),
+        std::memory_order_relaxed);
+    counted_buffer_bytes_ = buffer_.capacity();
+  }
+  http::async_read_some(
+      stream_, buffer_, *parser_,
+      [self = shared_from_this(), until](beast::error_code ec, std::size_t parsed) {
+        self->Guarded([&] {
+          if (ec) return self->OnReadError(ec);
+          // A chunked body that filled its read comes faster than 512 bytes a read: room.
+          if (parsed >= kFirstReadBytes && self->parser_->chunked()) {
+            self->buffer_.reserve(kReadRoomBytes);  // No-op when it has it.
+          }
+          self->Receive(until);
+        });
+      });
 }
 
 template <class Stream>
@@ -201,9 +220,15 @@ void BasicHttpConnection<Stream>::BeginRequest() {
 
 template <class Stream>
 void BasicHttpConnection<Stream>::DoReadBody() {
-  // The rest of a declared body, up to Beast's largest read (64 KiB), in one read where it fits.
+  // Beast reads at most the buffer's free capacity, and 512 bytes when it has none: a 5 KB
+  // message took eleven reads. The room follows what the client has declared: the rest of a
+  // declared body, up to Beast's largest read (64 KiB), in one read where it fits. (A chunked
+  // body, whose size is unknown, gets 16 KiB once a read has filled its 512 bytes: Receive.) A
+  // client that stalls holds no more than it said it would send, or has sent.
+  // (The buffer holds the body's first bytes, unparsed, and perhaps the next request.)
   if (const auto length = parser_->content_length_remaining(); length) {
-    buffer_.reserve(buffer_.size() + std::min<std::uint64_t>(*length, kBodyReadBytes));
+    const std::uint64_t unread = *length > buffer_.size() ? *length - buffer_.size() : 0;
+    buffer_.reserve(buffer_.size() + std::min<std::uint64_t>(unread, kBodyReadBytes));
   }
   Tcp().expires_at(read_deadline_);
   Receive(ReadUntil::kBody);

@@ -7,6 +7,7 @@
 #include <boost/beast/http/field.hpp>
 #include <boost/json.hpp>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -338,6 +339,32 @@ TEST_F(DaemonTest, BodiesOfEverySizeAreReadWholeOnNewAndReusedConnections) {
     ++answers;
   }
   EXPECT_EQ(answers, 2u) << both;
+
+  // A chunked body (whose room grows once a read is full), in chunks of 1 byte to 40 KB, with a
+  // request after it in the same write.
+  std::string chunked;
+  for (std::size_t at = 0, chunk = 1; at < large.size(); at += chunk, chunk = chunk * 7 + 3) {
+    const std::string part = large.substr(at, chunk);
+    char size_line[32];
+    std::snprintf(size_line, sizeof size_line, "%zx\r\n", part.size());
+    chunked += size_line + part + "\r\n";
+  }
+  const std::string chunked_then_tail =
+      HttpClient(daemon.port())
+          .RawExchange(
+              "POST /classify HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n" +
+              chunked + "0\r\n\r\n" +
+              "POST /classify HTTP/1.1\r\nHost: localhost\r\nConnection: "
+              "close\r\nContent-Length: " +
+              std::to_string(tail.size()) + "\r\n\r\n" + tail);
+  std::vector<double> scores;
+  for (std::size_t at = chunked_then_tail.find("\"log_odds\":"); at != std::string::npos;
+       at = chunked_then_tail.find("\"log_odds\":", at + 1)) {
+    scores.push_back(std::stod(chunked_then_tail.substr(at + 11)));
+  }
+  ASSERT_EQ(scores.size(), 2u) << chunked_then_tail;
+  EXPECT_EQ(scores[0], expected);
+  EXPECT_EQ(scores[1], expected);
 }
 
 // HEAD answers with what a GET would get but its body: a monitor's `curl -I` works, and the

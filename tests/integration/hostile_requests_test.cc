@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -964,5 +965,122 @@ TEST(HostileRequestsTest, TenThousandIdleConnectionsDoNotStopService) {
   EXPECT_EQ(daemon.Terminate(), 0) << daemon.Log();
 }
 
+// A gauge's value from GET /metrics (`name` followed by a space, no labels).
+double Gauge(HttpClient& client, std::string_view name) {
+  const auto response = client.Send(http::verb::get, "/metrics");
+  EXPECT_EQ(response.result(), http::status::ok);
+  const std::string& text = response.body();
+  const std::string line_start = "\n" + std::string(name) + " ";
+  const std::size_t at = text.find(line_start);
+  if (at == std::string::npos) {
+    ADD_FAILURE() << "no " << name << " in /metrics";
+    return 0;
+  }
+  return std::stod(text.substr(at + line_start.size()));
+}
+
+TEST(HostileRequestsTest, StalledRequestsHoldOnlyWhatTheyDeclared) {
+  // A connection's read buffer grows with what its client has sent or declared: a client that
+  // sends the first bytes of a request, or a header that declares a small body, and then stalls,
+  // must not make the daemon hold room for a large request (16 KiB and more). The daemon's own
+  // gauges count the connections and their buffers' bytes.
+  rlimit limit{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &limit), 0);
+  limit.rlim_cur = limit.rlim_max;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &limit), 0);
+  constexpr std::size_t kConnections = 500;
+  ASSERT_GT(limit.rlim_cur, 5 * kConnections + 256);
+
+  TempDir dir;
+  // Every chunked body is admitted (at the body limit, 8 MiB each), not refused as overload.
+  DaemonProcess daemon =
+      StartTestDaemon(dir.Join("model"), {"--idle-timeout-seconds", "300", "--max-header-bytes",
+                                          std::to_string(kMaxHeaderBytes), "--max-body-bytes",
+                                          std::to_string(kMaxBodyBytes), "--max-in-flight-bytes",
+                                          std::to_string(2 * kConnections * kMaxBodyBytes)});
+  TrainSeed(daemon.port());
+  const unsigned short port = daemon.port();
+  // One connection asks for the gauges throughout: it is counted in each reading.
+  HttpClient metrics(port);
+  const double idle_buffers = Gauge(metrics, "nbspamd_http_read_buffer_bytes");
+  const double idle_connections = Gauge(metrics, "nbspamd_http_connections");
+
+  const std::string healthz = "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n";
+  const std::string post = "POST /classify HTTP/1.1\r\nHost: localhost\r\n";
+  struct Kind {
+    const char* what;
+    std::function<bool(const Socket&)> send;
+    double least, most;  // Bytes a connection.
+  };
+  const Kind kinds[] = {
+      {"one byte of a request line", [](const Socket& s) { return s.Send("P"); }, 512, 1024},
+      {"a request answered, then one byte of the next",
+       [&](const Socket& s) {
+         return s.Send(healthz) &&
+                s.ReadUntil("\"ok\"", std::chrono::seconds(10)).find("200 OK") !=
+                    std::string::npos &&
+                s.Send("P");
+       },
+       512, 1024},
+      {"a header declaring a 10-byte body, then 2 bytes of it",
+       [&](const Socket& s) { return s.Send(post + "Content-Length: 10\r\n\r\nab"); }, 512, 1024},
+      {"a chunked body's first chunk of 2 bytes",
+       [&](const Socket& s) {
+         return s.Send(post + "Transfer-Encoding: chunked\r\n\r\n2\r\nab\r\n");
+       },
+       512, 1024},
+      // Room is given where the client declared it: the rest of a 100 KB body, 64 KiB at a read.
+      {"a header declaring a 100,000-byte body, then 1,000 bytes of it",
+       [&](const Socket& s) {
+         return s.Send(post + "Content-Length: 100000\r\n\r\n" + std::string(1000, 'a'));
+       },
+       64 << 10, 80 << 10},
+  };
+  std::vector<Socket> held;
+  held.reserve(std::size(kinds) * kConnections);
+  for (const Kind& kind : kinds) {
+    const double buffers_before = Gauge(metrics, "nbspamd_http_read_buffer_bytes");
+    for (std::size_t i = 0; i < kConnections; ++i) {
+      Socket socket(port);
+      ASSERT_TRUE(socket.ok()) << kind.what;
+      ASSERT_TRUE(kind.send(socket)) << kind.what;
+      held.push_back(std::move(socket));
+    }
+    // The daemon has read what each sent once the gauge stops moving.
+    double buffers = Gauge(metrics, "nbspamd_http_read_buffer_bytes");
+    for (int i = 0; i < 50; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      const double now = Gauge(metrics, "nbspamd_http_read_buffer_bytes");
+      if (now == buffers && i >= 2) break;
+      buffers = now;
+    }
+    const double per_connection = (buffers - buffers_before) / kConnections;
+    std::printf("[          ] %s: %.0f bytes a connection\n", kind.what, per_connection);
+    EXPECT_GE(per_connection, kind.least) << kind.what;
+    EXPECT_LE(per_connection, kind.most) << kind.what;
+  }
+  EXPECT_EQ(Gauge(metrics, "nbspamd_http_connections"),
+            idle_connections + static_cast<double>(held.size()));
+  // None was answered or closed: each is still waiting for the rest of its request.
+  std::size_t answered = 0;
+  for (const Socket& socket : held) {
+    char byte;
+    const bool waiting = recv(socket.fd(), &byte, 1, MSG_PEEK | MSG_DONTWAIT) == -1 &&
+                         (errno == EAGAIN || errno == EWOULDBLOCK);
+    answered += waiting ? 0 : 1;
+  }
+  EXPECT_EQ(answered, 0u);
+  held.clear();
+  // Once they are gone, so is what they held.
+  const auto deadline = Clock::now() + std::chrono::seconds(10);
+  while (Gauge(metrics, "nbspamd_http_connections") != idle_connections &&
+         Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(Gauge(metrics, "nbspamd_http_connections"), idle_connections);
+  EXPECT_EQ(Gauge(metrics, "nbspamd_http_read_buffer_bytes"), idle_buffers);
+  ExpectHealthy(daemon);
+  EXPECT_EQ(daemon.Terminate(), 0) << daemon.Log();
+}
 }  // namespace
 }  // namespace nbspamd::testing
