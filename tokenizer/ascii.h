@@ -33,6 +33,15 @@ constexpr bool EqualsIgnoringAsciiCase(std::string_view a, std::string_view b) {
   return true;
 }
 
+// Whether an unfolded header value has nothing for RFC 2047 decoding to change: 7-bit bytes only,
+// and no "=?" (which every encoded word starts with).
+constexpr bool IsPlainHeaderText(std::string_view text) {
+  for (const char c : text) {
+    if (static_cast<unsigned char>(c) >= 0x80) return false;
+  }
+  return text.find("=?") == std::string_view::npos;
+}
+
 }  // namespace nbspamd::tokenizer
 
 #endif  // NBSPAMD_TOKENIZER_ASCII_H_

@@ -1,15 +1,18 @@
 #include "tokenizer/mail_reader.h"
 
+#include <gmime/gmime.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <iterator>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "common/utf8.h"
+#include "tokenizer/ascii.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/tokenizer_test_util.h"
 
@@ -44,6 +47,60 @@ std::vector<std::string> TextsWithPrefix(const MailContent& content, std::string
 
 // ---------------------------------------------------------------------------------------------
 // Headers.
+
+// GMime's decoding of a header value (g_mime_header_get_value is it, applied to the unfolded raw
+// value, with the default options the reader parses with).
+std::string GMimeDecoded(const std::string& unfolded) {
+  char* decoded = g_mime_utils_header_decode_text(nullptr, unfolded.c_str());
+  std::string text = decoded != nullptr ? decoded : "<null>";
+  g_free(decoded);
+  return text;
+}
+
+// The reader skips GMime's decoding for a value IsPlainHeaderText accepts, taking the unfolded
+// value as its decoding (the decoding allocates a token a word): GMime must agree on every such
+// value, whitespace, control bytes and lone '=' and '?' included.
+TEST(MailReaderTest, PlainHeaderTextIsItsOwnGMimeDecoding) {
+  g_mime_init();  // As the reader does, once a process.
+  const std::string chosen[] = {"",
+                                " ",
+                                "plain words",
+                                "  leading and trailing  ",
+                                "tabs\tand\t\tmore",
+                                "a\r\n b",
+                                "folded\n\tvalue",
+                                "x = y ? z",
+                                "= ?",
+                                "?=",
+                                "=",
+                                "?",
+                                "a=b?c",
+                                "?= ?",
+                                "from mx.example.org ([192.0.2.1]) by mail; Tue, 1 Jan 2002",
+                                "\"Quoted, Name\" <a@example.org>, b@example.org",
+                                "(comment) value",
+                                "ctl\x01\x1f\x7f bytes"};
+  for (const std::string& text : chosen) {
+    ASSERT_TRUE(IsPlainHeaderText(text)) << text;
+    EXPECT_EQ(GMimeDecoded(text), text);
+  }
+  std::mt19937 random(63);
+  const std::string alphabet = " \t\r\n=?\"'()<>,;:@.\\/_-aZq09\x01\x1f\x7f";
+  int checked = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string text(random() % 40, ' ');
+    for (char& c : text) c = alphabet[random() % alphabet.size()];
+    if (!IsPlainHeaderText(text)) continue;
+    ++checked;
+    ASSERT_EQ(GMimeDecoded(text), text);
+  }
+  EXPECT_GT(checked, 10000);
+  // And what it refuses is what decoding changes.
+  EXPECT_FALSE(IsPlainHeaderText("=?utf-8?q?caf=C3=A9?="));
+  EXPECT_EQ(GMimeDecoded("=?utf-8?q?caf=C3=A9?="), "caf\xC3\xA9");
+  EXPECT_FALSE(IsPlainHeaderText("caf\xE9"));
+  EXPECT_NE(GMimeDecoded("caf\xE9"), "caf\xE9");
+}
 
 TEST(MailReaderTest, Rfc2047Base64Subject) {
   // "Grüße aus Köln" in UTF-8, base64.
