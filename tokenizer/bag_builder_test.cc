@@ -6,6 +6,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/token_hash.h"
@@ -59,6 +60,47 @@ TEST(BagBuilderTest, WithTextsTheSameEntriesAndTheFirstTextNamesEach) {
   ASSERT_EQ(bag.texts.size(), bag.entries.size());
   for (std::size_t i = 0; i < bag.entries.size(); ++i) {
     EXPECT_EQ(HashToken(bag.texts[i].text), bag.entries[i].hash);
+  }
+}
+
+// Finish sorts by bucketing the hashes' top bits: every size around its thresholds, and hashes
+// made to share their top bits (a bucket too large for its insertion sort), give the bag std::sort
+// would, with and without texts, each text still naming its entry.
+TEST(BagBuilderTest, BagsOfEverySizeAndCollidingTopBitsAreSorted) {
+  std::mt19937_64 random(15);
+  for (const std::size_t size : {0, 1, 2, 127, 128, 129, 300, 1000, 4096}) {
+    for (const bool shared_top_bits : {false, true}) {
+      std::vector<TokenHash> hashes;
+      for (std::size_t i = 0; i < size; ++i) {
+        const TokenHash hash = random();
+        // Half of them in one bucket (top 8 bits 0xab) when sharing.
+        hashes.push_back(shared_top_bits && i % 2 == 0 ? (hash >> 8) | (TokenHash{0xab} << 56)
+                                                       : hash);
+      }
+      std::vector<std::string> names;
+      for (const TokenHash hash : hashes) names.push_back(std::to_string(hash));
+      for (const bool keep_text : {false, true}) {
+        BagBuilder builder(1, keep_text);
+        for (std::size_t i = 0; i < size; ++i) {
+          // Each twice: counted once more, named by its first.
+          for (int times = 0; times < 2; ++times) {
+            builder.AddOutsideBudget(hashes[i], TokenSource::kBody,
+                                     [&] { return std::string_view(names[i]); });
+          }
+        }
+        const TokenBag bag = std::move(builder).Finish(false);
+        std::map<TokenHash, std::uint32_t> expected;
+        for (const TokenHash hash : hashes) expected[hash] += 2;
+        std::vector<BagEntry> entries;
+        for (const auto& [hash, count] : expected) entries.push_back({hash, count});
+        ASSERT_EQ(bag.entries, entries) << size << (shared_top_bits ? " shared" : "");
+        if (!keep_text) continue;
+        ASSERT_EQ(bag.texts.size(), bag.entries.size());
+        for (std::size_t i = 0; i < bag.entries.size(); ++i) {
+          EXPECT_EQ(bag.texts[i].text, std::to_string(bag.entries[i].hash));
+        }
+      }
+    }
   }
 }
 
