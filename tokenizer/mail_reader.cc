@@ -36,9 +36,9 @@ using GStringPtr = std::unique_ptr<char, GFree>;
 // A header field's value as GMime decodes it (g_mime_header_get_value: the raw value unfolded,
 // then its RFC 2047 words decoded and 8-bit text converted), `unfolded` owning it where it is not
 // GMime's. GMime decodes through a list of tokens it allocates one a word (70% of the reader's
-// GLib allocations, which two threads contend on); an unfolded value of 7-bit text with no "=?"
-// has nothing to decode and is its own decoding (MailReaderTest checks GMime agrees; the
-// corpora's tokens are byte-identical either way: docs/PERFORMANCE.md).
+// GLib slice allocations); an unfolded value of 7-bit text with no "=?" has nothing to decode and
+// is its own decoding (MailReaderTest checks GMime agrees; the corpora's tokens are
+// byte-identical either way: docs/PERFORMANCE.md).
 const char* DecodedValue(GMimeHeader* header, GStringPtr& unfolded) {
   const char* raw = g_mime_header_get_raw_value(header);
   if (raw == nullptr) return g_mime_header_get_value(header);
