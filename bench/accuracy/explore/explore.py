@@ -195,6 +195,10 @@ def protocols(corpora):
     out['trec-online'] = ('online', [], [('trec07p-early', i) for i in range(len(trec))])
     out['csdmc-drift'] = ('batch', sa_shuffled, [('csdmc2010', i) for i in range(len(cs))])
     out['csdmc-online'] = ('online', sa_shuffled, [('csdmc2010', i) for i in shuffled('csdmc2010', cs)])
+    # The corpus's own folders, one class after the other (protocols.py 'folders').
+    folder = lambda names: [('spamassassin', i) for i, m in enumerate(sa) if m[0].split('/')[0] in names]
+    out['sa-folders'] = ('batch', folder({'spam-1'}) + folder({'easy-ham-1'}),
+                         folder({'spam-2', 'easy-ham-2', 'hard-ham-1'}))
     if 'lingspam-bare' in corpora:
         ling = corpora['lingspam-bare']
         order = shuffled('lingspam-bare', ling)
@@ -293,6 +297,8 @@ class Counts:
         return w, ns + nh, ns, nh
 
 
+IS_GRAM = None  # Whether each vocabulary id is a byte n-gram (b<N>:"...").
+
 NEUTRAL = {'fisher': 0.5, 'fisherdf': 0.5}
 
 
@@ -313,6 +319,16 @@ def combine(variant, params, counts, ids):
     if variant == 'mindev':  # the daemon's score: mean of the weights with |w| > d
         k = w[np.abs(w) > params.get('d', 1.0)]
         return k.sum() / len(k) if len(k) else 0.0
+    if variant == 'fam':  # mindev of the words and of the byte n-grams apart, mixed: (1-l)·words + l·n-grams
+        d, lam = params.get('d', 1.0), params.get('l', 0.5)
+        grams = IS_GRAM[ids[counts.seen[ids]]]
+        strong = np.abs(w) > d
+        kw, kg = w[strong & ~grams], w[strong & grams]
+        sw = kw.sum() / len(kw) if len(kw) else 0.0
+        sg = kg.sum() / len(kg) if len(kg) else 0.0
+        if not len(kw) or not len(kg):
+            return sw + sg
+        return (1 - lam) * sw + lam * sg
     if variant == 'mindevn':  # sum of |w| > d over (their count) ^ p
         k = w[np.abs(w) > params.get('d', 1.0)]
         return k.sum() / max(len(k), 1) ** params.get('p', 1.0)
@@ -381,11 +397,24 @@ def run_protocol(kind, train, test, variant, params, encoded, labels, vocab_size
     """(is_spam, score, scored) of the test messages; train then test in their orders."""
     counts = Counts(vocab_size)
     neutral = NEUTRAL.get(variant, 0.0)
-    for c, i in train:
-        ids, spam = encoded[c][i], labels[c][i]
-        score = combine(variant, params, counts, ids) if 'toe' in params and counts.ready() else None
-        if learns(params, score, spam):
-            counts.add(ids, spam)
+    # Bulk training under the regime makes passes (`passes`, as nbspamc train --passes) until a
+    # pass learns nothing; a message is learned at most once.
+    # `bulk=1`: the training set is counted whole (nbspamc train --count-all); the regime is
+    # feedback's only.
+    pending = list(train)
+    for _ in range(int(params.get('passes', 1)) if 'toe' in params and not params.get('bulk') else 1):
+        left = []
+        for c, i in pending:
+            ids, spam = encoded[c][i], labels[c][i]
+            regime = 'toe' in params and not params.get('bulk')
+            score = combine(variant, params, counts, ids) if regime and counts.ready() else None
+            if learns(params, score, spam):
+                counts.add(ids, spam)
+            else:
+                left.append((c, i))
+        if len(left) == len(pending):
+            break
+        pending = left
     out = []
     for c, i in test:
         ids, spam = encoded[c][i], labels[c][i]
@@ -424,6 +453,11 @@ def main():
             tokens[key] = [t for t in tokens[key] if not pattern.fullmatch(t)]
     vocab = Vocabulary()
     encoded = {c: [vocab.encode(tokens[m[1]]) for m in items] for c, items in corpora.items()}
+    global IS_GRAM
+    IS_GRAM = np.zeros(len(vocab.ids), dtype=bool)
+    for token, i in vocab.ids.items():
+        if re.match(r'b[0-9]+:"', token):
+            IS_GRAM[i] = True
     labels = {c: [m[2] for m in items] for c, items in corpora.items()}
     total = sum(len(v) for v in encoded.values())
     mean_tokens = sum(len(x) for v in encoded.values() for x in v) / total
