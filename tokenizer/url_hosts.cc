@@ -7,6 +7,10 @@
 #include <functional>
 #include <unordered_map>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "common/utf8.h"
 #include "tokenizer/ascii.h"
 
@@ -90,7 +94,53 @@ std::string_view Authority(std::string_view rest) {
   return rest.substr(0, end);
 }
 
+// Whether text[i] could start a URL: h, f or w in either case (the first letter of every scheme
+// and of "www.") at the start of a word (after no ASCII letter or digit).
+bool MayStartUrl(std::string_view text, std::size_t i) {
+  const char lower = Lower(text[i]);
+  return (lower == 'h' || lower == 'f' || lower == 'w') && (i == 0 || !IsAsciiAlnum(text[i - 1]));
+}
+
 }  // namespace
+
+namespace url_hosts_internal {
+
+std::size_t NextUrlStart(std::string_view text, std::size_t from) {
+  std::size_t i = from;
+  if (i == 0 && !text.empty()) {
+    if (MayStartUrl(text, 0)) return 0;
+    i = 1;
+  }
+#if defined(__SSE2__)
+  const __m128i case_bit = _mm_set1_epi8(0x20);
+  // Whether each byte of `bytes`, less `low`, is within [0, count): signed compares, so a byte of
+  // 0x80 or above (negative after the subtraction, or beyond `count`) is never in range.
+  const auto in_range = [](__m128i bytes, char low, char count) {
+    const __m128i offset = _mm_sub_epi8(bytes, _mm_set1_epi8(low));
+    return _mm_and_si128(_mm_cmpgt_epi8(offset, _mm_set1_epi8(-1)),
+                         _mm_cmplt_epi8(offset, _mm_set1_epi8(count)));
+  };
+  for (; i + 16 <= text.size(); i += 16) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + i));
+    const __m128i before = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + i - 1));
+    const __m128i lower = _mm_or_si128(bytes, case_bit);
+    const __m128i letter = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(lower, _mm_set1_epi8('h')),
+                                                     _mm_cmpeq_epi8(lower, _mm_set1_epi8('f'))),
+                                        _mm_cmpeq_epi8(lower, _mm_set1_epi8('w')));
+    const __m128i alnum_before =
+        _mm_or_si128(in_range(_mm_or_si128(before, case_bit), 'a', 26), in_range(before, '0', 10));
+    if (const int mask = _mm_movemask_epi8(_mm_andnot_si128(alnum_before, letter)); mask != 0) {
+      return i + static_cast<std::size_t>(__builtin_ctz(static_cast<unsigned>(mask)));
+    }
+  }
+#endif
+  while (i < text.size() && !MayStartUrl(text, i)) ++i;
+  return std::min(i, text.size());
+}
+
+}  // namespace url_hosts_internal
+
+using url_hosts_internal::NextUrlStart;
 
 bool IsIpv4Address(std::string_view host) {
   int parts = 0;
@@ -121,10 +171,8 @@ std::string UrlHost(std::string_view url) {
 void FindUrlHosts(std::string_view text, std::vector<std::string>& hosts, std::size_t limit) {
   std::size_t found = 0;
   for (std::size_t i = 0; i < text.size() && found < limit; ++i) {
-    const char c = Lower(text[i]);
-    if (c != 'h' && c != 'f' && c != 'w') continue;
-    const bool at_word_start = i == 0 || !IsAsciiAlnum(text[i - 1]);
-    if (!at_word_start) continue;
+    i = NextUrlStart(text, i);
+    if (i == text.size()) break;
     const std::string_view rest = text.substr(i);
     std::size_t skip = 0;
     for (std::string_view scheme : kSchemes) {

@@ -27,6 +27,16 @@ void FindUrlHosts(std::string_view text, std::vector<std::string>& hosts, std::s
 // Whether `host` is a dotted-quad IPv4 address.
 [[nodiscard]] bool IsIpv4Address(std::string_view host);
 
+namespace url_hosts_internal {
+
+// The first position at or after `from` where a URL may start: h, f or w in either case (the
+// first letter of every scheme and of "www.") after no ASCII letter or digit; text.size() when
+// none does. FindUrlHosts looks only there. Tested 16 bytes at a time where the CPU can (SSE2);
+// the test holds it to the byte-at-a-time definition.
+[[nodiscard]] std::size_t NextUrlStart(std::string_view text, std::size_t from);
+
+}  // namespace url_hosts_internal
+
 }  // namespace nbspamd::tokenizer
 
 #endif  // NBSPAMD_TOKENIZER_URL_HOSTS_H_

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,41 @@ TEST(UrlHostsTest, FindUrlHostsInText) {
   EXPECT_THAT(Hosts("xhttp://a.example.com awww.example.com example.com http:/x.example.com"),
               IsEmpty());
   EXPECT_THAT(Hosts("http://10.0.0.1/login"), ElementsAre("10.0.0.1"));
+}
+
+// NextUrlStart, 16 bytes at a time, against its definition a byte at a time: random texts of
+// every length up to 80 over the bytes that decide it (the three letters in both cases, letters
+// and digits either side of them, the bytes just outside 'a'..'z' and '0'..'9' once ORed with
+// 0x20, high bytes), from every position.
+TEST(UrlHostsTest, NextUrlStartFindsWhatAByteAtATimeScanFinds) {
+  const std::string alphabet = "hHfFwWaAzZ09@[`{/:. \t\x7f\x80\xc8\xe6\xf7\xff\x10\x5b\x3a";
+  auto may_start = [](std::string_view text, std::size_t i) {
+    const char c = static_cast<char>(text[i] | 0x20);
+    const bool letter = c == 'h' || c == 'f' || c == 'w';
+    const bool after_alnum = i > 0 && ((text[i - 1] >= 'a' && text[i - 1] <= 'z') ||
+                                       (text[i - 1] >= 'A' && text[i - 1] <= 'Z') ||
+                                       (text[i - 1] >= '0' && text[i - 1] <= '9'));
+    return letter && !after_alnum;
+  };
+  std::mt19937 random(63);
+  std::size_t found = 0;
+  for (int round = 0; round < 3000; ++round) {
+    std::string text(random() % 81, ' ');
+    // Mostly bytes that do not start a URL, so that whole blocks of 16 are passed over.
+    const bool sparse = round % 2 == 0;
+    for (char& c : text) {
+      c = sparse && random() % 8 != 0 ? "ab9 .\xe9"[random() % 6]
+                                      : alphabet[random() % alphabet.size()];
+    }
+    for (std::size_t from = 0; from <= text.size(); ++from) {
+      std::size_t expected = from;
+      while (expected < text.size() && !may_start(text, expected)) ++expected;
+      ASSERT_EQ(url_hosts_internal::NextUrlStart(text, from), expected)
+          << "text " << ::testing::PrintToString(text) << " from " << from;
+      if (expected < text.size()) ++found;
+    }
+  }
+  EXPECT_GT(found, 10000u);
 }
 
 TEST(UrlHostsTest, FindUrlHostsHonoursLimitAndAppends) {
