@@ -1,8 +1,10 @@
-// Micro-benchmarks of the classify path and of training, on one thread:
+// Micro-benchmarks of the classify path and of training, on one thread unless said:
 //   BM_Classify          model::Classify of corpus messages against a model learned from the
 //                        corpus (snapshots read beforehand); per_token = time per bag entry
 //   BM_CountCacheRead/N  CountCache::Read of 200-token messages against a synthetic model of N
 //                        tokens; per_token = time per token looked up
+//   BM_CountCacheReadThreads/threads:T  the same, 1,000,000 tokens, T threads reading one cache
+//                        at once, as the daemon's workers do (per_token: each thread's time)
 //   BM_StoreRead/N       the same through RocksdbStore::Read (a model written to a temp folder)
 //   BM_Apply/disk        RocksdbStore::Apply of a 200-token learn delta, WAL synced to the
 //                        temp folder's disk
@@ -59,10 +61,13 @@ std::vector<TokenBag> SyntheticMessages(std::uint64_t tokens) {
   return bags;
 }
 
-// Reads every bag in turn; per_token is the time per looked-up token.
+// Reads every bag in turn; per_token is the time per looked-up token. Threads start at bags
+// spread over the list, as workers classify different messages at once.
 template <typename Reader>
 void ReadBags(benchmark::State& state, const Reader& reader, const std::vector<TokenBag>& bags) {
-  std::size_t tokens = 0, i = 0;
+  std::size_t tokens = 0;
+  std::size_t i = static_cast<std::size_t>(state.thread_index()) * bags.size() /
+                  static_cast<std::size_t>(state.threads());
   for (auto _ : state) {
     const TokenBag& bag = bags[i++ % bags.size()];
     const model::Snapshot snapshot = reader.Read(bag.entries);
@@ -115,6 +120,18 @@ void BM_CountCacheRead(benchmark::State& state) {
   ReadBags(state, cache, SyntheticMessages(tokens));
 }
 BENCHMARK(BM_CountCacheRead)->Arg(10000)->Arg(1000000);
+
+void BM_CountCacheReadThreads(benchmark::State& state) {
+  constexpr std::uint64_t kTokens = 1000000;
+  static const auto* cache = [] {
+    auto* shared = new storage::CountCache{model::ModelStats{}};
+    LoadSyntheticModel(*shared, kTokens);
+    return shared;
+  }();
+  static const auto* bags = new std::vector<TokenBag>(SyntheticMessages(kTokens));
+  ReadBags(state, *cache, *bags);
+}
+BENCHMARK(BM_CountCacheReadThreads)->Threads(1)->Threads(2)->UseRealTime();
 
 void BM_StoreRead(benchmark::State& state) {
   const auto tokens = static_cast<std::uint64_t>(state.range(0));

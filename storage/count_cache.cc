@@ -14,6 +14,14 @@ namespace {
 // ahead 34 ns).
 constexpr std::size_t kPrefetchDistance = 48;
 
+// A different number on each call (and on each thread: a per-thread linear congruential
+// sequence seeded by the thread's own address), for where Read starts.
+std::size_t NextReadStart() {
+  thread_local std::uint64_t state = reinterpret_cast<std::uintptr_t>(&state);
+  state = state * 6364136223846793005ull + 1442695040888963407ull;
+  return static_cast<std::size_t>(state >> 33);
+}
+
 }  // namespace
 
 CountCache::CountCache(model::ModelStats stats)
@@ -32,18 +40,33 @@ model::Snapshot CountCache::Read(std::span<const BagEntry> entries) const {
     const std::size_t classes = snapshot.stats->classes.size();
     snapshot.counts.assign(entries.size() * classes, 0);
     const std::span<std::uint64_t> counts(snapshot.counts);
-    for (std::size_t i = 0; i < std::min(kPrefetchDistance, entries.size()); ++i) {
-      ShardOf(entries[i].hash).table.Prefetch(entries[i].hash);
+    // Entries are visited from a starting point that differs from one Read to the next, wrapping
+    // around: two threads reading sorted bags at once would otherwise sweep the shards in the same
+    // order, meet in the same shard and take turns with its lock's cache line all the way.
+    const std::size_t size = entries.size();
+    const std::size_t start = size == 0 ? 0 : NextReadStart() % size;
+    const auto entry_at = [&](std::size_t k) -> std::size_t {
+      return start + k < size ? start + k : start + k - size;
+    };
+    for (std::size_t k = 0; k < std::min(kPrefetchDistance, size); ++k) {
+      const TokenHash hash = entries[entry_at(k)].hash;
+      ShardOf(hash).table.Prefetch(hash);
     }
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-      if (i + kPrefetchDistance < entries.size()) {
-        const TokenHash ahead = entries[i + kPrefetchDistance].hash;
+    std::shared_lock<std::shared_mutex> lock;  // The shard of the current run of entries.
+    for (std::size_t k = 0; k < size; ++k) {
+      if (k + kPrefetchDistance < size) {
+        const TokenHash ahead = entries[entry_at(k + kPrefetchDistance)].hash;
         ShardOf(ahead).table.Prefetch(ahead);
       }
+      const std::size_t i = entry_at(k);
       const Shard& shard = ShardOf(entries[i].hash);
-      std::shared_lock lock(shard.mutex);
+      if (lock.mutex() != &shard.mutex) {
+        if (lock.owns_lock()) lock.unlock();
+        lock = std::shared_lock(shard.mutex);
+      }
       shard.table.CopyCounts(entries[i].hash, counts.subspan(i * classes, classes));
     }
+    if (lock.owns_lock()) lock.unlock();
     if (sequence_.load() == before) return snapshot;
   }
 }
@@ -78,7 +101,7 @@ void CountCache::Publish(std::span<const std::pair<TokenHash, TokenCounts>> toke
   // Grow first, while the sequence is even: readers go on reading meanwhile.
   std::array<std::size_t, kShardCount> new_tokens{};
   for (const auto& [hash, counts] : tokens) {
-    if (!counts.empty()) ++new_tokens[hash % kShardCount];
+    if (!counts.empty()) ++new_tokens[ShardIndex(hash)];
   }
   for (std::size_t s = 0; s < kShardCount; ++s) {
     if (new_tokens[s] > 0) GrowFor(shards_[s], new_tokens[s]);

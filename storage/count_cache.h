@@ -21,12 +21,15 @@ namespace nbspamd::storage {
 
 // Thread safety: Read, Stats, Get and Calibration from any thread; Publish, PublishCalibration
 // and Load from one writer at a time. Readers never wait for the writer's lock: tokens live in
-// shards with their own reader-writer locks, each held only for one lookup, and a sequence number
-// (odd while a Publish is under way) lets a reader detect that it overlapped a Publish and read
-// again, so a Snapshot is always of one published state. A shard's table grows outside its lock
-// (readers keep reading the old slots while the new ones are built) and only the swap takes the
-// lock, so growth costs readers no more than one update does; one shard grows at a time, so the
-// extra memory is that of one shard.
+// shards with their own reader-writer locks, and a sequence number (odd while a Publish is under
+// way) lets a reader detect that it overlapped a Publish and read again, so a Snapshot is always
+// of one published state. A token's shard is the top bits of its hash, so a bag (sorted by hash)
+// meets each shard in one run of a few entries, and Read takes a shard's lock once a run. It
+// starts at a different entry each time and wraps around: two threads reading at once would
+// otherwise sweep the shards in step and meet in each one's lock. A shard's table grows outside
+// its lock (readers keep reading the old slots while the new ones are built) and only the swap
+// takes the lock, so growth costs readers no more than one update does; one shard grows at a
+// time, so the extra memory is that of one shard.
 class CountCache {
  public:
   explicit CountCache(model::ModelStats stats);
@@ -82,10 +85,12 @@ class CountCache {
     mutable std::shared_mutex mutex;
     TokenTable table;
   };
-  static constexpr std::size_t kShardCount = 64;
+  static constexpr unsigned kShardBits = 6;
+  static constexpr std::size_t kShardCount = std::size_t{1} << kShardBits;
 
-  Shard& ShardOf(TokenHash hash) { return shards_[hash % kShardCount]; }
-  const Shard& ShardOf(TokenHash hash) const { return shards_[hash % kShardCount]; }
+  static std::size_t ShardIndex(TokenHash hash) { return hash >> (64 - kShardBits); }
+  Shard& ShardOf(TokenHash hash) { return shards_[ShardIndex(hash)]; }
+  const Shard& ShardOf(TokenHash hash) const { return shards_[ShardIndex(hash)]; }
   // Grows `shard` so that `new_tokens` more fit, taking its lock only for the swap.
   static void GrowFor(Shard& shard, std::size_t new_tokens);
 

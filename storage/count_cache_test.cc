@@ -2,11 +2,19 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <bit>
+#include <random>
 #include <thread>
 
 namespace nbspamd::storage {
 namespace {
+
+// Small test keys spread over every shard (a shard is chosen by a hash's top bits): the key's low
+// bits become the top ones. Unspread undoes it.
+TokenHash Spread(TokenHash key) { return std::rotr(key, 6); }
+TokenHash Unspread(TokenHash hash) { return std::rotl(hash, 6); }
 
 model::ModelStats StatsWithTotal(std::uint64_t total) {
   model::ModelStats stats;
@@ -54,9 +62,11 @@ TEST(CountCacheTest, ReadersFindEveryTokenWhileTablesGrowAndEmpty) {
   CountCache cache(StatsWithTotal(0));
   std::vector<BagEntry> stable;
   for (TokenHash hash = 1; hash <= 256; ++hash) {
-    stable.push_back({hash * 1000003, 1});
-    cache.Load(hash * 1000003, {hash, 2 * hash});
+    stable.push_back({Spread(hash * 1000003), 1});
+    cache.Load(Spread(hash * 1000003), {hash, 2 * hash});
   }
+  std::sort(stable.begin(), stable.end(),
+            [](const BagEntry& a, const BagEntry& b) { return a.hash < b.hash; });
   std::atomic<bool> done{false};
   std::atomic<long> reads{0}, wrong{0};
   std::vector<std::thread> readers;
@@ -65,7 +75,7 @@ TEST(CountCacheTest, ReadersFindEveryTokenWhileTablesGrowAndEmpty) {
       while (!done.load()) {
         const model::Snapshot s = cache.Read(stable);
         for (std::size_t i = 0; i < stable.size(); ++i) {
-          if (s.counts[i] != i + 1) ++wrong;
+          if (s.counts[i] != Unspread(stable[i].hash) / 1000003) ++wrong;
         }
         ++reads;
       }
@@ -76,7 +86,7 @@ TEST(CountCacheTest, ReadersFindEveryTokenWhileTablesGrowAndEmpty) {
     for (TokenHash first = 0; first < kAdded; first += 5000) {
       std::vector<std::pair<TokenHash, TokenCounts>> batch;
       for (TokenHash hash = first; hash < first + 5000; ++hash) {
-        batch.emplace_back(hash * 2 + 1'000'000'000'000,
+        batch.emplace_back(Spread(hash * 2 + 1'000'000'000'000),
                            round % 2 == 0 ? TokenCounts{hash + 1} : TokenCounts{});
       }
       cache.Publish(batch, std::make_shared<const model::ModelStats>(StatsWithTotal(0)));
@@ -87,7 +97,7 @@ TEST(CountCacheTest, ReadersFindEveryTokenWhileTablesGrowAndEmpty) {
   for (auto& reader : readers) reader.join();
   EXPECT_GE(reads.load(), 1000);
   EXPECT_EQ(wrong.load(), 0);
-  EXPECT_EQ(cache.Get(2 * 1000003), (TokenCounts{2, 4}));
+  EXPECT_EQ(cache.Get(Spread(2 * 1000003)), (TokenCounts{2, 4}));
 }
 
 // ForEachToken (Store::VisitTokens) while a writer adds, changes and erases tokens and grows the
@@ -95,13 +105,16 @@ TEST(CountCacheTest, ReadersFindEveryTokenWhileTablesGrowAndEmpty) {
 // touches is seen with counts it published (never torn, never empty).
 TEST(CountCacheTest, ForEachTokenSeesEveryStableTokenWhileTablesChange) {
   CountCache cache(StatsWithTotal(0));
-  for (TokenHash hash = 1; hash <= 256; ++hash) cache.Load(hash * 1000003, {hash, 2 * hash});
+  for (TokenHash hash = 1; hash <= 256; ++hash) {
+    cache.Load(Spread(hash * 1000003), {hash, 2 * hash});
+  }
   std::atomic<bool> done{false};
   std::atomic<long> passes{0}, wrong{0};
   std::thread visitor([&] {
     while (!done.load()) {
       long stable = 0;
-      cache.ForEachToken([&](TokenHash hash, std::span<const std::uint64_t> counts) {
+      cache.ForEachToken([&](TokenHash spread, std::span<const std::uint64_t> counts) {
+        const TokenHash hash = Unspread(spread);
         if (counts.empty()) ++wrong;
         if (hash % 1000003 == 0 && hash / 1000003 <= 256) {
           ++stable;
@@ -119,7 +132,7 @@ TEST(CountCacheTest, ForEachTokenSeesEveryStableTokenWhileTablesChange) {
     for (TokenHash first = 0; first < kAdded; first += 5000) {
       std::vector<std::pair<TokenHash, TokenCounts>> batch;
       for (TokenHash hash = first; hash < first + 5000; ++hash) {
-        batch.emplace_back(hash * 2 + 1'000'000'000'000,
+        batch.emplace_back(Spread(hash * 2 + 1'000'000'000'000),
                            round % 2 == 0 ? TokenCounts{hash + 1} : TokenCounts{});
       }
       cache.Publish(batch, std::make_shared<const model::ModelStats>(StatsWithTotal(0)));
@@ -129,6 +142,47 @@ TEST(CountCacheTest, ForEachTokenSeesEveryStableTokenWhileTablesChange) {
   visitor.join();
   EXPECT_GE(passes.load(), 20);
   EXPECT_EQ(wrong.load(), 0);
+}
+
+// Read takes a shard's lock once for each run of entries in it: entries in any order (sorted by
+// hash as a bag's are, reversed, shards interleaved, one shard's entries far apart, repeated)
+// read what Get reads for each, unknown tokens included.
+TEST(CountCacheTest, ReadInAnyOrderReadsEachTokensCounts) {
+  model::ModelStats stats = StatsWithTotal(0);
+  stats.classes.push_back({"ham", 0, 0});
+  CountCache cache(stats);
+  std::mt19937_64 random(59);
+  std::vector<BagEntry> entries;
+  for (int i = 0; i < 2000; ++i) {
+    const TokenHash hash = random();
+    if (i % 3 != 0) cache.Load(hash, {hash % 1000, hash % 7});
+    entries.push_back({hash, 1});
+  }
+  auto check = [&](const std::vector<BagEntry>& order) {
+    const model::Snapshot s = cache.Read(order);
+    ASSERT_EQ(s.counts.size(), 2 * order.size());
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      const TokenCounts counts = cache.Get(order[i].hash);
+      EXPECT_EQ(s.counts[2 * i], counts.empty() ? 0 : counts[0]) << i;
+      EXPECT_EQ(s.counts[2 * i + 1], counts.size() < 2 ? 0 : counts[1]) << i;
+    }
+  };
+  auto by_hash = [](const BagEntry& a, const BagEntry& b) { return a.hash < b.hash; };
+  std::sort(entries.begin(), entries.end(), by_hash);
+  check(entries);
+  std::reverse(entries.begin(), entries.end());
+  check(entries);
+  std::shuffle(entries.begin(), entries.end(), random);
+  check(entries);
+  // Two shards' entries alternating, then one shard's entries before and after the others'.
+  std::vector<BagEntry> interleaved;
+  for (std::size_t i = 0; i < 64; ++i) {
+    interleaved.push_back({(TokenHash{1} << 58) | i, 1});
+    interleaved.push_back({(TokenHash{2} << 58) | i, 1});
+    cache.Load(interleaved[interleaved.size() - 2].hash, {i + 1});
+  }
+  interleaved.push_back(interleaved.front());
+  check(interleaved);
 }
 
 TEST(CountCacheTest, EmptyCountsEraseAToken) {
