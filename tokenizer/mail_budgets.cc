@@ -1,6 +1,7 @@
 #include "tokenizer/mail_budgets.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "tokenizer/ascii.h"
 
@@ -78,16 +79,19 @@ class OpenComments {
 }  // namespace
 
 std::size_t MultipartCut(std::string_view message, std::size_t limit) {
-  constexpr std::string_view kNeedle = "multipart/";
+  // Every "multipart/" holds its '/' nine bytes in, and mail has far fewer '/' than 'm': memchr
+  // (vectorised) finds each '/', and the nine bytes before it are compared. The matches come in
+  // the same order as a byte-by-byte search for "multipart/" finds them, and cannot overlap.
+  constexpr std::string_view kWord = "multipart";
   std::size_t seen = 0;
-  for (std::size_t i = 0; i + kNeedle.size() <= message.size(); ++i) {
-    if ((message[i] | 0x20) != 'm') continue;
-    bool match = true;
-    for (std::size_t j = 1; j < kNeedle.size() && match; ++j) {
-      match = AsciiLower(message[i + j]) == kNeedle[j];
-    }
-    if (match && ++seen > limit) {
-      const std::size_t line = message.rfind('\n', i);
+  for (std::size_t slash = kWord.size(); slash < message.size(); ++slash) {
+    const void* found = std::memchr(message.data() + slash, '/', message.size() - slash);
+    if (found == nullptr) break;
+    slash = static_cast<std::size_t>(static_cast<const char*>(found) - message.data());
+    const std::size_t start = slash - kWord.size();
+    if (!EqualsIgnoringAsciiCase(message.substr(start, kWord.size()), kWord)) continue;
+    if (++seen > limit) {
+      const std::size_t line = message.rfind('\n', start);
       return line == std::string_view::npos ? 0 : line + 1;
     }
   }

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 
 namespace nbspamd::tokenizer {
@@ -42,6 +43,43 @@ TEST(MailBudgetsTest, TheCutThatBoundsMultipartNesting) {
       "boundary=b\n\n--b\n";
   EXPECT_EQ(MultipartCut(message, 2), std::string::npos);
   EXPECT_EQ(MultipartCut(message, 1), message.find("Content-Type: multipart/mixed; boundary=b"));
+}
+
+// MultipartCut against its definition, a byte-by-byte search for "multipart/" in either case:
+// random texts made of the word's pieces, slashes and line breaks, every limit up to 4.
+TEST(MailBudgetsTest, TheCutFindsWhatAByteByByteSearchFinds) {
+  auto reference = [](std::string_view text, std::size_t limit) {
+    std::size_t seen = 0;
+    for (std::size_t i = 0; i + 10 <= text.size(); ++i) {
+      bool match = true;
+      for (std::size_t j = 0; j < 10 && match; ++j) {
+        const char c = text[i + j];
+        match = (c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c) == "multipart/"[j];
+      }
+      if (match && ++seen > limit) {
+        const std::size_t line = text.rfind('\n', i);
+        return line == std::string_view::npos ? std::size_t{0} : line + 1;
+      }
+    }
+    return std::string_view::npos;
+  };
+  const std::string_view pieces[] = {"multipart/", "MultiPart/", "MULTIPART/", "multipart",
+                                     "ultipart/",  "multipar/",  "/",          "//",
+                                     "\n",         "m",          "x",          "multipart//"};
+  std::mt19937 random(63);
+  std::size_t cuts = 0;
+  for (int round = 0; round < 20000; ++round) {
+    std::string text;
+    for (int n = static_cast<int>(random() % 12); n > 0; --n) {
+      text += pieces[random() % std::size(pieces)];
+    }
+    for (std::size_t limit = 0; limit <= 4; ++limit) {
+      const std::size_t expected = reference(text, limit);
+      ASSERT_EQ(MultipartCut(text, limit), expected) << text << " limit " << limit;
+      if (expected != std::string_view::npos) ++cuts;
+    }
+  }
+  EXPECT_GT(cuts, 10000u);
 }
 
 }  // namespace
