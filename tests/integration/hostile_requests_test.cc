@@ -1003,10 +1003,17 @@ TEST(HostileRequestsTest, StalledRequestsHoldOnlyWhatTheyDeclared) {
                                           std::to_string(2 * kConnections * kMaxBodyBytes)});
   TrainSeed(daemon.port());
   const unsigned short port = daemon.port();
-  // One connection asks for the gauges throughout: it is counted in each reading.
+  // One connection asks for the gauges throughout: it is counted in each reading. It is the only
+  // one once the daemon has seen the seed's connection close (until then that one is counted).
   HttpClient metrics(port);
+  double idle_connections = Gauge(metrics, "nbspamd_http_connections");
+  for (const auto until = Clock::now() + std::chrono::seconds(10);
+       idle_connections != 1 && Clock::now() < until;
+       idle_connections = Gauge(metrics, "nbspamd_http_connections")) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(idle_connections, 1);
   const double idle_buffers = Gauge(metrics, "nbspamd_http_read_buffer_bytes");
-  const double idle_connections = Gauge(metrics, "nbspamd_http_connections");
 
   const std::string healthz = "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n";
   const std::string post = "POST /classify HTTP/1.1\r\nHost: localhost\r\n";
@@ -1074,9 +1081,11 @@ TEST(HostileRequestsTest, StalledRequestsHoldOnlyWhatTheyDeclared) {
   }
   EXPECT_EQ(answered, 0u);
   held.clear();
-  // Once they are gone, so is what they held.
+  // Once they are gone, so is what they held. A connection gives its buffer back before it is
+  // gone, so the two gauges settle one after the other.
   const auto deadline = Clock::now() + std::chrono::seconds(10);
-  while (Gauge(metrics, "nbspamd_http_connections") != idle_connections &&
+  while ((Gauge(metrics, "nbspamd_http_connections") != idle_connections ||
+          Gauge(metrics, "nbspamd_http_read_buffer_bytes") != idle_buffers) &&
          Clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
