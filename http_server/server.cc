@@ -16,6 +16,15 @@ namespace nbspamd::http_server {
 namespace net = boost::asio;
 using net::ip::tcp;
 
+sigset_t ServedSignals() {
+  sigset_t served;
+  sigemptyset(&served);
+  for (const int signal : {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGPIPE}) {
+    sigaddset(&served, signal);
+  }
+  return served;
+}
+
 std::string FormatEndpoint(const tcp::endpoint& endpoint) {
   const std::string address = endpoint.address().to_string();
   const std::string port = std::to_string(endpoint.port());
@@ -127,15 +136,11 @@ void Server::Run() {
   });
   listener_->Run();
 
-  // The I/O threads take SIGTERM and SIGINT (Asio's handler runs on whichever thread the kernel
-  // picks), so that the caller may block them in every other thread.
-  sigset_t termination;
-  sigemptyset(&termination);
-  sigaddset(&termination, SIGTERM);
-  sigaddset(&termination, SIGINT);
-  sigaddset(&termination, SIGHUP);
-  const auto serve = [this, &termination] {
-    pthread_sigmask(SIG_UNBLOCK, &termination, nullptr);
+  // The I/O threads take the served signals (Asio's handler runs on whichever unblocked thread
+  // the kernel picks), so that the caller may block them in every other thread.
+  const sigset_t served = ServedSignals();
+  const auto serve = [this, &served] {
+    pthread_sigmask(SIG_UNBLOCK, &served, nullptr);
     // A handler that throws must not end the process: log it and go on serving.
     // Connections catch their own first (connection.h), so a count here is a bug outside any.
     RunIoContext(context_, router_.metrics().HandlerExceptions(http_api::InternalError::kIoThread));

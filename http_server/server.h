@@ -4,6 +4,8 @@
 #ifndef NBSPAMD_HTTP_SERVER_SERVER_H_
 #define NBSPAMD_HTTP_SERVER_SERVER_H_
 
+#include <signal.h>
+
 #include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -62,7 +64,7 @@ class Server {
 
   // Serves until SIGTERM or SIGINT and the drain that follows; returns when every connection is
   // closed and every I/O thread has stopped. The calling thread and the I/O threads unblock
-  // SIGTERM and SIGINT, so a caller can keep them blocked in all its other threads.
+  // ServedSignals(), so a caller can keep them blocked in all its other threads.
   void Run();
 
   // Counts feedback that came through another front end (a spamd TELL) in /metrics'
@@ -90,6 +92,13 @@ class Server {
   // SIGUSR1, SIGUSR2 and SIGPIPE, whose default action would end the process: noted and ignored.
   std::optional<boost::asio::signal_set> ignored_signals_;
 };
+
+// The signals a Server takes: SIGTERM and SIGINT (shutdown), SIGHUP (reload), SIGUSR1, SIGUSR2 and
+// SIGPIPE (noted and ignored). A process blocks them in its first thread before it starts any
+// other, so that every thread inherits the block and only Run's I/O threads, which unblock them,
+// ever take one: a signal is then handled as soon as it comes, never left to a thread that is
+// busy or asleep elsewhere, and one that comes before Run waits, pending, for it.
+[[nodiscard]] sigset_t ServedSignals();
 
 // "127.0.0.1:7830", or "[::1]:7830" for IPv6.
 [[nodiscard]] std::string FormatEndpoint(const boost::asio::ip::tcp::endpoint& endpoint);

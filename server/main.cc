@@ -97,16 +97,12 @@ int Run(int argc, char** argv) {
                "forget, and so poison the model. Configure auth_tokens or bind loopback.");
   }
 
-  // SIGTERM, SIGINT and SIGHUP go to the server's I/O threads only (Server::Run unblocks them
-  // there): blocked here, before the model's threads (the training writer, RocksDB's) start, so
-  // those inherit the block. A signal that comes before Run waits, pending, until Run takes it;
-  // SIGHUP's default action (ending the process) never applies.
-  sigset_t termination;
-  sigemptyset(&termination);
-  sigaddset(&termination, SIGTERM);
-  sigaddset(&termination, SIGINT);
-  sigaddset(&termination, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &termination, nullptr);
+  // The signals the server takes go to its I/O threads only (Server::Run unblocks them there):
+  // blocked here, before the model's threads (the training writer, RocksDB's) start, so those
+  // inherit the block. A signal that comes before Run waits, pending, until Run takes it; the
+  // default action of SIGHUP, SIGUSR1 or SIGUSR2 (ending the process) never applies.
+  const sigset_t served = http_server::ServedSignals();
+  pthread_sigmask(SIG_BLOCK, &served, nullptr);
 
   // Declared before the model, so destroyed after it is closed: from Server::Create on, the server
   // handles SIGTERM and SIGINT (a further one only ends the drain early), so no signal can cut

@@ -6,9 +6,13 @@
 
 #include <boost/json.hpp>
 #include <chrono>
+#include <cstdint>
+#include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "tests/support/daemon_process.h"
 #include "tests/support/http_client.h"
@@ -79,6 +83,56 @@ TEST(ReloadTest, SighupAppliesTheThresholdsAndABadFileChangesNothing) {
   })) << daemon.Log();
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   EXPECT_EQ(client.Send(http::verb::get, "/healthz").result(), http::status::ok);
+  EXPECT_EQ(daemon.Terminate(), 0) << daemon.Log();
+}
+
+// The signals the thread blocks, from its status (/proc/PID/task/TID/status); nullopt when the
+// thread has ended.
+std::optional<std::uint64_t> BlockedSignals(const std::filesystem::path& task) {
+  std::ifstream status(task / "status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.starts_with("SigBlk:")) return std::stoull(line.substr(7), nullptr, 16);
+  }
+  return std::nullopt;
+}
+
+bool Blocks(std::uint64_t blocked, int signal) { return ((blocked >> (signal - 1)) & 1) != 0; }
+
+// A signal sent to the process goes to one thread that does not block it. Only the HTTP I/O
+// threads take the daemon's signals; every other thread (the training writer, RocksDB's, the
+// scan history's, the milter's and spamd's) blocks them, so a signal is never left pending on a
+// thread that is busy or asleep elsewhere.
+TEST(ReloadTest, OnlyTheIoThreadsTakeSignals) {
+  TempDir dir;
+  DaemonProcess daemon = StartTestDaemon(
+      dir.Join("model"),
+      {"--threads", "3", "--milter-listen", "inet:127.0.0.1:0", "--spamd-listen", "127.0.0.1:0"});
+  HttpClient client(daemon.port());
+  ASSERT_EQ(client.Send(http::verb::get, "/healthz").result(), http::status::ok);
+  ASSERT_TRUE(daemon.LoggedPort("spamd listening on 127.0.0.1:").has_value()) << daemon.Log();
+  const std::filesystem::path tasks = "/proc/" + std::to_string(daemon.pid()) + "/task";
+  // The threads, and those that take the signals (the I/O threads once each has started).
+  const auto count = [&] {
+    std::pair<int, int> counted{0, 0};
+    for (const auto& task : std::filesystem::directory_iterator(tasks)) {
+      const std::optional<std::uint64_t> blocked = BlockedSignals(task.path());
+      if (!blocked) continue;
+      ++counted.first;
+      const bool blocks = Blocks(*blocked, SIGUSR1);
+      for (const int signal : {SIGTERM, SIGINT, SIGHUP, SIGUSR2, SIGPIPE}) {
+        EXPECT_EQ(Blocks(*blocked, signal), blocks) << task.path() << " " << signal;
+      }
+      if (!blocks) ++counted.second;
+    }
+    return counted;
+  };
+  std::pair<int, int> counted;
+  EXPECT_TRUE(Eventually([&] {
+    counted = count();
+    return counted.second >= 3;
+  }));
+  EXPECT_GT(counted.first, 6);  // The I/O threads, the training writer, RocksDB's, the front ends'.
+  EXPECT_EQ(counted.second, 3);
   EXPECT_EQ(daemon.Terminate(), 0) << daemon.Log();
 }
 
