@@ -4,7 +4,9 @@
 Debian's chromium, chromium-driver and python3-selenium (scripts/install-deps --test). Each test
 starts its own nbspamd (an ephemeral port, a temp data folder), drives the page as an
 administrator would, and checks what the page shows against the HTTP API. Any JavaScript error
-in the page fails the test. Screenshots of each page go to --screenshots (the README's come from
+in the page fails the test. The tests share one Chromium for each set of browser flags (one takes
+seconds to start, the test its own daemon a fifth of a second), left as a new one would be after
+each test: one blank tab, no script added, the daemon's storage cleared. Screenshots of each page go to --screenshots (the README's come from
 `tests/browser/console_test.py --daemon build/release/server/nbspamd --screenshots docs/images`).
 
   /usr/bin/python3 tests/browser/console_test.py --daemon build/release/server/nbspamd \
@@ -135,6 +137,34 @@ def new_browser(folder, flags=()):
     return webdriver.Chrome(service=Service('/usr/bin/chromedriver', env=env), options=options)
 
 
+# Browser flags → (Chromium, its folder), shared by the tests that ask for the same flags.
+BROWSERS = {}
+
+
+def shared_browser(flags):
+    if flags not in BROWSERS:
+        folder = tempfile.mkdtemp(prefix='nbspamd-browser-')
+        try:
+            BROWSERS[flags] = (new_browser(folder, flags), folder)
+        except Exception:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+    return BROWSERS[flags][0]
+
+
+def close_browser(flags):
+    browser, folder = BROWSERS.pop(flags)
+    try:
+        browser.quit()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def tearDownModule():
+    for flags in list(BROWSERS):
+        close_browser(flags)
+
+
 class ConsoleTestCase(unittest.TestCase):
     flags = ()
     browser_flags = ()
@@ -142,11 +172,47 @@ class ConsoleTestCase(unittest.TestCase):
     def setUp(self):
         self.daemon = Daemon(*self.flags)
         self.addCleanup(self.daemon.stop)
-        browser_folder = tempfile.mkdtemp(prefix='nbspamd-browser-')
-        self.addCleanup(shutil.rmtree, browser_folder, ignore_errors=True)
-        self.browser = new_browser(browser_folder, self.browser_flags)
-        self.addCleanup(self.browser.quit)
+        self.browser = shared_browser(self.browser_flags)
+        self.home = self.browser.current_window_handle
+        self.added_scripts = []
+        # What an earlier test's page logged as it was left is not this test's.
+        self.browser.get_log('browser')
+        # Runs before the daemon stops (cleanups run last first).
+        self.addCleanup(self.leave_browser)
         self.wait = WebDriverWait(self.browser, WAIT_SECONDS)
+
+    def leave_browser(self):
+        """Leaves the shared browser as a new one: one blank tab, no script added, no storage of
+        the page's origin; a browser that cannot be left so is closed (the next test starts
+        another)."""
+        try:
+            try:
+                self.browser.switch_to.alert.dismiss()
+            except Exception:
+                pass  # No dialog open.
+            for handle in self.browser.window_handles:
+                if handle != self.home:
+                    self.browser.switch_to.window(handle)
+                    self.browser.close()
+            self.browser.switch_to.window(self.home)
+            for identifier in self.added_scripts:
+                self.browser.execute_cdp_cmd('Page.removeScriptToEvaluateOnNewDocument',
+                                             {'identifier': identifier})
+            try:
+                self.browser.execute_script('sessionStorage.clear(); localStorage.clear();')
+            except Exception:
+                pass  # A page without storage (about:blank, an error page).
+            self.browser.delete_all_cookies()
+            self.browser.get('about:blank')
+        except Exception:
+            close_browser(self.browser_flags)
+            raise
+
+    def add_script_on_new_document(self, source):
+        """Runs `source` in every page this test opens, before the page's own scripts."""
+        added = self.browser.execute_cdp_cmd('Page.addScriptToEvaluateOnNewDocument',
+                                             {'source': source})
+        self.added_scripts.append(added['identifier'])
 
     def tearDown(self):
         # Any JavaScript error (an exception, a console.error, a CSP violation) fails the test;
@@ -448,7 +514,7 @@ class ConsoleFixesTest(ConsoleTestCase):
     def test_rejected_and_failed_are_shown_apart(self):
         # The /activity contract (train_rejected: 4xx, train_failed: 5xx), given to the page as the
         # daemon will answer it, whatever this build's backend counts.
-        self.browser.execute_cdp_cmd('Page.addScriptToEvaluateOnNewDocument', {'source': """
+        self.add_script_on_new_document("""
 const realFetch = window.fetch;
 window.fetch = async (path, init) => {
   const response = await realFetch(path, init);
@@ -457,7 +523,7 @@ window.fetch = async (path, init) => {
   for (const m of body.rows) { m.train_rejected = 0; m.train_failed = 0; }
   body.rows[59].train_rejected = 1000; body.rows[58].train_failed = 15;
   return new Response(JSON.stringify(body), {status: 200, headers: {'Content-Type': 'application/json'}});
-};"""})
+};""")
         self.open('status')
         self.text_in('#trained-card .card-detail', '1,000 rejected')
         detail = self.find('#trained-card .card-detail')
