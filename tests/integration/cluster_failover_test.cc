@@ -366,6 +366,19 @@ void RunFailoverUnderLoad(const std::string& read_from) {
       }
       return true;
     });
+    // A daemon that read from the promoted replica finds it a primary at its next round, and
+    // connects to the replica that is left once a Sentinel has made it follow the new primary:
+    // until then it reports itself disconnected and not ready, whatever it has applied.
+    WaitFor("every daemon is connected and ready", [&] {
+      for (unsigned short port : ports) {
+        if (MetricsText(port).find("\nnbspamd_cluster_connected 1\n") == std::string::npos) {
+          return false;
+        }
+        HttpClient client(port);
+        if (client.Send(http::verb::get, "/readyz").result() != http::status::ok) return false;
+      }
+      return true;
+    });
   } catch (const std::exception& e) {
     converge_error = e.what();
   }
