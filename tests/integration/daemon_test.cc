@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "tests/support/http_client.h"
 #include "tests/support/seed_examples.h"
 #include "tests/support/temp_dir.h"
+#include "tokenizer/glib_slices.h"
 
 namespace nbspamd::testing {
 namespace {
@@ -97,6 +99,45 @@ TEST_F(DaemonTest, TheDaemonAllocatesWithJemalloc) {
   EXPECT_NE(mapped.find("/libjemalloc.so"), std::string::npos);
 }
 #endif
+
+// GLib before 2.76 (Debian 12 has 2.74) allocates GMime's objects from GSlice's magazines unless
+// G_SLICE said otherwise when the process started: the daemon starts itself again, the same
+// process, with G_SLICE=always-malloc (tokenizer/glib_slices.h), and keeps a value its
+// environment gave.
+TEST_F(DaemonTest, GMimesObjectsAreAllocatedWithMallocUnlessTheEnvironmentSaysOtherwise) {
+  const auto g_slice_of = [](const DaemonProcess& daemon) -> std::optional<std::string> {
+    std::ifstream file("/proc/" + std::to_string(daemon.pid()) + "/environ");
+    for (std::string variable; std::getline(file, variable, '\0');) {
+      if (variable.starts_with("G_SLICE=")) return variable.substr(8);
+    }
+    return std::nullopt;
+  };
+  ASSERT_EQ(unsetenv("G_SLICE"), 0);
+  const bool magazines = tokenizer::GSliceKeepsItsMagazines();
+  {
+    DaemonProcess daemon = Start();
+    HttpClient client(daemon.port());
+    TrainSeed(client);
+    EXPECT_EQ(client.Send(http::verb::post, "/classify", "review account").result(),
+              http::status::ok);
+    if (magazines) {
+      EXPECT_EQ(g_slice_of(daemon), "always-malloc");
+    } else {
+      EXPECT_EQ(g_slice_of(daemon), std::nullopt);
+    }
+    // Started again by its binary's path: its name is still the binary's (ps, pgrep).
+    std::ifstream comm("/proc/" + std::to_string(daemon.pid()) + "/comm");
+    std::string name;
+    std::getline(comm, name);
+    EXPECT_EQ(name, "nbspamd");
+    EXPECT_EQ(daemon.Terminate(), 0) << daemon.Log();
+  }
+  ASSERT_EQ(setenv("G_SLICE", "", 1), 0);  // The environment's choice: GSlice's magazines.
+  DaemonProcess daemon = Start();
+  EXPECT_EQ(g_slice_of(daemon), "");
+  EXPECT_EQ(daemon.Terminate(), 0) << daemon.Log();
+  ASSERT_EQ(unsetenv("G_SLICE"), 0);
+}
 
 TEST_F(DaemonTest, IncrementalTrainingInAnotherOrderGivesTheSameModel) {
   DaemonProcess daemon = Start();
