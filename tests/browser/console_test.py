@@ -5,8 +5,9 @@ Debian's chromium, chromium-driver and python3-selenium (scripts/install-deps --
 starts its own nbspamd (an ephemeral port, a temp data folder), drives the page as an
 administrator would, and checks what the page shows against the HTTP API. Any JavaScript error
 in the page fails the test. The tests share one Chromium for each set of browser flags (one takes
-seconds to start, the test its own daemon a fifth of a second), left as a new one would be after
-each test: one blank tab, no script added, the daemon's storage cleared. Screenshots of each page go to --screenshots (the README's come from
+seconds to start, the test's own daemon a fifth of a second), left as a new one would be after
+each test: one blank tab, no script added, the daemon's storage cleared. Screenshots of each page
+go to --screenshots (the README's come from
 `tests/browser/console_test.py --daemon build/release/server/nbspamd --screenshots docs/images`).
 
   /usr/bin/python3 tests/browser/console_test.py --daemon build/release/server/nbspamd \
