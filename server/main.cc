@@ -23,7 +23,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <system_error>
 #include <vector>
 
 #include "common/log.h"
@@ -61,22 +60,6 @@ std::atomic<int> exit_status = 0;
 // True for addresses only this machine reaches.
 bool IsLoopback(const std::string& host) {
   return host == "localhost" || host == "::1" || host.starts_with("127.");
-}
-
-// GMime's small objects with malloc rather than GSlice's magazines (tokenizer/glib_slices.h):
-// 1.04 to 1.07 of /classify's throughput in paired runs (docs/PERFORMANCE.md). GSlice made its
-// choice when GLib was loaded, so the process starts again, with the same pid and arguments, and
-// G_SLICE=always-malloc. It executes its binary by its path, not /proc/self/exe, so that its name
-// (ps, pgrep, the journal) stays the binary's; where it cannot (no /proc, the binary replaced
-// since), it goes on as it is. Called first in main, before any thread starts.
-void StartAgainWithMallocSlices(char** argv) {
-  if (!tokenizer::GSliceKeepsItsMagazines()) return;
-  std::error_code error;
-  const std::filesystem::path binary = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (error || !std::filesystem::exists(binary, error)) return;
-  if (setenv("G_SLICE", "always-malloc", 1) != 0) return;
-  execv(binary.c_str(), argv);
-  unsetenv("G_SLICE");
 }
 
 int Run(int argc, char** argv) {
@@ -275,6 +258,12 @@ int Run(int argc, char** argv) {
     LogInfo("settings set live (" + config::LiveSettingsPath(settings.data_dir) +
             ") win over the others: " + live);
   }
+  // Where GMime's small objects come from (tokenizer/glib_slices.h): malloc unless G_SLICE said
+  // otherwise when the process started.
+  LogInfo(tokenizer::GSliceAllocatesWithMalloc()
+              ? "GMime's objects from malloc"
+              : "GMime's objects from GSlice's magazines, as G_SLICE in the environment asks "
+                "(unset, they come from malloc: faster)");
   const auto stats = filter.Stats();
   LogInfo("model in " + settings.data_dir + ": " + std::to_string(stats->TotalDocuments()) +
           " documents, " + std::to_string(stats->vocabulary_size) + " distinct tokens");
@@ -313,8 +302,20 @@ int Run(int argc, char** argv) {
 }  // namespace
 }  // namespace nbspamd
 
+// GMime's small objects with malloc rather than GSlice's magazines (tokenizer/glib_slices.h):
+// 1.04 to 1.07 of /classify's throughput in paired runs (docs/PERFORMANCE.md). GSlice reads
+// its configuration in GLib's initialisers; an executable's pre-initialisation functions run before
+// those of any shared library, so this one sets it in time, for every command of the binary.
+namespace {
+using PreinitFunction = void (*)(int argc, char** argv, char** environment);
+void ChooseMallocSlicesFirst(int, char**, char** environment) {
+  nbspamd::tokenizer::ChooseMallocSlices(environment);
+}
+[[gnu::section(".preinit_array"), gnu::used]] const PreinitFunction kPreinit =
+    &ChooseMallocSlicesFirst;
+}  // namespace
+
 int main(int argc, char** argv) {
-  nbspamd::StartAgainWithMallocSlices(argv);
   try {
     return nbspamd::Run(argc, argv);
   } catch (const std::exception& e) {
