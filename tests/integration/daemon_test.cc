@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
-#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -101,9 +100,9 @@ TEST_F(DaemonTest, TheDaemonAllocatesWithJemalloc) {
 #endif
 
 // GLib before 2.76 (Debian 12 has 2.74) allocates GMime's objects from GSlice's magazines unless
-// G_SLICE said otherwise when GLib was loaded: the daemon sets G_SLICE=always-malloc before
-// GLib's initialisers run (tokenizer/glib_slices.h), in the same process, and keeps a value its
-// environment gave. It says at start which allocator GSlice took.
+// G_SLICE said otherwise when GLib was loaded: the daemon configures GSlice as
+// G_SLICE=always-malloc would, before GLib's initialisers run (tokenizer/glib_slices.h), and keeps
+// a value its environment gave. It says at start which allocator GSlice took.
 TEST_F(DaemonTest, GMimesObjectsAreAllocatedWithMallocUnlessTheEnvironmentSaysOtherwise) {
   constexpr std::string_view kMalloc = "GMime's objects from malloc";
   constexpr std::string_view kMagazines = "GMime's objects from GSlice's magazines";
