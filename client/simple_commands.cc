@@ -90,6 +90,9 @@ std::string FormatStats(const json::value& answer) {
   if (const json::value* min_weight = o.if_contains("score_min_weight")) {
     text += "score_min_weight: " + ValueText(min_weight) + "\n";
   }
+  if (const json::value* share = o.if_contains("char_ngram_share")) {
+    text += "char_ngram_share: " + ValueText(share) + "\n";
+  }
   // The thresholds in force and where they come from (docs/API.md "GET /stats").
   if (const json::value* t = o.if_contains("verdict_thresholds"); t && t->is_object()) {
     const json::object& thresholds = t->as_object();

@@ -51,7 +51,7 @@ TEST(SimpleCommandsTest, FormatStatsListsClassesAndSettings) {
   const auto answer = boost::json::parse(
       R"({"classes":[{"label":"spam","documents":3,"tokens":30},{"label":"ham","documents":2,"tokens":12}],)"
       R"("documents":5,"vocabulary":40,"alpha":1.0,"spam_threshold":0.04,"ham_threshold":-0.5,)"
-      R"("score_min_weight":1,)"
+      R"("score_min_weight":1,"char_ngram_share":0.3,)"
       R"("verdict_thresholds":{"mode":"feedback","spam":0.04,"ham":-0.25,"feedback":{"spam":0.04,)"
       R"("ham":-0.25,"spam_from_feedback":false,"ham_from_feedback":true,"hams":12,"spams":1000,)"
       R"("window":1000}},)"
@@ -65,6 +65,7 @@ TEST(SimpleCommandsTest, FormatStatsListsClassesAndSettings) {
             "spam_threshold: 0.04\n"
             "ham_threshold: -0.5\n"
             "score_min_weight: 1\n"
+            "char_ngram_share: 0.3\n"
             "verdict_thresholds: feedback, ham -0.25 / spam 0.04 in force; feedback gives ham "
             "-0.25 / spam 0.04 from 12 hams and 1000 spams (of 1000 each)\n"
             "tokenizer: boolean_counts=true max_tokens=20000\n");

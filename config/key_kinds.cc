@@ -242,6 +242,14 @@ bool SetByteNgrams(Settings& settings, const Value& value) {
   return true;
 }
 
+// char_ngrams: 0 (off) or 2..8 (tokenizer::TokenizerOptions::word_char_ngrams).
+bool SetCharNgrams(Settings& settings, const Value& value) {
+  const std::uint64_t n = std::get<std::uint64_t>(value);
+  if (n != 0 && (n < 2 || n > 8)) return false;
+  settings.char_ngrams = static_cast<std::size_t>(n);
+  return true;
+}
+
 std::string FormatDouble(double value) {
   std::array<char, 64> buffer;
   const auto [end, ec] = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);

@@ -62,6 +62,8 @@ bool SetSocketMode(Settings& settings, const Value& value);
 
 // byte_ngrams: 0 (off) or 3..8 (tokenizer/byte_ngrams.h).
 bool SetByteNgrams(Settings& settings, const Value& value);
+// char_ngrams: 0 (off) or 2..8 (tokenizer::TokenizerOptions::word_char_ngrams).
+bool SetCharNgrams(Settings& settings, const Value& value);
 
 // "" (never) or a finite number.
 template <auto kMember>
@@ -134,7 +136,7 @@ constexpr Key UnsignedKey(std::string_view name, std::string_view metavar, std::
 }
 
 // Which finite doubles a key takes.
-enum class DoubleRange { kAny, kPositive, kNonNegative, kOpenUnit, kAtLeastOne };
+enum class DoubleRange { kAny, kPositive, kNonNegative, kOpenUnit, kUnitFromZero, kAtLeastOne };
 
 template <auto kMember, DoubleRange kRange>
 bool SetDouble(Settings& settings, const Value& value) {
@@ -143,6 +145,7 @@ bool SetDouble(Settings& settings, const Value& value) {
   if (kRange == DoubleRange::kPositive && !(x > 0)) return false;
   if (kRange == DoubleRange::kNonNegative && x < 0) return false;
   if (kRange == DoubleRange::kOpenUnit && !(x > 0 && x < 1)) return false;
+  if (kRange == DoubleRange::kUnitFromZero && !(x >= 0 && x < 1)) return false;
   if (kRange == DoubleRange::kAtLeastOne && !(x >= 1)) return false;
   settings.*kMember = x;
   return true;

@@ -170,6 +170,18 @@ constexpr std::array kKeys = {
         .format = &FormatUnsigned<&Settings::byte_ngrams>},
     UnsignedKey<&Settings::byte_ngram_head, 64, 65536>(
         "byte_ngram_head", "BYTES", "Bytes of a message's head that byte_ngrams reads."),
+    Key{.name = "char_ngrams",
+        .metavar = "N",
+        .help = "Also make a token of each run of N characters of a word longer than N; 0 = off.",
+        .kind = Kind::kUnsigned,
+        .valid = "0 (off) or a whole number from 2 to 8",
+        .set = &SetCharNgrams,
+        .format = &FormatUnsigned<&Settings::char_ngrams>},
+    DoubleKey<&Settings::char_ngram_share, DoubleRange::kUnitFromZero>(
+        "char_ngram_share",
+        "With score_form mean: the share of the words' character n-grams in the score, each "
+        "family the mean of its own strong weights; 0 = one mean over every token.",
+        "a finite number from 0 up to, not including, 1"),
     BoolKey<&Settings::fold_lookalikes>(
         "fold_lookalikes",
         "Read a word disguised with look-alike letters (Cyrillic a, accents) as the ASCII word."),

@@ -89,7 +89,7 @@ TEST_F(SettingsTest, DefaultsWithNoArguments) {
   EXPECT_EQ(settings.data_dir, "data");
   EXPECT_GE(settings.threads, 1u);
   EXPECT_EQ(settings.alpha, 0.1);
-  EXPECT_EQ(settings.spam_threshold, 1.0);
+  EXPECT_EQ(settings.spam_threshold, 0.9);
   EXPECT_EQ(settings.ham_threshold, -0.6);
   EXPECT_EQ(settings.ham_threshold, kDefaultHamThreshold);
   EXPECT_EQ(settings.score_min_weight, 1.0);
@@ -104,6 +104,8 @@ TEST_F(SettingsTest, DefaultsWithNoArguments) {
   EXPECT_FALSE(settings.word_bigrams);
   EXPECT_EQ(settings.byte_ngrams, 0u);
   EXPECT_EQ(settings.byte_ngram_head, 2500u);
+  EXPECT_EQ(settings.char_ngrams, 4u);
+  EXPECT_EQ(settings.char_ngram_share, 0.3);
   EXPECT_FALSE(settings.fold_lookalikes);
   EXPECT_TRUE(settings.header_tokens);
 }
@@ -482,6 +484,29 @@ TEST_F(SettingsTest, ByteNgramsFromFlagsEnvironmentAndFile) {
               AllOf(HasSubstr("config file"), HasSubstr("'byte_ngrams'")));
 }
 
+TEST_F(SettingsTest, CharacterNgramsAndTheirShare) {
+  for (const std::size_t n : {0, 2, 4, 8}) {
+    SCOPED_TRACE(n);
+    EXPECT_EQ(LoadOk({"--char-ngrams", std::to_string(n)}).char_ngrams, n);
+  }
+  EXPECT_EQ(LoadOk({}, {"NBSPAMD_CHAR_NGRAMS=5"}).char_ngrams, 5u);
+  EXPECT_EQ(LoadOk({"--char-ngram-share", "0"}).char_ngram_share, 0.0);
+  EXPECT_EQ(LoadOk({"--char-ngram-share=0.5"}).char_ngram_share, 0.5);
+  const Settings from_file =
+      LoadOk({"--config", WriteToml("grams.toml", "char_ngrams = 3\nchar_ngram_share = 0.2\n")});
+  EXPECT_EQ(from_file.char_ngrams, 3u);
+  EXPECT_EQ(from_file.char_ngram_share, 0.2);
+  EXPECT_EQ(LoadError({"--char-ngrams", "1"}),
+            "--char-ngrams: invalid value '1' for 'char_ngrams': expected 0 (off) or a whole "
+            "number from 2 to 8");
+  EXPECT_THAT(LoadError({"--char-ngrams", "9"}), HasSubstr("from 2 to 8"));
+  for (const char* share : {"1", "-0.1", "1.5", "nan"}) {
+    SCOPED_TRACE(share);
+    EXPECT_THAT(LoadError({"--char-ngram-share", share}),
+                AllOf(HasSubstr("'char_ngram_share'"), HasSubstr("not including, 1")));
+  }
+}
+
 TEST_F(SettingsTest, InvalidEnvironmentValueNamesVariableAndKey) {
   EXPECT_EQ(LoadError({}, {"NBSPAMD_THREADS=abc"}),
             "NBSPAMD_THREADS: invalid value 'abc' for 'threads': expected a whole number from 0 "
@@ -733,7 +758,7 @@ TEST_F(SettingsTest, HelpTextMentionsEveryKey) {
 
 TEST_F(SettingsTest, HamThresholdAboveSpamThresholdIsAnError) {
   EXPECT_EQ(LoadError({"--ham-threshold", "1.5"}),
-            "ham_threshold (1.5) must not be greater than spam_threshold (1.0): a message is ham "
+            "ham_threshold (1.5) must not be greater than spam_threshold (0.9): a message is ham "
             "at or below ham_threshold, spam above spam_threshold, unsure between them");
   // Whichever sources the two come from.
   const std::string path = WriteToml("thresholds.toml", "ham_threshold = 0.2\n");

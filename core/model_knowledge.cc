@@ -59,12 +59,17 @@ std::expected<TokenLookup, Error> ModelKnowledge::LookUpWord(std::string_view wo
   // A blank line first, so that a word such as "Subject: x" is read as body text, not a header.
   const TokenBag bag = tokenizer_.Tokenize(std::string("\n") + std::string(word), true);
   std::vector<std::string> words;
-  for (const TokenText text : bag.texts) {
-    if (text.source == TokenSource::kByteNgram) continue;  // The bytes typed, not a word.
-    if (text.source == TokenSource::kBody && text.text.find(' ') == std::string_view::npos) {
-      words.emplace_back(text.text);
+  // The words first, then their character n-grams.
+  for (const TokenFamily family : {TokenFamily::kWord, TokenFamily::kCharNgram}) {
+    for (std::size_t i = 0; i < bag.texts.size(); ++i) {
+      if (bag.entries[i].family != family) continue;
+      const TokenText text = bag.texts[i];
+      if (text.source == TokenSource::kByteNgram) continue;  // The bytes typed, not a word.
+      if (text.source == TokenSource::kBody && text.text.find(' ') == std::string_view::npos) {
+        words.emplace_back(text.text);
+      }
+      add(std::string(text.text), text.source);
     }
-    add(std::string(text.text), text.source);
   }
   if (tokenizer_.options().header_tokens) {
     for (const std::string_view prefix : kWordPrefixes) {

@@ -49,7 +49,8 @@ SpamFilter::SpamFilter(std::unique_ptr<storage::Store> store, SpamFilterOptions 
       writer_(*store_, GroupLimits{},
               HeldOutScoring{.alpha = options.alpha,
                              .score_min_weight = options.score_min_weight,
-                             .score_form = options.score_form},
+                             .score_form = options.score_form,
+                             .char_ngram_share = options.char_ngram_share},
               options.training_regime, &recent_feedback_),
       upkeep_(*store_, writer_, replication_),
       users_(*store_, writer_, replication_, history_),
@@ -98,6 +99,7 @@ std::expected<ClassifyOutcome, Error> SpamFilter::Classify(const ClassifyRequest
                                                 .ham_threshold = thresholds.ham,
                                                 .score_min_weight = options_.score_min_weight,
                                                 .score_form = options_.score_form,
+                                                .char_ngram_share = options_.char_ngram_share,
                                                 .explain = explained};
   std::optional<model::Snapshot> layer;
   if (user) {

@@ -38,6 +38,7 @@ struct SpamFilterOptions {
   bool thresholds_from_feedback = false;
   double score_min_weight = 1.0;  // See config::Settings::score_min_weight.
   model::ScoreForm score_form = model::ScoreForm::kMeanWeight;  // config::Settings::score_form.
+  double char_ngram_share = 0.0;   // config::Settings::char_ngram_share.
   TrainingRegime training_regime;  // See config::Settings::train_margin.
   tokenizer::TokenizerOptions tokenizer;
   WallClock clock = SystemUnixSeconds;

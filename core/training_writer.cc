@@ -51,7 +51,8 @@ std::optional<model::HeldOutScore> HeldOutScoreOf(const TokenBag& bag, const Pen
   const auto result = model::Classify(bag, snapshot,
                                       {.alpha = scoring.alpha,
                                        .score_min_weight = scoring.score_min_weight,
-                                       .score_form = scoring.score_form});
+                                       .score_form = scoring.score_form,
+                                       .char_ngram_share = scoring.char_ngram_share});
   if (!result || !result->score || !std::isfinite(*result->score)) return std::nullopt;
   return model::HeldOutScore{model::kScoreScale, *result->score};
 }

@@ -102,12 +102,14 @@ struct GroupLimits {
   std::size_t max_tokens = std::size_t{1} << 20;  // Distinct tokens summed over the bags.
 };
 
-// How held-out scores are computed: with the alpha and score_min_weight of the score /classify
+// How held-out scores are computed: with the alpha, score_min_weight, score form and n-gram share
+// of the score /classify
 // gives (model::ClassifyOptions), so that spam_confidence is fitted on the scale it is applied to.
 struct HeldOutScoring {
   double alpha = 1.0;
   double score_min_weight = 0.0;
   model::ScoreForm score_form = model::ScoreForm::kMeanWeight;
+  double char_ngram_share = 0.0;
 };
 
 // Which fed-back messages are counted (docs/API.md "Training regime"). Learn every message, or

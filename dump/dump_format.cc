@@ -152,6 +152,27 @@ std::string Differences(std::string_view dump, std::string_view own) {
   return out.empty() ? std::string("the option lists differ") : out;
 }
 
+// Whether a model with the tokenizer fingerprint `dump` can be restored into one with `own`: the
+// same, or the same but for character n-grams that the dump's model never made
+// (word_char_ngrams=0 there): its words hash as here, and the n-grams start unknown and are
+// learned from the mail that follows, as after turning char_ngrams on.
+bool RestoresInto(std::string_view dump, std::string_view own) {
+  if (dump == own) return true;
+  constexpr std::string_view kKey = " word_char_ngrams=";
+  const std::size_t at_dump = dump.find(kKey);
+  const std::size_t at_own = own.find(kKey);
+  if (at_dump == std::string_view::npos || at_own == std::string_view::npos) return false;
+  const auto value_end = [&](std::string_view text, std::size_t at) {
+    const std::size_t end = text.find(' ', at + kKey.size());
+    return end == std::string_view::npos ? text.size() : end;
+  };
+  const std::size_t end_dump = value_end(dump, at_dump);
+  const std::size_t end_own = value_end(own, at_own);
+  return dump.substr(at_dump + kKey.size(), end_dump - at_dump - kKey.size()) == "0" &&
+         dump.substr(0, at_dump) == own.substr(0, at_own) &&
+         dump.substr(end_dump) == own.substr(end_own);
+}
+
 }  // namespace
 
 std::string TokenizerFingerprint(const tokenizer::TokenizerOptions& options) {
@@ -285,7 +306,7 @@ std::expected<DumpProgress, Error> ReadDump(std::FILE* in, const ReadDumpOptions
   }
   auto tokenizer = expect("tokenizer");
   if (!tokenizer) return std::unexpected(tokenizer.error());
-  if (*tokenizer != options.tokenizer) {
+  if (!RestoresInto(*tokenizer, options.tokenizer)) {
     return MakeError(ErrorCode::kFailedPrecondition,
                      "the dump's tokenizer options are not this daemon's (" +
                          Differences(*tokenizer, options.tokenizer) +

@@ -90,7 +90,9 @@ class DumpWriter final : public storage::ModelVisitor {
 
 struct ReadDumpOptions {
   // The fingerprint the reader's own model uses; a dump with another is refused
-  // (kFailedPrecondition, naming the options that differ) before anything is visited.
+  // (kFailedPrecondition, naming the options that differ) before anything is visited, except
+  // one that differs only in making no character n-grams (word_char_ngrams=0): its words are
+  // this model's, and its n-grams are learned from then on.
   std::string tokenizer;
   // Called every `progress_every` token lines and at the end; may be empty.
   std::function<void(const DumpProgress&)> progress;

@@ -137,5 +137,40 @@ TEST(DumpFormatTest, TheFingerprintNamesTheLookalikeFoldOnlyWhenOn) {
   EXPECT_EQ(TokenizerFingerprint(options), without + " fold_lookalikes=1");
 }
 
+// A model that made no character n-grams restores into one that makes them (its words hash the
+// same; the n-grams are learned from then on), not the other way round, and no other difference
+// passes.
+TEST(DumpFormatTest, AModelWithoutCharacterNgramsRestoresIntoOneWithThem) {
+  const auto read_as = [](const tokenizer::TokenizerOptions& dumped,
+                          const tokenizer::TokenizerOptions& own) {
+    const std::string text = "nbspamd-dump 1\nschema 4\nalpha 0.1\ntokenizer " +
+                             TokenizerFingerprint(dumped) +
+                             "\nclasses spam ham\nlayer global\ndocuments 1 1\ntokens 1 1\n"
+                             "vocabulary 1\nt 0000000000000001 1 1\nend-layer\nend 1 1\n";
+    Recorder recorder;
+    std::FILE* in = ::fmemopen(const_cast<char*>(text.data()), text.size(), "r");
+    ReadDumpOptions options;
+    options.tokenizer = TokenizerFingerprint(own);
+    auto read = ReadDump(in, options, recorder);
+    std::fclose(in);
+    return read;
+  };
+  tokenizer::TokenizerOptions words;
+  tokenizer::TokenizerOptions grams;
+  grams.word_char_ngrams = 4;
+  EXPECT_TRUE(read_as(words, grams).has_value());
+  EXPECT_TRUE(read_as(grams, grams).has_value());
+  const auto back = read_as(grams, words);
+  ASSERT_FALSE(back.has_value());
+  EXPECT_EQ(back.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_THAT(back.error().message, HasSubstr("word_char_ngrams is 4 in the dump and 0 here"));
+  tokenizer::TokenizerOptions three = grams;
+  three.word_char_ngrams = 3;
+  EXPECT_FALSE(read_as(three, grams).has_value());
+  tokenizer::TokenizerOptions other = words;
+  other.word_bigrams = true;
+  EXPECT_FALSE(read_as(other, grams).has_value()) << "only the n-grams may differ";
+}
+
 }  // namespace
 }  // namespace nbspamd::dump

@@ -1,7 +1,9 @@
 #include "history/scan_codec.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
+#include <span>
 #include <vector>
 
 #include "storage/encoding.h"
@@ -66,6 +68,11 @@ class Reader {
     if (!ok_ || input_.size() < size) return ok_ = false;
     value = input_.substr(0, size);
     input_.remove_prefix(size);
+    return true;
+  }
+  // The token families of `bag` (storage::GetBagFamilies).
+  bool BagFamilies(std::span<BagEntry> bag) {
+    if (!ok_ || !storage::GetBagFamilies(input_, bag)) return ok_ = false;
     return true;
   }
   [[nodiscard]] bool ok() const { return ok_; }
@@ -255,7 +262,10 @@ std::expected<std::vector<BagEntry>, Error> DecodeScanBag(std::string_view value
 }
 
 void AppendScanDetail(std::string& out, const ScanDetail& detail) {
-  out.push_back(static_cast<char>(kScanDetailFormat));
+  const bool families = std::any_of(detail.bag.begin(), detail.bag.end(), [](const BagEntry& e) {
+    return e.family != TokenFamily::kWord;
+  });
+  out.push_back(static_cast<char>(families ? kScanDetailFormat : 4));
   PutVarint64(out, detail.top.size());
   for (const ScanToken& token : detail.top) {
     PutString(out, token.text);
@@ -267,6 +277,8 @@ void AppendScanDetail(std::string& out, const ScanDetail& detail) {
   // Format 4: the body digest (body_digest.h), a length byte then its bytes (0: none).
   out.push_back(static_cast<char>(detail.body_digest.size()));
   out.append(detail.body_digest);
+  // Format 5: the bag's token families.
+  if (families) storage::PutBagFamilies(out, detail.bag);
 }
 
 std::expected<StoredDetail, Error> DecodeScanDetail(std::string_view value) {
@@ -304,13 +316,15 @@ std::expected<StoredDetail, Error> DecodeScanDetail(std::string_view value) {
     }
     detail.body_digest.assign(digest);
   }
+  if (format >= 5 && !in.BagFamilies(detail.bag)) return Malformed("detail token families");
   if (!in.done()) return Malformed("detail");
   return stored;
 }
 
 EncodedScan::EncodedScan(const ScanRecord& record) {
   const std::string& id = record.summary.scan_id;
-  bytes_.reserve(id.size() + 256 + record.detail.top.size() * 32 + record.detail.bag.size() * 9);
+  bytes_.reserve(id.size() + 256 + record.detail.top.size() * 32 + record.detail.bag.size() * 9 +
+                 record.detail.bag.size() / 8);
   bytes_.append(id);
   AppendScanSummary(bytes_, record.summary);
   id_size_ = static_cast<std::uint32_t>(id.size());

@@ -6,10 +6,12 @@
 // spam_confidence) and each present one as 8 bytes of IEEE 754 big-endian; varint size, varint
 // tokens; the five facts length-prefixed; then where the scan's detail is in the bag log
 // (history/bag_log.h): length-prefixed segment, varint offset, varint size.
-// Detail (kScanDetailFormat, 4; a bag log record's payload): format byte, varint count of top
+// Detail (kScanDetailFormat, 5; a bag log record's payload): format byte, varint count of top
 // tokens, each: length-prefixed text, a source byte, varint count, 8 bytes weight; then the bag:
 // varint entries, the hashes (sorted) as 8-byte little-endian words, then their counts as varints;
-// then the body digest: a length byte (0: none) and its bytes.
+// then the body digest: a length byte (0: none) and its bytes; then the bag's token families
+// (storage::PutBagFamilies). A bag of words alone is written as format 4, which is format 5
+// without the families, byte for byte as before they existed.
 //
 // Earlier formats, still read: a detail of format 3 is format 4 without the body digest; a summary
 // of format 1 (without the location) had its detail in RocksDB beside it; a detail of format 2 held
@@ -33,7 +35,7 @@
 namespace nbspamd::history {
 
 inline constexpr std::uint8_t kScanFormat = 2;        // Of summaries written now.
-inline constexpr std::uint8_t kScanDetailFormat = 4;  // Of details written now.
+inline constexpr std::uint8_t kScanDetailFormat = 5;  // Of details written now (4: words alone).
 
 // A summary as stored: where its detail is in the bag log; none for format 1 (in RocksDB).
 struct StoredSummary {

@@ -96,6 +96,41 @@ TEST(ScanCodecTest, ABagCostsNineBytesATokenSeenFewerThan128Times) {
   EXPECT_EQ(Detail(detail).size(), 5u + 300 * 9 + 1);
 }
 
+// Format 5 keeps the family of each token of the bag (a word's character n-grams); a bag of
+// words alone is written as format 4, byte for byte as before families existed.
+TEST(ScanCodecTest, TokenFamiliesRoundTripAndABagOfWordsStaysFormatFour) {
+  ScanRecord record = Sample();
+  const std::string words = Detail(record.detail);
+  EXPECT_EQ(words[0], 4);
+  record.detail.bag[1].family = TokenFamily::kCharNgram;
+  record.detail.bag[3].family = TokenFamily::kCharNgram;
+  const std::string grams = Detail(record.detail);
+  EXPECT_EQ(grams[0], 5);
+  // Two n-grams, then a bitmap of one byte: entries 1 and 3.
+  EXPECT_EQ(grams.substr(1), words.substr(1) + "\x02\x0a");
+  auto stored = DecodeScanDetail(grams);
+  ASSERT_TRUE(stored) << stored.error().message;
+  EXPECT_EQ(stored->detail, record.detail);
+  auto read_words = DecodeScanDetail(words);
+  ASSERT_TRUE(read_words);
+  EXPECT_EQ(read_words->detail.bag[1].family, TokenFamily::kWord);
+
+  const std::string head = grams.substr(0, grams.size() - 2);
+  for (const std::string& bad : {head,                             // No families at all.
+                                 head + "\x02\x02",                // Two counted, one set.
+                                 head + "\x02\x1a",                // A bit past the last entry.
+                                 head + "\x05\x0a",                // More than the bag holds.
+                                 head + "\x02",                    // No bitmap.
+                                 grams + std::string(1, '\0')}) {  // Something after.
+    const auto decoded = DecodeScanDetail(bad);
+    ASSERT_FALSE(decoded) << bad.size() - head.size();
+    EXPECT_EQ(decoded.error().code, ErrorCode::kDataLoss);
+  }
+  for (std::size_t size = 0; size < grams.size(); ++size) {
+    EXPECT_FALSE(DecodeScanDetail(grams.substr(0, size))) << size;
+  }
+}
+
 TEST(ScanCodecTest, AFormatOneSummaryHasItsDetailElsewhere) {
   const ScanRecord record = Sample();
   // Format 1 is format 2 without the location (here three bytes: "", 0, 0).

@@ -176,6 +176,7 @@ json::object StatsJson(const model::ModelStats& stats, const core::SpamFilterOpt
                          {"word_bigrams", options.tokenizer.word_bigrams},
                          {"byte_ngrams", options.tokenizer.byte_ngrams},
                          {"byte_ngram_head", options.tokenizer.byte_ngram_head},
+                         {"char_ngrams", options.tokenizer.word_char_ngrams},
                          {"fold_lookalikes", options.tokenizer.fold_lookalikes},
                          {"max_message_bytes", options.tokenizer.max_message_bytes},
                          {"max_tokens", options.tokenizer.max_tokens},
@@ -189,6 +190,7 @@ json::object StatsJson(const model::ModelStats& stats, const core::SpamFilterOpt
       {"ham_threshold", configured.ham},
       {"score_min_weight", options.score_min_weight},
       {"score_form", options.score_form == model::ScoreForm::kLogOdds ? "log-odds" : "mean"},
+      {"char_ngram_share", options.char_ngram_share},
       // null: every fed-back message is counted (docs/API.md "Training regime").
       {"train_margin", options.training_regime.margin ? json::value(*options.training_regime.margin)
                                                       : json::value(nullptr)},

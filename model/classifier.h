@@ -49,6 +49,11 @@ struct ClassifyOptions {
   // 0 counts every known token; the daemon's default is 1 (docs/ACCURACY.md).
   double score_min_weight = 0.0;
   ScoreForm score_form = ScoreForm::kMeanWeight;
+  // With ScoreForm::kMeanWeight, the share l in [0, 1) of the words' character n-grams
+  // (TokenFamily::kCharNgram) in `score`: each family's own mean of its strong weights, mixed as
+  // (1 - l) · words + l · n-grams when both have a strong token, else the one that has. 0 gives
+  // the one mean over every strong token, as without n-grams (docs/ACCURACY.md, issue 59).
+  double char_ngram_share = 0.0;
   // How many tokens to explain (0 = none).
   std::size_t explain = 0;
 };
@@ -81,7 +86,7 @@ struct ClassifyResult {
   // out the prior and the tokens near neutral, and does not grow with message length, so it
   // ranks messages far better than log_odds (bogofilter's min_dev works the same way). The
   // verdict is spam when score > spam_threshold. Present with log_odds. With
-  // ScoreForm::kLogOdds it is log_odds instead.
+  // ScoreForm::kLogOdds it is log_odds instead. options.char_ngram_share mixes two such means.
   std::optional<double> score;
   // spam, unsure or ham from the score and the two thresholds (model/verdict.h); never spam
   // when the label is a third class; unsure when there is no score, and when the message gives

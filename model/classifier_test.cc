@@ -132,6 +132,48 @@ TEST(ClassifierGoldenTest, TheLogOddsFormScoresTheLogOdds) {
   EXPECT_EQ(*result.score, *result.log_odds);
 }
 
+// Each family its own mean (ClassifyOptions::char_ngram_share): "password" and "account" as a
+// word's character n-grams, "review" a word, every token strong (score_min_weight 0):
+//   words:    ln(24/57)                          = -0.8649974375
+//   n-grams: (ln(24/19) + ln(18/19)) / 2         =  0.0897738150
+//   share 1/4: 3/4 · -0.8649974375 + 1/4 · 0.0897738150 = -0.6263046244
+// and with share 0 the one mean over all three: -0.2284832692.
+TEST(ClassifierGoldenTest, EachFamilyItsOwnMeanMixedByTheShare) {
+  const SeedModel model;
+  TokenBag bag = model.Bag("review account password");
+  for (std::size_t i = 0; i < bag.entries.size(); ++i) {
+    if (bag.texts[i].text != "review") bag.entries[i].family = TokenFamily::kCharNgram;
+  }
+  const auto mixed = Classify(bag, model.Read(bag), {.alpha = 1.0, .char_ngram_share = 0.25});
+  ASSERT_TRUE(mixed.has_value());
+  ExpectRelative(*mixed->score, 0.75 * std::log(24.0 / 57) +
+                                    0.25 * (std::log(24.0 / 19) + std::log(18.0 / 19)) / 2);
+  ExpectGolden(*mixed->score, -0.6263046244);
+  EXPECT_EQ(mixed->scored_tokens, 3u);
+
+  const auto pooled = Classify(bag, model.Read(bag), {.alpha = 1.0});
+  ASSERT_TRUE(pooled.has_value());
+  ExpectGolden(*pooled->score, -0.2284832692);
+  ExpectGolden(*pooled->log_odds, *mixed->log_odds);  // The families change the score alone.
+
+  // No strong n-gram (|0.234|, |0.054| <= 0.5): the words' mean alone, whatever the share.
+  const auto words_only = Classify(
+      bag, model.Read(bag), {.alpha = 1.0, .score_min_weight = 0.5, .char_ngram_share = 0.25});
+  ASSERT_TRUE(words_only.has_value());
+  ExpectGolden(*words_only->score, -0.8649974375);
+  EXPECT_EQ(words_only->scored_tokens, 1u);
+
+  // No strong word: the n-grams' mean alone.
+  for (BagEntry& entry : bag.entries) {
+    entry.family =
+        entry.family == TokenFamily::kWord ? TokenFamily::kCharNgram : TokenFamily::kWord;
+  }
+  const auto grams_only = Classify(
+      bag, model.Read(bag), {.alpha = 1.0, .score_min_weight = 0.5, .char_ngram_share = 0.25});
+  ASSERT_TRUE(grams_only.has_value());
+  ExpectGolden(*grams_only->score, -0.8649974375);
+}
+
 TEST(ClassifierGoldenTest, UnseenTokenIsSkipped) {
   const ClassifyResult result = SeedModel().Classify("review us now", {.alpha = 1.0});
   ExpectRelative(std::exp(result.classes[0].log_joint), 2.0 / 19 * 4.0 / 19 * 4.0 / 6);

@@ -35,6 +35,19 @@ inline std::string HashText(TokenHash hash) {
   return text;
 }
 
+// The mean-weight score from each family's Σ x·weight and Σ x over its strong tokens
+// (ClassifyOptions::char_ngram_share): 0 when no token is strong.
+inline double MeanWeightScore(const double (&sum)[2], const std::uint64_t (&count)[2],
+                              const ClassifyOptions& options) {
+  const double share = options.char_ngram_share;
+  if (share > 0 && count[0] != 0 && count[1] != 0) {
+    return (1 - share) * (sum[0] / static_cast<double>(count[0])) +
+           share * (sum[1] / static_cast<double>(count[1]));
+  }
+  const std::uint64_t total = count[0] + count[1];
+  return total == 0 ? 0.0 : (sum[0] + sum[1]) / static_cast<double>(total);
+}
+
 template <typename Estimator>
 std::expected<ClassifyResult, Error> ScoreWith(const TokenBag& bag, const ModelStats& stats,
                                                const Estimator& estimator,
@@ -53,7 +66,9 @@ std::expected<ClassifyResult, Error> ScoreWith(const TokenBag& bag, const ModelS
   const auto ham = stats.FindClass(kHamLabel);
   const bool two_class =
       spam && ham && estimator.HasDocuments(*spam) && estimator.HasDocuments(*ham);
-  double score_sum = 0;
+  // Σ x·weight and Σ x over the strong tokens of each family (TokenFamily: words, n-grams).
+  double score_sum[2] = {0, 0};
+  std::uint64_t scored[2] = {0, 0};
   // The explanation's tokens, chosen as they are weighed (model/heaviest_tokens.h). With spam
   // and ham, the weights are the contrast of spam with ham and come from this loop; else they
   // are known only after it (below).
@@ -73,8 +88,9 @@ std::expected<ClassifyResult, Error> ScoreWith(const TokenBag& bag, const ModelS
     if (two_class) {
       const double weight = log_likelihoods[*spam] - log_likelihoods[*ham];
       if (std::fabs(weight) > options.score_min_weight) {
-        score_sum += x * weight;
-        result.scored_tokens += bag.entries[i].count;
+        const std::size_t family = bag.entries[i].family == TokenFamily::kCharNgram ? 1 : 0;
+        score_sum[family] += x * weight;
+        scored[family] += bag.entries[i].count;
       }
       if (weigh_here) heaviest.Offer(i, bag.entries[i].hash, bag.entries[i].count * weight);
     }
@@ -97,12 +113,12 @@ std::expected<ClassifyResult, Error> ScoreWith(const TokenBag& bag, const ModelS
   for (std::size_t c = 1; c < class_count; ++c) {
     if (result.classes[c].log_joint > result.classes[best].log_joint) best = c;
   }
+  result.scored_tokens = scored[0] + scored[1];
   if (two_class) {
     result.log_odds = result.classes[*spam].log_joint - result.classes[*ham].log_joint;
-    result.score = options.score_form == ScoreForm::kLogOdds ? *result.log_odds
-                   : result.scored_tokens == 0
-                       ? 0.0
-                       : score_sum / static_cast<double>(result.scored_tokens);
+    result.score = options.score_form == ScoreForm::kLogOdds
+                       ? *result.log_odds
+                       : MeanWeightScore(score_sum, scored, options);
   }
   result.label_index = best;
   const bool third_class = (!spam || best != *spam) && (!ham || best != *ham);

@@ -12,6 +12,7 @@ namespace nbspamd::replication {
 namespace {
 
 constexpr char kEventField[] = "e";
+constexpr char kFamiliesField[] = "f";  // A learn's token families (stream_codec.h).
 
 // Atomically: remembers the largest entry id about to be deleted in KEYS[2] (never lowering it),
 // then deletes the entries of stream KEYS[1] below ARGV[1]. Returns how many were deleted.
@@ -251,8 +252,12 @@ void ClusterReplicator::Submit(core::TrainingChange change, core::ReplicatedDone
                               .replicated = options_.min_replicas <= 0,
                               .outcome = std::nullopt});
     }
-    const std::vector<std::string> command = {"XADD", options_.stream, "*", kEventField,
-                                              EncodeStreamEvent(event)};
+    std::vector<std::string> command = {"XADD", options_.stream, "*", kEventField,
+                                        EncodeStreamEvent(event)};
+    if (std::string families = EncodeTokenFamilies(event); !families.empty()) {
+      command.push_back(kFamiliesField);
+      command.push_back(std::move(families));
+    }
     appended = appender_.Command(command);
     // A connection that Redis closed (a restart, a failover) fails once; a fresh one is tried at
     // once (with sentinels: to the primary they name now).
@@ -398,6 +403,11 @@ bool ClusterReplicator::Apply(const std::vector<Entry>& entries) {
   };
   for (std::size_t i = 0; i < entries.size(); ++i) {
     auto event = DecodeStreamEvent(entries[i].payload);
+    if (event) {
+      if (auto families = DecodeTokenFamilies(entries[i].families, *event); !families) {
+        event = std::unexpected(std::move(families.error()));
+      }
+    }
     if (!event) {
       // Written by another version, or damaged: every daemon skips it alike.
       LogError("cluster: skipping stream entry " + entries[i].id + ": " + event.error().message);
@@ -747,10 +757,11 @@ void ClusterReplicator::Run() {
       std::vector<Entry> entries;
       for (const RedisReply& item : stream.elements[1].elements) {
         if (item.elements.size() < 2) continue;
-        Entry entry{item.elements[0].text, {}};
+        Entry entry{item.elements[0].text, {}, {}};
         const auto& fields = item.elements[1].elements;
         for (std::size_t f = 0; f + 1 < fields.size(); f += 2) {
           if (fields[f].text == kEventField) entry.payload = fields[f + 1].text;
+          if (fields[f].text == kFamiliesField) entry.families = fields[f + 1].text;
         }
         entries.push_back(std::move(entry));
       }

@@ -195,6 +195,7 @@ class ClusterReplicator final : public core::TrainingLog {
   struct Entry {
     std::string id;
     std::string payload;
+    std::string families;  // The learn's token families field, "" when none.
   };
   void Run();
   // Applies `entries` in order; false when storage failed and they must be read again.

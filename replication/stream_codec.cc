@@ -8,6 +8,8 @@
 #include <system_error>
 #include <utility>
 
+#include "storage/encoding.h"
+
 namespace nbspamd::replication {
 namespace {
 
@@ -95,6 +97,25 @@ bool DecodeLearned(std::string_view input, StreamEvent& event) {
 }
 
 }  // namespace
+
+std::string EncodeTokenFamilies(const StreamEvent& event) {
+  std::string out;
+  if (event.kind == StreamEvent::Kind::kLearn &&
+      std::any_of(event.tokens.begin(), event.tokens.end(),
+                  [](const BagEntry& token) { return token.family != TokenFamily::kWord; })) {
+    storage::PutBagFamilies(out, event.tokens);
+  }
+  return out;
+}
+
+std::expected<void, Error> DecodeTokenFamilies(std::string_view bytes, StreamEvent& event) {
+  if (bytes.empty()) return {};
+  if (event.kind != StreamEvent::Kind::kLearn || !storage::GetBagFamilies(bytes, event.tokens) ||
+      !bytes.empty()) {
+    return MakeError(ErrorCode::kDataLoss, "corrupt stream event: token families");
+  }
+  return {};
+}
 
 std::optional<StreamId> StreamId::Parse(std::string_view text) {
   const std::size_t dash = text.find('-');

@@ -57,6 +57,12 @@
 //   nothing (the rule does not).
 // Nothing may follow.
 //
+// The token families of a learn (TokenFamily: a word's character n-grams), the value of a field
+// of its own, "f", beside the event's: storage::PutBagFamilies of the learn's tokens, written
+// only when some token is not a word. Daemons before it read only the event's field and count
+// the same tokens (their held-out score takes every token for a word), so turning char_ngrams on
+// never makes a cluster's counts differ.
+//
 // A position report, the value of a daemon's field in "<stream>:positions": the stream entry id
 // it has applied ("0-0" before any), one space, and when it wrote the report (Unix milliseconds,
 // decimal). DO NOT CHANGE either: every daemon reads every other's report, and one it cannot parse
@@ -114,6 +120,14 @@ struct StreamId {
 // bytes, unknown version or kind, no id, a learn without a label, a version-2 event without a
 // user, a delete user with an id or train_global).
 [[nodiscard]] std::expected<StreamEvent, Error> DecodeStreamEvent(std::string_view bytes);
+
+// The families field of a learn ("" when every token is a word, or for another kind of event).
+[[nodiscard]] std::string EncodeTokenFamilies(const StreamEvent& event);
+// Sets the families of a decoded learn's tokens from its families field ("": all words).
+// Errors: kDataLoss when `bytes` is not what EncodeTokenFamilies writes for those tokens, or
+// comes with another kind of event.
+[[nodiscard]] std::expected<void, Error> DecodeTokenFamilies(std::string_view bytes,
+                                                             StreamEvent& event);
 
 // A daemon's position report as read back: what it had applied, and when it said so.
 struct PositionReport {

@@ -249,6 +249,36 @@ TEST(StreamCodecTest, GoldenBytesOfRulesThatKeepHamTokens) {
   }
 }
 
+// A learn whose tokens include a word's character n-grams has their families in a field of its
+// own: a count and a bitmap (entry 1 here); the event's bytes are those of the same learn of
+// words, which daemons before the field read alike.
+TEST(StreamCodecTest, GoldenBytesOfTokenFamilies) {
+  StreamEvent learn = GoldenLearn();
+  EXPECT_EQ(EncodeTokenFamilies(learn), "");
+  learn.tokens[1].family = TokenFamily::kCharNgram;
+  EXPECT_EQ(EncodeStreamEvent(learn), FromHex(kLearnHex));
+  EXPECT_EQ(EncodeTokenFamilies(learn), FromHex("0102"));
+  EXPECT_EQ(EncodeTokenFamilies(GoldenForget()), "");
+
+  auto decoded = DecodeStreamEvent(FromHex(kLearnHex));
+  ASSERT_TRUE(decoded.has_value());
+  EXPECT_EQ(decoded->tokens[1].family, TokenFamily::kWord);
+  ASSERT_TRUE(DecodeTokenFamilies(FromHex("0102"), *decoded).has_value());
+  EXPECT_EQ(*decoded, learn);
+  ASSERT_TRUE(DecodeTokenFamilies("", *decoded).has_value());  // No field: nothing changes.
+  EXPECT_EQ(*decoded, learn);
+
+  // Two counted and one set; a bit past the last token; more n-grams than tokens; cut; more.
+  for (const std::string_view hex : {"0202", "0104", "0302", "01", "010200"}) {
+    StreamEvent event = *DecodeStreamEvent(FromHex(kLearnHex));
+    const auto families = DecodeTokenFamilies(FromHex(hex), event);
+    ASSERT_FALSE(families.has_value()) << hex;
+    EXPECT_EQ(families.error().code, ErrorCode::kDataLoss) << hex;
+  }
+  StreamEvent forget = GoldenForget();
+  EXPECT_FALSE(DecodeTokenFamilies(FromHex("0102"), forget).has_value());
+}
+
 TEST(StreamCodecTest, DamagedUserEventsAreDataLoss) {
   const std::string_view damaged[] = {
       "0201026d3200000000",        // no user

@@ -135,6 +135,7 @@ int Run(int argc, char** argv) {
   filter_options.score_min_weight = settings.score_min_weight;
   filter_options.score_form = settings.score_form == "log-odds" ? model::ScoreForm::kLogOdds
                                                                 : model::ScoreForm::kMeanWeight;
+  filter_options.char_ngram_share = settings.char_ngram_share;
   filter_options.training_regime.margin = settings.train_margin;
   filter_options.training_regime.warmup_documents = settings.train_warmup;
   filter_options.user_beta = settings.user_beta;

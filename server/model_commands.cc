@@ -151,6 +151,7 @@ tokenizer::TokenizerOptions TokenizerOptionsOf(const config::Settings& settings)
   options.word_bigrams = settings.word_bigrams;
   options.byte_ngrams = settings.byte_ngrams;
   options.byte_ngram_head = settings.byte_ngram_head;
+  options.word_char_ngrams = settings.char_ngrams;
   options.fold_lookalikes = settings.fold_lookalikes;
   return options;
 }

@@ -352,4 +352,38 @@ std::expected<UserKey, Error> DecodeUserKey(std::string_view key) {
   return UserKey{key.substr(0, zero), key[zero + 1], key.substr(zero + 2)};
 }
 
+void PutBagFamilies(std::string& out, std::span<const BagEntry> bag) {
+  const auto grams = static_cast<std::uint64_t>(std::count_if(
+      bag.begin(), bag.end(), [](const BagEntry& e) { return e.family != TokenFamily::kWord; }));
+  PutVarint64(out, grams);
+  if (grams == 0) return;
+  const std::size_t at = out.size();
+  out.resize(at + (bag.size() + 7) / 8, '\0');
+  for (std::size_t i = 0; i < bag.size(); ++i) {
+    if (bag[i].family == TokenFamily::kCharNgram)
+      out[at + i / 8] |= static_cast<char>(1 << (i % 8));
+  }
+}
+
+bool GetBagFamilies(std::string_view& input, std::span<BagEntry> bag) {
+  std::uint64_t grams = 0;
+  if (!GetVarint64(input, grams) || grams > bag.size()) return false;
+  if (grams == 0) return true;
+  const std::size_t bytes = (bag.size() + 7) / 8;
+  if (input.size() < bytes) return false;
+  std::uint64_t set = 0;
+  for (std::size_t i = 0; i < bytes; ++i) {
+    const auto byte = static_cast<unsigned char>(input[i]);
+    for (unsigned bit = 0; bit < 8; ++bit) {
+      if ((byte & (1u << bit)) == 0) continue;
+      const std::size_t entry = 8 * i + bit;
+      if (entry >= bag.size()) return false;
+      bag[entry].family = TokenFamily::kCharNgram;
+      ++set;
+    }
+  }
+  input.remove_prefix(bytes);
+  return set == grams;
+}
+
 }  // namespace nbspamd::storage

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <expected>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,6 +58,17 @@ inline void EncodeFixed64(char* out, std::uint64_t value) {
 }
 // Reads a varint from the front of `input` and advances it. False when truncated or too long.
 [[nodiscard]] bool GetVarint64(std::string_view& input, std::uint64_t& value);
+
+// The families of a bag's entries (TokenFamily), for the formats that keep bags beside the store
+// (the scan history's details, the cluster stream's learns): a varint count of the entries that
+// are not TokenFamily::kWord, then, when it is not 0, a bitmap of ceil(n / 8) bytes, bit i
+// (bit i % 8 of byte i / 8) set when entry i is a TokenFamily::kCharNgram. A bag of words alone
+// is one byte, 0.
+void PutBagFamilies(std::string& out, std::span<const BagEntry> bag);
+// Reads what PutBagFamilies wrote for a bag of bag.size() entries from the front of `input` and
+// sets their families; false (input and bag then unspecified) when truncated or malformed: a
+// count above the bag's size or unlike the bitmap's, or a bit set past the last entry.
+[[nodiscard]] bool GetBagFamilies(std::string_view& input, std::span<BagEntry> bag);
 
 // Token key: 8 bytes, big-endian hash.
 [[nodiscard]] std::string EncodeTokenKey(TokenHash hash);

@@ -62,23 +62,23 @@ void SortByHash(std::size_t n, const Make& make, T* out) {
 
 }  // namespace
 
-bool BagBuilder::Add(std::string_view text, TokenSource source) {
+bool BagBuilder::Add(std::string_view text, TokenSource source, TokenFamily family) {
   if (Full()) return false;
   ++produced_;
   const TokenHash hash = HashToken(text);
   // A text is kept for a hash's first occurrence only: it names the entry.
-  if (Count(hash) && keep_text_) texts_.push_back({text, source});
+  if (Count(hash, family) && keep_text_) texts_.push_back({text, source});
   return true;
 }
 
-bool BagBuilder::Count(TokenHash hash) {
+bool BagBuilder::Count(TokenHash hash, TokenFamily family) {
   if (2 * (distinct_.size() + 1) > slots_.size()) Grow();
   const std::size_t mask = slots_.size() - 1;
   // Token hashes are XXH3 values: their low bits are already well mixed.
   for (std::size_t slot = static_cast<std::size_t>(hash) & mask;; slot = (slot + 1) & mask) {
     const std::uint32_t index = slots_[slot];
     if (index == 0) {
-      distinct_.push_back(BagEntry{hash, 1});
+      distinct_.push_back(BagEntry{hash, 1, family});
       slots_[slot] = static_cast<std::uint32_t>(distinct_.size());
       return true;
     }
@@ -115,22 +115,32 @@ TokenBag BagBuilder::Finish(bool boolean_counts) && {
   // Sorts the entries with the index of each one's text, by hash alone as above (hashes are
   // distinct; comparing (hash, index) pairs took four times the samples in a profile); the
   // entries are written back in place and the texts, kept back to back, only reindexed.
+  // `text` also carries the entry's family in its top bit, so the struct stays 16 bytes: a bag's
+  // distinct tokens are fewer than its message's bytes (at most max_body_bytes, 1 GiB) plus
+  // byte_ngram_head, far below 2^31.
   struct Indexed {
     TokenHash hash;
     std::uint32_t count;
     std::uint32_t text;
   };
+  constexpr std::uint32_t kNgramBit = std::uint32_t{1} << 31;
+  static_assert(static_cast<int>(kLastTokenFamily) == 1, "one bit holds the family");
   const std::unique_ptr<Indexed[]> order(new Indexed[size]);  // Not zeroed: written next.
   SortByHash(
       size,
       [&](std::size_t i) {
-        return Indexed{distinct_[i].hash, distinct_[i].count, static_cast<std::uint32_t>(i)};
+        const std::uint32_t family =
+            distinct_[i].family == TokenFamily::kCharNgram ? kNgramBit : std::uint32_t{0};
+        return Indexed{distinct_[i].hash, distinct_[i].count,
+                       static_cast<std::uint32_t>(i) | family};
       },
       order.get());
   std::vector<std::uint32_t> text_order(size);
   for (std::size_t i = 0; i < size; ++i) {
-    distinct_[i] = {order[i].hash, order[i].count};
-    text_order[i] = order[i].text;
+    const bool gram = (order[i].text & kNgramBit) != 0;
+    distinct_[i] = {order[i].hash, order[i].count,
+                    gram ? TokenFamily::kCharNgram : TokenFamily::kWord};
+    text_order[i] = order[i].text & ~kNgramBit;
   }
   bag.entries = std::move(distinct_);
   bag.texts = std::move(texts_).Reordered(std::move(text_order));

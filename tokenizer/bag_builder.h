@@ -27,8 +27,9 @@ class BagBuilder {
 
   [[nodiscard]] bool Full() const { return produced_ >= max_tokens_; }
 
-  // Adds one occurrence of the token `text`; returns false (adding nothing) once Full().
-  bool Add(std::string_view text, TokenSource source);
+  // Adds one occurrence of the token `text`; returns false (adding nothing) once Full(). The
+  // family of a hash is the one given with its first occurrence.
+  bool Add(std::string_view text, TokenSource source, TokenFamily family = TokenFamily::kWord);
 
   // Adds one occurrence of a token already hashed, outside the max_tokens budget: never refused,
   // and Full() does not change (byte n-grams, tokenizer/byte_ngrams.h). With keep_text, on the
@@ -46,7 +47,7 @@ class BagBuilder {
 
  private:
   // Counts one occurrence of `hash`; true when it is the hash's first.
-  bool Count(TokenHash hash);
+  bool Count(TokenHash hash, TokenFamily family = TokenFamily::kWord);
   void Grow();
 
   std::size_t max_tokens_;

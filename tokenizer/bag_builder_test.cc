@@ -63,6 +63,31 @@ TEST(BagBuilderTest, WithTextsTheSameEntriesAndTheFirstTextNamesEach) {
   }
 }
 
+// A hash's family is the one of its first occurrence, and Finish keeps it, with texts or without.
+TEST(BagBuilderTest, EachEntryKeepsItsFamily) {
+  for (const bool keep_text : {false, true}) {
+    SCOPED_TRACE(keep_text);
+    BagBuilder builder(1000, keep_text);
+    for (int i = 0; i < 300; ++i) {  // Enough for the bucketed sort.
+      const std::string word = "w" + std::to_string(i);
+      builder.Add(word, TokenSource::kBody);
+      builder.Add("#" + word, TokenSource::kBody, TokenFamily::kCharNgram);
+      builder.Add("#" + word, TokenSource::kBody);  // A later occurrence does not change it.
+    }
+    const TokenBag bag = std::move(builder).Finish(false);
+    ASSERT_EQ(bag.entries.size(), 600u);
+    std::size_t grams = 0;
+    for (std::size_t i = 0; i < bag.entries.size(); ++i) {
+      if (bag.entries[i].family == TokenFamily::kCharNgram) ++grams;
+      if (keep_text) {
+        EXPECT_EQ(bag.entries[i].family == TokenFamily::kCharNgram,
+                  bag.texts[i].text.starts_with("#"));
+      }
+    }
+    EXPECT_EQ(grams, 300u);
+  }
+}
+
 // Finish sorts by bucketing the hashes' top bits: every size around its thresholds, and hashes
 // made to share their top bits (a bucket too large for its insertion sort), give the bag std::sort
 // would, with and without texts, each text still naming its entry.

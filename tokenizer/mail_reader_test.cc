@@ -531,6 +531,25 @@ TEST(MailReaderTest, WordCharNgramsByCodePoint) {
   EXPECT_EQ(TokensOf("günstig", options).total, 1u + 5);
 }
 
+// The n-grams are bagged as their own family, for the score's share (model::ClassifyOptions);
+// every other token, header ones included, is a word.
+TEST(MailReaderTest, WordCharNgramsAreTheirOwnFamily) {
+  TokenizerOptions options = CountingOptions();
+  options.word_char_ngrams = 4;
+  const TokenBag bag =
+      Tokenizer(options).Tokenize("Subject: cheap pills\r\n\r\nbuy pills", /*keep_text=*/true);
+  ASSERT_EQ(bag.texts.size(), bag.entries.size());
+  std::size_t grams = 0;
+  for (std::size_t i = 0; i < bag.entries.size(); ++i) {
+    const bool gram = bag.texts[i].text.find('#') != std::string_view::npos;
+    EXPECT_EQ(bag.entries[i].family, gram ? TokenFamily::kCharNgram : TokenFamily::kWord)
+        << bag.texts[i].text;
+    grams += gram ? 1 : 0;
+  }
+  // cheap, pills (subject:), pills (body): "buy" is too short.
+  EXPECT_EQ(grams, 2u + 2 + 2);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Robustness: hostile or broken input finishes quickly and gives a well-formed bag.
 

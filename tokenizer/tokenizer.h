@@ -85,7 +85,8 @@ struct TokenizerOptions {
   // N-1 words before it in its text, `<prefix><earlier> <word>` at distance 1 (the bigram) and
   // one `?` per skipped word between them further away (`a ? b`, `a ? ? b`).
   std::size_t sparse_bigram_window = 0;
-  // With n >= 2, each word of more than n code points also gives its n-grams, `<prefix>#<n-gram>`.
+  // With n >= 2, each word of more than n code points also gives its n-grams, `<prefix>#<n-gram>`,
+  // bagged as TokenFamily::kCharNgram (their share of the score: model::ClassifyOptions).
   std::size_t word_char_ngrams = 0;
   // Byte n-grams of the message's head (step 8): n in 3..8, 0 = off (other values act as 0),
   // from its first byte_ngram_head bytes.

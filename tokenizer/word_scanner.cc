@@ -246,7 +246,7 @@ bool WordScanner::AddCharNgrams(std::string_view word, TokenSource source, BagBu
     pair_.assign(token_, 0, prefix_size_);
     pair_ += '#';
     pair_ += word.substr(starts_[first], starts_[first + char_ngrams_] - starts_[first]);
-    if (!bag.Add(pair_, source)) return false;
+    if (!bag.Add(pair_, source, TokenFamily::kCharNgram)) return false;
   }
   return true;
 }

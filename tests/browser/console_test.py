@@ -860,7 +860,7 @@ class ModelPageTest(ConsoleTestCase):
         self.text_in('#thresholds-result', 'Error')
         self.assertIn('401', self.find('#thresholds-result').text)
         self.assertTrue(self.find('#token-panel').is_displayed())
-        self.assertEqual(self.daemon.call('GET', '/stats')[1]['spam_threshold'], 1)
+        self.assertEqual(self.daemon.call('GET', '/stats')[1]['spam_threshold'], 0.9)
         # With the token: POST /admin/reload {"set": ...} applies both, and the page says so.
         self.browser.execute_script(f'sessionStorage.setItem("nbspamd.token", "{token}");')
         form.find_element(By.CSS_SELECTOR, 'button[data-action=apply]').click()

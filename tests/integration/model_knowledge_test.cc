@@ -85,9 +85,15 @@ TEST_F(ModelKnowledgeTest, ATokensCountsProbabilitiesAndWeightAreTheClassifiers)
 
   const json::value classified =
       client.PostJson("/classify?explain=5", R"({"text":"viagra"})", "application/json");
+  // The word and its character 4-grams, each learned from the same six spams.
   const json::array& explain = classified.at("explain").as_array();
-  ASSERT_EQ(explain.size(), 1u) << json::serialize(classified);
-  EXPECT_EQ(explain[0].at("weight").to_number<double>(), weight);  // The same computation.
+  ASSERT_EQ(explain.size(), 4u) << json::serialize(classified);
+  const json::object* word = Find(explain, "viagra");
+  ASSERT_NE(word, nullptr) << json::serialize(classified);
+  EXPECT_EQ(word->at("weight").to_number<double>(), weight);  // The same computation.
+  for (const char* gram : {"#viag", "#iagr", "#agra"}) {
+    EXPECT_NE(Find(explain, gram), nullptr) << gram;
+  }
 
   // Alice's layer holds it once, in spam.
   const json::array& users = viagra.at("users").as_array();
@@ -129,7 +135,11 @@ TEST_F(ModelKnowledgeTest, AWordGivesTheTokensTheTokenizerMakesOfIt) {
   const json::object* head = Find(tokens, "head:viagra");
   ASSERT_NE(head, nullptr) << json::serialize(answer);
   EXPECT_FALSE(head->at("known").as_bool());
-  EXPECT_EQ(tokens[0].at("token").as_string(), "viagra");  // Body tokens first.
+  EXPECT_EQ(tokens[0].at("token").as_string(), "viagra");  // Body words first,
+  const json::object* gram = Find(tokens, "#viag");        // then their n-grams.
+  ASSERT_NE(gram, nullptr) << json::serialize(answer);
+  EXPECT_EQ(gram->at("counts").at("spam").to_number<std::int64_t>(), 6);
+  EXPECT_NE(Find(tokens, "subject:#viag"), nullptr);
 
   // Two words: both, each with its variants.
   const json::value two = client.GetJson("/model/token?word=meeting%20agenda");
@@ -245,7 +255,7 @@ TEST_F(ModelKnowledgeTest, ThresholdsGiveWhatAPairWouldHaveDone) {
   // Without a pair: the thresholds in force, the defaults here.
   const json::value current = client.GetJson("/model/thresholds");
   EXPECT_EQ(current.at("pair"), current.at("current"));
-  EXPECT_DOUBLE_EQ(current.at("current").at("spam_threshold").to_number<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(current.at("current").at("spam_threshold").to_number<double>(), 0.9);
   EXPECT_DOUBLE_EQ(current.at("current").at("ham_threshold").to_number<double>(), -0.6);
   const json::value two_way = client.GetJson("/model/thresholds?spam=0.2&ham=0.2");
   EXPECT_EQ(two_way.at("pair").at("hams").at("unsure").to_number<std::int64_t>(), 0);

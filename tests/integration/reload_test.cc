@@ -305,7 +305,7 @@ TEST(ReloadTest, APairSetLiveIsKeptInTheDataFolderUntilUnset) {
                   R"({"unset":["spam_threshold","ham_threshold"]})", "application/json");
   ASSERT_EQ(unset.result(), http::status::ok) << unset.body();
   EXPECT_EQ(json::parse(unset.body()).at("live"), json::object());
-  EXPECT_EQ(StatsValue(second, "spam_threshold"), 1.0);
+  EXPECT_EQ(StatsValue(second, "spam_threshold"), 0.9);
   EXPECT_FALSE(std::ifstream(model + "/live-settings.toml").good());
   EXPECT_EQ(again.Terminate(), 0) << again.Log();
 }

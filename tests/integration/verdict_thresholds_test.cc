@@ -37,8 +37,8 @@ std::string VerdictOf(double score, double spam, double ham) {
 }
 
 struct Verdicts {
-  int narrowed = 0;  // Probes unsure under 1 / -0.6 and decided under the thresholds in force.
-  int widened = 0;   // Probes decided under 1 / -0.6 and another verdict in force.
+  int narrowed = 0;  // Probes unsure under 0.9 / -0.6 and decided under the thresholds in force.
+  int widened = 0;   // Probes decided under 0.9 / -0.6 and another verdict in force.
 };
 
 // Classifies every probe and checks its verdict against the thresholds /stats gives.
@@ -52,7 +52,7 @@ Verdicts CheckVerdicts(HttpClient& client, const std::vector<std::string>& probe
     const double score = answer.at("score").to_number<double>();
     const std::string verdict(answer.at("verdict").as_string());
     EXPECT_EQ(verdict, VerdictOf(score, spam, ham)) << "score " << score;
-    const std::string fixed = VerdictOf(score, 1.0, -0.6);
+    const std::string fixed = VerdictOf(score, 0.9, -0.6);  // The defaults.
     if (fixed == "unsure" && verdict != "unsure") ++verdicts.narrowed;
     if (fixed != "unsure" && verdict != fixed) ++verdicts.widened;
   }
@@ -91,7 +91,7 @@ TEST(VerdictThresholdsTest, FeedbackNarrowsTheThresholdsVerdictsFollowAndARestar
     EXPECT_EQ(spam, feedback.at("spam").to_number<double>());
     EXPECT_EQ(ham, feedback.at("ham").to_number<double>());
     EXPECT_GE(spam, 0.25);
-    EXPECT_LT(spam, 1.0) << "these hams score well below the configured threshold";
+    EXPECT_LT(spam, 0.9) << "these hams score well below the configured threshold";
     EXPECT_GT(ham, -0.6) << "and these spams well above the other";
     EXPECT_LE(ham, spam);
 
@@ -115,7 +115,7 @@ TEST(VerdictThresholdsTest, FeedbackNarrowsTheThresholdsVerdictsFollowAndARestar
   HttpClient client(fixed.port());
   const json::value stats = client.GetJson("/stats").at("verdict_thresholds");
   EXPECT_EQ(stats.at("mode"), "fixed");
-  EXPECT_EQ(stats.at("spam").to_number<double>(), 1.0);
+  EXPECT_EQ(stats.at("spam").to_number<double>(), 0.9);
   EXPECT_EQ(stats.at("ham").to_number<double>(), -0.6);
   EXPECT_EQ(stats.at("feedback"), before.at("feedback"));
   const Verdicts verdicts = CheckVerdicts(client, probes);

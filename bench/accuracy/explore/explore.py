@@ -297,7 +297,7 @@ class Counts:
         return w, ns + nh, ns, nh
 
 
-IS_GRAM = None  # Whether each vocabulary id is a byte n-gram (b<N>:"...").
+IS_GRAM = None  # Whether each vocabulary id is a byte n-gram (b<N>:"...") or a word's character n-gram.
 
 NEUTRAL = {'fisher': 0.5, 'fisherdf': 0.5}
 
@@ -456,7 +456,8 @@ def main():
     global IS_GRAM
     IS_GRAM = np.zeros(len(vocab.ids), dtype=bool)
     for token, i in vocab.ids.items():
-        if re.match(r'b[0-9]+:"', token):
+        # Byte n-grams (b5:"...") and the words' character n-grams (#..., after a prefix).
+        if re.match(r'b[0-9]+:"|(?:[a-z0-9-]+:)?#', token):
             IS_GRAM[i] = True
     labels = {c: [m[2] for m in items] for c, items in corpora.items()}
     total = sum(len(v) for v in encoded.values())
