@@ -61,9 +61,13 @@ inline constexpr std::uint32_t kCalibrationBins = 100;
 //      /classify's score used the daemon's score_min_weight (1 by default): the calibration was
 //      fitted on another scale than the one it was applied to, too low in the middle.
 //   2: held-out scores are computed with /classify's alpha and score_min_weight
-//      (core::HeldOutScoring). A changed alpha or score_min_weight setting is not told apart:
-//      the scores recorded before the change keep counting.
-inline constexpr std::uint32_t kScoreScale = 2;
+//      (core::HeldOutScoring).
+//   3: the score mixes the mean weight of the words and that of their character n-grams
+//      (char_ngram_share, 0.3 by default since this scale; 2 was the words' mean alone): a
+//      narrower score, on which scale 2's feedback would fit the curve too steep.
+// A changed alpha, score_min_weight, char_ngrams or char_ngram_share setting is not told apart:
+// the scores recorded before the change keep counting.
+inline constexpr std::uint32_t kScoreScale = 3;
 // spam_confidence is given once the histogram holds at least this many held-out scores of spam
 // and this many of ham.
 inline constexpr std::uint64_t kMinFeedbackPerClass = 20;

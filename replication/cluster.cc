@@ -722,6 +722,7 @@ void ClusterReplicator::Run() {
             disconnected(role.error());
             continue;
           }
+          NoteReadFrom(*replica);  // It may have moved from the primary to a replica.
           // The replica's connection outlives a failover of the primary: whether what was
           // applied from it is still in the stream is asked of the primary every round.
           if (auto holds = CheckStreamHolds(control, options_.stream, last); !holds) {

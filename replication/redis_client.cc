@@ -253,9 +253,10 @@ std::expected<void, Error> RedisClient::CheckRole() {
     }
   } else if (!target_.sentinels.empty() && RoleName(*role) != "master") {
     wrong = " is not the master (its role: " + RoleName(*role) + "); asking the sentinels again";
-  } else if (target_.replica && !ReplicasOf(*role).empty()) {
-    // Read from the primary for want of a replica; there is one now.
-    wrong = " has a replica again; reading from it";
+  } else if (target_.replica) {
+    // Read from the primary for want of a replica: move to one that is there again. Not a loss
+    // of the connection (the primary's stays if none answers), so nothing for the caller to do.
+    MoveToReplica(ReplicasOf(*role));
   }
   if (wrong.empty()) return {};
   Disconnect();

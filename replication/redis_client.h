@@ -15,7 +15,8 @@
 // primary, found as above, lists them: ROLE), chosen by `replica_key` so that daemons spread over
 // them, and kept only while that replica says it is connected to its primary; when the primary
 // has no such replica the connection is to the primary itself (reading_replica() false), and
-// CheckRole drops it once a replica is there again. For reads only (a replica refuses writes).
+// CheckRole moves it to a replica once one is there again. For reads only (a replica refuses
+// writes).
 //
 // Not thread-safe: one thread at a time (callers guard it with a mutex or own it).
 #ifndef NBSPAMD_REPLICATION_REDIS_CLIENT_H_
@@ -100,8 +101,10 @@ class RedisClient {
   // Checks that the server connected to still plays its part (ROLE), and drops the connection
   // when it does not: with sentinels, the primary must still be the master; with `replica`, the
   // replica must still be a replica connected to its primary, and a connection that fell back to
-  // the primary is dropped once the primary has a connected replica again. kUnavailable then, or
-  // when the connection breaks. Without either, or when not connected: nothing to check.
+  // the primary moves to a connected replica once the primary lists one again (keeping the
+  // primary's when none answers: success either way). kUnavailable when a part is no longer
+  // played, or when the connection breaks. Without either, or when not connected: nothing to
+  // check.
   [[nodiscard]] std::expected<void, Error> CheckRole();
   // With `replica`: whether the connection is to a replica (false: to the primary, for want of
   // one). Meaningful while connected.

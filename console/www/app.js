@@ -447,6 +447,17 @@ function facts(node, pairs) {
     [el('dt', {}, name), el('dd', {}, value instanceof Node ? value : (value === null || value === undefined ? '–' : String(value)))]));
 }
 
+// A word's character n-gram ("#lick" of "click", "subject:#viag" of a Subject's "viagra"): the
+// tokenizer writes '#' only there, right after the optional "prefix:" (a word never holds one).
+// Its source says so, so that "#lick" reads as four letters of a word, not as a hash.
+function isWordPiece(text) {
+  return typeof text === 'string' && /^(?:[^:#\s]+:)?#[^#]+$/.test(text);
+}
+
+function sourceText(t) {
+  return isWordPiece(t.token) ? `${t.source}, letters of a word` : t.source;
+}
+
 function explainRows(tbody, tokens) {
   const top = Math.max(1e-9, ...tokens.map((t) => Math.abs(t.weight)));
   tbody.replaceChildren(...tokens.map((t) => {
@@ -454,7 +465,7 @@ function explainRows(tbody, tokens) {
     const bar = svg('svg', {viewBox: '0 0 140 10', width: '140', height: '10', class: 'weight'});
     bar.append(svg('rect', {x: 0, y: 0, width: 140 * Math.abs(t.weight) / top, height: 10,
                             class: `bar ${t.weight > 0 ? 'spam' : 'ham'}`}));
-    return el('tr', {}, el('td', {class: 'token'}, t.token), el('td', {}, t.source), el('td', {class: 'num'}, t.count),
+    return el('tr', {}, el('td', {class: 'token'}, t.token), el('td', {}, sourceText(t)), el('td', {class: 'num'}, t.count),
               el('td', {class: 'num'}, number(t.weight, 3)), el('td', {}, bar));
   }));
 }
@@ -681,7 +692,7 @@ async function lookUpToken(event) {
     const users = t.users.map((u) => `${u.user} (${u.counts.spam ?? 0} spam, ${u.counts.ham ?? 0} ham)`).join(', ') +
                   (t.more_users ? ' …' : '');
     return el('tr', {'data-token': t.token ?? t.hash, class: t.known ? 'known' : 'unknown'},
-              el('td', {class: 'token'}, t.token ?? `#${t.hash}`), el('td', {}, t.source),
+              el('td', {class: 'token'}, t.token ?? `hash ${t.hash}`), el('td', {}, sourceText(t)),
               el('td', {class: 'num'}, number(t.counts.spam ?? 0)), el('td', {class: 'num'}, number(t.counts.ham ?? 0)),
               el('td', {class: 'num'}, probability(t.probabilities.spam)), el('td', {class: 'num'}, probability(t.probabilities.ham)),
               el('td', {class: 'num'}, t.weight === null ? '–' : number(t.weight, 3)), el('td', {}, users || '–'));
@@ -696,7 +707,7 @@ async function lookUpToken(event) {
 
 function strongestRows(table, tokens) {
   table.tBodies[0].replaceChildren(...tokens.map((t) => {
-    const row = el('tr', {'data-hash': t.hash}, el('td', {class: 'token'}, t.token ?? `#${t.hash}`),
+    const row = el('tr', {'data-hash': t.hash}, el('td', {class: 'token'}, t.token ?? `hash ${t.hash}`),
                    el('td', {class: 'num'}, number(t.spam)), el('td', {class: 'num'}, number(t.ham)),
                    el('td', {class: 'num'}, number(t.weight, 3)));
     row.addEventListener('click', guarded(() => {
@@ -727,7 +738,7 @@ async function showStrongest(event) {
   $('strongest-rule').textContent =
     `Tokens counted at least ${spam.min_count} times in spam and ham together (${number(spam.eligible)} of ${number(spam.tokens_visited)}), ` +
     'by weight ln P(w|spam) − ln P(w|ham), strongest first. The model keeps only hashes: texts come from the explanations of the ' +
-    `newest ${spam.scans_read} scans (${number(spam.texts_known)} known); others show as #hash. Computed ${time(spam.computed_at_ms)}.`;
+    `newest ${spam.scans_read} scans (${number(spam.texts_known)} known); others show as "hash" and the hash. Computed ${time(spam.computed_at_ms)}.`;
 }
 
 // ---- Thresholds and their consequences (GET /model/thresholds, POST /admin/reload) ----

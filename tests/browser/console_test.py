@@ -310,6 +310,12 @@ class ConsoleTest(ConsoleTestCase):
         self.wait.until(lambda b: len(b.find_elements(By.CSS_SELECTOR, '#scan-explain tbody tr')) > 0)
         tokens = [e.text for e in self.browser.find_elements(By.CSS_SELECTOR, '#scan-explain td.token')]
         self.assertEqual(tokens, [t['token'] for t in scan['explain']])
+        # A word's character n-grams (the default char_ngrams 4) say what they are; words do not.
+        sources = [e.text for e in self.browser.find_elements(By.CSS_SELECTOR, '#scan-explain td:nth-child(2)')]
+        pieces = [t['source'] + ', letters of a word' if '#' in t['token'] else t['source'] for t in scan['explain']]
+        self.assertEqual(sources, pieces)
+        self.assertTrue(any('#' in t['token'] for t in scan['explain']), scan['explain'])
+        self.assertTrue(any('#' not in t['token'] for t in scan['explain']), scan['explain'])
         self.shoot('explanation')
         hams = self.daemon.documents('ham')
         self.browser.find_element(By.CSS_SELECTOR, '#scan-actions button[data-action=ham]').click()

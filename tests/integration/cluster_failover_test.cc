@@ -366,14 +366,16 @@ void RunFailoverUnderLoad(const std::string& read_from) {
       }
       return true;
     });
-    // A daemon that read from the promoted replica finds it a primary at its next round, and
-    // connects to the replica that is left once a Sentinel has made it follow the new primary:
-    // until then it reports itself disconnected and not ready, whatever it has applied.
-    WaitFor("every daemon is connected and ready", [&] {
+    // A daemon that read from the promoted replica finds it a primary at its next round and
+    // reads from the new primary until a Sentinel has made the replica that is left follow it;
+    // then it moves to that replica without ever reporting itself disconnected (asserted below,
+    // after the wait).
+    WaitFor("every daemon is connected, ready and reads where it was told to", [&] {
       for (unsigned short port : ports) {
         if (MetricsText(port).find("\nnbspamd_cluster_connected 1\n") == std::string::npos) {
           return false;
         }
+        if (ReadsAReplica(port) != from_replicas) return false;
         HttpClient client(port);
         if (client.Send(http::verb::get, "/readyz").result() != http::status::ok) return false;
       }
@@ -486,6 +488,55 @@ TEST(ClusterFailoverTest, WithoutEnoughReplicasATrainIs503AndItsRetryIsLearnedOn
   const std::multiset<std::string> learned = LedgerIds(daemon->port());
   EXPECT_EQ(learned, (std::multiset<std::string>{"a", "b"}));
   ExpectDocuments(Observe(daemon->port(), TestProbes()), {{"spam", 1}, {"ham", 1}});
+  EXPECT_EQ(daemon->Terminate(), 0) << daemon->Log();
+}
+
+// cluster_read_from replica with no replica reads the primary; a replica that appears is read
+// from at the daemon's next round, and the move is no loss of the connection: /readyz never
+// turns 503 and the cluster_connected gauge never drops on the way (each sampled every 20 ms;
+// a disconnection lasts at least the 200 ms pause before reconnecting).
+TEST(ClusterFailoverTest, AReplicaThatAppearsIsReadWithoutADisconnection) {
+  TempDir dir;
+  const auto folder = [&](const std::string& name) { return MakeFolder(dir, name); };
+  auto primary = RedisProcess::Start(folder("primary"), FreeLoopbackPort());
+  ASSERT_TRUE(primary.has_value()) << primary.error();
+  auto daemon = DaemonProcess::Start(
+      {"--listen", "127.0.0.1:0", "--data-dir", dir.Join("d"), "--threads", "2", "--backup-dir",
+       dir.Join("backups"), "--cluster-redis", "127.0.0.1:" + std::to_string(primary->port()),
+       "--cluster-name", "d", "--cluster-wait-applied", "true", "--cluster-read-from", "replica"});
+  ASSERT_TRUE(daemon.has_value()) << daemon.error();
+  HttpClient client(daemon->port());
+  const auto first = client.Send(http::verb::post, "/train?label=spam&id=a", Pool()[0]);
+  ASSERT_EQ(first.result(), http::status::ok) << first.body();
+  EXPECT_FALSE(ReadsAReplica(daemon->port()));
+
+  auto replica = RedisProcess::StartReplica(folder("replica"), FreeLoopbackPort(), primary->port());
+  ASSERT_TRUE(replica.has_value()) << replica.error();
+  int samples = 0;
+  std::string gap;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    const std::string metrics = MetricsText(daemon->port());
+    ++samples;
+    if (metrics.find("\nnbspamd_cluster_connected 1\n") == std::string::npos) {
+      gap = "disconnected at sample " + std::to_string(samples);
+      break;
+    }
+    if (client.Send(http::verb::get, "/readyz").result() != http::status::ok) {
+      gap = "not ready at sample " + std::to_string(samples);
+      break;
+    }
+    if (metrics.find("\nnbspamd_cluster_reading_replica 1\n") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(gap, "") << daemon->Log();
+  ASSERT_TRUE(ReadsAReplica(daemon->port())) << daemon->Log();
+  // Read from the replica now: a train is acknowledged once applied from it.
+  const auto second = client.Send(http::verb::post, "/train?label=ham&id=b", Pool()[1]);
+  ASSERT_EQ(second.result(), http::status::ok) << second.body();
+  EXPECT_EQ(LedgerIds(daemon->port()), (std::multiset<std::string>{"a", "b"}));
+  ExpectDocuments(Observe(daemon->port(), TestProbes()), {{"spam", 1}, {"ham", 1}});
+  EXPECT_EQ(daemon->Log().find("retrying"), std::string::npos) << daemon->Log();
   EXPECT_EQ(daemon->Terminate(), 0) << daemon->Log();
 }
 

@@ -403,7 +403,15 @@ TEST(ClusterTest, KillNineRedisRestartAndACheckpointJoinLoseAndDoubleNothing) {
   }
   more = false;
   load.join();
-  ASSERT_EQ(scenario_error, "");
+  std::string client_failures;
+  for (const ClientRun& run : runs) {
+    for (const std::string& failure : run.failures) client_failures += failure + "\n";
+  }
+  std::string logs;
+  for (const auto& daemon : daemons) {
+    if (daemon) logs += daemon->Log();
+  }
+  ASSERT_EQ(scenario_error, "") << client_failures << logs;
   std::map<std::string, std::int64_t> documents;
   const std::size_t acknowledged = CollectRuns(runs, documents);
   ASSERT_FALSE(HasFailure()) << daemons[0]->Log();
