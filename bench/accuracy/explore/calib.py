@@ -7,6 +7,7 @@
 import argparse
 import math
 import os
+import re
 import sys
 
 import numpy as np
@@ -92,7 +93,54 @@ def fit_platt(spam, ham, k=1.0):
     return 1 / (1 + np.exp(-(a * x + b)))
 
 
-FITS = {'flat': fit_flat, 'centred': fit_centred, 'platt': fit_platt}
+def fit_logistic(features, spam, ham):
+    """Maximum likelihood of P(spam | score) = sigmoid(w . features(x) + c) over the bin centres
+    weighted by their counts, Platt's targets, w >= 0 (a negative weight is fixed at 0 and the
+    rest refitted): Newton's method with a backtracking line search."""
+    x = LOW + (np.arange(BINS) + 0.5) * WIDTH
+    F = np.column_stack([f(x) for f in features] + [np.ones(BINS)])
+    s, h = np.asarray(spam, float), np.asarray(ham, float)
+    t1, t0 = (s.sum() + 1) / (s.sum() + 2), 1 / (h.sum() + 2)
+    X = np.vstack([F, F])
+    n = np.concatenate([s, h])
+    t = np.concatenate([np.full(BINS, t1), np.full(BINS, t0)])
+    free = list(range(F.shape[1]))
+
+    def loss(w):
+        z = X @ w
+        return float((n * (np.logaddexp(0, z) - t * z)).sum())
+
+    while True:
+        w = np.zeros(F.shape[1])
+        for _ in range(100):
+            p = 1 / (1 + np.exp(-(X @ w)))
+            g = X.T @ (n * (p - t))
+            H = X.T @ (X * (n * p * (1 - p) + 1e-12)[:, None])
+            step = np.zeros_like(w)
+            idx = np.array(free)
+            step[idx] = np.linalg.solve(H[np.ix_(idx, idx)] + 1e-9 * np.eye(len(idx)), g[idx])
+            lr, base = 1.0, loss(w)
+            while lr > 1e-8 and loss(w - lr * step) > base - 1e-4 * lr * (g @ step):
+                lr /= 2
+            w = w - lr * step
+            if abs(lr * step).max() < 1e-10:
+                break
+        negative = [i for i in free[:-1] if w[i] < 0]
+        if not negative:
+            return 1 / (1 + np.exp(-(F @ w)))
+        free.remove(negative[0])
+
+
+def fit_beta(k):
+    """Beta calibration (Kull, Silva Filho and Flach 2017) of p = sigmoid(k * score):
+    logit P = a ln p - b ln(1 - p) + c, a, b >= 0: Platt's curve with a slope of its own on each
+    side."""
+    return lambda spam, ham: fit_logistic(
+        [lambda x: -np.logaddexp(0, -k * x), lambda x: np.logaddexp(0, k * x)], spam, ham)
+
+
+FITS = {'flat': fit_flat, 'centred': fit_centred, 'platt': fit_platt,
+        'beta1': fit_beta(1.0), 'beta2': fit_beta(2.0), 'beta4': fit_beta(4.0)}
 RECENT = 0  # --recent W: also 'recent', the daemon's fit of the last W held-out scores only
 
 
@@ -142,8 +190,8 @@ def run(kind, train, test, variant, params, encoded, labels, vocab, refit):
         ready = hist['spam'].sum() >= MIN_PER_CLASS and hist['ham'].sum() >= MIN_PER_CLASS
         if ready and since[0] >= refit:
             for name, fit in FITS.items():
-                fitted[name] = fit(hist['spam'], hist['ham']) if name != 'recent' else \
-                    fit_flat(window['spam'], window['ham'])
+                fitted[name] = fit(window['spam'], window['ham']) if name.startswith('recent') else \
+                    fit(hist['spam'], hist['ham'])
             since[0] = 0
         return ready
 
@@ -173,15 +221,27 @@ def main():
     parser.add_argument('--binary', default=os.path.join(explore.REPO, 'build/release/bench/token_dump'))
     parser.add_argument('--bins', action='store_true', help='also print each tenth: count, mean confidence, spam share')
     parser.add_argument('--recent', type=int, default=0)
+    parser.add_argument('--dump-flags', default='', help="token_dump's flags, e.g. '--char-ngrams 4'")
+    parser.add_argument('--fits', default='', help='only these fits, comma-separated')
     args = parser.parse_args()
     if args.recent:
         global RECENT
         RECENT = args.recent
         FITS['recent'] = fit_flat
+        FITS['recent-platt'] = fit_platt
+        FITS['recent-beta2'] = fit_beta(2.0)
     corpora = explore.corpus_lists()
-    tokens = explore.load_tokens(corpora, '', args.binary)
+    if args.fits:
+        for name in list(FITS):
+            if name not in args.fits.split(','):
+                del FITS[name]
+    tokens = explore.load_tokens(corpora, args.dump_flags, args.binary)
     vocab = explore.Vocabulary()
     encoded = {c: [vocab.encode(tokens[m[1]]) for m in items] for c, items in corpora.items()}
+    explore.IS_GRAM = np.zeros(len(vocab.ids), dtype=bool)
+    for token, i in vocab.ids.items():
+        if re.match(r'b[0-9]+:"|(?:[a-z0-9-]+:)?#', token):
+            explore.IS_GRAM[i] = True
     labels = {c: [m[2] for m in items] for c, items in corpora.items()}
     variant, params = explore.parse_variant(args.variant)
     protos = explore.protocols(corpora)
