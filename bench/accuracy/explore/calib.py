@@ -142,6 +142,7 @@ def fit_beta(k):
 FITS = {'flat': fit_flat, 'centred': fit_centred, 'platt': fit_platt,
         'beta1': fit_beta(1.0), 'beta2': fit_beta(2.0), 'beta4': fit_beta(4.0)}
 RECENT = 0  # --recent W: also 'recent', the daemon's fit of the last W held-out scores only
+GENERATIONS = 0  # --generations W: also 'gen-platt', Platt on two generations of W / 2 each
 
 
 def confidence(fitted, score):
@@ -169,6 +170,10 @@ def run(kind, train, test, variant, params, encoded, labels, vocab, refit):
     counts = explore.Counts(vocab)
     hist = {'spam': np.zeros(BINS), 'ham': np.zeros(BINS)}
     window = {'spam': np.zeros(BINS), 'ham': np.zeros(BINS)}
+    # --generations W: the current generation and the one before, the current handed down once
+    # it holds W / 2 held-out scores; fits named 'gen-*' read both.
+    gen_current = {'spam': np.zeros(BINS), 'ham': np.zeros(BINS)}
+    gen_previous = {'spam': np.zeros(BINS), 'ham': np.zeros(BINS)}
     recent = []
     fitted = {}
     since = [refit]
@@ -178,6 +183,12 @@ def run(kind, train, test, variant, params, encoded, labels, vocab, refit):
             cell = ('spam' if spam else 'ham', bin_of(score))
             hist[cell[0]][cell[1]] += 1
             since[0] += 1
+            if GENERATIONS:
+                gen_current[cell[0]][cell[1]] += 1
+                if gen_current['spam'].sum() + gen_current['ham'].sum() >= GENERATIONS // 2:
+                    for label in ('spam', 'ham'):
+                        gen_previous[label] = gen_current[label]
+                        gen_current[label] = np.zeros(BINS)
             if RECENT:
                 recent.append(cell)
                 window[cell[0]][cell[1]] += 1
@@ -190,8 +201,13 @@ def run(kind, train, test, variant, params, encoded, labels, vocab, refit):
         ready = hist['spam'].sum() >= MIN_PER_CLASS and hist['ham'].sum() >= MIN_PER_CLASS
         if ready and since[0] >= refit:
             for name, fit in FITS.items():
-                fitted[name] = fit(window['spam'], window['ham']) if name.startswith('recent') else \
-                    fit(hist['spam'], hist['ham'])
+                if name.startswith('recent'):
+                    fitted[name] = fit(window['spam'], window['ham'])
+                elif name.startswith('gen-'):
+                    fitted[name] = fit(gen_current['spam'] + gen_previous['spam'],
+                                       gen_current['ham'] + gen_previous['ham'])
+                else:
+                    fitted[name] = fit(hist['spam'], hist['ham'])
             since[0] = 0
         return ready
 
@@ -221,6 +237,7 @@ def main():
     parser.add_argument('--binary', default=os.path.join(explore.REPO, 'build/release/bench/token_dump'))
     parser.add_argument('--bins', action='store_true', help='also print each tenth: count, mean confidence, spam share')
     parser.add_argument('--recent', type=int, default=0)
+    parser.add_argument('--generations', type=int, default=0)
     parser.add_argument('--dump-flags', default='', help="token_dump's flags, e.g. '--char-ngrams 4'")
     parser.add_argument('--fits', default='', help='only these fits, comma-separated')
     args = parser.parse_args()
@@ -231,6 +248,10 @@ def main():
         FITS['recent-platt'] = fit_platt
         FITS['recent-beta2'] = fit_beta(2.0)
     corpora = explore.corpus_lists()
+    if args.generations:
+        global GENERATIONS
+        GENERATIONS = args.generations
+        FITS['gen-platt'] = fit_platt
     if args.fits:
         for name in list(FITS):
             if name not in args.fits.split(','):
