@@ -143,6 +143,7 @@ FITS = {'flat': fit_flat, 'centred': fit_centred, 'platt': fit_platt,
         'beta1': fit_beta(1.0), 'beta2': fit_beta(2.0), 'beta4': fit_beta(4.0)}
 RECENT = 0  # --recent W: also 'recent', the daemon's fit of the last W held-out scores only
 GENERATIONS = 0  # --generations W: also 'gen-platt', Platt on two generations of W / 2 each
+CLASS_WINDOW = 0  # --class-window N: also 'cw-platt' (weighed) and 'cw-raw' (not)
 
 
 def confidence(fitted, score):
@@ -175,6 +176,11 @@ def run(kind, train, test, variant, params, encoded, labels, vocab, refit):
     gen_current = {'spam': np.zeros(BINS), 'ham': np.zeros(BINS)}
     gen_previous = {'spam': np.zeros(BINS), 'ham': np.zeros(BINS)}
     recent = []
+    # --class-window N: the newest N held-out scores of each class (core/recent_feedback.h), and
+    # the classes' shares among the newest 20 N records, which weigh them back to the stream's
+    # prevalence; fits named 'cw-*' read that.
+    class_scores = {'spam': [], 'ham': []}
+    labels_seen = []
     fitted = {}
     since = [refit]
 
@@ -183,6 +189,13 @@ def run(kind, train, test, variant, params, encoded, labels, vocab, refit):
             cell = ('spam' if spam else 'ham', bin_of(score))
             hist[cell[0]][cell[1]] += 1
             since[0] += 1
+            if CLASS_WINDOW:
+                class_scores[cell[0]].append(cell[1])
+                if len(class_scores[cell[0]]) > CLASS_WINDOW:
+                    class_scores[cell[0]].pop(0)
+                labels_seen.append(spam)
+                if len(labels_seen) > 20 * CLASS_WINDOW:
+                    labels_seen.pop(0)
             if GENERATIONS:
                 gen_current[cell[0]][cell[1]] += 1
                 if gen_current['spam'].sum() + gen_current['ham'].sum() >= GENERATIONS // 2:
@@ -203,6 +216,15 @@ def run(kind, train, test, variant, params, encoded, labels, vocab, refit):
             for name, fit in FITS.items():
                 if name.startswith('recent'):
                     fitted[name] = fit(window['spam'], window['ham'])
+                elif name.startswith('cw-'):
+                    n_s, n_h = len(class_scores['spam']), len(class_scores['ham'])
+                    share = sum(labels_seen) / len(labels_seen)
+                    hs = np.bincount(class_scores['spam'], minlength=BINS).astype(float)
+                    hh = np.bincount(class_scores['ham'], minlength=BINS).astype(float)
+                    if name == 'cw-platt':  # weighed back to the prevalence
+                        hs *= share * (n_s + n_h) / n_s
+                        hh *= (1 - share) * (n_s + n_h) / n_h
+                    fitted[name] = fit(hs, hh)
                 elif name.startswith('gen-'):
                     fitted[name] = fit(gen_current['spam'] + gen_previous['spam'],
                                        gen_current['ham'] + gen_previous['ham'])
@@ -238,6 +260,7 @@ def main():
     parser.add_argument('--bins', action='store_true', help='also print each tenth: count, mean confidence, spam share')
     parser.add_argument('--recent', type=int, default=0)
     parser.add_argument('--generations', type=int, default=0)
+    parser.add_argument('--class-window', type=int, default=0)
     parser.add_argument('--dump-flags', default='', help="token_dump's flags, e.g. '--char-ngrams 4'")
     parser.add_argument('--fits', default='', help='only these fits, comma-separated')
     args = parser.parse_args()
@@ -248,6 +271,11 @@ def main():
         FITS['recent-platt'] = fit_platt
         FITS['recent-beta2'] = fit_beta(2.0)
     corpora = explore.corpus_lists()
+    if args.class_window:
+        global CLASS_WINDOW
+        CLASS_WINDOW = args.class_window
+        FITS['cw-platt'] = fit_platt
+        FITS['cw-raw'] = fit_platt
     if args.generations:
         global GENERATIONS
         GENERATIONS = args.generations
