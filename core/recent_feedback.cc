@@ -12,7 +12,8 @@ RecentFeedback::RecentFeedback(model::VerdictThresholds configured)
     : configured_(configured),
       current_(std::make_shared<const model::FeedbackThresholds>(
           model::ThresholdsFromFeedback({}, {}, configured))),
-      held_out_(std::make_shared<const model::HeldOutWindow>()) {}
+      held_out_(std::make_shared<const model::HeldOutWindow>()),
+      calibration_(std::make_shared<const model::Calibration>()) {}
 
 std::optional<RecentFeedback::Record> RecentFeedback::RecordOf(
     std::string_view id, std::string_view label, const model::LearnOrigin& origin,
@@ -34,6 +35,7 @@ std::expected<void, Error> RecentFeedback::Load(const storage::Store& store) {
   scored_[0].clear();
   scored_[1].clear();
   learned_at_.clear();
+  histogram_ = {};
   auto newest = store.NewestLearned(kHorizon);
   stale_ = !newest.has_value();
   if (newest) {
@@ -58,7 +60,10 @@ bool RecentFeedback::Remove(const std::string& id) {
 }
 
 void RecentFeedback::Erase(std::set<Record>::iterator record) {
-  if (record->score) scored_[record->spam ? 1 : 0].erase(*record);
+  if (record->score) {
+    scored_[record->spam ? 1 : 0].erase(*record);
+    --(record->spam ? histogram_.spam : histogram_.ham)[model::CalibrationBin(*record->score)];
+  }
   learned_at_.erase(record->id);
   records_.erase(record);
 }
@@ -66,7 +71,10 @@ void RecentFeedback::Erase(std::set<Record>::iterator record) {
 void RecentFeedback::Insert(Record record) {
   if (records_.size() >= kHorizon && record < *records_.begin()) return;  // Older than all held.
   learned_at_[record.id] = record.learned_at;
-  if (record.score) scored_[record.spam ? 1 : 0].insert(record);
+  if (record.score) {
+    scored_[record.spam ? 1 : 0].insert(record);
+    histogram_.Add({.bin = model::CalibrationBin(*record.score), .spam = record.spam});
+  }
   records_.insert(std::move(record));
   if (records_.size() > kHorizon) Erase(records_.begin());
 }
@@ -114,6 +122,7 @@ void RecentFeedback::Publish() {
   // moved, not copied, so the writer pays one allocation.
   held_out_.store(std::make_shared<const model::HeldOutWindow>(
       model::HeldOutWindow{.hams = std::move(hams), .spams = std::move(spams)}));
+  calibration_.store(std::make_shared<const model::Calibration>(histogram_));
 }
 
 }  // namespace nbspamd::core

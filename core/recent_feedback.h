@@ -1,5 +1,6 @@
-// RecentFeedback: the held-out scores of the mail fed back most recently, and the verdict
-// thresholds they give (model/feedback_thresholds.h, docs/CONFIG.md `verdict_thresholds`).
+// RecentFeedback: the held-out scores of the mail fed back most recently, the verdict
+// thresholds they give (model/feedback_thresholds.h, docs/CONFIG.md `verdict_thresholds`), and
+// the calibration of spam_confidence fitted on them (model/calibration.h).
 //
 //   RecentFeedback recent({.spam = 1.0, .ham = -0.6});
 //   recent.Load(store);                           // once, before the writer writes
@@ -9,7 +10,11 @@
 // What it holds is a function of the global ledger alone: among the ledger's newest kHorizon
 // records by (learned_at, id) (Store::NewestLearned: autolearn's left out), the held-out scores of
 // the newest model::kFeedbackWindow hams and as many spams (records of the current score scale,
-// with a finite score; checked records included: they were fed back). So every daemon of a
+// with a finite score; checked records included: they were fed back); the calibration, the
+// held-out scores of all the kHorizon records (spam and ham, as they came: the classes' shares are
+// the mail's). A score's meaning drifts as the model grows: fitted on every held-out score since
+// the first, the curve kept the young model's and was up to 0.145 too low in its middle on a
+// stream of 30,000 (docs/ACCURACY.md, "spam_confidence on the mixed score"). So every daemon of a
 // cluster, holding the same ledger, has the same thresholds after the same events, and a restart
 // brings back those in force before it. Learns update it in memory; a forget or relearn of a
 // record it holds, when it holds kHorizon of them, reads the store again (the next-newest record
@@ -35,6 +40,7 @@
 #include <unordered_map>
 
 #include "common/error.h"
+#include "model/calibration.h"
 #include "model/delta.h"
 #include "model/feedback_thresholds.h"
 #include "model/threshold_outcomes.h"
@@ -72,6 +78,11 @@ class RecentFeedback {
   [[nodiscard]] std::shared_ptr<const model::HeldOutWindow> HeldOut() const {
     return held_out_.load();
   }
+  // spam_confidence's calibration: fitted on the held-out scores of the newest kHorizon records,
+  // published with the thresholds; never null (not ready() below kMinFeedbackPerClass of a class).
+  [[nodiscard]] std::shared_ptr<const model::Calibration> Calibration() const {
+    return calibration_.load();
+  }
 
  private:
   struct Record {
@@ -97,9 +108,12 @@ class RecentFeedback {
   std::set<Record> records_;    // The newest, at most kHorizon.
   std::set<Record> scored_[2];  // Those of records_ with a score: hams [0], spams [1].
   std::unordered_map<std::string, std::int64_t> learned_at_;  // Of each id in records_.
+  // The held-out scores of scored_ (all of records_ that have one) by bin and class.
+  model::FeedbackHistogram histogram_;
   bool stale_ = false;  // records_ is not what the ledger says: read the store at the next change.
   std::atomic<std::shared_ptr<const model::FeedbackThresholds>> current_;
   std::atomic<std::shared_ptr<const model::HeldOutWindow>> held_out_;
+  std::atomic<std::shared_ptr<const model::Calibration>> calibration_;
 };
 
 }  // namespace nbspamd::core

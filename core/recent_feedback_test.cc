@@ -47,6 +47,12 @@ class RecentFeedbackTest : public ::testing::Test {
     ASSERT_TRUE(learned.has_value() && learned->has_value());
     Apply(model::PlanForget(id, **learned, *store_.Stats()));
   }
+  // The histogram a fresh load of the store fits spam_confidence on.
+  model::FeedbackHistogram ReloadedHistogram() {
+    RecentFeedback fresh(kDefaults);
+    EXPECT_TRUE(fresh.Load(store_).has_value());
+    return fresh.Calibration()->histogram();
+  }
   // What a fresh load of the store gives.
   model::FeedbackThresholds Reloaded() {
     RecentFeedback fresh(kDefaults);
@@ -117,8 +123,49 @@ TEST_F(RecentFeedbackTest, RelearnsAndForgetsKeepItAsTheLedgerSays) {
   EXPECT_EQ(*recent_.Current(), Reloaded());
 }
 
+// spam_confidence is fitted on the held-out scores of the records held (every one with a score,
+// both classes as they came; autolearn's and other labels' left out): not ready below
+// kMinFeedbackPerClass of a class, then the fit of exactly that histogram, and a forget or a
+// relearn moves it as a fresh load of the ledger says.
+TEST_F(RecentFeedbackTest, SpamConfidenceIsFittedOnTheHeldOutScoresHeld) {
+  model::FeedbackHistogram expected;
+  for (int i = 0; i < 20; ++i) {
+    Learn(Numbered("h", i), "ham", -1.0, 100 + i);
+    expected.Add({.bin = model::CalibrationBin(-1.0), .spam = false});
+  }
+  for (int i = 0; i < 19; ++i) {
+    Learn(Numbered("s", i), "spam", 1.0, 200 + i);
+    expected.Add({.bin = model::CalibrationBin(1.0), .spam = true});
+  }
+  Learn("auto", "spam", 1.5, 300, std::string(model::kAutolearnSource));
+  Learn("news", "newsletter", 0.5, 301);
+  EXPECT_EQ(recent_.Calibration()->histogram(), expected);
+  EXPECT_FALSE(recent_.Calibration()->ready());
+  EXPECT_EQ(recent_.Calibration()->SpamConfidence(0.0), std::nullopt);
+
+  Learn("s-last", "spam", 0.2, 400);
+  expected.Add({.bin = model::CalibrationBin(0.2), .spam = true});
+  EXPECT_EQ(recent_.Calibration()->histogram(), expected);
+  ASSERT_TRUE(recent_.Calibration()->ready());
+  const model::Calibration by_hand(expected);
+  EXPECT_EQ(recent_.Calibration()->SpamConfidence(0.1), by_hand.SpamConfidence(0.1));
+  EXPECT_GT(*recent_.Calibration()->SpamConfidence(0.8), 0.5);
+  EXPECT_LT(*recent_.Calibration()->SpamConfidence(-0.8), 0.5);
+
+  Learn("s-last", "ham", 0.2, 401);  // A correction: its score is now a ham's.
+  --expected.spam[model::CalibrationBin(0.2)];
+  ++expected.ham[model::CalibrationBin(0.2)];
+  EXPECT_EQ(recent_.Calibration()->histogram(), expected);
+  EXPECT_FALSE(recent_.Calibration()->ready());  // 19 spams again.
+  Forget("h3");
+  --expected.ham[model::CalibrationBin(-1.0)];
+  EXPECT_EQ(recent_.Calibration()->histogram(), expected);
+  EXPECT_EQ(ReloadedHistogram(), expected);
+}
+
 // With kHorizon records held, a forget lets the next-newest record of the ledger in: an old ham
-// at 0.6, beyond the horizon, completes the window of 1,000 hams once a spam is forgotten.
+// at 0.6, beyond the horizon, completes the window of 1,000 hams once a spam is forgotten. The
+// calibration holds the same records: the old ham's score leaves it, then comes back.
 TEST_F(RecentFeedbackTest, AForgetAtTheHorizonBringsTheNextNewestRecordIn) {
   Learn("old", "ham", 0.6, 1);
   for (std::size_t i = 0; i < 999; ++i) Learn(Numbered("h", i), "ham", -1.0, 10);
@@ -127,10 +174,19 @@ TEST_F(RecentFeedbackTest, AForgetAtTheHorizonBringsTheNextNewestRecordIn) {
   }
   EXPECT_EQ(recent_.Current()->hams, 999u);
   EXPECT_EQ(recent_.Current()->thresholds.spam, 1.0);
+  const model::FeedbackHistogram held = recent_.Calibration()->histogram();
+  EXPECT_EQ(held.HamTotal(), 999u);
+  EXPECT_EQ(held.ham[model::CalibrationBin(0.6)], 0u);
+  EXPECT_EQ(held.SpamTotal(), RecentFeedback::kHorizon - 999);
   Forget("s7");
   EXPECT_EQ(recent_.Current()->hams, 1000u);
   EXPECT_DOUBLE_EQ(recent_.Current()->thresholds.spam, 0.7);
   EXPECT_EQ(*recent_.Current(), Reloaded());
+  const model::FeedbackHistogram after = recent_.Calibration()->histogram();
+  EXPECT_EQ(after.HamTotal(), 1000u);
+  EXPECT_EQ(after.ham[model::CalibrationBin(0.6)], 1u);
+  EXPECT_EQ(after.SpamTotal(), RecentFeedback::kHorizon - 1000);
+  EXPECT_EQ(after, ReloadedHistogram());
 }
 
 }  // namespace

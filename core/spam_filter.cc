@@ -114,7 +114,7 @@ std::expected<ClassifyOutcome, Error> SpamFilter::Classify(const ClassifyRequest
             : model::Classify(bag, snapshot, classify_options);
   if (!result) return std::unexpected(result.error());
   std::optional<double> spam_confidence;
-  if (result->score) spam_confidence = store_->Calibration()->SpamConfidence(*result->score);
+  if (result->score) spam_confidence = Calibration()->SpamConfidence(*result->score);
   ClassifyOutcome outcome{id ? std::string(*id) : ContentId(message),
                           std::move(*result),
                           bag.TotalCount(),

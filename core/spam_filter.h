@@ -323,9 +323,10 @@ class SpamFilter {
   void RestoreActivity(const std::vector<ActivitySlotCounts>& saved) { activity_.Restore(saved); }
   // When this filter was made (the daemon's start), in Unix milliseconds.
   [[nodiscard]] std::int64_t StartedMs() const { return started_ms_; }
-  // The current calibration and the feedback histogram it was fitted from.
+  // The current calibration and the feedback histogram it was fitted from: the held-out scores
+  // of the newest RecentFeedback::kHorizon ledger records (core/recent_feedback.h).
   [[nodiscard]] std::shared_ptr<const model::Calibration> Calibration() const {
-    return store_->Calibration();
+    return recent_feedback_.Calibration();
   }
 
   // Whether the store takes writes, and its write-fault counters (Store::Health).

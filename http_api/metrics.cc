@@ -236,8 +236,8 @@ std::string RenderCalibrationMetrics(const model::Calibration& calibration) {
   const model::FeedbackHistogram& histogram = calibration.histogram();
   AppendMetricHeader(
       out, "nbspamd_calibration_feedback", "gauge",
-      "Held-out scores (each learned message's score just before it was learned) that "
-      "calibrate spam_confidence, by the message's class.");
+      "Held-out scores (each learned message's score just before it was learned) of the "
+      "newest 20,000 ledger records, which calibrate spam_confidence, by the message's class.");
   AppendSample(out, "nbspamd_calibration_feedback", "class=\"spam\"",
                static_cast<double>(histogram.SpamTotal()));
   AppendSample(out, "nbspamd_calibration_feedback", "class=\"ham\"",

@@ -8,7 +8,7 @@
 // whether it was spam. Those (score, label) pairs, counted in a histogram over fixed score bins,
 // are fitted by Platt scaling into P(spam | score) = 1 / (1 + exp(-(a·score + b))), a >= 0:
 //
-//   FeedbackHistogram histogram;                       // kept by storage, one per model
+//   FeedbackHistogram histogram;  // of the newest ledger records (core/recent_feedback.h)
 //   histogram.Add(*FeedbackCellOf(entry), +1);         // each learned record that has a score
 //   Calibration calibration(histogram);                // fits; immutable afterwards
 //   std::optional<double> p = calibration.SpamConfidence(score);  // nullopt until ready()
