@@ -55,7 +55,10 @@ std::string Target(const ClientOptions& options, const std::string& label) {
     std::string target = "/train?label=" + PercentEncode(label);
     if (options.id) target += "&id=" + PercentEncode(*options.id);
     if (options.scan_id) target += "&scan_id=" + PercentEncode(*options.scan_id);
-    if (options.count_all) target += "&count=all";
+    // PATHs are an archive, counted whole; a scan is feedback, under the regime (docs/CLIENT.md).
+    if (!options.error_driven && (!options.scan_id || options.count_all_given)) {
+      target += "&count=all";
+    }
     return target;
   }
   if (options.scan_id) return "/forget?scan_id=" + PercentEncode(*options.scan_id);
@@ -297,7 +300,9 @@ PassResult RunPass(const ClientOptions& options, const ConnectOptions& connect, 
 // to train both in turn. Says nothing when /stats cannot be read or is not as expected.
 void NoteAnEmptyOtherClass(const ClientOptions& options, const ConnectOptions& connect,
                            std::FILE* err) {
-  if (options.command != Command::kTrain || options.count_all || options.groups.size() > 1) return;
+  if (options.command != Command::kTrain || !options.error_driven || options.groups.size() > 1) {
+    return;
+  }
   const std::string other = options.label == "spam"  ? "ham"
                             : options.label == "ham" ? "spam"
                                                      : std::string();
@@ -333,7 +338,8 @@ int RunBulk(const ClientOptions& options, const ConnectOptions& connect, std::FI
   // Error-driven training: a message checked in one pass may fall within the margin once the
   // pass counted others, so passes go on while one counts some and leaves some only checked.
   // The daemon's ledger keeps a message from being counted twice; one counted stays unchanged.
-  const int passes = options.command == Command::kTrain ? options.passes : 1;
+  const int passes =
+      options.command == Command::kTrain && options.error_driven ? options.passes : 1;
   for (int pass = 1;; ++pass) {
     const std::string prefix = pass > 1 ? "pass " + std::to_string(pass) + ": " : "";
     const PassResult result = RunPass(options, connect, out, err, progress_in_place, prefix);

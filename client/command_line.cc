@@ -12,8 +12,9 @@ namespace {
 constexpr char kUsage[] =
     "usage: nbspamc [FLAGS] COMMAND [FLAGS] [ARGS]\n"
     "  nbspamc classify [--json] [--explain N] FILE|-   exit 0 ham, 1 spam\n"
-    "  nbspamc train --label LABEL [--id ID] [--jobs N] PATH...\n"
+    "  nbspamc train --label LABEL [--id ID] [--jobs N] PATH...   an archive, counted whole\n"
     "  nbspamc train --label spam PATH... --label ham PATH...   both, in turn\n"
+    "  nbspamc train --error-driven --label LABEL PATH...   feedback: counted on or near error\n"
     "  nbspamc train --label LABEL --scan-id SCAN   what that scan classified\n"
     "  nbspamc forget [--jobs N] PATH...  |  nbspamc forget --id ID | --scan-id SCAN\n"
     "  nbspamc stats [--json]\n"
@@ -52,11 +53,15 @@ po::options_description CommandFlags(Command command, ClientOptions& o) {
             "label", po::value<std::vector<std::string>>()->composing()->value_name("LABEL"),
             "the class to learn: spam, ham or another label (required); several, each before "
             "its PATHs, learn their messages in turn (--label spam DIR --label ham DIR)")(
+            "error-driven", po::bool_switch(&o.error_driven),
+            "feedback, not an archive: each message under the daemon's training regime (counted "
+            "only when scored wrong or within train_margin), passing over the PATHs again while "
+            "a pass still counts messages checked before")(
             "passes", po::value(&o.passes)->value_name("N"),
-            "under error-driven training, pass over the PATHs again while a pass still counts "
-            "messages checked before, at most N passes in all (default 10)")(
-            "count-all", po::bool_switch(&o.count_all),
-            "count every message whatever the daemon's training regime (an archive import)");
+            "with --error-driven: at most N passes in all (default 10)")(
+            "count-all", po::bool_switch(&o.count_all_given),
+            "count every message whatever the daemon's training regime (the default: an "
+            "archive import)");
       }
       flags.add_options()("id", po::value<std::string>()->value_name("ID"),
                           command == Command::kTrain
@@ -193,6 +198,14 @@ std::expected<void, Error> Check(const ClientOptions& o) {
       }
       if (o.jobs < 1 || o.jobs > 256) return fail("--jobs must be 1-256");
       if (o.passes < 1 || o.passes > 1000) return fail("--passes must be 1-1000");
+      if (o.passes_given && !o.error_driven) {
+        return fail(
+            "--passes is for --error-driven: an archive import counts every message in "
+            "one pass");
+      }
+      if (o.count_all_given && o.error_driven) {
+        return fail("--count-all and --error-driven contradict each other: give one");
+      }
       if (o.max_message_bytes == 0) return fail("--max-size must be more than 0");
       if (o.scan_id) {
         if (o.id) return fail("--scan-id learns under the scan's own id: leave --id out");
@@ -333,6 +346,7 @@ std::expected<ParsedCommandLine, Error> ParseCommandLine(const std::vector<std::
     o.since_seconds = *since;
   }
   if (vm.count("timeout")) o.timeout_given = true;
+  if (vm.count("passes")) o.passes_given = true;
   // A report runs while a user's IMAP move waits for it: a short deadline unless one is given.
   if (o.command == Command::kReport && !o.timeout_given) o.timeout_seconds = kReportTimeoutSeconds;
   if (o.command == Command::kReport && o.paths.empty()) o.paths.push_back("-");

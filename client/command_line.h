@@ -55,11 +55,15 @@ struct ClientOptions {
   std::optional<std::string> id;              // train/forget --id
   std::optional<std::string> scan_id;         // train/forget --scan-id: a scan of the history.
   int jobs = 4;                               // train/forget --jobs: concurrent requests.
-  // train --passes: the most passes over the PATHs while a daemon under error-driven training
-  // still counts some of the messages it only checked before (docs/CLIENT.md).
+  // train --error-driven: each message under the daemon's training regime (no count=all), with
+  // passes; by default train is an archive import, every message counted (count=all).
+  bool error_driven = false;
+  // train --error-driven --passes: the most passes over the PATHs while a daemon under
+  // error-driven training still counts some of the messages it only checked before
+  // (docs/CLIENT.md).
   int passes = 10;
-  // train --count-all: every message counted whatever the daemon's training regime (count=all).
-  bool count_all = false;
+  bool passes_given = false;                  // --passes was given.
+  bool count_all_given = false;               // --count-all (the default) was given.
   std::size_t max_message_bytes = 64u << 20;  // train/forget/report --max-size
   bool progress = true;                       // train/forget: false with --quiet.
   // FILE|- for classify and report, PATH... for train/forget, the scan id for scan.

@@ -55,6 +55,15 @@ TEST(CommandLineTest, ParsesEachCommand) {
   EXPECT_FALSE(parsed->options.id);
   ASSERT_EQ(parsed->options.groups.size(), 1u);
   EXPECT_EQ(parsed->options.groups[0].paths, (std::vector<std::string>{"a", "b"}));
+  EXPECT_FALSE(parsed->options.error_driven) << "an archive import by default";
+
+  parsed = Parse({"train", "--label", "spam", "--error-driven", "--passes", "3", "a"});
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_TRUE(parsed->options.error_driven);
+  EXPECT_EQ(parsed->options.passes, 3);
+  parsed = Parse({"train", "--label", "spam", "--count-all", "a"});
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_FALSE(parsed->options.error_driven) << "--count-all is the default";
 
   // Several labels: each with the PATHs after it; PATHs before the first belong to it.
   parsed = Parse({"train", "z", "--label", "spam", "a", "-j", "2", "b", "--label", "ham", "c"});
@@ -153,6 +162,8 @@ TEST(CommandLineTest, RejectsBadCommandLines) {
       {"train", "--label", "spam", "--jobs", "0", "dir"},
       {"train", "--label", "spam", "--id", "x", "a", "b"},
       {"train", "--label", "spam", "a", "--label", "ham"},  // ham has no PATH.
+      {"train", "--label", "spam", "--passes", "2", "a"},   // Passes are for --error-driven.
+      {"train", "--label", "spam", "--error-driven", "--count-all", "a"},
       {"train", "--label", "spam", "a", "--label", "ham", "b", "--id", "x"},
       {"forget", "--id", "x", "path"},
       {"train", "--scan-id", "s"},  // No --label.

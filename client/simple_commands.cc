@@ -93,6 +93,12 @@ std::string FormatStats(const json::value& answer) {
   if (const json::value* share = o.if_contains("char_ngram_share")) {
     text += "char_ngram_share: " + ValueText(share) + "\n";
   }
+  // The training regime: null counts every message (docs/API.md "Training regime").
+  if (const json::value* margin = o.if_contains("train_margin")) {
+    text += "train_margin: " +
+            (margin->is_null() ? std::string("none (every message counted)") : ValueText(margin)) +
+            "\n";
+  }
   // The thresholds in force and where they come from (docs/API.md "GET /stats").
   if (const json::value* t = o.if_contains("verdict_thresholds"); t && t->is_object()) {
     const json::object& thresholds = t->as_object();

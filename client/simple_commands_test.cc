@@ -1,5 +1,6 @@
 #include "client/simple_commands.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <boost/json/parse.hpp>
@@ -51,7 +52,7 @@ TEST(SimpleCommandsTest, FormatStatsListsClassesAndSettings) {
   const auto answer = boost::json::parse(
       R"({"classes":[{"label":"spam","documents":3,"tokens":30},{"label":"ham","documents":2,"tokens":12}],)"
       R"("documents":5,"vocabulary":40,"alpha":1.0,"spam_threshold":0.04,"ham_threshold":-0.5,)"
-      R"("score_min_weight":1,"char_ngram_share":0.3,)"
+      R"("score_min_weight":1,"char_ngram_share":0.3,"train_margin":4,)"
       R"("verdict_thresholds":{"mode":"feedback","spam":0.04,"ham":-0.25,"feedback":{"spam":0.04,)"
       R"("ham":-0.25,"spam_from_feedback":false,"ham_from_feedback":true,"hams":12,"spams":1000,)"
       R"("window":1000}},)"
@@ -66,9 +67,15 @@ TEST(SimpleCommandsTest, FormatStatsListsClassesAndSettings) {
             "ham_threshold: -0.5\n"
             "score_min_weight: 1\n"
             "char_ngram_share: 0.3\n"
+            "train_margin: 4\n"
             "verdict_thresholds: feedback, ham -0.25 / spam 0.04 in force; feedback gives ham "
             "-0.25 / spam 0.04 from 12 hams and 1000 spams (of 1000 each)\n"
             "tokenizer: boolean_counts=true max_tokens=20000\n");
+  // Every message counted: said in words, not "null".
+  auto counting = answer;
+  counting.as_object()["train_margin"] = nullptr;
+  EXPECT_THAT(FormatStats(counting),
+              ::testing::HasSubstr("\ntrain_margin: none (every message counted)\n"));
 }
 
 TEST(SimpleCommandsTest, ErrorMessageTakesTheDaemonsMessage) {

@@ -173,8 +173,9 @@ struct Settings {
   double score_min_weight = 1.0;
   // The training regime (core::TrainingRegime, docs/API.md "Training regime"): nullopt counts
   // every fed-back message; a margin counts one only when the model scored it wrong or within
-  // the margin of 0, and only checks the others. Every daemon of a cluster must have the same.
-  std::optional<double> train_margin;
+  // the margin of 0, and only checks the others (an archive import, count=all, counts whole).
+  // Every daemon of a cluster must have the same. Margin 4 was measured (docs/ACCURACY.md).
+  std::optional<double> train_margin = 4.0;
   // What the score is (model::ScoreForm): "mean", the mean weight of the strong tokens, or
   // "log-odds", the textbook ln P(spam|x) / P(ham|x). Measured in docs/ACCURACY.md.
   std::string score_form = "mean";

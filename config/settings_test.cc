@@ -439,7 +439,7 @@ TEST_F(SettingsTest, MilterKeysFromFlagsAndEnvironment) {
 }
 
 TEST_F(SettingsTest, TrainMarginFromFlagsAndEnvironment) {
-  EXPECT_EQ(LoadOk({}).train_margin, std::nullopt) << "every message is counted by default";
+  EXPECT_EQ(LoadOk({}).train_margin, 4.0) << "error-driven feedback by default";
   EXPECT_EQ(LoadOk({"--train-margin", "1.5"}).train_margin, 1.5);
   EXPECT_EQ(LoadOk({"--train-margin", "0"}).train_margin, 0.0);
   EXPECT_EQ(LoadOk({}, {"NBSPAMD_TRAIN_MARGIN=2"}).train_margin, 2.0);

@@ -295,11 +295,6 @@ void SpamFilter::SubmitLearn(TrainOutcome outcome, TokenBag bag, std::string_vie
                              std::optional<std::string_view> user, TrainDone done, bool count_all) {
   outcome.tokens = bag.TotalCount();
   model::LearnOrigin origin{std::string(source), options_.clock()};
-  if (replication_ && count_all) {
-    return done(MakeError(ErrorCode::kInvalidArgument,
-                          "count=all is not available in cluster mode: every daemon decides "
-                          "what it counts from the training stream, which carries no such mark"));
-  }
   if (replication_) {
     TrainingChange event;
     event.kind = TrainingChange::Kind::kLearn;
@@ -307,6 +302,7 @@ void SpamFilter::SubmitLearn(TrainOutcome outcome, TokenBag bag, std::string_vie
     event.label = outcome.label;
     event.tokens = std::move(bag.entries);
     event.origin = std::move(origin);
+    event.count_all = count_all;
     if (user) {
       event.user = std::string(*user);
       event.train_global = options_.TrainsGlobal(source);

@@ -140,7 +140,7 @@ struct TrainRequest {
   std::string_view source = {};               // Who trained it (a bearer token's name); "": none.
   std::optional<std::string_view> user = {};  // Whose layer; none: the global model.
   // Counted whatever the training regime (TrainingRegime; a bulk import, docs/API.md "Training
-  // regime"). Not in cluster mode: the stream's events carry no such mark.
+  // regime"). In cluster mode the stream's event carries the mark to every daemon.
   bool count_all = false;
   // "spamd" for a TELL, "" otherwise: the scan history notes how a scan was learned by it.
   std::string_view front_end = {};

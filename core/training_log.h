@@ -55,10 +55,13 @@ struct TrainingChange {
     kRetireStep = 6,
   };
   Kind kind = Kind::kLearn;
-  std::string id;                          // kLearn, kForget: never empty.
-  std::string label;                       // kLearn.
-  std::vector<BagEntry> tokens;            // kLearn: sorted by hash, each once.
-  model::LearnOrigin origin;               // kLearn.
+  std::string id;                // kLearn, kForget: never empty.
+  std::string label;             // kLearn.
+  std::vector<BagEntry> tokens;  // kLearn: sorted by hash, each once.
+  model::LearnOrigin origin;     // kLearn.
+  // kLearn: counted whatever the training regime (an archive import, POST /train?count=all);
+  // else every daemon decides from its own held-out score, alike.
+  bool count_all = false;
   std::optional<std::string> only_source;  // kForget of the global model: only a record of this
                                            // source (rollback).
   std::string user;                        // "" for the global model alone; else whose layer.

@@ -13,6 +13,7 @@ namespace {
 
 constexpr char kEventField[] = "e";
 constexpr char kFamiliesField[] = "f";  // A learn's token families (stream_codec.h).
+constexpr char kCountAllField[] = "c";  // A learn counted whatever the regime ("all").
 
 // Atomically: remembers the largest entry id about to be deleted in KEYS[2] (never lowering it),
 // then deletes the entries of stream KEYS[1] below ARGV[1]. Returns how many were deleted.
@@ -258,6 +259,10 @@ void ClusterReplicator::Submit(core::TrainingChange change, core::ReplicatedDone
       command.push_back(kFamiliesField);
       command.push_back(std::move(families));
     }
+    if (event.kind == StreamEvent::Kind::kLearn && event.count_all) {
+      command.push_back(kCountAllField);
+      command.push_back("all");
+    }
     appended = appender_.Command(command);
     // A connection that Redis closed (a restart, a failover) fails once; a fresh one is tried at
     // once (with sentinels: to the primary they name now).
@@ -408,6 +413,14 @@ bool ClusterReplicator::Apply(const std::vector<Entry>& entries) {
         event = std::unexpected(std::move(families.error()));
       }
     }
+    if (event && !entries[i].count.empty()) {
+      if (entries[i].count != "all" || event->kind != StreamEvent::Kind::kLearn) {
+        event = MakeError(ErrorCode::kDataLoss,
+                          "corrupt stream event: a count field \"" + entries[i].count + "\"");
+      } else {
+        event->count_all = true;
+      }
+    }
     if (!event) {
       // Written by another version, or damaged: every daemon skips it alike.
       LogError("cluster: skipping stream entry " + entries[i].id + ": " + event.error().message);
@@ -431,7 +444,7 @@ bool ClusterReplicator::Apply(const std::vector<Entry>& entries) {
       TokenBag bag;
       bag.entries = std::move(event->tokens);
       core::LearnRequest request{std::move(event->id), std::move(event->label), std::move(bag),
-                                 std::move(event->origin)};
+                                 std::move(event->origin), event->count_all};
       if (for_user) {
         writer_.LearnForUser(std::move(request), {std::move(event->user), event->train_global},
                              learned, entries[i].id);
@@ -758,11 +771,12 @@ void ClusterReplicator::Run() {
       std::vector<Entry> entries;
       for (const RedisReply& item : stream.elements[1].elements) {
         if (item.elements.size() < 2) continue;
-        Entry entry{item.elements[0].text, {}, {}};
+        Entry entry{item.elements[0].text, {}, {}, {}};
         const auto& fields = item.elements[1].elements;
         for (std::size_t f = 0; f + 1 < fields.size(); f += 2) {
           if (fields[f].text == kEventField) entry.payload = fields[f + 1].text;
           if (fields[f].text == kFamiliesField) entry.families = fields[f + 1].text;
+          if (fields[f].text == kCountAllField) entry.count = fields[f + 1].text;
         }
         entries.push_back(std::move(entry));
       }

@@ -196,6 +196,7 @@ class ClusterReplicator final : public core::TrainingLog {
     std::string id;
     std::string payload;
     std::string families;  // The learn's token families field, "" when none.
+    std::string count;     // The learn's count field: "all" (counted whatever the regime) or "".
   };
   void Run();
   // Applies `entries` in order; false when storage failed and they must be read again.

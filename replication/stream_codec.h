@@ -63,6 +63,12 @@
 // the same tokens (their held-out score takes every token for a word), so turning char_ngrams on
 // never makes a cluster's counts differ.
 //
+// A learn counted whatever the training regime (TrainingChange::count_all, POST /train?count=all)
+// has a field "c" with the value "all" beside the event's (replication/cluster.cc writes and reads
+// it); any other value, or the field on another kind of event, makes the entry corrupt, skipped
+// alike by every daemon. Daemons before it read such a learn as feedback (under their regime), so
+// every daemon of a cluster is upgraded before an archive is imported into it.
+//
 // A position report, the value of a daemon's field in "<stream>:positions": the stream entry id
 // it has applied ("0-0" before any), one space, and when it wrote the report (Unix milliseconds,
 // decimal). DO NOT CHANGE either: every daemon reads every other's report, and one it cannot parse

@@ -329,10 +329,10 @@ def parse_args():
                         help='the folder of trec07p-early.tar.xz, csdmc2010.tar.xz and lingspam-bare.tar.xz '
                              '(default ../shared/corpora beside the repository)')
     parser.add_argument('--nbspamd', help='the daemon binary (default build/release/server/nbspamd)')
-    parser.add_argument('--nbspamd-bulk', choices=['regime', 'all'], default='regime',
+    parser.add_argument('--nbspamd-bulk', choices=['all', 'regime'], default='all',
                         help="nbspamd's bulk training (the batch protocols, the online protocols' pretraining): "
-                             "under the daemon's training regime (default), or every message counted (count=all, "
-                             "as nbspamc train --count-all)")
+                             "every message counted (count=all, as nbspamc train does by default), or under the "
+                             "daemon's training regime with passes (as nbspamc train --error-driven)")
     parser.add_argument('--passes', type=int, default=1, help='batch protocols: classify the test set N times')
     parser.add_argument('--split-salt', default='', help='split: another 80/20 split, to see its variance')
     parser.add_argument('--online-limit', type=int, help='online protocols: only the first N messages of the order')

@@ -18,7 +18,7 @@ MAX_PASSES = 10  # bulk training under error-driven training: passes over what w
 class Nbspamd(Peer):
     name = 'nbspamd'
 
-    def __init__(self, workdir, binary, extra_args, bulk_count_all=False):
+    def __init__(self, workdir, binary, extra_args, bulk_count_all=True):
         self.workdir, self.binary, self.extra_args = workdir, binary, list(extra_args)
         self.bulk_count_all = bulk_count_all  # bulk training with count=all (harness --nbspamd-bulk all)
         self.process, self.port = None, None
@@ -78,9 +78,10 @@ class Nbspamd(Peer):
         return self.train_status(message) in ('learned', 'relearned')
 
     def train(self, messages):
-        """Bulk training as nbspamc does it: a pass over the messages, then, under error-driven
-        training (--train-margin), more passes over the ones only checked, for as long as a pass
-        still counts some and at most MAX_PASSES in all. Returns how many were counted."""
+        """Bulk training as nbspamc does it: by default one pass, every message counted (count=all);
+        with bulk_count_all False (nbspamc train --error-driven), a pass under the daemon's
+        training regime, then more passes over the ones only checked, for as long as a pass still
+        counts some and at most MAX_PASSES in all. Returns how many were counted."""
         learned, pending = 0, list(messages)
         self.passes = []
         for _ in range(MAX_PASSES):

@@ -54,8 +54,12 @@ class AutolearnTest : public ::testing::Test {
  protected:
   DaemonProcess Start(std::vector<std::string> extra = {}) {
     // Thresholds that 30 messages of feedback a class reach (Platt's targets keep
-    // spam_confidence below (S + 1) / (S + 2) at first).
-    std::vector<std::string> args = {"--listen",
+    // spam_confidence below (S + 1) / (S + 2) at first). Every fed-back message counted
+    // (train_margin ""), so that the counts below are exact; autolearn under the default
+    // error-driven training has a test of its own.
+    std::vector<std::string> args = {"--train-margin",
+                                     "",
+                                     "--listen",
                                      "127.0.0.1:0",
                                      "--data-dir",
                                      dir_.Join(Numbered("model", started_++)),
@@ -206,6 +210,22 @@ TEST_F(AutolearnTest, LearnsConfidentMailAPersonRelearnsItAndRollbackUndoesItAll
   const std::vector<std::string> manual = Learned(client, "");
   EXPECT_NE(std::find(manual.begin(), manual.end(), "m1"), manual.end());
   EXPECT_EQ(Documents(client, "ham"), ham_before + 1);
+}
+
+// Under the default error-driven training a confident verdict is scored beyond the margin, so
+// autolearn only checks it: recorded with source autolearn, counting nothing.
+TEST_F(AutolearnTest, UnderErrorDrivenTrainingAConfidentVerdictIsOnlyChecked) {
+  DaemonProcess daemon = Start({"--autolearn", "true", "--train-margin", "4"});
+  HttpClient client(daemon.port());
+  ASSERT_NO_FATAL_FAILURE(Bootstrap(client, 30, 30));
+  const json::value before = client.GetJson("/stats");
+  const json::value answer = client.PostJson("/classify?id=c1", messages_.Make(true));
+  ASSERT_GE(answer.at("spam_confidence").as_double(), 0.9) << answer;
+  ASSERT_GT(answer.at("score").as_double(), 4) << "beyond the margin: " << answer;
+  EXPECT_EQ(WaitForMetric(client, "nbspamd_autolearn_skipped_total{reason=\"checked\"}", 1), 1);
+  EXPECT_EQ(Metric(client, "nbspamd_autolearn_total{class=\"spam\"}"), 0);
+  EXPECT_EQ(Learned(client, "autolearn"), std::vector<std::string>{"c1"}) << "recorded";
+  EXPECT_EQ(client.GetJson("/stats").at("documents"), before.at("documents")) << "not counted";
 }
 
 TEST_F(AutolearnTest, TheBalanceGuardHoldsBackTheClassThatIsAhead) {

@@ -247,15 +247,16 @@ TEST_F(ClientTest, TrainsADirectoryAnMboxAndAMaildirThenClassifiesForgetsAndShow
 
 // What a scan of the daemon's history classified, learned and forgotten from its kept tokens:
 // the administrator's correction of a verdict with no message file at hand.
-// A daemon under error-driven training only checks what it already scores right beyond its
-// margin; nbspamc says so, and passes again over the PATHs while a pass still counts some.
+// With --error-driven, a daemon under error-driven training only checks what it already scores
+// right beyond its margin; nbspamc says so, and passes again over the PATHs while a pass still
+// counts some. Without it, train is an archive import: every message counted.
 TEST_F(ClientTest, TrainUnderAMarginCountsTheCheckedAndPassesAgain) {
   DaemonProcess daemon = Start({"--train-margin", "0.5"});
   HttpClient client(daemon.port());
   WriteCorpus();
   // No ham yet: nothing can be scored, every spam is counted.
-  ClientExit run =
-      RunClient({"--server", Server(daemon), "train", "--label", "spam", Corpus("spam")});
+  ClientExit run = RunClient(
+      {"--server", Server(daemon), "train", "--error-driven", "--label", "spam", Corpus("spam")});
   ASSERT_EQ(run.status, 0) << run.out << run.err;
   EXPECT_EQ(run.out, "learned 5, relearned 0, unchanged 0, failed 0: 5 messages in " +
                          run.out.substr(run.out.find(" in ") + 4));
@@ -264,7 +265,8 @@ TEST_F(ClientTest, TrainUnderAMarginCountsTheCheckedAndPassesAgain) {
   EXPECT_THAT(run.err, HasSubstr("--label spam PATH... --label ham PATH..."));
   // The first ham is counted (no ham before it); the others score as ham beyond the margin. The
   // pass counted one and checked three, so a second pass scores the three again: still right.
-  run = RunClient({"--server", Server(daemon), "train", "--label", "ham", Corpus("ham.mbox")});
+  run = RunClient({"--server", Server(daemon), "train", "--error-driven", "--label", "ham",
+                   Corpus("ham.mbox")});
   ASSERT_EQ(run.status, 0) << run.out << run.err;
   EXPECT_THAT(run.err, ::testing::Not(HasSubstr("note:"))) << "the model has spam";
   EXPECT_THAT(run.out, HasSubstr("learned 1, relearned 0, unchanged 0, checked 3, failed 0"));
@@ -272,21 +274,27 @@ TEST_F(ClientTest, TrainUnderAMarginCountsTheCheckedAndPassesAgain) {
   EXPECT_THAT(run.out, ::testing::Not(HasSubstr("pass 3")));
   EXPECT_EQ(Documents(client, "ham"), 1);
   // --passes 1: one pass only.
-  run = RunClient(
-      {"--server", Server(daemon), "train", "--label", "ham", "--passes", "1", Corpus("Maildir")});
+  run = RunClient({"--server", Server(daemon), "train", "--error-driven", "--label", "ham",
+                   "--passes", "1", Corpus("Maildir")});
   ASSERT_EQ(run.status, 0) << run.out << run.err;
   EXPECT_THAT(run.out, HasSubstr("learned 0, relearned 0, unchanged 0, checked 3, failed 0"));
   EXPECT_THAT(run.out, ::testing::Not(HasSubstr("pass 2")));
-  EXPECT_EQ(RunClient({"--server", Server(daemon), "train", "--label", "ham", "--passes", "0",
-                       Corpus("Maildir")})
+  EXPECT_EQ(RunClient({"--server", Server(daemon), "train", "--error-driven", "--label", "ham",
+                       "--passes", "0", Corpus("Maildir")})
                 .status,
             2);
-  // --count-all: an archive import counts every message, those only checked before too.
-  run = RunClient(
-      {"--server", Server(daemon), "train", "--label", "ham", "--count-all", Corpus("Maildir")});
+  // By default an archive import counts every message, those only checked before too.
+  run = RunClient({"--server", Server(daemon), "train", "--label", "ham", Corpus("Maildir")});
   ASSERT_EQ(run.status, 0) << run.out << run.err;
   EXPECT_THAT(run.out, HasSubstr("learned 3, relearned 0, unchanged 0, failed 0"));
+  EXPECT_THAT(run.err, ::testing::Not(HasSubstr("note:")));
   EXPECT_EQ(Documents(client, "ham"), 4);
+  // And the ham of the mbox, checked twice above, too (--count-all says the same).
+  run = RunClient(
+      {"--server", Server(daemon), "train", "--label", "ham", "--count-all", Corpus("ham.mbox")});
+  ASSERT_EQ(run.status, 0) << run.out << run.err;
+  EXPECT_THAT(run.out, HasSubstr("learned 3, relearned 0, unchanged 1, failed 0"));
+  EXPECT_EQ(Documents(client, "ham"), 7);
 }
 
 // Both classes in one run: their messages go in turn, so error-driven training scores each
@@ -295,7 +303,7 @@ TEST_F(ClientTest, TrainUnderAMarginCountsTheCheckedAndPassesAgain) {
 TEST_F(ClientTest, TrainWithSeveralLabelsSendsTheirMessagesInTurn) {
   WriteCorpus();
   {
-    DaemonProcess daemon = Start();  // Every message counted: the counts are exact.
+    DaemonProcess daemon = Start();  // An archive import counts every message: exact counts.
     HttpClient client(daemon.port());
     const ClientExit run =
         RunClient({"--server", Server(daemon), "train", "--label", "spam", Corpus("spam"),
@@ -309,8 +317,9 @@ TEST_F(ClientTest, TrainWithSeveralLabelsSendsTheirMessagesInTurn) {
   std::filesystem::remove_all(data_.Join("model"));
   DaemonProcess daemon = Start({"--train-margin", "0.5"});
   HttpClient client(daemon.port());
-  const ClientExit run = RunClient({"--server", Server(daemon), "train", "--label", "spam",
-                                    Corpus("spam"), "--label", "ham", Corpus("ham.mbox")});
+  const ClientExit run =
+      RunClient({"--server", Server(daemon), "train", "--error-driven", "--label", "spam",
+                 Corpus("spam"), "--label", "ham", Corpus("ham.mbox")});
   ASSERT_EQ(run.status, 0) << run.out << run.err;
   // In turn, spam then ham: the first of each is counted unscored, the rest scored.
   EXPECT_GE(Documents(client, "spam"), 1);

@@ -226,15 +226,17 @@ class ClusterJoinTest : public ::testing::Test {
     return std::move(*daemon);
   }
 
-  // Trains pool messages [from, to) on the daemon at `port`; each must be learned.
+  // Trains pool messages [from, to) on the daemon at `port`; each must be learned, and counted
+  // (count=all) so that the expected counts are exact.
   static void Train(unsigned short port, int from, int to) {
     HttpClient client(port);
     for (int i = from; i < to; ++i) {
-      const auto answer = client.Send(http::verb::post,
-                                      std::string("/train?label=") + (i % 3 == 0 ? "ham" : "spam") +
-                                          "&id=m" + std::to_string(i),
-                                      JoinPool()[static_cast<std::size_t>(i)], "text/plain",
-                                      {{"Authorization", std::string("Bearer ") + kJoinSecret}});
+      const auto answer =
+          client.Send(http::verb::post,
+                      std::string("/train?count=all&label=") + (i % 3 == 0 ? "ham" : "spam") +
+                          "&id=m" + std::to_string(i),
+                      JoinPool()[static_cast<std::size_t>(i)], "text/plain",
+                      {{"Authorization", std::string("Bearer ") + kJoinSecret}});
       ASSERT_EQ(answer.result(), http::status::ok) << answer.body();
     }
   }

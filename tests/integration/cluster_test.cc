@@ -8,6 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <boost/beast/http/status.hpp>
@@ -462,16 +463,89 @@ TEST(ClusterTest, ByDefaultATrainIsAnsweredQueuedOnceRedisHasIt) {
   const auto forget = client.Send(http::verb::post, "/forget?id=never-learned");
   EXPECT_EQ(forget.result(), http::status::ok) << forget.body();
   EXPECT_EQ(StatusField(forget), "queued") << forget.body();
-  // count=all is standalone only: the stream's events carry no such mark, so it is refused.
-  const auto all = client.Send(http::verb::post, "/train?label=spam&id=q2&count=all", "pills");
-  EXPECT_EQ(all.result(), http::status::bad_request) << all.body();
-  EXPECT_THAT(all.body(), ::testing::HasSubstr("cluster mode"));
-
   double seconds = 0;
   ASSERT_TRUE(WaitForConvergence(redis->port(), {daemon.port()}, &seconds));
   const json::value stats = json::parse(client.Send(http::verb::get, "/stats").body());
   EXPECT_EQ(stats.at("documents").as_int64(), 1) << stats;
   EXPECT_EQ(daemon.Terminate(), 0) << daemon.Log();
+}
+
+// count=all (an archive import) rides the stream with its event: every daemon counts such a
+// message whatever its training regime, while the same message without it is only checked.
+TEST(ClusterTest, ACountAllTrainIsCountedByEveryDaemon) {
+  TempDir dir;
+  auto redis = RedisProcess::Start(dir.path().string(), FreeLoopbackPort());
+  ASSERT_TRUE(redis.has_value()) << redis.error();
+  std::vector<DaemonProcess> daemons;
+  for (const char* name : {"one", "two"}) {
+    daemons.push_back(
+        Start({"--listen", "127.0.0.1:0", "--data-dir", dir.Join(std::string("model-") + name),
+               "--cluster-redis", "127.0.0.1:" + std::to_string(redis->port()), "--cluster-name",
+               name, "--cluster-wait-applied", "true", "--train-margin", "0"}));
+  }
+  HttpClient client(daemons[0].port());
+  const auto status = [&](const std::string& target, const std::string& body) {
+    const auto reply = client.Send(http::verb::post, target, body);
+    EXPECT_EQ(reply.result(), http::status::ok) << reply.body();
+    return StatusField(reply);
+  };
+  const std::string spam = "cheap pills now cheap pills";
+  EXPECT_EQ(status("/train?label=spam&id=s1", spam), "learned");
+  EXPECT_EQ(status("/train?label=ham&id=h1", "meeting agenda for tomorrow"), "learned");
+  // Scored right (beyond margin 0): only checked, unless it comes with count=all.
+  EXPECT_EQ(status("/train?label=spam&id=s2", spam), "checked");
+  EXPECT_EQ(status("/train?label=spam&id=s3&count=all", spam), "learned");
+  const auto other = client.Send(http::verb::post, "/train?label=spam&id=s4&count=every", spam);
+  EXPECT_EQ(other.result(), http::status::bad_request) << other.body();
+
+  const auto documents_everywhere = [&](std::int64_t expected, const std::string& what) {
+    double seconds = 0;
+    ASSERT_TRUE(
+        WaitForConvergence(redis->port(), {daemons[0].port(), daemons[1].port()}, &seconds));
+    for (DaemonProcess& daemon : daemons) {
+      HttpClient each(daemon.port());
+      const json::value stats = json::parse(each.Send(http::verb::get, "/stats").body());
+      EXPECT_EQ(stats.at("documents").as_int64(), expected) << what << ": " << stats;
+    }
+  };
+  documents_everywhere(3, "s1, h1 and s3 counted");
+
+  // The mark is a field of its own on s3's entry, and on no other.
+  replication::RedisClient redis_client("127.0.0.1", redis->port());
+  const auto range = redis_client.Command({"XRANGE", "nbspamd:training", "-", "+"});
+  ASSERT_TRUE(range.has_value());
+  ASSERT_EQ(range->elements.size(), 4u);
+  std::vector<std::vector<std::string>> fields(4);
+  for (std::size_t i = 0; i < 4; ++i) {
+    for (const auto& field : range->elements[i].elements[1].elements) {
+      fields[i].push_back(field.text);
+    }
+  }
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(std::find(fields[i].begin(), fields[i].end(), "c"), fields[i].end()) << i;
+  }
+  const auto mark = std::find(fields[3].begin(), fields[3].end(), "c");
+  ASSERT_NE(mark, fields[3].end());
+  ASSERT_NE(mark + 1, fields[3].end());
+  EXPECT_EQ(*(mark + 1), "all");
+
+  // s2's entry again with another mark: damaged, skipped alike by every daemon; with "all":
+  // the checked s2 is counted now, on every daemon.
+  const auto append = [&](const std::string& value) {
+    std::vector<std::string> command = {"XADD", "nbspamd:training", "*"};
+    command.insert(command.end(), fields[2].begin(), fields[2].end());
+    command.insert(command.end(), {"c", value});
+    ASSERT_TRUE(redis_client.Command(command).has_value());
+  };
+  append("every");
+  documents_everywhere(3, "a damaged mark is skipped");
+  for (DaemonProcess& daemon : daemons) {
+    EXPECT_THAT(daemon.Log(), ::testing::HasSubstr("corrupt stream event: a count field"))
+        << daemon.Log();
+  }
+  append("all");
+  documents_everywhere(4, "s2 counted by its entry marked all");
+  for (DaemonProcess& daemon : daemons) EXPECT_EQ(daemon.Terminate(), 0) << daemon.Log();
 }
 
 // A scan id names a scan of the daemon that classified: another daemon has no such scan (404,

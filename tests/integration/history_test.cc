@@ -607,8 +607,10 @@ TEST_F(HistoryTest, AWordOfTheSubjectOrSenderFindsTheScanByDefault) {
 
 // Autolearn marks the scan it learned, by "autolearn", once its learn is durable.
 TEST_F(LearnedHistoryTest, AnAutolearnedScanSaysSo) {
+  // Every message counted (train_margin ""): under error-driven training autolearn only checks
+  // a confident message (AutolearnTest).
   DaemonProcess daemon = Start({"--autolearn", "true", "--autolearn-spam-confidence", "0.9",
-                                "--autolearn-ham-confidence", "0.1"});
+                                "--autolearn-ham-confidence", "0.1", "--train-margin", ""});
   HttpClient client(daemon.port());
   // Enough feedback of each class, of words of its own, for a calibrated spam_confidence.
   const char* spam_words[] = {"cheap", "pills", "winner", "prize", "casino", "free"};

@@ -81,7 +81,10 @@ void Acknowledge(ClientRun& run, Operation op) {
 HttpResponse Perform(HttpClient& client, const std::vector<std::string>& pool,
                      const Operation& op) {
   if (op.kind == Operation::Kind::kTrain) {
-    return client.Send(http::verb::post, "/train?label=" + op.label + "&id=" + QueryEncode(op.id),
+    // count=all: every learn counted, so that the expected counts are exact (the regime has tests
+    // of its own).
+    return client.Send(http::verb::post,
+                       "/train?count=all&label=" + op.label + "&id=" + QueryEncode(op.id),
                        pool.at(static_cast<std::size_t>(op.text)));
   }
   return client.Send(http::verb::post, "/forget?id=" + QueryEncode(op.id));
