@@ -325,7 +325,7 @@ TEST(TrainingWriterTest, HeldOutScoresDoNotDependOnTheGrouping) {
   // "first" and s1 came before the model had both classes; s1's relearn kept its first (none).
   EXPECT_EQ(scored, 6);
   EXPECT_FALSE((**grouped.FindLearned("s1")).held_out.has_value());
-  EXPECT_EQ(grouped.Calibration()->histogram(), alone.Calibration()->histogram());
+  EXPECT_EQ(*grouped.Feedback(), *alone.Feedback());
 }
 
 TEST(TrainingWriterTest, TheHeldOutScoreIsTheScoreOfTheModelBeforeTheLearn) {

@@ -26,7 +26,7 @@ std::size_t NextReadStart() {
 
 CountCache::CountCache(model::ModelStats stats)
     : stats_(std::make_shared<const model::ModelStats>(std::move(stats))),
-      calibration_(std::make_shared<const model::Calibration>()) {}
+      feedback_(std::make_shared<const model::FeedbackHistogram>()) {}
 
 model::Snapshot CountCache::Read(std::span<const BagEntry> entries) const {
   model::Snapshot snapshot;
@@ -73,12 +73,12 @@ model::Snapshot CountCache::Read(std::span<const BagEntry> entries) const {
 
 std::shared_ptr<const model::ModelStats> CountCache::Stats() const { return stats_.load(); }
 
-std::shared_ptr<const model::Calibration> CountCache::Calibration() const {
-  return calibration_.load();
+std::shared_ptr<const model::FeedbackHistogram> CountCache::Feedback() const {
+  return feedback_.load();
 }
 
-void CountCache::PublishCalibration(std::shared_ptr<const model::Calibration> calibration) {
-  calibration_.store(std::move(calibration));
+void CountCache::PublishFeedback(std::shared_ptr<const model::FeedbackHistogram> feedback) {
+  feedback_.store(std::move(feedback));
 }
 
 TokenCounts CountCache::Get(TokenHash hash) const {

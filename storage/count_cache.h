@@ -19,7 +19,7 @@
 
 namespace nbspamd::storage {
 
-// Thread safety: Read, Stats, Get and Calibration from any thread; Publish, PublishCalibration
+// Thread safety: Read, Stats, Get and Feedback from any thread; Publish, PublishFeedback
 // and Load from one writer at a time. Readers never wait for the writer's lock: tokens live in
 // shards with their own reader-writer locks, and a sequence number (odd while a Publish is under
 // way) lets a reader detect that it overlapped a Publish and read again, so a Snapshot is always
@@ -38,11 +38,10 @@ class CountCache {
 
   [[nodiscard]] model::Snapshot Read(std::span<const BagEntry> entries) const;
   [[nodiscard]] std::shared_ptr<const model::ModelStats> Stats() const;
-  // The calibration fitted from the current feedback histogram: an immutable value swapped in
-  // whole by PublishCalibration, so a reader never waits and never sees half of one. It starts
-  // empty (not ready).
-  [[nodiscard]] std::shared_ptr<const model::Calibration> Calibration() const;
-  void PublishCalibration(std::shared_ptr<const model::Calibration> calibration);
+  // The current feedback histogram: an immutable value swapped in whole by PublishFeedback, so
+  // a reader never waits and never sees half of one. It starts empty.
+  [[nodiscard]] std::shared_ptr<const model::FeedbackHistogram> Feedback() const;
+  void PublishFeedback(std::shared_ptr<const model::FeedbackHistogram> feedback);
 
   // The counts of one token without trailing zeros (empty when unknown). For the writer, which
   // sees its own state.
@@ -96,7 +95,7 @@ class CountCache {
 
   std::atomic<std::uint64_t> sequence_{0};
   std::atomic<std::shared_ptr<const model::ModelStats>> stats_;
-  std::atomic<std::shared_ptr<const model::Calibration>> calibration_;
+  std::atomic<std::shared_ptr<const model::FeedbackHistogram>> feedback_;
   Shard shards_[kShardCount];
 };
 

@@ -44,7 +44,7 @@ TEST(LedgerRetentionStoreTest, StepsTakeSourcesInOrderOldestFirstAndChangeNoCoun
   LearnFourRecords(store);
   const model::ModelStats stats = *store.Stats();
   const model::Snapshot before = store.Read(BagOfWords(kAllWords).entries);
-  const model::FeedbackHistogram histogram = store.Calibration()->histogram();
+  const model::FeedbackHistogram histogram = *store.Feedback();
 
   // Source "" has nothing before 301; "a" gives d1 then d2, the step's two; "b"'s d3 is left.
   auto step = store.RetireLedger(301, 2, "7-1");
@@ -73,7 +73,7 @@ TEST(LedgerRetentionStoreTest, StepsTakeSourcesInOrderOldestFirstAndChangeNoCoun
   // Nothing a score reads changed.
   EXPECT_EQ(*store.Stats(), stats);
   EXPECT_EQ(store.Read(BagOfWords(kAllWords).entries).counts, before.counts);
-  EXPECT_EQ(store.Calibration()->histogram(), histogram);
+  EXPECT_EQ(*store.Feedback(), histogram);
 
   opened->reset();
   auto report = CheckModel(dir.Join("model"));

@@ -26,8 +26,8 @@ model::Snapshot MemoryStore::Read(std::span<const BagEntry> entries) const {
 
 std::shared_ptr<const model::ModelStats> MemoryStore::Stats() const { return cache_.Stats(); }
 
-std::shared_ptr<const model::Calibration> MemoryStore::Calibration() const {
-  return cache_.Calibration();
+std::shared_ptr<const model::FeedbackHistogram> MemoryStore::Feedback() const {
+  return cache_.Feedback();
 }
 
 std::expected<std::optional<model::LedgerEntry>, Error> MemoryStore::FindLearned(
@@ -85,8 +85,8 @@ std::expected<BatchResults, Error> MemoryStore::ApplyBatch(std::span<const model
   cache_.Publish(resolved.tokens,
                  std::make_shared<const model::ModelStats>(std::move(resolved.stats)));
   if (resolved.feedback) {
-    cache_.PublishCalibration(
-        std::make_shared<const model::Calibration>(std::move(*resolved.feedback)));
+    cache_.PublishFeedback(
+        std::make_shared<const model::FeedbackHistogram>(std::move(*resolved.feedback)));
   }
   return results;
 }

@@ -22,7 +22,7 @@ class MemoryStore final : public Store {
 
   [[nodiscard]] model::Snapshot Read(std::span<const BagEntry> entries) const override;
   [[nodiscard]] std::shared_ptr<const model::ModelStats> Stats() const override;
-  [[nodiscard]] std::shared_ptr<const model::Calibration> Calibration() const override;
+  [[nodiscard]] std::shared_ptr<const model::FeedbackHistogram> Feedback() const override;
   [[nodiscard]] std::expected<std::optional<model::LedgerEntry>, Error> FindLearned(
       std::string_view id) const override;
   [[nodiscard]] std::expected<BatchResults, Error> ApplyBatch(

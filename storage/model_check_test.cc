@@ -282,7 +282,7 @@ TEST_F(ModelCheckTest, ACalibrationRecordTheLedgerDoesNotExplainIsFoundAndRepair
       ASSERT_TRUE((*store)->Apply(plan.delta).has_value());
       expected.Add({model::CalibrationBin(score), std::string(label) == "spam"});
     }
-    ASSERT_EQ((*store)->Calibration()->histogram(), expected);
+    ASSERT_EQ(*(*store)->Feedback(), expected);
   }
   ASSERT_TRUE(CheckModel(path_)->ok());
 
@@ -301,7 +301,7 @@ TEST_F(ModelCheckTest, ACalibrationRecordTheLedgerDoesNotExplainIsFoundAndRepair
   {
     auto store = RocksdbStore::Open(path_);
     ASSERT_TRUE(store.has_value()) << store.error().message;
-    EXPECT_EQ((*store)->Calibration()->histogram(), expected);
+    EXPECT_EQ(*(*store)->Feedback(), expected);
   }
 
   // Missing is a problem; another layout is not (the daemon rebuilds it when it opens).

@@ -89,7 +89,7 @@ DeltaResolver::DeltaResolver(const CountCache& cache, UserLayerLoader users,
                              std::uint64_t user_token_limit)
     : cache_(cache),
       stats_(*cache.Stats()),
-      feedback_(cache.Calibration()->histogram()),
+      feedback_(*cache.Feedback()),
       users_loader_(std::move(users)),
       user_token_limit_(user_token_limit) {}
 

@@ -163,7 +163,7 @@ std::expected<void, Error> RocksdbStore::LoadCalibration() {
     if (!rebuilt) return std::unexpected(rebuilt.error());
     if (database_->read_only()) {
       // Counted again at the next open that can write.
-      cache_.PublishCalibration(std::make_shared<const model::Calibration>(std::move(*rebuilt)));
+      cache_.PublishFeedback(std::make_shared<const model::FeedbackHistogram>(std::move(*rebuilt)));
       return {};
     }
     rocksdb::WriteOptions write_options;
@@ -174,7 +174,7 @@ std::expected<void, Error> RocksdbStore::LoadCalibration() {
     if (!status.ok()) return RocksdbError("writing the calibration record", status);
     histogram = std::move(*rebuilt);
   }
-  cache_.PublishCalibration(std::make_shared<const model::Calibration>(std::move(*histogram)));
+  cache_.PublishFeedback(std::make_shared<const model::FeedbackHistogram>(std::move(*histogram)));
   return {};
 }
 
@@ -184,8 +184,8 @@ model::Snapshot RocksdbStore::Read(std::span<const BagEntry> entries) const {
 
 std::shared_ptr<const model::ModelStats> RocksdbStore::Stats() const { return cache_.Stats(); }
 
-std::shared_ptr<const model::Calibration> RocksdbStore::Calibration() const {
-  return cache_.Calibration();
+std::shared_ptr<const model::FeedbackHistogram> RocksdbStore::Feedback() const {
+  return cache_.Feedback();
 }
 
 std::expected<std::optional<model::LedgerEntry>, Error> RocksdbStore::FindLearned(
@@ -282,8 +282,8 @@ std::expected<BatchResults, Error> RocksdbStore::ApplyBatchLocked(
                  std::make_shared<const model::ModelStats>(std::move(resolved.stats)));
   if (resolved.feedback) {
     // Fitting is a pass over the bins: microseconds, on the writer's thread.
-    cache_.PublishCalibration(
-        std::make_shared<const model::Calibration>(std::move(*resolved.feedback)));
+    cache_.PublishFeedback(
+        std::make_shared<const model::FeedbackHistogram>(std::move(*resolved.feedback)));
   }
   return results;
 }

@@ -133,8 +133,8 @@ std::expected<void, Error> RocksdbStore::Reopen() {
     cache_.Publish(resolved.tokens,
                    std::make_shared<const model::ModelStats>(std::move(resolved.stats)));
     if (resolved.feedback) {
-      cache_.PublishCalibration(
-          std::make_shared<const model::Calibration>(std::move(*resolved.feedback)));
+      cache_.PublishFeedback(
+          std::make_shared<const model::FeedbackHistogram>(std::move(*resolved.feedback)));
     }
     return {};
   }

@@ -411,15 +411,16 @@ TEST(RocksdbStoreTest, TheCalibrationSurvivesAReopen) {
     auto store = RocksdbStore::Open(dir.Join("model"));
     ASSERT_TRUE(store.has_value()) << store.error().message;
     expected = LearnFeedback(**store);
-    ASSERT_EQ((*store)->Calibration()->histogram(), expected);
-    ASSERT_TRUE((*store)->Calibration()->ready());
-    fitted = (*store)->Calibration()->fitted();
+    ASSERT_EQ(*(*store)->Feedback(), expected);
+    ASSERT_TRUE(model::Calibration(*(*store)->Feedback()).ready());
+    fitted = model::Calibration(*(*store)->Feedback()).fitted();
   }
   EXPECT_EQ(ReadRaw(dir.Join("model"), "calibration"), EncodeFeedbackHistogram(expected));
   auto reopened = RocksdbStore::Open(dir.Join("model"));
   ASSERT_TRUE(reopened.has_value()) << reopened.error().message;
-  EXPECT_EQ((*reopened)->Calibration()->histogram(), expected);
-  EXPECT_EQ((*reopened)->Calibration()->fitted(), fitted) << "bit-identical after a reopen";
+  EXPECT_EQ(*(*reopened)->Feedback(), expected);
+  EXPECT_EQ(model::Calibration(*(*reopened)->Feedback()).fitted(), fitted)
+      << "bit-identical after a reopen";
 }
 
 TEST(RocksdbStoreTest, AMissingOrOtherLayoutCalibrationIsRebuiltFromTheLedger) {
@@ -437,7 +438,7 @@ TEST(RocksdbStoreTest, AMissingOrOtherLayoutCalibrationIsRebuiltFromTheLedger) {
   {
     auto store = RocksdbStore::Open(dir.Join("model"));
     ASSERT_TRUE(store.has_value()) << store.error().message;
-    EXPECT_EQ((*store)->Calibration()->histogram(), expected);
+    EXPECT_EQ(*(*store)->Feedback(), expected);
   }
   EXPECT_EQ(ReadRaw(dir.Join("model"), "calibration"), EncodeFeedbackHistogram(expected))
       << "the rebuilt record is stored";
@@ -451,7 +452,7 @@ TEST(RocksdbStoreTest, AMissingOrOtherLayoutCalibrationIsRebuiltFromTheLedger) {
   });
   auto store = RocksdbStore::Open(dir.Join("model"));
   ASSERT_TRUE(store.has_value()) << store.error().message;
-  EXPECT_EQ((*store)->Calibration()->histogram(), expected);
+  EXPECT_EQ(*(*store)->Feedback(), expected);
   // A corrupt record is an error, as a corrupt stats record is (nbspamd check --repair).
   store->reset();
   ChangeRaw(dir.Join("model"), [](rocksdb::DB& db, auto& handles) {
@@ -482,7 +483,7 @@ TEST(RocksdbStoreTest, ASchemaThreeFolderIsUpgradedWithoutTheCalibrationOfAnAuto
   });
   auto store = RocksdbStore::Open(dir.Join("model"));
   ASSERT_TRUE(store.has_value()) << store.error().message;
-  EXPECT_EQ((*store)->Calibration()->histogram(), expected);
+  EXPECT_EQ(*(*store)->Feedback(), expected);
   store->reset();
   EXPECT_EQ(ReadRaw(dir.Join("model"), "schema_version"), "7");
   EXPECT_EQ(ReadRaw(dir.Join("model"), "calibration"), EncodeFeedbackHistogram(expected));
@@ -504,7 +505,7 @@ TEST(RocksdbStoreTest, ASchemaTwoFolderIsUpgradedWithAnEmptyCalibration) {
   {
     auto store = RocksdbStore::Open(dir.Join("model"));
     ASSERT_TRUE(store.has_value()) << store.error().message;
-    EXPECT_EQ((*store)->Calibration()->histogram(), model::FeedbackHistogram{});
+    EXPECT_EQ(*(*store)->Feedback(), model::FeedbackHistogram{});
     EXPECT_EQ((*store)->Stats()->TotalDocuments(), 2u);
     EXPECT_FALSE((**(*store)->FindLearned("a")).held_out.has_value());
   }

@@ -161,10 +161,11 @@ class Store {
   // The current stats.
   [[nodiscard]] virtual std::shared_ptr<const model::ModelStats> Stats() const = 0;
 
-  // The calibration fitted from the held-out scores of the ledger records (their feedback
-  // histogram), as the last Apply left it; kept exact by the deltas' feedback_changes. Reads
-  // memory only; never waits.
-  [[nodiscard]] virtual std::shared_ptr<const model::Calibration> Calibration() const = 0;
+  // The feedback histogram of every ledger record's held-out score (the calibration record), as
+  // the last Apply left it; kept exact by the deltas' feedback_changes. Not fitted here:
+  // spam_confidence is fitted on the newest records' scores (core::RecentFeedback). Reads memory
+  // only; never waits.
+  [[nodiscard]] virtual std::shared_ptr<const model::FeedbackHistogram> Feedback() const = 0;
 
   // What the training ledger holds for message `id`: nullopt when it was never learned.
   // Errors: kDataLoss for a corrupt record, kInternal for an I/O failure.

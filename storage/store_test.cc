@@ -447,8 +447,7 @@ void LearnScored(Store& store, const std::string& id, const std::string& label,
 }
 
 TEST_P(StoreTest, TheCalibrationCountsHeldOutScoresThroughLearnRelearnAndForget) {
-  EXPECT_FALSE(store_->Calibration()->ready());
-  EXPECT_EQ(store_->Calibration()->histogram(), model::FeedbackHistogram{});
+  EXPECT_EQ(*store_->Feedback(), model::FeedbackHistogram{});
   LearnScored(*store_, "s", "spam", "cheap pills", 0.6);    // Bin 65.
   LearnScored(*store_, "h", "ham", "lunch at noon", -0.6);  // Bin 35.
   LearnScored(*store_, "n", "newsletter", "weekly", 0.1);   // A third class: not counted.
@@ -456,35 +455,35 @@ TEST_P(StoreTest, TheCalibrationCountsHeldOutScoresThroughLearnRelearnAndForget)
   model::FeedbackHistogram expected;
   expected.spam[65] = 1;
   expected.ham[35] = 1;
-  EXPECT_EQ(store_->Calibration()->histogram(), expected);
+  EXPECT_EQ(*store_->Feedback(), expected);
   EXPECT_EQ((*store_->FindLearned("s"))->held_out, (model::HeldOutScore{model::kScoreScale, 0.6}));
 
   // A relearn moves the record's score to its new class; a forget removes it.
   Learn(*store_, "s", "ham", "cheap pills");
   expected.spam[65] = 0;
   expected.ham[65] = 1;
-  EXPECT_EQ(store_->Calibration()->histogram(), expected);
+  EXPECT_EQ(*store_->Feedback(), expected);
   Forget(*store_, "h");
   expected.ham[35] = 0;
-  EXPECT_EQ(store_->Calibration()->histogram(), expected);
+  EXPECT_EQ(*store_->Feedback(), expected);
   Forget(*store_, "s");
   Forget(*store_, "n");
   Forget(*store_, "u");
-  EXPECT_EQ(store_->Calibration()->histogram(), model::FeedbackHistogram{});
+  EXPECT_EQ(*store_->Feedback(), model::FeedbackHistogram{});
 }
 
-TEST_P(StoreTest, ACalibrationAppearsWithEnoughFeedback) {
+TEST_P(StoreTest, APublishedFeedbackHistogramNeverChanges) {
   for (std::uint64_t i = 0; i < model::kMinFeedbackPerClass; ++i) {
     LearnScored(*store_, Numbered("s", i), "spam", Numbered("cheap pills ", i), 0.5);
     LearnScored(*store_, Numbered("h", i), "ham", Numbered("lunch ", i), -0.5);
   }
-  const auto calibration = store_->Calibration();
-  ASSERT_TRUE(calibration->ready());
-  EXPECT_LT(*calibration->SpamConfidence(-0.5), 0.1);
-  EXPECT_GT(*calibration->SpamConfidence(0.5), 0.9);
+  const auto feedback = store_->Feedback();
+  EXPECT_EQ(feedback->spam[model::CalibrationBin(0.5)], model::kMinFeedbackPerClass);
+  EXPECT_EQ(feedback->ham[model::CalibrationBin(-0.5)], model::kMinFeedbackPerClass);
   Forget(*store_, "s0");
-  EXPECT_FALSE(store_->Calibration()->ready()) << "19 spam scores are not enough";
-  EXPECT_TRUE(calibration->ready()) << "a published calibration never changes";
+  EXPECT_EQ(store_->Feedback()->spam[model::CalibrationBin(0.5)], model::kMinFeedbackPerClass - 1);
+  EXPECT_EQ(feedback->spam[model::CalibrationBin(0.5)], model::kMinFeedbackPerClass)
+      << "a published histogram never changes";
 }
 
 TEST_P(StoreTest, AFeedbackCountBelowZeroIsRefusedWithItsDelta) {
@@ -500,7 +499,7 @@ TEST_P(StoreTest, AFeedbackCountBelowZeroIsRefusedWithItsDelta) {
   model::Delta net_zero;
   net_zero.feedback_changes = {{10, true, 1}, {10, true, -1}};
   EXPECT_TRUE(store_->Apply(net_zero).has_value());
-  EXPECT_EQ(store_->Calibration()->histogram(), model::FeedbackHistogram{});
+  EXPECT_EQ(*store_->Feedback(), model::FeedbackHistogram{});
 }
 
 // User layers: each layer learns, relearns and forgets exactly on its own; a train of

@@ -16,8 +16,8 @@ class ForwardingStore : public Store {
     return inner_.Read(entries);
   }
   std::shared_ptr<const model::ModelStats> Stats() const override { return inner_.Stats(); }
-  std::shared_ptr<const model::Calibration> Calibration() const override {
-    return inner_.Calibration();
+  std::shared_ptr<const model::FeedbackHistogram> Feedback() const override {
+    return inner_.Feedback();
   }
   std::expected<std::optional<model::LedgerEntry>, Error> FindLearned(
       std::string_view id) const override {
