@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
 #include <vector>
 
 namespace nbspamd::model {
@@ -93,6 +95,31 @@ TEST(FeedbackThresholdsTest, OnlyTheNewestWindowOfFiniteScoresCounts) {
   EXPECT_EQ(t.hams, 999u);
   EXPECT_FALSE(t.spam_from_feedback);
   EXPECT_EQ(t.thresholds.spam, 1.0);
+}
+
+// The thresholds are order statistics of the windows, whatever order the scores come in: the
+// same as those of a sorted copy, computed here by hand, for scores in arrival order.
+TEST(FeedbackThresholdsTest, TheScoresOrderDoesNotMatter) {
+  std::mt19937 random(20261206);
+  std::normal_distribution<double> ham_score(-1.5, 0.4);
+  std::normal_distribution<double> spam_score(1.2, 0.5);
+  std::vector<double> hams(1000), spams(1000);
+  for (double& s : hams) s = ham_score(random);
+  for (double& s : spams) s = spam_score(random);
+  std::vector<double> sorted_hams = hams, sorted_spams = spams;
+  std::ranges::sort(sorted_hams);
+  std::ranges::sort(sorted_spams);
+  const FeedbackThresholds t = ThresholdsFromFeedback(hams, spams, kDefaults);
+  ASSERT_TRUE(t.spam_from_feedback && t.ham_from_feedback);
+  EXPECT_EQ(t.thresholds.spam, std::clamp(sorted_hams.back() + kSpamMargin, kSpamFloor, 1.0));
+  EXPECT_EQ(t.thresholds.ham,
+            std::min(std::max(std::nextafter(sorted_spams[10], kMinusInfinity), -0.6),
+                     t.thresholds.spam));
+  std::ranges::shuffle(hams, random);
+  std::ranges::shuffle(spams, random);
+  const FeedbackThresholds shuffled = ThresholdsFromFeedback(hams, spams, kDefaults);
+  EXPECT_EQ(shuffled.thresholds.spam, t.thresholds.spam);
+  EXPECT_EQ(shuffled.thresholds.ham, t.thresholds.ham);
 }
 
 }  // namespace
