@@ -529,7 +529,11 @@ async function learn(action, scanId, message, resultNode) {
     }
     const stats = await api('GET', '/stats');
     const counts = stats.classes.map((c) => `${c.label} ${number(c.documents)}`).join(', ');
-    resultNode.textContent = `${answer.status}${answer.label ? ` as ${answer.label}` : ''}: the model now holds ${counts} documents`;
+    // checked: error-driven training (train_margin) recorded the label but counted nothing.
+    const what = answer.status === 'checked'
+      ? `checked as ${answer.label}: already scored ${answer.label} beyond train_margin, so recorded, not counted`
+      : `${answer.status}${answer.label ? ` as ${answer.label}` : ''}`;
+    resultNode.textContent = `${what}: the model now holds ${counts} documents`;
     resultNode.className = 'result ok';
     if (scanId) await refreshScanLearned(scanId);
   } catch (error) {

@@ -1038,6 +1038,21 @@ class LearnedHistoryTest(ConsoleTestCase):
         self.assertIn('2 changes', self.find('#scan-learned').text)
         self.shoot('scan-learned')
 
+    def test_a_scan_learned_as_what_it_was_scored_says_it_was_only_checked(self):
+        checked = Daemon('--train-margin', '0')  # Anything scored right is only checked.
+        self.addCleanup(checked.stop)
+        checked.seed()
+        status, answer = checked.call('POST', '/classify',
+                                      message('Cheap watches again', 'Cheap replica watches, click here now'))
+        self.assertEqual(status, 200, answer)
+        self.assertGreater(answer['score'], 0, answer)
+        documents = checked.call('GET', '/stats')[1]['documents']
+        self.browser.get(f'{checked.base}/ui/#scan/{answer["scan_id"]}')
+        self.find('#scan-actions button[data-action=spam]').click()
+        self.text_in('#scan-result', 'checked as spam: already scored spam beyond train_margin, so recorded, '
+                                     'not counted')
+        self.assertEqual(checked.call('GET', '/stats')[1]['documents'], documents)
+
     def test_a_word_of_the_subject_finds_the_scan(self):
         self.daemon.seed()
         scan_id = self.classify(message('Quarterly invoice from Globex', 'Please find the invoice attached'))
