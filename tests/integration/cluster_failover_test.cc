@@ -196,8 +196,8 @@ void RunTrainer(const std::vector<unsigned short>& ports, int client, const std:
       try {
         auto& http_client = clients[port];
         if (!http_client) http_client = std::make_unique<HttpClient>(port);
-        const auto answer =
-            http_client->Send(http::verb::post, "/train?label=" + label + "&id=" + id, text);
+        const auto answer = http_client->Send(
+            http::verb::post, "/train?count=all&label=" + label + "&id=" + id, text);
         if (answer.result() == http::status::ok) {
           done = true;
         } else if (answer.result() != http::status::service_unavailable) {
