@@ -212,8 +212,8 @@ TEST_F(AutolearnTest, LearnsConfidentMailAPersonRelearnsItAndRollbackUndoesItAll
   EXPECT_EQ(Documents(client, "ham"), ham_before + 1);
 }
 
-// Under the default error-driven training a confident verdict is scored beyond the margin, so
-// autolearn only checks it: recorded with source autolearn, counting nothing.
+// Under the default error-driven training a confident verdict scored beyond the margin is only
+// checked by autolearn: recorded with source autolearn, counting nothing.
 TEST_F(AutolearnTest, UnderErrorDrivenTrainingAConfidentVerdictIsOnlyChecked) {
   DaemonProcess daemon = Start({"--autolearn", "true", "--train-margin", "4"});
   HttpClient client(daemon.port());

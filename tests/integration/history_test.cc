@@ -608,7 +608,7 @@ TEST_F(HistoryTest, AWordOfTheSubjectOrSenderFindsTheScanByDefault) {
 // Autolearn marks the scan it learned, by "autolearn", once its learn is durable.
 TEST_F(LearnedHistoryTest, AnAutolearnedScanSaysSo) {
   // Every message counted (train_margin ""): under error-driven training autolearn only checks
-  // a confident message (AutolearnTest).
+  // a confident message scored beyond the margin (AutolearnTest).
   DaemonProcess daemon = Start({"--autolearn", "true", "--autolearn-spam-confidence", "0.9",
                                 "--autolearn-ham-confidence", "0.1", "--train-margin", ""});
   HttpClient client(daemon.port());
