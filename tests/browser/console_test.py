@@ -1052,6 +1052,7 @@ class LearnedHistoryTest(ConsoleTestCase):
         self.text_in('#scan-result', 'checked as spam: already scored spam beyond train_margin, so recorded, '
                                      'not counted')
         self.assertEqual(checked.call('GET', '/stats')[1]['documents'], documents)
+        self.shoot('scan-checked')
 
     def test_a_word_of_the_subject_finds_the_scan(self):
         self.daemon.seed()
