@@ -506,13 +506,14 @@ SpamFilter::LearnedMark SpamFilter::MarkOf(std::string scan_id, bool by_id, std:
 }
 
 void SpamFilter::NoteLearned(const LearnedMark& mark, std::string_view message_key,
-                             std::string label) const {
+                             std::string label, bool checked) const {
   history::ScanHistory* history = history_.load(std::memory_order_acquire);
   if (history == nullptr) return;
   history::LearnedChange change{.label = std::move(label),
                                 .time_ms = SystemUnixMillis(),
                                 .how = std::string(mark.how),
-                                .by = mark.by};
+                                .by = mark.by,
+                                .checked = checked};
   if (!mark.scan_id.empty()) return history->RecordLearned(mark.scan_id, change);
   history->RecordLearnedByKey(mark.user, std::string(message_key), std::move(change));
 }
@@ -521,7 +522,10 @@ TrainDone SpamFilter::Noting(LearnedMark mark, TrainDone done) const {
   if (History() == nullptr) return done;
   return [this, mark = std::move(mark),
           done = std::move(done)](std::expected<TrainOutcome, Error> outcome) mutable {
-    if (outcome) NoteLearned(mark, outcome->id, outcome->label);
+    if (outcome) {
+      NoteLearned(mark, outcome->id, outcome->label,
+                  outcome->status == model::LearnStatus::kChecked && !outcome->queued);
+    }
     done(std::move(outcome));
   };
 }

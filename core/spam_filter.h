@@ -434,7 +434,10 @@ class SpamFilter {
   // `done`, noting `mark` in the scan history first when the train or forget succeeded.
   [[nodiscard]] TrainDone Noting(LearnedMark mark, TrainDone done) const;
   [[nodiscard]] ForgetDone Noting(LearnedMark mark, ForgetDone done) const;
-  void NoteLearned(const LearnedMark& mark, std::string_view message_key, std::string label) const;
+  // `checked`: the ledger only checked the train (LearnStatus::kChecked), which the scan's learned
+  // state then says. A train queued in cluster mode is noted as learned: its status is not known.
+  void NoteLearned(const LearnedMark& mark, std::string_view message_key, std::string label,
+                   bool checked = false) const;
   // ForgetAsync, noting `mark` (none: as the request says).
   void ForgetNoting(const ForgetRequest& request, ForgetDone done, std::optional<LearnedMark> mark);
   // Sets `outcome.feedback` from the verdict remembered for its id, which is then forgotten.

@@ -6,6 +6,7 @@ namespace nbspamd::history {
 namespace {
 
 constexpr std::uint8_t kLearnedForgottenFlag = 1;
+constexpr std::uint8_t kLearnedCheckedFlag = 2;
 
 void PutLearnedText(std::string& out, std::string_view text) {
   storage::PutVarint64(out, text.size());
@@ -31,11 +32,17 @@ std::optional<LearnedState> NextLearnedState(const std::optional<LearnedState>& 
   const bool forget = change.label.empty();
   if (prior) {
     if (forget && prior->forgotten) return std::nullopt;
-    if (!forget && !prior->forgotten && prior->label == change.label) return std::nullopt;
+    // The same class again: a change only when a record that was only checked is now counted
+    // (a counted record is never only checked later: the ledger says "unchanged").
+    if (!forget && !prior->forgotten && prior->label == change.label &&
+        !(prior->checked && !change.checked)) {
+      return std::nullopt;
+    }
   }
   LearnedState next;
   next.label = forget ? std::string() : change.label;
   next.forgotten = forget;
+  next.checked = !forget && change.checked;
   next.time_ms = change.time_ms;
   next.how = change.how;
   next.by = change.by;
@@ -45,7 +52,8 @@ std::optional<LearnedState> NextLearnedState(const std::optional<LearnedState>& 
 
 void AppendLearnedState(std::string& out, const LearnedState& state) {
   out.push_back(static_cast<char>(kLearnedStateFormat));
-  out.push_back(static_cast<char>(state.forgotten ? kLearnedForgottenFlag : 0));
+  out.push_back(static_cast<char>((state.forgotten ? kLearnedForgottenFlag : 0) |
+                                  (state.checked ? kLearnedCheckedFlag : 0)));
   storage::PutVarint64(out, static_cast<std::uint64_t>(state.time_ms));
   PutLearnedText(out, state.label);
   PutLearnedText(out, state.how);
@@ -58,10 +66,14 @@ std::expected<LearnedState, Error> DecodeLearnedState(std::string_view value) {
     return MalformedState();
   }
   const auto flags = static_cast<std::uint8_t>(value[1]);
-  if ((flags & ~kLearnedForgottenFlag) != 0) return MalformedState();
+  if ((flags & ~(kLearnedForgottenFlag | kLearnedCheckedFlag)) != 0 ||
+      flags == (kLearnedForgottenFlag | kLearnedCheckedFlag)) {
+    return MalformedState();
+  }
   value.remove_prefix(2);
   LearnedState state;
   state.forgotten = (flags & kLearnedForgottenFlag) != 0;
+  state.checked = (flags & kLearnedCheckedFlag) != 0;
   std::uint64_t time = 0;
   std::uint64_t changes = 0;
   if (!storage::GetVarint64(value, time) || !GetLearnedText(value, state.label) ||
@@ -79,6 +91,7 @@ bool LearnedMatches(std::string_view filter, const std::optional<LearnedState>& 
   if (filter == "yes") return learned_now;
   if (filter == "no") return !learned_now;
   if (filter == "forgotten") return state && state->forgotten;
+  if (filter == "checked") return learned_now && state->checked;
   return learned_now && state->label == filter;
 }
 

@@ -7,11 +7,15 @@
 //                                    .by = "alice"}).value_or(*state);
 //
 // A change is counted only when the state changes: learned as another class (a relearn), forgotten,
-// or learned again after a forget. Learning it again as the same class changes nothing (the ledger
-// says "unchanged"), so `at`, `how` and `by` stay those of the change that made the state.
+// learned again after a forget, or counted after being only checked (error-driven training: a
+// train the model already scored right beyond train_margin is recorded, not counted, and may be
+// counted by a later train). Learning it again as the same class otherwise changes nothing (the
+// ledger says "unchanged", or "checked" again), so `at`, `how` and `by` stay those of the change
+// that made the state.
 //
 // Encoding (kLearnedStateFormat, 1; do not change: stored on disk): the format byte, a flags byte
-// (1: forgotten), varint time_ms, then label, how and by length-prefixed (varint), varint changes.
+// (1: forgotten, 2: only checked), varint time_ms, then label, how and by length-prefixed
+// (varint), varint changes. States written before the checked flag existed decode unchanged.
 #ifndef NBSPAMD_HISTORY_LEARNED_STATE_H_
 #define NBSPAMD_HISTORY_LEARNED_STATE_H_
 
@@ -45,6 +49,7 @@ struct LearnedChange {
   std::int64_t time_ms = 0;
   std::string how = {};  // One of the kLearnedBy* names.
   std::string by = {};   // The source (a bearer token's name, "autolearn"); "": none.
+  bool checked = false;  // The ledger only checked it (LearnStatus::kChecked): not counted.
 };
 
 // The state after `change` when it changes `prior`; nullopt when it does not (the same class
@@ -57,8 +62,9 @@ void AppendLearnedState(std::string& out, const LearnedState& state);
 [[nodiscard]] std::expected<LearnedState, Error> DecodeLearnedState(std::string_view value);
 
 // Whether `state` passes the listing filter `filter` (ScanQuery::learned): "yes" (learned now,
-// as any class), "no" (never learned, or forgotten), "forgotten", or a class name ("spam",
-// "ham": learned now as that class).
+// as any class, counted or only checked), "no" (never learned, or forgotten), "forgotten",
+// "checked" (only checked now), or a class name ("spam", "ham": learned now as that class,
+// counted or only checked).
 [[nodiscard]] bool LearnedMatches(std::string_view filter,
                                   const std::optional<LearnedState>& state);
 

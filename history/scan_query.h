@@ -20,8 +20,8 @@ struct ScanQuery {
   std::optional<std::string> verdict = {};    // "spam", "ham" or "unsure".
   std::optional<std::string> user = {};       // "" for the global model's scans.
   std::optional<std::string> front_end = {};  // "http", "milter" or "spamd".
-  // Whether the scan was learned (learned_state.h, LearnedMatches): "yes", "no", "spam", "ham"
-  // or "forgotten".
+  // Whether the scan was learned (learned_state.h, LearnedMatches): "yes", "no", "spam", "ham",
+  // "checked" or "forgotten".
   std::optional<std::string> learned = {};
   // Matched against the kept facts, the message key and the scan id: a case-insensitive
   // substring of a fact kept as text, or a value whose HashedFact a hashed fact equals.

@@ -28,8 +28,11 @@ struct ScanFacts {
 // Whether a scan's message was learned, relearned or forgotten through the daemon since it was
 // classified: the last change, and how many there were (learned_state.h).
 struct LearnedState {
-  std::string label = {};     // The class it is learned as now; "" when forgotten.
-  bool forgotten = false;     // The last change was a forget.
+  std::string label = {};  // The class it is learned as now; "" when forgotten.
+  bool forgotten = false;  // The last change was a forget.
+  // Error-driven training (train_margin): the last train was only checked: recorded in the
+  // ledger as `label`, not counted, because the model already scored it so beyond the margin.
+  bool checked = false;
   std::int64_t time_ms = 0;   // Unix time of the last change (once durable), in milliseconds.
   std::string how = {};       // How it was learned or forgotten (learned_state.h, kLearnedBy*).
   std::string by = {};        // Who: the source (a bearer token's name, "autolearn"); "": none.

@@ -1,6 +1,7 @@
 // GET /history and GET /history/{id}: the scan history (history/scan_history.h), read-only.
 // Filters of /history: since and until (Unix milliseconds), verdict, user ("" for the global
-// model's scans), front_end, learned (yes, no, spam, ham or forgotten), q (a text match on the
+// model's scans), front_end, learned (yes, no, spam, ham, checked or
+// forgotten), q (a text match on the
 // kept facts), before (the page cursor) and limit (1 to 1000, default 50). The answer also says
 // how the facts are kept ("history_facts") and, for a q that a hashed fact cannot match by a
 // word, why ("notice").
@@ -60,9 +61,9 @@ std::expected<std::int64_t, Error> ParseMillis(std::string_view name, std::strin
   }
   if (const std::string* learned = find("learned")) {
     if (*learned != "yes" && *learned != "no" && *learned != "spam" && *learned != "ham" &&
-        *learned != "forgotten") {
+        *learned != "checked" && *learned != "forgotten") {
       return MakeError(ErrorCode::kInvalidArgument,
-                       "learned must be yes, no, spam, ham or forgotten");
+                       "learned must be yes, no, spam, ham, checked or forgotten");
     }
     query.learned.emplace(*learned);
   }

@@ -84,7 +84,8 @@ json::value ScanLearnedJson(const std::optional<history::LearnedState>& learned)
     return json::value(ReplaceInvalidUtf8(text));
   };
   const std::int64_t seconds = learned->time_ms >= 0 ? learned->time_ms / 1000 : 0;
-  return json::object{{"state", learned->forgotten ? "forgotten" : "learned"},
+  const char* state = learned->forgotten ? "forgotten" : learned->checked ? "checked" : "learned";
+  return json::object{{"state", state},
                       {"as", text_or_null(learned->label)},
                       {"at", UtcTimeText(seconds)},
                       {"at_ms", learned->time_ms},

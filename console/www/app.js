@@ -379,17 +379,20 @@ const LEARNED_HOW = {
 
 function learnedText(learned) {
   if (!learned) return 'Not learned';
-  const what = learned.state === 'forgotten' ? 'Forgotten' : `Learned as ${learned.as}`;
+  const what = {forgotten: 'Forgotten', checked: `Checked as ${learned.as}`}[learned.state] || `Learned as ${learned.as}`;
   const who = learned.by ? ` by ${learned.by}` : '';
   const changes = learned.changes > 1 ? `, ${learned.changes} changes` : '';
-  return `${what}${who} at ${learned.at.replace('T', ' ').replace('Z', ' UTC')} (${LEARNED_HOW[learned.how] || learned.how}${changes})`;
+  const counted = learned.state === 'checked'
+    ? `: already scored ${learned.as} beyond train_margin, so recorded, not counted` : '';
+  return `${what}${who} at ${learned.at.replace('T', ' ').replace('Z', ' UTC')} (${LEARNED_HOW[learned.how] || learned.how}${changes})${counted}`;
 }
 
 function learnedBadge(learned) {
   if (!learned) return el('span', {class: 'learned-none'}, '–');
   const forgotten = learned.state === 'forgotten';
-  return el('span', {class: `badge learned ${forgotten ? 'unsure' : learned.as}`, title: learnedText(learned)},
-            forgotten ? 'forgotten' : learned.as);
+  const checked = learned.state === 'checked';
+  return el('span', {class: `badge learned ${forgotten ? 'unsure' : learned.as}${checked ? ' checked' : ''}`, title: learnedText(learned)},
+            forgotten ? 'forgotten' : checked ? `${learned.as} (checked)` : learned.as);
 }
 
 // The Learned filter, the column's head and the privacy line, made once.
@@ -397,7 +400,7 @@ function historyLearnedSetUp() {
   const form = $('history-filters');
   if (!form.elements.learned) {
     const select = el('select', {name: 'learned'}, el('option', {value: ''}, 'any'),
-                      ...['yes', 'no', 'spam', 'ham', 'forgotten'].map((value) => el('option', {}, value)));
+                      ...['yes', 'no', 'spam', 'ham', 'checked', 'forgotten'].map((value) => el('option', {}, value)));
     form.querySelector('button[type=submit]').before(el('label', {}, 'Learned ', select), ' ');
   }
   const head = $('history-table').tHead.rows[0];

@@ -35,6 +35,7 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as ec
+from selenium.webdriver.support.ui import Select
 from selenium.webdriver.support.ui import WebDriverWait
 
 DAEMON = None
@@ -1052,7 +1053,22 @@ class LearnedHistoryTest(ConsoleTestCase):
         self.text_in('#scan-result', 'checked as spam: already scored spam beyond train_margin, so recorded, '
                                      'not counted')
         self.assertEqual(checked.call('GET', '/stats')[1]['documents'], documents)
+        # The scan's learned line says the same, not "Learned as spam".
+        self.text_in('#scan-learned', 'Checked as spam')
+        self.text_in('#scan-learned', 'recorded, not counted')
+        self.assertEqual(self.find('#scan-learned .badge').text, 'spam (checked)')
+        self.assertEqual(checked.call('GET', f'/history/{answer["scan_id"]}')[1]['learned']['state'], 'checked')
         self.shoot('scan-checked')
+        # The History's Learned filter finds it as checked, and not a scan never learned.
+        other = checked.call('POST', '/classify', message('Lunch on Friday', 'The usual place at noon'))[1]
+        self.browser.get(f'{checked.base}/ui/#history')
+        self.find(f'#history-table tr[data-scan="{other["scan_id"]}"]')
+        Select(self.find('#history-filters select[name=learned]')).select_by_visible_text('checked')
+        self.browser.find_element(By.CSS_SELECTOR, '#history-filters button[type=submit]').click()
+        self.wait.until(lambda b: len(b.find_elements(By.CSS_SELECTOR, '#history-table tbody tr')) == 1)
+        self.text_in(f'#history-table tr[data-scan="{answer["scan_id"]}"] td.learned', 'spam (checked)')
+        status, page = checked.call('GET', '/history?learned=checked')
+        self.assertEqual([scan['scan_id'] for scan in page['scans']], [answer['scan_id']], page)
 
     def test_a_word_of_the_subject_finds_the_scan(self):
         self.daemon.seed()

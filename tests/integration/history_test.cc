@@ -542,6 +542,54 @@ TEST_F(LearnedHistoryTest, ATrainByScanIdARelearnAndAForgetAreShownAndSurviveARe
   EXPECT_EQ(Listed(client, "?learned=forgotten"), 1u);
 }
 
+// Error-driven training: a train the model already scored right beyond train_margin is only
+// checked (recorded, not counted), and the scan says so; counted by a later train, it says that.
+TEST_F(LearnedHistoryTest, AnOnlyCheckedTrainSaysSoUntilATrainCountsIt) {
+  std::string scan_id;
+  std::string label;
+  {
+    DaemonProcess daemon = Start(
+        {"--auth-tokens", std::string("alice:") + kAlice + ",bob:" + kBob, "--train-margin", "0"});
+    HttpClient client(daemon.port());
+    Seed(client);
+    scan_id = ScanOf(client, "", kNewsletter);
+    ScanOf(client, "", "review your account today");
+    label = client.GetJson("/history/" + scan_id).at("label").as_string();
+    const auto checked = Post(client, "/train?label=" + label + "&scan_id=" + scan_id, kAlice);
+    ASSERT_EQ(checked.result(), http::status::ok) << checked.body();
+    EXPECT_EQ(Json(checked).at("status").as_string(), "checked") << checked.body();
+    const json::value state = LearnedOf(client, scan_id);
+    ASSERT_TRUE(state.is_object()) << state;
+    EXPECT_EQ(state.at("state").as_string(), "checked");
+    EXPECT_EQ(state.at("as").as_string(), label);
+    EXPECT_EQ(state.at("by").as_string(), "alice");
+    EXPECT_EQ(state.at("changes").as_int64(), 1);
+    // Checked again: no change.
+    ASSERT_EQ(Post(client, "/train?label=" + label + "&scan_id=" + scan_id, kBob).result(),
+              http::status::ok);
+    EXPECT_EQ(LearnedOf(client, scan_id), state);
+    EXPECT_EQ(Listed(client, "?learned=checked"), 1u);
+    EXPECT_EQ(Listed(client, "?learned=yes"), 1u);
+    EXPECT_EQ(Listed(client, "?learned=" + label), 1u);
+    EXPECT_EQ(Listed(client, "?learned=no"), 1u);
+    EXPECT_EQ(daemon.Terminate(), 0) << daemon.Log();
+  }
+  // Every train counted now: the same train counts the message, and the scan says it is learned.
+  DaemonProcess daemon = Start(
+      {"--auth-tokens", std::string("alice:") + kAlice + ",bob:" + kBob, "--train-margin", ""});
+  HttpClient client(daemon.port());
+  EXPECT_EQ(LearnedOf(client, scan_id).at("state").as_string(), "checked");
+  const auto counted = Post(client, "/train?label=" + label + "&scan_id=" + scan_id, kBob);
+  ASSERT_EQ(counted.result(), http::status::ok) << counted.body();
+  EXPECT_EQ(Json(counted).at("status").as_string(), "learned") << counted.body();
+  const json::value state = LearnedOf(client, scan_id);
+  EXPECT_EQ(state.at("state").as_string(), "learned") << state;
+  EXPECT_EQ(state.at("by").as_string(), "bob");
+  EXPECT_EQ(state.at("changes").as_int64(), 2);
+  EXPECT_EQ(Listed(client, "?learned=checked"), 0u);
+  EXPECT_EQ(Listed(client, "?learned=yes"), 1u);
+}
+
 TEST_F(LearnedHistoryTest, AReportedCopyAMessageIdAndTheMessagesBytesMarkTheirScans) {
   DaemonProcess daemon = StartWithTokens();
   HttpClient client(daemon.port());
