@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+#include <string>
+
 #include "common/hex.h"
 
 namespace nbspamd::history {
@@ -34,6 +37,47 @@ TEST(BodyDigestTest, IsTheFirstHalfOfTheBodysSha256) {
   EXPECT_EQ(hex(BodyDigest("Subject: a\r\n\r\nhello\r\n")), "2cf24dba5fb0a30e26e83b2ac5b9e29e");
   EXPECT_EQ(hex(BodyDigest("")), "e3b0c44298fc1c149afbf4c8996fb924");
   EXPECT_EQ(hex(BodyDigest("Subject: b\n\nhel\rlo\n")), "2cf24dba5fb0a30e26e83b2ac5b9e29e");
+}
+
+// A CRLF body is gathered in chunks between its carriage returns: bodies longer than a chunk,
+// with lines longer than one and CRs at every offset around its edges, digest as the same body
+// with LF alone, which is fed whole: both the SHA-256 of the body without CRs.
+TEST(BodyDigestTest, ALongCrlfBodyDigestsAsItsLfCopy) {
+  for (const std::size_t long_line : {8191u, 8192u, 8193u, 20000u}) {
+    std::string lf = "Subject: long\n\n";
+    std::string crlf = "Subject: long\r\n\r\n";
+    std::string body;
+    for (std::size_t line = 0; line < 40; ++line) {
+      const std::size_t length = line == 7 ? long_line : (line * 37) % 300;
+      std::string text;
+      for (std::size_t i = 0; i < length; ++i)
+        text.push_back(static_cast<char>('a' + (i + line) % 26));
+      body += text + "\n";
+      lf += text + "\n";
+      crlf += text + "\r\n";
+    }
+    while (!body.empty() && body.back() == '\n') body.pop_back();
+    EXPECT_EQ(BodyDigest(crlf), BodyDigest(lf)) << long_line;
+    // The body with no header and a bare CR in it, through each path.
+    EXPECT_EQ(BodyDigest(body + "\r"), BodyDigest(body)) << long_line;
+    std::string with_cr = body;
+    with_cr.insert(8192, "\r");
+    EXPECT_EQ(BodyDigest(with_cr), BodyDigest(body)) << long_line;
+    EXPECT_NE(BodyDigest(lf), BodyDigest(lf + "x")) << long_line;
+  }
+}
+
+// Bodies of random lengths with CRs at random places, each against itself without them.
+TEST(BodyDigestTest, CarriageReturnsAnywhereAreLeftOut) {
+  std::mt19937 random(59);
+  for (int round = 0; round < 2000; ++round) {
+    const std::size_t length = random() % 70;
+    std::string body;
+    for (std::size_t i = 0; i < length; ++i) body.push_back("ab\r\r\n\x8d\x0c"[random() % 7]);
+    std::string without = body;
+    std::erase(without, '\r');
+    EXPECT_EQ(BodyDigest("S: x\n\n" + body), BodyDigest("S: x\n\n" + without)) << round;
+  }
 }
 
 // Without an empty line the whole text is the body (a plain-text /classify).
