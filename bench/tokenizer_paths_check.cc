@@ -1,8 +1,9 @@
 // Checks on every corpus message that the tokenizer's fast paths give exactly the tokens of their
 // references (hashes, counts and texts), under the default options and with counts and bigrams:
-// the ASCII fast word path against the ICU-only path, and HTML read from libxml2's SAX events
-// against the walk of its tree. Prints the number of messages that match and exits non-zero on
-// any difference.
+// the ASCII fast word path against the ICU-only path, HTML read from libxml2's SAX events
+// against the walk of its tree, and the mail reader's in-place decoding of header values and part
+// contents against GMime's own (MimePath). Prints the number of messages that match and exits
+// non-zero on any difference.
 //   NBSPAMD_BENCH_CORPUS=bench/accuracy/corpus build/release/bench/tokenizer_paths_check
 //   NBSPAMD_BENCH_CORPUS=bench/accuracy/corpus:bench/accuracy/corpora build/release/bench/...
 #include <cstdio>
@@ -35,13 +36,17 @@ int Run() {
     icu_words.word_path = tokenizer::WordPath::kIcuOnly;
     tokenizer::TokenizerOptions html_tree = fast_options;
     html_tree.html_path = tokenizer::HtmlPath::kTree;
+    tokenizer::TokenizerOptions gmime_decoding = fast_options;
+    gmime_decoding.mime_path = tokenizer::MimePath::kGmime;
     const tokenizer::Tokenizer fast(fast_options);
     const tokenizer::Tokenizer icu(icu_words);
     const tokenizer::Tokenizer tree(html_tree);
+    const tokenizer::Tokenizer gmime(gmime_decoding);
     for (std::size_t i = 0; i < messages.size(); ++i) {
       const TokenBag fast_bag = fast.Tokenize(messages[i], true);
       for (const auto& [reference, what] :
-           {std::pair{&icu, "the word paths"}, std::pair{&tree, "the HTML paths"}}) {
+           {std::pair{&icu, "the word paths"}, std::pair{&tree, "the HTML paths"},
+            std::pair{&gmime, "the MIME decoding paths"}}) {
         if (SameBags(fast_bag, reference->Tokenize(messages[i], true))) {
           ++matching;
         } else {

@@ -39,7 +39,9 @@ using GStringPtr = std::unique_ptr<char, GFree>;
 // GLib slice allocations); an unfolded value of 7-bit text with no "=?" has nothing to decode and
 // is its own decoding (MailReaderTest checks GMime agrees; the corpora's tokens are
 // byte-identical either way: docs/PERFORMANCE.md).
-const char* DecodedValue(GMimeHeader* header, GStringPtr& unfolded) {
+// With `gmime_decoding`, always GMime's.
+const char* DecodedValue(GMimeHeader* header, GStringPtr& unfolded, bool gmime_decoding) {
+  if (gmime_decoding) return g_mime_header_get_value(header);
   const char* raw = g_mime_header_get_raw_value(header);
   if (raw == nullptr) return g_mime_header_get_value(header);
   unfolded.reset(g_mime_utils_header_unfold(raw));
@@ -250,7 +252,7 @@ class Reader {
       if (family == HeaderFamily::kReadElsewhere) continue;
       // The name first: GMime decodes a value only when it is asked for.
       GStringPtr unfolded;
-      const char* value = DecodedValue(header, unfolded);
+      const char* value = DecodedValue(header, unfolded, options_.gmime_decoding);
       if (value == nullptr) continue;
       switch (family) {
         case HeaderFamily::kReceived:
@@ -350,7 +352,7 @@ class Reader {
       }
       return;
     }
-    const std::string bytes = Decode(part);
+    const std::string bytes = Decode(part, options_.gmime_decoding);
     const char* charset = g_mime_object_get_content_type_parameter(entity, "charset");
     Utf8Text text = ToUtf8(bytes, charset != nullptr ? charset : "");
     if (text.outcome == CharsetOutcome::kUnknown) Meta("charset-unknown");
@@ -387,13 +389,14 @@ class Reader {
   // g_mime_data_wrapper_write_to_stream, which makes a filter stream, a filter and an output
   // stream for each part: three GObjects, each made and destroyed under GLib's process-wide
   // locks, which two classifying threads then wait on. uuencode (whose filter first looks for the
-  // "begin" line itself) and content held any other way go that way still.
-  static std::string Decode(GMimePart* part) {
+  // "begin" line itself), content held any other way, and all of it with `gmime_decoding` go that
+  // way still.
+  static std::string Decode(GMimePart* part, bool gmime_decoding) {
     GMimeDataWrapper* wrapper = g_mime_part_get_content(part);
     if (wrapper == nullptr) return "";
     const GMimeContentEncoding encoding = g_mime_data_wrapper_get_encoding(wrapper);
     GMimeStream* stream = g_mime_data_wrapper_get_stream(wrapper);
-    if (stream != nullptr && GMIME_IS_STREAM_MEM(stream) &&
+    if (!gmime_decoding && stream != nullptr && GMIME_IS_STREAM_MEM(stream) &&
         encoding != GMIME_CONTENT_ENCODING_UUENCODE) {
       if (GByteArray* buffer = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(stream));
           buffer != nullptr) {

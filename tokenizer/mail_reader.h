@@ -38,6 +38,11 @@ struct MailReaderOptions {
   // Read HTML parts from libxml2's tree (VisibleTextFromTree, the reference) rather than from its
   // SAX events: the same tokens, slower; for the differential checks.
   bool html_from_tree = false;
+  // Decode every header value with GMime (g_mime_header_get_value) and every part's content
+  // through GMime's data wrapper (g_mime_data_wrapper_write_to_stream), rather than the reader's
+  // shortcuts (a value of plain 7-bit text taken as it is once unfolded; a part's content decoded
+  // in place in the parser's buffer): the same tokens, slower; for the differential checks.
+  bool gmime_decoding = false;
   std::size_t max_text_parts = 1000;  // Leaf parts read; the rest give meta:mime-too-many-parts.
   std::size_t max_mime_parts = 100;   // multipart/ declarations parsed; the rest is cut.
   std::size_t max_mime_depth = 32;    // Nesting of multiparts and attached messages.

@@ -61,7 +61,8 @@ TokenBag Tokenizer::Tokenize(std::string_view message, bool keep_text, MessageFa
     const std::string fixed = WithEndOfHeaders(message, parts);
     content = ReadMail(fixed.empty() ? message : fixed,
                        {.header_tokens = options_.header_tokens,
-                        .html_from_tree = options_.html_path == HtmlPath::kTree});
+                        .html_from_tree = options_.html_path == HtmlPath::kTree,
+                        .gmime_decoding = options_.mime_path == MimePath::kGmime});
     if (facts != nullptr) *facts = std::move(content.facts);
   } else {
     std::vector<std::string> hosts;

@@ -72,6 +72,14 @@ enum class HtmlPath {
   kTree,    // libxml2's tree, walked.
 };
 
+// How the mail reader decodes header values and part contents. Both give the same tokens; kGmime
+// is the reference the differential checks compare kInPlace with (tokenizer/mail_reader.h).
+enum class MimePath {
+  kInPlace,  // A header value of plain 7-bit text taken unfolded as it is; a part's content
+             // transfer-decoded in place in the parser's buffer.
+  kGmime,    // Every value through GMime's decoding, every content through its data wrapper.
+};
+
 struct TokenizerOptions {
   std::size_t max_message_bytes = 4 << 20;  // Bytes of input looked at; the rest is ignored.
   std::size_t max_tokens = 20000;    // Tokens produced per message (before bagging); rest ignored.
@@ -96,6 +104,7 @@ struct TokenizerOptions {
   bool fold_lookalikes = false;
   WordPath word_path = WordPath::kAsciiFast;  // Same tokens either way; for tests and benchmarks.
   HtmlPath html_path = HtmlPath::kEvents;     // Likewise.
+  MimePath mime_path = MimePath::kInPlace;    // Likewise.
 };
 
 // What helps find a message again (the scan history), read while tokenizing it: each "" when the

@@ -5,6 +5,9 @@
 //   - HTML: the rest read as HTML from libxml2's SAX events (VisibleText) must give exactly what
 //     the walk of libxml2's tree gives (VisibleTextFromTree): text, links, images, truncation;
 //     bit 0x20 of the first byte adds small budgets (tokenizer/html_text.h).
+//   - MIME decoding: the rest read as mail with the reader's in-place decoding of header values
+//     and part contents must give exactly the bag of GMime's own decoding (MimePath::kGmime),
+//     texts included (tokenizer/mail_reader.h).
 // Built with libFuzzer when NBSPAMD_FUZZ is on; replay_main.cc runs saved inputs without it.
 #include <cstddef>
 #include <cstdint>
@@ -57,6 +60,27 @@ void CheckSame(std::string_view message, std::uint8_t selector) {
   std::abort();
 }
 
+void CheckSameMimeDecoding(std::string_view message, std::uint8_t selector) {
+  TokenizerOptions in_place = OptionsFor(selector, WordPath::kAsciiFast);
+  TokenizerOptions gmime = in_place;
+  gmime.mime_path = nbspamd::tokenizer::MimePath::kGmime;
+  const TokenBag fast_bag = Tokenizer(in_place).Tokenize(message, /*keep_text=*/true);
+  const TokenBag gmime_bag = Tokenizer(gmime).Tokenize(message, /*keep_text=*/true);
+  if (fast_bag.entries == gmime_bag.entries && fast_bag.texts == gmime_bag.texts) return;
+  std::fprintf(stderr, "MIME decoding paths differ (selector %u): %zu in place vs %zu GMime\n",
+               static_cast<unsigned>(selector), fast_bag.entries.size(), gmime_bag.entries.size());
+  for (std::size_t i = 0; i < fast_bag.texts.size() || i < gmime_bag.texts.size(); ++i) {
+    const std::string fast_text(i < fast_bag.texts.size() ? fast_bag.texts[i].text : "-");
+    const std::string gmime_text(i < gmime_bag.texts.size() ? gmime_bag.texts[i].text : "-");
+    if (fast_text != gmime_text) {
+      std::fprintf(stderr, "  first difference at %zu: in place [%s] GMime [%s]\n", i,
+                   fast_text.c_str(), gmime_text.c_str());
+      break;
+    }
+  }
+  std::abort();
+}
+
 void CheckSameHtml(std::string_view html, std::uint8_t selector) {
   nbspamd::tokenizer::HtmlLimits limits;
   if ((selector & 0x20) != 0) {
@@ -90,5 +114,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     CheckSame(rest, selector);
   }
   CheckSameHtml(rest, selector);
+  CheckSameMimeDecoding(rest, selector);
   return 0;
 }
