@@ -7,7 +7,8 @@
 //     bit 0x20 of the first byte adds small budgets (tokenizer/html_text.h).
 //   - MIME decoding: the rest read as mail with the reader's in-place decoding of header values
 //     and part contents must give exactly the bag of GMime's own decoding (MimePath::kGmime),
-//     texts included (tokenizer/mail_reader.h).
+//     texts included (tokenizer/mail_reader.h); bit 0x40 of the first byte also reads the rest
+//     as a part's base64 (bit 0x80) or quoted-printable content, its first line as a header.
 // Built with libFuzzer when NBSPAMD_FUZZ is on; replay_main.cc runs saved inputs without it.
 #include <cstddef>
 #include <cstdint>
@@ -115,5 +116,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   CheckSameHtml(rest, selector);
   CheckSameMimeDecoding(rest, selector);
+  if ((selector & 0x40) != 0) {
+    // The rest as the content of a part in a transfer encoding (bit 0x80: base64, else
+    // quoted-printable), its first line also a header field's value: both decoders and the
+    // header value's shortcut on mail-shaped input.
+    const std::string_view first_line = rest.substr(0, rest.find('\n'));
+    const char* encoding = (selector & 0x80) != 0 ? "base64" : "quoted-printable";
+    CheckSameMimeDecoding("Subject: fuzz\nX-Fuzz: " + std::string(first_line) +
+                              "\nMIME-Version: 1.0\nContent-Type: multipart/mixed; "
+                              "boundary=b\n\n--b\nContent-Type: text/plain; charset=utf-8\n"
+                              "Content-Transfer-Encoding: " +
+                              encoding + "\n\n" + std::string(rest) + "\n--b--\n",
+                          selector);
+  }
   return 0;
 }
