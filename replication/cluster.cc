@@ -655,12 +655,15 @@ void ClusterReplicator::Run() {
   bool checked = false;
   bool peers_read = false;  // The peers' reports are read at the first round, then at trim rounds.
   bool was_connected = true;
+  // The last read failed on a replica's connection, which was then chosen again.
+  bool reader_dropped = false;
   auto next_report = std::chrono::steady_clock::now();
   auto next_trim = std::chrono::steady_clock::now() + options_.trim_interval;
   const auto disconnected = [&](const Error& error) {
     if (was_connected) LogWarning("cluster: " + error.message + "; retrying");
     was_connected = false;
     checked = false;
+    reader_dropped = false;
     {
       std::lock_guard lock(status_mutex_);
       status_.connected = false;
@@ -732,7 +735,11 @@ void ClusterReplicator::Run() {
         }
         if (replica) {
           if (auto role = replica->CheckRole(); !role) {
-            disconnected(role.error());
+            // No longer a replica connected to its primary: not a loss of the cluster. The
+            // stream is checked again on the primary, then the next read chooses again (another
+            // replica, else the primary).
+            LogInfo("cluster: " + role.error().message);
+            checked = false;
             continue;
           }
           NoteReadFrom(*replica);  // It may have moved from the primary to a replica.
@@ -756,6 +763,18 @@ void ClusterReplicator::Run() {
       auto read =
           reader.Command({"XREAD", "COUNT", std::to_string(options_.read_count), "BLOCK",
                           std::to_string(kBlockMilliseconds), "STREAMS", options_.stream, last});
+      if (!read && read.error().code == ErrorCode::kUnavailable && replica && !reader_dropped) {
+        // A replica read from drops its clients when a Sentinel reconfigures it (CLIENT KILL
+        // TYPE normal, at every failover), or goes away: not a loss of the cluster while the
+        // primary answers. The stream is checked again on the primary (as after any lost
+        // connection: Redis may have restarted without it), then the next read chooses again;
+        // a second failure in a row is a lost connection.
+        LogInfo("cluster: the stream's reading connection: " + read.error().message +
+                "; choosing a replica again");
+        reader_dropped = true;
+        checked = false;
+        continue;
+      }
       if (!read) {
         if (read.error().code == ErrorCode::kUnavailable) {
           disconnected(read.error());
@@ -765,6 +784,7 @@ void ClusterReplicator::Run() {
         }
         continue;
       }
+      reader_dropped = false;
       if (read->type != RedisReply::Type::kArray || read->elements.empty()) continue;
       const RedisReply& stream = read->elements[0];
       if (stream.elements.size() < 2) continue;
