@@ -17,8 +17,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <expected>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -492,6 +494,48 @@ TEST(ClusterFailoverTest, WithoutEnoughReplicasATrainIs503AndItsRetryIsLearnedOn
   EXPECT_EQ(daemon->Terminate(), 0) << daemon->Log();
 }
 
+// A daemon of one Redis `redis_port` (no Sentinel) that reads the stream from a replica.
+std::expected<DaemonProcess, std::string> StartReplicaReader(const TempDir& dir,
+                                                             unsigned short redis_port) {
+  return DaemonProcess::Start({"--listen", "127.0.0.1:0", "--data-dir", dir.Join("d"), "--threads",
+                               "2", "--backup-dir", dir.Join("backups"), "--cluster-redis",
+                               "127.0.0.1:" + std::to_string(redis_port), "--cluster-name", "d",
+                               "--cluster-wait-applied", "true", "--cluster-read-from", "replica"});
+}
+
+// Samples the daemon on `port` every 20 ms until `done(metrics)` or `within` passes: "" when
+// its cluster_connected gauge and /readyz held throughout, else which dropped first and when.
+std::string FirstGap(unsigned short port, std::chrono::seconds within,
+                     const std::function<bool(const std::string&)>& done) {
+  HttpClient client(port);
+  const auto deadline = std::chrono::steady_clock::now() + within;
+  for (int samples = 1; std::chrono::steady_clock::now() < deadline; ++samples) {
+    const std::string metrics = MetricsText(port);
+    if (metrics.find("\nnbspamd_cluster_connected 1\n") == std::string::npos) {
+      return "disconnected at sample " + std::to_string(samples);
+    }
+    if (client.Send(http::verb::get, "/readyz").result() != http::status::ok) {
+      return "not ready at sample " + std::to_string(samples);
+    }
+    if (done(metrics)) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return "";
+}
+
+// The daemon of StartReplicaReader, which learned "a" as spam: "b" is acknowledged as ham once
+// applied from the stream, the model holds both and nothing else, and the daemon never logged a
+// lost connection.
+void ExpectASecondTrainAndNoRetry(DaemonProcess& daemon) {
+  HttpClient client(daemon.port());
+  const auto second = client.Send(http::verb::post, "/train?label=ham&id=b", Pool()[1]);
+  ASSERT_EQ(second.result(), http::status::ok) << second.body();
+  EXPECT_EQ(LedgerIds(daemon.port()), (std::multiset<std::string>{"a", "b"}));
+  ExpectDocuments(Observe(daemon.port(), TestProbes()), {{"spam", 1}, {"ham", 1}});
+  EXPECT_EQ(daemon.Log().find("retrying"), std::string::npos) << daemon.Log();
+  EXPECT_EQ(daemon.Terminate(), 0) << daemon.Log();
+}
+
 // cluster_read_from replica with no replica reads the primary; a replica that appears is read
 // from at the daemon's next round, and the move is no loss of the connection: /readyz never
 // turns 503 and the cluster_connected gauge never drops on the way (each sampled every 20 ms;
@@ -501,10 +545,7 @@ TEST(ClusterFailoverTest, AReplicaThatAppearsIsReadWithoutADisconnection) {
   const auto folder = [&](const std::string& name) { return MakeFolder(dir, name); };
   auto primary = RedisProcess::Start(folder("primary"), FreeLoopbackPort());
   ASSERT_TRUE(primary.has_value()) << primary.error();
-  auto daemon = DaemonProcess::Start(
-      {"--listen", "127.0.0.1:0", "--data-dir", dir.Join("d"), "--threads", "2", "--backup-dir",
-       dir.Join("backups"), "--cluster-redis", "127.0.0.1:" + std::to_string(primary->port()),
-       "--cluster-name", "d", "--cluster-wait-applied", "true", "--cluster-read-from", "replica"});
+  auto daemon = StartReplicaReader(dir, primary->port());
   ASSERT_TRUE(daemon.has_value()) << daemon.error();
   HttpClient client(daemon->port());
   const auto first = client.Send(http::verb::post, "/train?label=spam&id=a", Pool()[0]);
@@ -513,32 +554,14 @@ TEST(ClusterFailoverTest, AReplicaThatAppearsIsReadWithoutADisconnection) {
 
   auto replica = RedisProcess::StartReplica(folder("replica"), FreeLoopbackPort(), primary->port());
   ASSERT_TRUE(replica.has_value()) << replica.error();
-  int samples = 0;
-  std::string gap;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (std::chrono::steady_clock::now() < deadline) {
-    const std::string metrics = MetricsText(daemon->port());
-    ++samples;
-    if (metrics.find("\nnbspamd_cluster_connected 1\n") == std::string::npos) {
-      gap = "disconnected at sample " + std::to_string(samples);
-      break;
-    }
-    if (client.Send(http::verb::get, "/readyz").result() != http::status::ok) {
-      gap = "not ready at sample " + std::to_string(samples);
-      break;
-    }
-    if (metrics.find("\nnbspamd_cluster_reading_replica 1\n") != std::string::npos) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  const std::string gap =
+      FirstGap(daemon->port(), std::chrono::seconds(30), [](const std::string& metrics) {
+        return metrics.find("\nnbspamd_cluster_reading_replica 1\n") != std::string::npos;
+      });
   EXPECT_EQ(gap, "") << daemon->Log();
   ASSERT_TRUE(ReadsAReplica(daemon->port())) << daemon->Log();
   // Read from the replica now: a train is acknowledged once applied from it.
-  const auto second = client.Send(http::verb::post, "/train?label=ham&id=b", Pool()[1]);
-  ASSERT_EQ(second.result(), http::status::ok) << second.body();
-  EXPECT_EQ(LedgerIds(daemon->port()), (std::multiset<std::string>{"a", "b"}));
-  ExpectDocuments(Observe(daemon->port(), TestProbes()), {{"spam", 1}, {"ham", 1}});
-  EXPECT_EQ(daemon->Log().find("retrying"), std::string::npos) << daemon->Log();
-  EXPECT_EQ(daemon->Terminate(), 0) << daemon->Log();
+  ExpectASecondTrainAndNoRetry(*daemon);
 }
 
 // A Sentinel ends each reconfiguration of a Redis (SLAVEOF, at every failover) with CLIENT KILL
@@ -553,10 +576,7 @@ TEST(ClusterFailoverTest, AReplicaThatDropsItsClientsIsReadAgainWithoutADisconne
   ASSERT_TRUE(primary.has_value()) << primary.error();
   auto replica = RedisProcess::StartReplica(folder("replica"), FreeLoopbackPort(), primary->port());
   ASSERT_TRUE(replica.has_value()) << replica.error();
-  auto daemon = DaemonProcess::Start(
-      {"--listen", "127.0.0.1:0", "--data-dir", dir.Join("d"), "--threads", "2", "--backup-dir",
-       dir.Join("backups"), "--cluster-redis", "127.0.0.1:" + std::to_string(primary->port()),
-       "--cluster-name", "d", "--cluster-wait-applied", "true", "--cluster-read-from", "replica"});
+  auto daemon = StartReplicaReader(dir, primary->port());
   ASSERT_TRUE(daemon.has_value()) << daemon.error();
   HttpClient client(daemon->port());
   WaitFor("the daemon reads the replica", [&] { return ReadsAReplica(daemon->port()); });
@@ -567,30 +587,14 @@ TEST(ClusterFailoverTest, AReplicaThatDropsItsClientsIsReadAgainWithoutADisconne
   const auto killed = Ask(replica->port(), {"CLIENT", "KILL", "TYPE", "normal"});
   ASSERT_TRUE(killed.has_value());
   ASSERT_GE(killed->integer, 1);  // The daemon's reading connection at least.
-  std::string gap;
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-  for (int samples = 1; std::chrono::steady_clock::now() < until; ++samples) {
-    if (MetricsText(daemon->port()).find("\nnbspamd_cluster_connected 1\n") == std::string::npos) {
-      gap = "disconnected at sample " + std::to_string(samples);
-      break;
-    }
-    if (client.Send(http::verb::get, "/readyz").result() != http::status::ok) {
-      gap = "not ready at sample " + std::to_string(samples);
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  const std::string gap =
+      FirstGap(daemon->port(), std::chrono::seconds(2), [](const std::string&) { return false; });
   EXPECT_EQ(gap, "") << daemon->Log();
   // Reading the replica again, on a new connection: a train is acknowledged once applied from it.
   WaitFor("the daemon reads the replica again", [&] {
     return ReadsAReplica(daemon->port()) && XreadCalls(replica->port()) > reads_before;
   });
-  const auto second = client.Send(http::verb::post, "/train?label=ham&id=b", Pool()[1]);
-  ASSERT_EQ(second.result(), http::status::ok) << second.body();
-  EXPECT_EQ(LedgerIds(daemon->port()), (std::multiset<std::string>{"a", "b"}));
-  ExpectDocuments(Observe(daemon->port(), TestProbes()), {{"spam", 1}, {"ham", 1}});
-  EXPECT_EQ(daemon->Log().find("retrying"), std::string::npos) << daemon->Log();
-  EXPECT_EQ(daemon->Terminate(), 0) << daemon->Log();
+  ExpectASecondTrainAndNoRetry(*daemon);
 }
 
 // The Redis password comes from cluster_redis_password_file: with it a train is acknowledged;

@@ -41,45 +41,39 @@ TokenizerOptions OptionsFor(std::uint8_t selector, WordPath path) {
   return options;
 }
 
-void CheckSame(std::string_view message, std::uint8_t selector) {
-  const Tokenizer fast(OptionsFor(selector, WordPath::kAsciiFast));
-  const Tokenizer icu(OptionsFor(selector, WordPath::kIcuOnly));
-  const TokenBag fast_bag = fast.Tokenize(message, /*keep_text=*/true);
-  const TokenBag icu_bag = icu.Tokenize(message, /*keep_text=*/true);
-  if (fast_bag.entries == icu_bag.entries && fast_bag.texts == icu_bag.texts) return;
-  std::fprintf(stderr, "word paths differ (selector %u): %zu fast vs %zu ICU entries\n",
-               static_cast<unsigned>(selector), fast_bag.entries.size(), icu_bag.entries.size());
-  for (std::size_t i = 0; i < fast_bag.texts.size() || i < icu_bag.texts.size(); ++i) {
-    const std::string fast_text(i < fast_bag.texts.size() ? fast_bag.texts[i].text : "-");
-    const std::string icu_text(i < icu_bag.texts.size() ? icu_bag.texts[i].text : "-");
-    if (fast_text != icu_text) {
-      std::fprintf(stderr, "  first difference at %zu: fast [%s] ICU [%s]\n", i, fast_text.c_str(),
-                   icu_text.c_str());
+// Aborts, saying where, unless a fast path's options and its reference's give the same bag for
+// `message`: hashes, counts and texts.
+void CheckSameBags(std::string_view message, std::uint8_t selector, const char* paths,
+                   const TokenizerOptions& fast_options, const char* fast_name,
+                   const TokenizerOptions& reference_options, const char* reference_name) {
+  const TokenBag fast = Tokenizer(fast_options).Tokenize(message, /*keep_text=*/true);
+  const TokenBag reference = Tokenizer(reference_options).Tokenize(message, /*keep_text=*/true);
+  if (fast.entries == reference.entries && fast.texts == reference.texts) return;
+  std::fprintf(stderr, "%s differ (selector %u): %zu %s vs %zu %s entries\n", paths,
+               static_cast<unsigned>(selector), fast.entries.size(), fast_name,
+               reference.entries.size(), reference_name);
+  for (std::size_t i = 0; i < fast.texts.size() || i < reference.texts.size(); ++i) {
+    const std::string fast_text(i < fast.texts.size() ? fast.texts[i].text : "-");
+    const std::string reference_text(i < reference.texts.size() ? reference.texts[i].text : "-");
+    if (fast_text != reference_text) {
+      std::fprintf(stderr, "  first difference at %zu: %s [%s] %s [%s]\n", i, fast_name,
+                   fast_text.c_str(), reference_name, reference_text.c_str());
       break;
     }
   }
   std::abort();
 }
 
+void CheckSame(std::string_view message, std::uint8_t selector) {
+  CheckSameBags(message, selector, "word paths", OptionsFor(selector, WordPath::kAsciiFast), "fast",
+                OptionsFor(selector, WordPath::kIcuOnly), "ICU");
+}
+
 void CheckSameMimeDecoding(std::string_view message, std::uint8_t selector) {
-  TokenizerOptions in_place = OptionsFor(selector, WordPath::kAsciiFast);
+  const TokenizerOptions in_place = OptionsFor(selector, WordPath::kAsciiFast);
   TokenizerOptions gmime = in_place;
   gmime.mime_path = nbspamd::tokenizer::MimePath::kGmime;
-  const TokenBag fast_bag = Tokenizer(in_place).Tokenize(message, /*keep_text=*/true);
-  const TokenBag gmime_bag = Tokenizer(gmime).Tokenize(message, /*keep_text=*/true);
-  if (fast_bag.entries == gmime_bag.entries && fast_bag.texts == gmime_bag.texts) return;
-  std::fprintf(stderr, "MIME decoding paths differ (selector %u): %zu in place vs %zu GMime\n",
-               static_cast<unsigned>(selector), fast_bag.entries.size(), gmime_bag.entries.size());
-  for (std::size_t i = 0; i < fast_bag.texts.size() || i < gmime_bag.texts.size(); ++i) {
-    const std::string fast_text(i < fast_bag.texts.size() ? fast_bag.texts[i].text : "-");
-    const std::string gmime_text(i < gmime_bag.texts.size() ? gmime_bag.texts[i].text : "-");
-    if (fast_text != gmime_text) {
-      std::fprintf(stderr, "  first difference at %zu: in place [%s] GMime [%s]\n", i,
-                   fast_text.c_str(), gmime_text.c_str());
-      break;
-    }
-  }
-  std::abort();
+  CheckSameBags(message, selector, "MIME decoding paths", in_place, "in place", gmime, "GMime");
 }
 
 void CheckSameHtml(std::string_view html, std::uint8_t selector) {
