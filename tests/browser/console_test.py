@@ -1067,6 +1067,10 @@ class LearnedHistoryTest(ConsoleTestCase):
         self.browser.find_element(By.CSS_SELECTOR, '#history-filters button[type=submit]').click()
         self.wait.until(lambda b: len(b.find_elements(By.CSS_SELECTOR, '#history-table tbody tr')) == 1)
         self.text_in(f'#history-table tr[data-scan="{answer["scan_id"]}"] td.learned', 'spam (checked)')
+        # On one line in the narrow column: two lines would be about twice this height.
+        badge = self.find(f'#history-table tr[data-scan="{answer["scan_id"]}"] td.learned .badge')
+        self.assertLess(badge.size['height'], 26, badge.size)
+        self.shoot('history-checked')
         status, page = checked.call('GET', '/history?learned=checked')
         self.assertEqual([scan['scan_id'] for scan in page['scans']], [answer['scan_id']], page)
 
