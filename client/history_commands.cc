@@ -49,6 +49,38 @@ std::string Padded(std::string text, std::size_t width) {
   return text;
 }
 
+// The scan's learned state (GET /history/{id}'s "learned"), one line: "learned as spam by alice
+// at 2026-12-05 03:04:05 UTC (scan_id, 2 changes)", "checked as spam …" for a train the model
+// already scored right beyond train_margin, "forgotten …", "not learned" for null; "" without
+// the field (a daemon before it).
+std::string LearnedLine(const json::value* learned) {
+  if (learned == nullptr) return "";
+  if (!learned->is_object()) return "not learned\n";
+  const std::string state = MailText(Field(*learned, "state"));
+  std::string text =
+      state == "forgotten" ? "forgotten" : state + " as " + MailText(Field(*learned, "as"));
+  if (const json::value* by = Field(*learned, "by"); by != nullptr && by->is_string()) {
+    text += " by " + MailText(by);
+  }
+  std::string at = MailText(Field(*learned, "at"));  // 2026-12-05T03:04:05Z
+  if (at.size() == 20 && at[10] == 'T' && at.back() == 'Z') {
+    at[10] = ' ';
+    at.back() = ' ';
+    at += "UTC";
+  }
+  text += " at " + at + " (" + MailText(Field(*learned, "how"));
+  if (const json::value* changes = Field(*learned, "changes");
+      changes != nullptr && changes->is_number() && changes->to_number<double>() > 1) {
+    text += ", " + ValueText(changes) + " changes";
+  }
+  text += ")";
+  if (state == "checked") {
+    text += ": already scored " + MailText(Field(*learned, "as")) +
+            " beyond train_margin, so recorded, not counted";
+  }
+  return text + "\n";
+}
+
 }  // namespace
 
 std::string HistoryQuery(const ClientOptions& options, std::int64_t now_ms) {
@@ -105,6 +137,7 @@ std::string FormatScan(const json::value& scan) {
   text += "from " + fact("from_domain") + ", message-id " + fact("message_id") + ", subject " +
           fact("subject") + ", client " + fact("client") + ", recipients " + fact("recipients") +
           "\n";
+  text += LearnedLine(Field(scan, "learned"));
   return text + FormatExplanations(Field(scan, "explain"));
 }
 

@@ -61,6 +61,33 @@ TEST(HistoryCommandsTest, AScanShowsItsSummaryFactsAndExplanation) {
             "  -0.2500 header subject:lunch x1\n");
 }
 
+// The learned state: learned, only checked (error-driven training), forgotten, never learned;
+// nothing from a daemon whose answer has no such field (the test above).
+TEST(HistoryCommandsTest, AScanSaysWhetherItWasLearnedOrOnlyChecked) {
+  const auto learned_line = [](std::string_view learned) {
+    boost::json::value scan = boost::json::parse(kScan);
+    scan.as_object()["learned"] = boost::json::parse(learned);
+    const std::string text = FormatScan(scan);
+    const std::size_t recipients = text.find("recipients -\n");
+    return text.substr(recipients + 13);
+  };
+  EXPECT_EQ(learned_line(R"({"state":"learned","as":"spam","at":"2026-12-05T03:04:05Z",)"
+                         R"("at_ms":1,"how":"scan_id","by":"alice","changes":2})"),
+            "learned as spam by alice at 2026-12-05 03:04:05 UTC (scan_id, 2 changes)\n");
+  EXPECT_EQ(learned_line(R"({"state":"checked","as":"ham","at":"2026-12-05T03:04:05Z",)"
+                         R"("at_ms":1,"how":"scan_header","by":null,"changes":1})"),
+            "checked as ham at 2026-12-05 03:04:05 UTC (scan_header): already scored ham beyond "
+            "train_margin, so recorded, not counted\n");
+  EXPECT_EQ(learned_line(R"({"state":"forgotten","as":null,"at":"2026-12-05T03:04:05Z",)"
+                         R"("at_ms":1,"how":"message_id","by":"bob","changes":3})"),
+            "forgotten by bob at 2026-12-05 03:04:05 UTC (message_id, 3 changes)\n");
+  EXPECT_EQ(learned_line("null"), "not learned\n");
+  // A name from a bearer token cannot drive the terminal either.
+  EXPECT_EQ(learned_line(R"({"state":"learned","as":"spam","at":"x","how":"scan_id",)"
+                         R"("by":"\u001b[2J","changes":1})"),
+            "learned as spam by \\x1b[2J at x (scan_id)\n");
+}
+
 TEST(HistoryCommandsTest, TheFiltersBecomeTheQuery) {
   ClientOptions options;
   EXPECT_EQ(HistoryQuery(options, 1'000'000'000), "");

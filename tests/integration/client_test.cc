@@ -427,8 +427,16 @@ TEST_F(ClientTest, HistoryListsTheScansNewestFirstAndScanExplainsOne) {
   EXPECT_THAT(run.out, HasSubstr("scan " + scan_ids[1] + " at "));
   EXPECT_THAT(run.out,
               ::testing::ContainsRegex("\n  [+-][0-9]+\\.[0-9]{4} (body|header|url|meta) "));
+  EXPECT_THAT(run.out, HasSubstr("\nnot learned\n"));
   run = nbspamc({"scan", "--json", scan_ids[1]});
   EXPECT_EQ(json::parse(run.out).at("scan_id").as_string(), scan_ids[1]);
+  // Learned by its id as the other class (a correction: always counted), the scan says so.
+  const std::string other = json::parse(run.out).at("label").as_string() == "spam" ? "ham" : "spam";
+  run = nbspamc({"train", "--label", other, "--scan-id", scan_ids[1]});
+  ASSERT_EQ(run.status, 0) << run.err;
+  run = nbspamc({"scan", scan_ids[1]});
+  EXPECT_THAT(run.out, HasSubstr("\nlearned as " + other + " at "));
+  EXPECT_THAT(run.out, HasSubstr(" UTC (scan_id)\n"));
   const std::string unknown = scan_ids[0].substr(0, scan_ids[0].size() - 4) + "ffff";
   run = nbspamc({"scan", unknown});
   EXPECT_EQ(run.status, 4);
