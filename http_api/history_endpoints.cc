@@ -1,10 +1,9 @@
 // GET /history and GET /history/{id}: the scan history (history/scan_history.h), read-only.
 // Filters of /history: since and until (Unix milliseconds), verdict, user ("" for the global
-// model's scans), front_end, learned (yes, no, spam, ham, checked or
-// forgotten), q (a text match on the
-// kept facts), before (the page cursor) and limit (1 to 1000, default 50). The answer also says
-// how the facts are kept ("history_facts") and, for a q that a hashed fact cannot match by a
-// word, why ("notice").
+// model's scans), front_end, learned (yes, no, spam, ham, checked or forgotten), q (a text match
+// on the kept facts), before (the page cursor) and limit (1 to 1000, default 50). The answer also
+// says how the facts are kept ("history_facts") and, for a q that a hashed fact cannot match by
+// a word, why ("notice").
 #include <boost/json.hpp>
 #include <boost/url/parse.hpp>
 #include <charconv>
