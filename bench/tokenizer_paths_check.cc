@@ -8,10 +8,12 @@
 //   NBSPAMD_BENCH_CORPUS=bench/accuracy/corpus:bench/accuracy/corpora build/release/bench/...
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "bench/corpus_files.h"
+#include "tokenizer/plain_message.h"
 #include "tokenizer/tokenizer.h"
 
 namespace nbspamd::bench {
@@ -21,6 +23,10 @@ bool SameBags(const TokenBag& a, const TokenBag& b) {
   return a.entries == b.entries && a.texts == b.texts;
 }
 
+bool SameFacts(const tokenizer::MessageFacts& a, const tokenizer::MessageFacts& b) {
+  return a.message_id == b.message_id && a.from_domain == b.from_domain && a.subject == b.subject;
+}
+
 int Run() {
   const std::vector<std::string>& messages = CorpusMessages();
   tokenizer::TokenizerOptions counting;
@@ -28,6 +34,7 @@ int Run() {
   counting.word_bigrams = true;
   std::size_t matching = 0;
   std::size_t differing = 0;
+  std::size_t plain_header_blocks = 0;  // Counted under each option set.
   for (const tokenizer::TokenizerOptions& base : {tokenizer::TokenizerOptions{}, counting}) {
     tokenizer::TokenizerOptions fast_options = base;
     fast_options.word_path = tokenizer::WordPath::kAsciiFast;
@@ -43,11 +50,17 @@ int Run() {
     const tokenizer::Tokenizer tree(html_tree);
     const tokenizer::Tokenizer gmime(gmime_decoding);
     for (std::size_t i = 0; i < messages.size(); ++i) {
-      const TokenBag fast_bag = fast.Tokenize(messages[i], true);
+      tokenizer::MessageFacts fast_facts;
+      const TokenBag fast_bag = fast.Tokenize(messages[i], true, &fast_facts);
+      std::string_view message = messages[i];
+      if (message.starts_with("From ")) message.remove_prefix(message.find('\n') + 1);  // mbox
+      if (tokenizer::SplitPlainMessage(message).has_value()) ++plain_header_blocks;
       for (const auto& [reference, what] :
            {std::pair{&icu, "the word paths"}, std::pair{&tree, "the HTML paths"},
             std::pair{&gmime, "the MIME decoding paths"}}) {
-        if (SameBags(fast_bag, reference->Tokenize(messages[i], true))) {
+        tokenizer::MessageFacts facts;
+        const TokenBag bag = reference->Tokenize(messages[i], true, &facts);
+        if (SameBags(fast_bag, bag) && SameFacts(fast_facts, facts)) {
           ++matching;
         } else {
           ++differing;
@@ -59,6 +72,8 @@ int Run() {
   }
   std::printf("%zu corpus messages, %zu checks: %zu identical, %zu different\n", messages.size(),
               matching + differing, matching, differing);
+  std::printf("%zu messages with a plain header block (tokenizer/plain_message.h)\n",
+              plain_header_blocks / 2);
   return differing == 0 ? 0 : 1;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "common/utf8.h"
 #include "tokenizer/ascii.h"
@@ -13,6 +14,7 @@
 #include "tokenizer/html_text.h"
 #include "tokenizer/html_tree_text.h"
 #include "tokenizer/mail_budgets.h"
+#include "tokenizer/plain_message.h"
 #include "tokenizer/url_hosts.h"
 
 namespace nbspamd::tokenizer {
@@ -85,7 +87,7 @@ bool IsIgnoredHeader(std::string_view name) {
 }
 
 enum class HeaderFamily {
-  kReadElsewhere,  // Read by ReadHeaders or ReadEntity into their own tokens.
+  kReadElsewhere,  // Read by ReadTopFields or ReadEntity into their own tokens.
   kReceived,       // received: and received-ip: tokens, and rcvd:<word>.
   kRecipients,     // To and Cc: to:<word>.
   kOther,          // Every other field: head:<word>.
@@ -101,6 +103,147 @@ HeaderFamily FamilyOf(std::string_view name) {
   if (name == "received") return HeaderFamily::kReceived;
   if (name == "to" || name == "cc") return HeaderFamily::kRecipients;
   return HeaderFamily::kOther;
+}
+
+// What the reader takes from a message's own fields beyond the header list. GMime's message
+// object gives them (ReadMessage); a plain message's fields give the same (ReadPlain).
+struct TopFields {
+  const char* subject = nullptr;        // The last Subject field's value, decoded.
+  InternetAddressList* from = nullptr;  // The addresses of every From field, in order.
+  InternetAddressList* reply_to = nullptr;
+  std::size_t recipients = 0;        // Addresses of every To and Cc field.
+  const char* message_id = nullptr;  // The last Message-Id field's id, without <>.
+  const char* mailers[2] = {};       // The first X-Mailer field's value, the first User-Agent's.
+};
+
+// Appends the addresses of a field's raw value to `list` (made on the first), as GMime's message
+// does for each From, Reply-To, To and Cc field.
+void AppendAddresses(std::string_view raw_value, GObjectPtr<InternetAddressList>& list) {
+  GObjectPtr<InternetAddressList> parsed(
+      internet_address_list_parse(nullptr, std::string(raw_value).c_str()));
+  if (parsed == nullptr) return;
+  if (list == nullptr) {
+    list = std::move(parsed);
+  } else {
+    internet_address_list_append(list.get(), parsed.get());
+  }
+}
+
+// The TopFields of a plain message's fields (plain_message.h), as GMime's message reads them:
+// the last Subject and Message-Id, every From, Reply-To, To and Cc, the first X-Mailer and
+// User-Agent. Owns what they point to, so it stays where it is made.
+class PlainTopFields {
+ public:
+  explicit PlainTopFields(const std::vector<PlainField>& fields) {
+    const PlainField* subject = nullptr;
+    const PlainField* message_id = nullptr;
+    const PlainField* mailers[2] = {};
+    for (const PlainField& field : fields) {
+      const std::string_view name = field.name;
+      if (EqualsIgnoringAsciiCase(name, "subject")) {
+        subject = &field;
+      } else if (EqualsIgnoringAsciiCase(name, "message-id")) {
+        message_id = &field;
+      } else if (EqualsIgnoringAsciiCase(name, "from")) {
+        AppendAddresses(field.raw_value, from_);
+      } else if (EqualsIgnoringAsciiCase(name, "reply-to")) {
+        AppendAddresses(field.raw_value, reply_to_);
+      } else if (EqualsIgnoringAsciiCase(name, "to") || EqualsIgnoringAsciiCase(name, "cc")) {
+        GObjectPtr<InternetAddressList> recipients;
+        AppendAddresses(field.raw_value, recipients);
+        if (recipients != nullptr) {
+          top_.recipients +=
+              static_cast<std::size_t>(internet_address_list_length(recipients.get()));
+        }
+      } else if (EqualsIgnoringAsciiCase(name, "x-mailer")) {
+        if (mailers[0] == nullptr) mailers[0] = &field;
+      } else if (EqualsIgnoringAsciiCase(name, "user-agent")) {
+        if (mailers[1] == nullptr) mailers[1] = &field;
+      }
+    }
+    if (subject != nullptr) {
+      subject_ = UnfoldedValue(subject->raw_value);
+      top_.subject = subject_.c_str();
+    }
+    if (message_id != nullptr) {
+      message_id_.reset(
+          g_mime_utils_decode_message_id(UnfoldedValue(message_id->raw_value).c_str()));
+      top_.message_id = message_id_.get();
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (mailers[i] == nullptr) continue;
+      mailers_[i] = UnfoldedValue(mailers[i]->raw_value);
+      top_.mailers[i] = mailers_[i].c_str();
+    }
+    top_.from = from_.get();
+    top_.reply_to = reply_to_.get();
+  }
+  PlainTopFields(const PlainTopFields&) = delete;
+  PlainTopFields& operator=(const PlainTopFields&) = delete;
+
+  [[nodiscard]] const TopFields& top() const { return top_; }
+
+ private:
+  TopFields top_;
+  std::string subject_;
+  GStringPtr message_id_;
+  std::string mailers_[2];
+  GObjectPtr<InternetAddressList> from_;
+  GObjectPtr<InternetAddressList> reply_to_;
+};
+
+// The body part of a plain message, as GMime's part for it would be.
+struct PlainPart {
+  std::string subtype = "plain";      // Of text/: lower-case.
+  GObjectPtr<GMimeContentType> type;  // nullptr without a Content-Type field.
+  GMimeContentEncoding encoding = GMIME_CONTENT_ENCODING_DEFAULT;
+};
+
+// The part, or std::nullopt when reading it needs more of GMime than the reader's text path: a
+// type other than text/*, a second Content-Type, Content-Transfer-Encoding or
+// Content-Disposition field (which of them GMime keeps is not reproduced here), uuencode, a text
+// attachment other than plain or HTML (read as an attachment, by its file name).
+std::optional<PlainPart> PlainPartOf(const PlainMessage& plain) {
+  const PlainField* type_field = nullptr;
+  const PlainField* encoding_field = nullptr;
+  const PlainField* disposition_field = nullptr;
+  for (const PlainField& field : plain.content_fields) {
+    const PlainField** slot = nullptr;
+    if (EqualsIgnoringAsciiCase(field.name, "content-type")) {
+      slot = &type_field;
+    } else if (EqualsIgnoringAsciiCase(field.name, "content-transfer-encoding")) {
+      slot = &encoding_field;
+    } else if (EqualsIgnoringAsciiCase(field.name, "content-disposition")) {
+      slot = &disposition_field;
+    }
+    if (slot == nullptr) continue;
+    if (*slot != nullptr) return std::nullopt;
+    *slot = &field;
+  }
+  PlainPart part;
+  if (type_field != nullptr) {
+    part.type.reset(g_mime_content_type_parse(nullptr, std::string(type_field->raw_value).c_str()));
+    if (part.type == nullptr) return std::nullopt;
+    const char* media = g_mime_content_type_get_media_type(part.type.get());
+    const char* subtype = g_mime_content_type_get_media_subtype(part.type.get());
+    if (media == nullptr || subtype == nullptr || AsciiLowered(media) != "text") {
+      return std::nullopt;
+    }
+    part.subtype = AsciiLowered(subtype);
+  }
+  if (encoding_field != nullptr) {
+    part.encoding =
+        g_mime_content_encoding_from_string(UnfoldedValue(encoding_field->raw_value).c_str());
+  }
+  if (part.encoding == GMIME_CONTENT_ENCODING_UUENCODE) return std::nullopt;
+  if (disposition_field != nullptr && part.subtype != "plain" && part.subtype != "html") {
+    GObjectPtr<GMimeContentDisposition> disposition(g_mime_content_disposition_parse(
+        nullptr, UnfoldedValue(disposition_field->raw_value).c_str()));
+    if (disposition == nullptr || g_mime_content_disposition_is_attachment(disposition.get())) {
+      return std::nullopt;
+    }
+  }
+  return part;
 }
 
 class Reader {
@@ -119,6 +262,13 @@ class Reader {
     message = budgeted.text;
     if (budgeted.headers_cut) Meta("headers-truncated");
     if (budgeted.parts_cut && cut == std::string_view::npos) Meta("mime-truncated");
+    if (!options_.gmime_decoding) {
+      if (const std::optional<PlainMessage> plain = SplitPlainMessage(message);
+          plain.has_value() && ReadPlain(*plain)) {
+        Finish();
+        return;
+      }
+    }
     GObjectPtr<GMimeStream> stream(
         g_mime_stream_mem_new_with_buffer(message.data(), message.size()));
     GObjectPtr<GMimeParser> parser(g_mime_parser_new_with_stream(stream.get()));
@@ -128,17 +278,14 @@ class Reader {
       AddText("", TokenSource::kBody, std::string(message));
       return;
     }
-    ReadFacts(mail.get());
-    if (options_.header_tokens) ReadHeaders(mail.get());
+    ReadMessage(mail.get());
     GMimeObject* body = g_mime_message_get_mime_part(mail.get());
     if (body == nullptr) {
       Meta("no-body");
     } else {
       ReadEntity(body, 0);
     }
-    if (has_html_ && !has_plain_) Meta("html-only");
-    if (!has_html_ && !has_plain_) Meta("no-text");
-    AddUrlTokens(hosts_, content_);
+    Finish();
   }
 
  private:
@@ -187,13 +334,80 @@ class Reader {
     return first_domain;
   }
 
-  void ReadFacts(GMimeMessage* mail) {
-    MessageFacts& facts = content_.facts;
-    if (const char* subject = g_mime_message_get_subject(mail); subject != nullptr) {
-      facts.subject = subject;
+  void Finish() {
+    if (has_html_ && !has_plain_) Meta("html-only");
+    if (!has_html_ && !has_plain_) Meta("no-text");
+    AddUrlTokens(hosts_, content_);
+  }
+
+  // The facts and header tokens of GMime's message.
+  void ReadMessage(GMimeMessage* mail) {
+    TopFields top;
+    top.subject = g_mime_message_get_subject(mail);
+    top.from = g_mime_message_get_from(mail);
+    top.reply_to = g_mime_message_get_reply_to(mail);
+    for (GMimeAddressType type : {GMIME_ADDRESS_TYPE_TO, GMIME_ADDRESS_TYPE_CC}) {
+      if (InternetAddressList* list = g_mime_message_get_addresses(mail, type)) {
+        top.recipients += static_cast<std::size_t>(internet_address_list_length(list));
+      }
     }
-    if (const char* id = g_mime_message_get_message_id(mail); id != nullptr) facts.message_id = id;
-    if (InternetAddressList* from = g_mime_message_get_from(mail); from != nullptr) {
+    top.message_id = g_mime_message_get_message_id(mail);
+    GMimeObject* object = GMIME_OBJECT(mail);
+    top.mailers[0] = g_mime_object_get_header(object, "X-Mailer");
+    top.mailers[1] = g_mime_object_get_header(object, "User-Agent");
+    ReadFacts(top);
+    if (!options_.header_tokens) return;
+    ReadTopFields(top);
+    GMimeHeaderList* headers = g_mime_object_get_header_list(object);
+    const int count = headers != nullptr ? g_mime_header_list_get_count(headers) : 0;
+    int received = 0;
+    for (int i = 0; i < count && i < kMaxHeaderFields; ++i) {
+      GMimeHeader* header = g_mime_header_list_get_header_at(headers, i);
+      const char* name = g_mime_header_get_name(header);
+      if (name == nullptr) continue;
+      // GMime decodes a value only when it is asked for.
+      GStringPtr unfolded;
+      ReadField(name, received,
+                [&] { return DecodedValue(header, unfolded, options_.gmime_decoding); });
+    }
+  }
+
+  // A message whose header block is plain (plain_message.h) and whose body is one text part,
+  // read as ReadMessage and ReadEntity read GMime's objects for it, with GMime's own functions on
+  // each field's value (addresses, content type, disposition, message id) but without its parser
+  // and message. False, having read nothing, when the part is not that simple (PlainPartOf):
+  // GMime then reads the message.
+  bool ReadPlain(const PlainMessage& plain) {
+    const std::optional<PlainPart> part = PlainPartOf(plain);
+    if (!part.has_value() || options_.max_text_parts == 0) return false;
+    const PlainTopFields fields(plain.fields);
+    ReadFacts(fields.top());
+    if (options_.header_tokens) {
+      ReadTopFields(fields.top());
+      int received = 0;
+      std::string value;
+      for (std::size_t i = 0; i < plain.fields.size() && i < kMaxHeaderFields; ++i) {
+        const PlainField& field = plain.fields[i];
+        ReadField(std::string(field.name).c_str(), received, [&] {
+          value = UnfoldedValue(field.raw_value);
+          return value.c_str();
+        });
+      }
+      Whole("content-type:text/" + part->subtype, TokenSource::kHeader);
+    }
+    ++leaf_parts_;
+    const char* charset = part->type != nullptr
+                              ? g_mime_content_type_get_parameter(part->type.get(), "charset")
+                              : nullptr;
+    ReadText(part->subtype, charset, DecodeInPlace(plain.body, part->encoding));
+    return true;
+  }
+
+  void ReadFacts(const TopFields& top) {
+    MessageFacts& facts = content_.facts;
+    if (top.subject != nullptr) facts.subject = top.subject;
+    if (top.message_id != nullptr) facts.message_id = top.message_id;
+    if (InternetAddressList* from = top.from; from != nullptr) {
       const int count = internet_address_list_length(from);
       for (int i = 0; i < count && facts.from_domain.empty(); ++i) {
         InternetAddress* address = internet_address_list_get_address(from, i);
@@ -207,67 +421,53 @@ class Reader {
     }
   }
 
-  void ReadHeaders(GMimeMessage* mail) {
-    if (const char* subject = g_mime_message_get_subject(mail); subject != nullptr) {
-      AddText("subject:", TokenSource::kHeader, subject);
-    }
-    const std::string from_domain = ReadAddresses(g_mime_message_get_from(mail), true);
-    const std::string reply_domain = ReadAddresses(g_mime_message_get_reply_to(mail), false);
+  // The tokens of the fields in TopFields.
+  void ReadTopFields(const TopFields& top) {
+    if (top.subject != nullptr) AddText("subject:", TokenSource::kHeader, top.subject);
+    const std::string from_domain = ReadAddresses(top.from, true);
+    const std::string reply_domain = ReadAddresses(top.reply_to, false);
     if (!reply_domain.empty()) {
       Whole("reply-to-domain:" + reply_domain, TokenSource::kHeader);
       if (reply_domain != from_domain) Meta("reply-to-differs");
     }
-    std::size_t recipients = 0;
-    for (GMimeAddressType type : {GMIME_ADDRESS_TYPE_TO, GMIME_ADDRESS_TYPE_CC}) {
-      if (InternetAddressList* list = g_mime_message_get_addresses(mail, type)) {
-        recipients += static_cast<std::size_t>(internet_address_list_length(list));
-      }
-    }
-    Meta("recipients:" + Bucket(recipients));
-    if (const char* id = g_mime_message_get_message_id(mail); id != nullptr) {
-      const std::string message_id = AsciiLowered(id);
+    Meta("recipients:" + Bucket(top.recipients));
+    if (top.message_id != nullptr) {
+      const std::string message_id = AsciiLowered(top.message_id);
       if (const std::size_t at = message_id.rfind('@'); at != std::string::npos) {
         Whole("message-id-domain:" + message_id.substr(at + 1), TokenSource::kHeader);
       }
     } else {
       Meta("no-message-id");
     }
-    GMimeObject* top = GMIME_OBJECT(mail);
-    for (const char* name : {"X-Mailer", "User-Agent"}) {
-      if (const char* mailer = g_mime_object_get_header(top, name); mailer != nullptr) {
-        AddText("mailer:", TokenSource::kHeader, mailer);
-      }
+    for (const char* mailer : top.mailers) {
+      if (mailer != nullptr) AddText("mailer:", TokenSource::kHeader, mailer);
     }
-    GMimeHeaderList* headers = g_mime_object_get_header_list(top);
-    const int count = headers != nullptr ? g_mime_header_list_get_count(headers) : 0;
-    int received = 0;
-    for (int i = 0; i < count && i < kMaxHeaderFields; ++i) {
-      GMimeHeader* header = g_mime_header_list_get_header_at(headers, i);
-      const char* raw_name = g_mime_header_get_name(header);
-      if (raw_name == nullptr) continue;
-      const std::string name = AsciiLowered(raw_name);
-      if (IsIgnoredHeader(name)) continue;
-      Whole("hname:" + name, TokenSource::kHeader);
-      const HeaderFamily family = FamilyOf(name);
-      if (family == HeaderFamily::kReadElsewhere) continue;
-      // The name first: GMime decodes a value only when it is asked for.
-      GStringPtr unfolded;
-      const char* value = DecodedValue(header, unfolded, options_.gmime_decoding);
-      if (value == nullptr) continue;
-      switch (family) {
-        case HeaderFamily::kReceived:
-          if (++received <= kMaxReceived) ReadReceived(value);
-          HeaderWords("rcvd:", value);
-          break;
-        case HeaderFamily::kRecipients:
-          HeaderWords("to:", value);
-          break;
-        case HeaderFamily::kOther:
-          HeaderWords("head:", value);
-          break;
-        case HeaderFamily::kReadElsewhere:
-          break;
-      }
+  }
+
+  // The tokens of one field of the header list named `raw_name`; `value()` gives its decoded
+  // value (nullptr for none), asked for only when the field's words are read.
+  template <typename Value>
+  void ReadField(const char* raw_name, int& received, const Value& value_of) {
+    const std::string name = AsciiLowered(raw_name);
+    if (IsIgnoredHeader(name)) return;
+    Whole("hname:" + name, TokenSource::kHeader);
+    const HeaderFamily family = FamilyOf(name);
+    if (family == HeaderFamily::kReadElsewhere) return;
+    const char* value = value_of();
+    if (value == nullptr) return;
+    switch (family) {
+      case HeaderFamily::kReceived:
+        if (++received <= kMaxReceived) ReadReceived(value);
+        HeaderWords("rcvd:", value);
+        break;
+      case HeaderFamily::kRecipients:
+        HeaderWords("to:", value);
+        break;
+      case HeaderFamily::kOther:
+        HeaderWords("head:", value);
+        break;
+      case HeaderFamily::kReadElsewhere:
+        break;
     }
   }
 
@@ -352,8 +552,13 @@ class Reader {
       }
       return;
     }
-    const std::string bytes = Decode(part, options_.gmime_decoding);
-    const char* charset = g_mime_object_get_content_type_parameter(entity, "charset");
+    ReadText(subtype, g_mime_object_get_content_type_parameter(entity, "charset"),
+             Decode(part, options_.gmime_decoding));
+  }
+
+  // A text part's content, transfer-decoded: `subtype` "html" is read as HTML, any other as
+  // plain text; `charset` is its declared charset (nullptr for none).
+  void ReadText(std::string_view subtype, const char* charset, const std::string& bytes) {
     Utf8Text text = ToUtf8(bytes, charset != nullptr ? charset : "");
     if (text.outcome == CharsetOutcome::kUnknown) Meta("charset-unknown");
     if (text.outcome == CharsetOutcome::kDetected && charset != nullptr) Meta("charset-mismatch");
@@ -403,17 +608,9 @@ class Reader {
         const auto size = static_cast<gint64>(buffer->len);
         const gint64 end = stream->bound_end < 0 ? size : std::min(stream->bound_end, size);
         const gint64 start = std::clamp<gint64>(stream->bound_start, 0, end);
-        const std::string_view raw(reinterpret_cast<const char*>(buffer->data) + start,
-                                   static_cast<std::size_t>(end - start));
-        if (encoding != GMIME_CONTENT_ENCODING_BASE64 &&
-            encoding != GMIME_CONTENT_ENCODING_QUOTEDPRINTABLE) {
-          return std::string(raw);
-        }
-        GMimeEncoding decoder;
-        g_mime_encoding_init_decode(&decoder, encoding);
-        std::string decoded(g_mime_encoding_outlen(&decoder, raw.size()), '\0');
-        decoded.resize(g_mime_encoding_flush(&decoder, raw.data(), raw.size(), decoded.data()));
-        return decoded;
+        return DecodeInPlace(std::string_view(reinterpret_cast<const char*>(buffer->data) + start,
+                                              static_cast<std::size_t>(end - start)),
+                             encoding);
       }
     }
     GObjectPtr<GMimeStream> out(g_mime_stream_mem_new());
@@ -421,6 +618,21 @@ class Reader {
     GByteArray* bytes = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(out.get()));
     if (bytes == nullptr) return "";
     return std::string(reinterpret_cast<const char*>(bytes->data), bytes->len);
+  }
+
+  // `raw` with its transfer encoding (base64, quoted-printable) undone by GMime's decoder state,
+  // as its basic filter would over the whole content at once; other encodings are as they are.
+  // Not uuencode.
+  static std::string DecodeInPlace(std::string_view raw, GMimeContentEncoding encoding) {
+    if (encoding != GMIME_CONTENT_ENCODING_BASE64 &&
+        encoding != GMIME_CONTENT_ENCODING_QUOTEDPRINTABLE) {
+      return std::string(raw);
+    }
+    GMimeEncoding decoder;
+    g_mime_encoding_init_decode(&decoder, encoding);
+    std::string decoded(g_mime_encoding_outlen(&decoder, raw.size()), '\0');
+    decoded.resize(g_mime_encoding_flush(&decoder, raw.data(), raw.size(), decoded.data()));
+    return decoded;
   }
 
   const MailReaderOptions& options_;

@@ -1,6 +1,8 @@
-// ReadMail: a mail message as the tokenizer needs it, parsed by GMime: decoded header values,
-// the visible text of every text part (transfer encodings undone, charsets converted to UTF-8,
-// HTML reduced to what a reader sees), URL hosts, and a few facts about its structure.
+// ReadMail: a mail message as the tokenizer needs it, parsed by GMime (or, for a message of one
+// text part whose header block has nothing to decode, split as GMime would: plain_message.h):
+// decoded header values, the visible text of every text part (transfer encodings undone,
+// charsets converted to UTF-8, HTML reduced to what a reader sees), URL hosts, and a few facts
+// about its structure.
 //
 // The token vocabulary it produces (the prefix says where a token came from):
 //   subject:<word>  from-name:<word>  mailer:<word>      words of those headers
@@ -38,10 +40,12 @@ struct MailReaderOptions {
   // Read HTML parts from libxml2's tree (VisibleTextFromTree, the reference) rather than from its
   // SAX events: the same tokens, slower; for the differential checks.
   bool html_from_tree = false;
-  // Decode every header value with GMime (g_mime_header_get_value) and every part's content
-  // through GMime's data wrapper (g_mime_data_wrapper_write_to_stream), rather than the reader's
-  // shortcuts (a value of plain 7-bit text taken as it is once unfolded; a part's content decoded
-  // in place in the parser's buffer): the same tokens, slower; for the differential checks.
+  // Parse every message with GMime's parser, decode every header value with GMime
+  // (g_mime_header_get_value) and every part's content through GMime's data wrapper
+  // (g_mime_data_wrapper_write_to_stream), rather than the reader's shortcuts (a value of plain
+  // 7-bit text taken as it is once unfolded; a part's content decoded in place in the parser's
+  // buffer; a message of one text part with a plain header block split without the parser,
+  // plain_message.h): the same tokens and facts, slower; for the differential checks.
   bool gmime_decoding = false;
   std::size_t max_text_parts = 1000;  // Leaf parts read; the rest give meta:mime-too-many-parts.
   std::size_t max_mime_parts = 100;   // multipart/ declarations parsed; the rest is cut.

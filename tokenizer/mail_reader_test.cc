@@ -973,5 +973,126 @@ TEST(MailRobustnessTest, ArbitraryBytesAfterAHeaderLine) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// The plain-message shortcut: a message of one text part with a plain header block
+// (plain_message.h) read without GMime's parser must be read as GMime reads it.
+
+// Fails the test, saying what differs, unless the reader's shortcuts and GMime's own reading
+// give the same content for `mail`: texts, whole tokens (in order) and facts.
+void ExpectReadAsGMimeReadsIt(const std::string& mail, const MailReaderOptions& base = {}) {
+  MailReaderOptions shortcuts = base;
+  shortcuts.gmime_decoding = false;
+  MailReaderOptions gmime = base;
+  gmime.gmime_decoding = true;
+  const MailContent fast = ReadMail(mail, shortcuts);
+  const MailContent reference = ReadMail(mail, gmime);
+  std::vector<std::string> fast_texts;
+  std::vector<std::string> reference_texts;
+  for (const auto& [content, texts] :
+       {std::pair{&fast, &fast_texts}, std::pair{&reference, &reference_texts}}) {
+    for (const MailContent::Text& text : content->texts) {
+      texts->push_back(text.prefix + "|" + std::to_string(static_cast<int>(text.source)) + "|" +
+                       text.utf8);
+    }
+    for (const MailContent::WholeToken& token : content->tokens) {
+      texts->push_back(token.text + "|" + std::to_string(static_cast<int>(token.source)));
+    }
+    texts->push_back("facts|" + content->facts.message_id + "|" + content->facts.from_domain + "|" +
+                     content->facts.subject);
+  }
+  EXPECT_EQ(fast_texts, reference_texts) << mail;
+}
+
+TEST(PlainMessageReadingTest, EachFieldGMimesMessageReadsIsReadTheSame) {
+  const std::string head =
+      "Received: from mx.example.net (mx.example.net [192.0.2.7]) by a.example.org\n"
+      "From: \"Ann Example\" <Ann@Example.ORG>\nFrom: second@example.net\n"
+      "Reply-To: r@example.com, (comment) s@example.com\nTo: a@x.org, b@x.org,\n c@x.org\n"
+      "Cc: group: d@x.org, e@x.org;\nCC: f@x.org\nSubject: first subject\n"
+      "Subject:  the  last\n\tsubject wins \nMessage-Id: <one@first.example>\n"
+      "Message-ID: <two@Second.Example>\nX-Mailer: first mailer\nx-mailer: second mailer\n"
+      "User-Agent: agent/1.0\nX-Spam-Status: No\nList-Id: <list.example.org>\n"
+      "MIME-Version: 1.0\n";
+  for (const std::string& part : {
+           std::string("\nplain body http://www.example.com/x\n"),
+           std::string("Content-Type: text/html; charset=\"iso-8859-1\"\n\n"
+                       "<p>caf\xe9 <a href=\"http://h.example.org/\">link</a><img src=x></p>\n"),
+           std::string("Content-Type: text/plain;\n charset=utf-8\n"
+                       "Content-Transfer-Encoding: base64\n\nY2Fmw6kgYm9keQ==\n"),
+           std::string("Content-Type: TEXT/Plain\nContent-Transfer-Encoding: Quoted-Printable\n"
+                       "\ncaf=C3=A9 soft=\nbreak\n"),
+           std::string("Content-Type: text\n\nno subtype\n"),
+           std::string("Content-Type: text/enriched\nContent-Disposition: inline\n\nrich\n"),
+           std::string("Content-Type: text/calendar; name=\"x.ics\"\n"
+                       "Content-Disposition: attachment; filename=\"x.ics\"\n\nBEGIN\n"),
+           std::string("Content-Type: text/plain\nContent-Transfer-Encoding: x-uuencode\n\n"
+                       "begin 644 a.txt\n#86)C\n`\nend\n"),
+           std::string("Content-Type: text/plain\nContent-Type: text/html\n\n<b>two types</b>\n"),
+           std::string("Content-Type: application/octet-stream; name=a.bin\n\nAAAA\n"),
+           std::string("Content-Type: multipart/alternative; boundary=b\n\n--b\n\nin part\n"
+                       "--b--\n"),
+           std::string("Content-Type: message/rfc822\n\nSubject: inner\n\ninner body\n"),
+           std::string("\n"),
+       }) {
+    ExpectReadAsGMimeReadsIt(head + part);
+    ExpectReadAsGMimeReadsIt(head + part, {.header_tokens = false});
+    ExpectReadAsGMimeReadsIt(head + part, {.max_text_parts = 0});
+    std::string crlf;
+    for (const char c : head + part) {
+      if (c == '\n') crlf += '\r';
+      crlf += c;
+    }
+    ExpectReadAsGMimeReadsIt(crlf);
+  }
+  // No field at all but the type, and a message with none of the fields read.
+  ExpectReadAsGMimeReadsIt("Content-Type: text/plain\n\nbody only\n");
+  ExpectReadAsGMimeReadsIt("X-A: b\n\nbody\n");
+}
+
+TEST(PlainMessageReadingTest, RandomSinglePartMessagesAreReadAsGMimeReadsThem) {
+  Random random;
+  static constexpr std::string_view kFields[] = {
+      "From: a@example.org\n",
+      "From: \"Name, Odd\" <b@Example.NET> (c)\n",
+      "To: x@y.z,\n\t w@v.u\n",
+      "Cc: undisclosed-recipients:;\n",
+      "Reply-To: <r@example.org>\n",
+      "Reply-To: bad address\n",
+      "Subject: hello world\n",
+      "Subject:\n",
+      "Message-Id: <id@host.example>\n",
+      "Message-Id: no brackets@host\n",
+      "Message-Id:\n",
+      "X-Mailer: Mailer 1.0\n",
+      "User-Agent: Agent\n",
+      "Received: from a.b.example.com ([198.51.100.9])\n",
+      "Content-Type: text/plain; charset=us-ascii\n",
+      "Content-Type: text/html\n",
+      "Content-Type: text/plain; charset=\"koi8-r\"\n",
+      "Content-Type: ; broken\n",
+      "Content-Transfer-Encoding: base64\n",
+      "Content-Transfer-Encoding: quoted-printable\n",
+      "Content-Transfer-Encoding: 8bit\n",
+      "Content-Disposition: attachment\n",
+      "Content-Description: d\n",
+      "X-Other: =?utf-8?q?caf=C3=A9?=\n",  // Not plain: GMime reads these.
+      "X-Folded: a\n b\n",
+      "Date: Mon, 1 Jan 2024 00:00:00 +0000\n"};
+  static constexpr std::string_view kBodies[] = {"plain words http://example.com\n",
+                                                 "<html><body><p>html words</p></body></html>\n",
+                                                 "aHRtbCB3b3Jkcw==\n",
+                                                 "soft=\nbreak =3D caf=E9\n",
+                                                 "\xff\xfe bytes\n",
+                                                 ""};
+  for (int round = 0; round < 600; ++round) {
+    std::string mail;
+    const int fields = 1 + static_cast<int>(random.Next() % 8);
+    for (int i = 0; i < fields; ++i) mail += kFields[random.Next() % std::size(kFields)];
+    mail += "\n";
+    mail += kBodies[random.Next() % std::size(kBodies)];
+    ExpectReadAsGMimeReadsIt(mail);
+  }
+}
+
 }  // namespace
 }  // namespace nbspamd::tokenizer

@@ -72,12 +72,15 @@ enum class HtmlPath {
   kTree,    // libxml2's tree, walked.
 };
 
-// How the mail reader decodes header values and part contents. Both give the same tokens; kGmime
-// is the reference the differential checks compare kInPlace with (tokenizer/mail_reader.h).
+// How the mail reader reads MIME. Both give the same tokens and facts; kGmime is the reference the
+// differential checks compare kInPlace with (tokenizer/mail_reader.h).
 enum class MimePath {
   kInPlace,  // A header value of plain 7-bit text taken unfolded as it is; a part's content
-             // transfer-decoded in place in the parser's buffer.
-  kGmime,    // Every value through GMime's decoding, every content through its data wrapper.
+             // transfer-decoded in place in the parser's buffer; a message of one text part
+             // whose header block is plain (tokenizer/plain_message.h) split without GMime's
+             // parser.
+  kGmime,    // Every message through GMime's parser, every value through its decoding, every
+             // content through its data wrapper.
 };
 
 struct TokenizerOptions {

@@ -5,10 +5,12 @@
 //   - HTML: the rest read as HTML from libxml2's SAX events (VisibleText) must give exactly what
 //     the walk of libxml2's tree gives (VisibleTextFromTree): text, links, images, truncation;
 //     bit 0x20 of the first byte adds small budgets (tokenizer/html_text.h).
-//   - MIME decoding: the rest read as mail with the reader's in-place decoding of header values
-//     and part contents must give exactly the bag of GMime's own decoding (MimePath::kGmime),
-//     texts included (tokenizer/mail_reader.h); bit 0x40 of the first byte also reads the rest
-//     as a part's base64 (bit 0x80) or quoted-printable content, its first line as a header.
+//   - MIME decoding: the rest read as mail with the reader's shortcuts (header values taken
+//     unfolded, part contents decoded in place, a message of one text part with a plain header
+//     block read without GMime's parser) must give exactly the bag and the facts of GMime's own
+//     reading (MimePath::kGmime), texts included (tokenizer/mail_reader.h); bit 0x40 of the
+//     first byte also reads the rest as a part's base64 (bit 0x80) or quoted-printable content,
+//     its first line as a header, in a multipart and as a message of that one part.
 // Built with libFuzzer when NBSPAMD_FUZZ is on; replay_main.cc runs saved inputs without it.
 #include <cstddef>
 #include <cstdint>
@@ -24,6 +26,7 @@
 namespace {
 
 using nbspamd::TokenBag;
+using nbspamd::tokenizer::MessageFacts;
 using nbspamd::tokenizer::Tokenizer;
 using nbspamd::tokenizer::TokenizerOptions;
 using nbspamd::tokenizer::WordPath;
@@ -42,13 +45,25 @@ TokenizerOptions OptionsFor(std::uint8_t selector, WordPath path) {
 }
 
 // Aborts, saying where, unless a fast path's options and its reference's give the same bag for
-// `message`: hashes, counts and texts.
+// `message`: hashes, counts and texts, and the same facts (MessageFacts).
 void CheckSameBags(std::string_view message, std::uint8_t selector, const char* paths,
                    const TokenizerOptions& fast_options, const char* fast_name,
                    const TokenizerOptions& reference_options, const char* reference_name) {
-  const TokenBag fast = Tokenizer(fast_options).Tokenize(message, /*keep_text=*/true);
-  const TokenBag reference = Tokenizer(reference_options).Tokenize(message, /*keep_text=*/true);
-  if (fast.entries == reference.entries && fast.texts == reference.texts) return;
+  MessageFacts fast_facts;
+  MessageFacts reference_facts;
+  const TokenBag fast = Tokenizer(fast_options).Tokenize(message, /*keep_text=*/true, &fast_facts);
+  const TokenBag reference =
+      Tokenizer(reference_options).Tokenize(message, /*keep_text=*/true, &reference_facts);
+  const bool same_facts = fast_facts.message_id == reference_facts.message_id &&
+                          fast_facts.from_domain == reference_facts.from_domain &&
+                          fast_facts.subject == reference_facts.subject;
+  if (fast.entries == reference.entries && fast.texts == reference.texts && same_facts) return;
+  if (!same_facts) {
+    std::fprintf(stderr, "%s: the facts differ: %s [%s|%s|%s] %s [%s|%s|%s]\n", paths, fast_name,
+                 fast_facts.message_id.c_str(), fast_facts.from_domain.c_str(),
+                 fast_facts.subject.c_str(), reference_name, reference_facts.message_id.c_str(),
+                 reference_facts.from_domain.c_str(), reference_facts.subject.c_str());
+  }
   std::fprintf(stderr, "%s differ (selector %u): %zu %s vs %zu %s entries\n", paths,
                static_cast<unsigned>(selector), fast.entries.size(), fast_name,
                reference.entries.size(), reference_name);
@@ -121,6 +136,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                               "boundary=b\n\n--b\nContent-Type: text/plain; charset=utf-8\n"
                               "Content-Transfer-Encoding: " +
                               encoding + "\n\n" + std::string(rest) + "\n--b--\n",
+                          selector);
+    // The same as a message of that one part: the reader's plain-message shortcut when the
+    // first line keeps the header block plain (tokenizer/plain_message.h), GMime's parser when
+    // not.
+    CheckSameMimeDecoding("Subject: fuzz\nX-Fuzz: " + std::string(first_line) +
+                              "\nContent-Type: text/plain; charset=utf-8\n"
+                              "Content-Transfer-Encoding: " +
+                              encoding + "\n\n" + std::string(rest),
                           selector);
   }
   return 0;

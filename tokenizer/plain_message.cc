@@ -1,0 +1,88 @@
+#include "tokenizer/plain_message.h"
+
+#include <cstddef>
+
+#include "tokenizer/ascii.h"
+
+namespace nbspamd::tokenizer {
+namespace {
+
+bool IsFieldNameByte(char c) {
+  const auto byte = static_cast<unsigned char>(c);
+  return byte >= 33 && byte <= 126 && c != ':';
+}
+
+bool IsBlank(char c) { return c == ' ' || c == '\t'; }
+
+bool IsLinearWhiteSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+// True when `line` (without its line break) holds only printable 7-bit text and tabs.
+bool IsPlainLine(std::string_view line) {
+  for (const char c : line) {
+    const auto byte = static_cast<unsigned char>(c);
+    if ((byte < 32 && c != '\t') || byte > 126) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<PlainMessage> SplitPlainMessage(std::string_view message) {
+  PlainMessage plain;
+  std::size_t start = 0;
+  // The field being read: where its name starts, how long the name is, where its value starts.
+  std::size_t field_start = std::string_view::npos;
+  std::size_t name_size = 0;
+  const auto close_field = [&](std::size_t end) {
+    if (field_start == std::string_view::npos) return;
+    const std::string_view name = message.substr(field_start, name_size);
+    const PlainField field{
+        name, message.substr(field_start + name_size + 1, end - (field_start + name_size + 1))};
+    if (name.size() >= 8 && EqualsIgnoringAsciiCase(name.substr(0, 8), "content-")) {
+      plain.content_fields.push_back(field);
+    } else {
+      plain.fields.push_back(field);
+    }
+  };
+  while (true) {
+    const std::size_t newline = message.find('\n', start);
+    if (newline == std::string_view::npos) return std::nullopt;  // No empty line.
+    std::string_view line = message.substr(start, newline - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) {  // The empty line ending the header block.
+      close_field(start);
+      plain.body = message.substr(newline + 1);
+      return plain;
+    }
+    // "=?" split by a line break is no encoded word (a fold starts with a space or tab), so
+    // looking line by line finds every one.
+    if (!IsPlainLine(line) || line.find("=?") != std::string_view::npos) return std::nullopt;
+    if (IsBlank(line.front())) {
+      if (field_start == std::string_view::npos) return std::nullopt;  // A fold first.
+      if (line.find_first_not_of(" \t") == std::string_view::npos) return std::nullopt;
+    } else {
+      std::size_t name_end = 0;
+      while (name_end < line.size() && IsFieldNameByte(line[name_end])) ++name_end;
+      if (name_end == 0 || name_end == line.size() || line[name_end] != ':') return std::nullopt;
+      close_field(start);
+      field_start = start;
+      name_size = name_end;
+    }
+    start = newline + 1;
+  }
+}
+
+std::string UnfoldedValue(std::string_view raw_value) {
+  std::size_t begin = 0;
+  std::size_t end = raw_value.size();
+  while (begin < end && IsLinearWhiteSpace(raw_value[begin])) ++begin;
+  while (end > begin && IsLinearWhiteSpace(raw_value[end - 1])) --end;
+  std::string value;
+  value.reserve(end - begin);
+  for (std::size_t i = begin; i < end; ++i) {
+    if (raw_value[i] != '\r' && raw_value[i] != '\n') value += raw_value[i];
+  }
+  return value;
+}
+
+}  // namespace nbspamd::tokenizer

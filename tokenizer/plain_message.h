@@ -1,0 +1,51 @@
+// SplitPlainMessage: a message whose header block GMime's parser reads field by field exactly as
+// written, split into those fields and its body without the parser. The mail reader's shortcut
+// (mail_reader.cc) for a message of one text part: GMime's parse, its header objects and their
+// teardown are about a third of reading such a message (docs/PERFORMANCE.md). Plain functions;
+// thread-safe.
+//
+// A header block is plain when:
+//   - it ends with an empty line (LF or CRLF);
+//   - each of its lines is a field, `Name:` with Name one or more bytes 33..126 other than ':'
+//     and the colon right after it, or, after the first line, a fold: a space or tab, then at
+//     least one byte that is neither;
+//   - every byte is printable 7-bit text (32..126), a tab, or a line break (LF, or CR right
+//     before LF), and "=?" appears nowhere: no value has anything for GMime to decode.
+// Anything else (a mbox "From " line, a line that is neither a field nor a fold, 8-bit bytes,
+// encoded words, no empty line) is std::nullopt: GMime reads it, as before.
+#ifndef NBSPAMD_TOKENIZER_PLAIN_MESSAGE_H_
+#define NBSPAMD_TOKENIZER_PLAIN_MESSAGE_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace nbspamd::tokenizer {
+
+// One header field, as GMime 3 keeps it (g_mime_header_get_name, g_mime_header_get_raw_value).
+struct PlainField {
+  std::string_view name;       // As written.
+  std::string_view raw_value;  // From after the colon to the end of the field's last line, its
+                               // leading space, folds and final line break included.
+};
+
+// Views into the message given to SplitPlainMessage, which must outlive them.
+struct PlainMessage {
+  // The message's own fields in order: what GMime lists for the message. Fields named
+  // "Content-*" (any case) are not among them: GMime gives those to the body part.
+  std::vector<PlainField> fields;
+  std::vector<PlainField> content_fields;  // The "Content-*" fields, in order.
+  std::string_view body;                   // Everything after the empty line.
+};
+
+[[nodiscard]] std::optional<PlainMessage> SplitPlainMessage(std::string_view message);
+
+// A raw value as g_mime_utils_header_unfold gives it: spaces, tabs and line breaks trimmed at
+// both ends, every CR and LF inside removed (the folds' spaces stay). For a plain header block's
+// values this is also GMime's decoded value (g_mime_header_get_value): nothing is left to decode.
+[[nodiscard]] std::string UnfoldedValue(std::string_view raw_value);
+
+}  // namespace nbspamd::tokenizer
+
+#endif  // NBSPAMD_TOKENIZER_PLAIN_MESSAGE_H_
