@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <memory>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "common/utf8.h"
 #include "tokenizer/ascii.h"
@@ -26,13 +28,22 @@ bool IsAsciiName(std::string_view name) {
   return name == "us-ascii" || name == "ascii" || name == "ansi_x3.4-1968";
 }
 
-// Whether ICU has a converter for `charset`.
-bool IsKnown(const std::string& charset) {
+// ICU's name for the converter of `charset` (an alias of it, in any case), or "" when ICU has
+// none: the name is ICU's own, the same for every alias.
+std::string ConverterName(const std::string& charset) {
   UErrorCode status = U_ZERO_ERROR;
   UConverter* converter = ucnv_open(charset.c_str(), &status);
+  std::string name;
+  if (converter != nullptr && U_SUCCESS(status)) {
+    const char* icu_name = ucnv_getName(converter, &status);
+    name = U_SUCCESS(status) && icu_name != nullptr ? icu_name : "?";
+  }
   if (converter != nullptr) ucnv_close(converter);
-  return U_SUCCESS(status) && converter != nullptr;
+  return name;
 }
+
+// Whether ICU has a converter for `charset`.
+bool IsKnown(const std::string& charset) { return !ConverterName(charset).empty(); }
 
 // The charset uchardet finds most likely for `bytes`, or "" when it finds none. One detector per
 // thread, reset for each text (uchardet_new builds all its probers: costly per part).
@@ -76,6 +87,31 @@ std::string RepairUtf8(std::string_view bytes) {
 
 }  // namespace
 
+const std::vector<std::string>& AsciiCompatibleConverters() {
+  static const std::vector<std::string> converters = [] {
+    std::vector<std::string> names;
+    for (const char* charset :
+         {"iso-8859-1",   "iso-8859-2",   "iso-8859-3",   "iso-8859-4",   "iso-8859-5",
+          "iso-8859-6",   "iso-8859-7",   "iso-8859-8",   "iso-8859-9",   "iso-8859-10",
+          "iso-8859-13",  "iso-8859-14",  "iso-8859-15",  "iso-8859-16",  "windows-1250",
+          "windows-1251", "windows-1252", "windows-1253", "windows-1254", "windows-1255",
+          "windows-1256", "windows-1257", "windows-1258", "koi8-r",       "koi8-u"}) {
+      if (std::string name = ConverterName(charset); !name.empty()) {
+        names.push_back(std::move(name));
+      }
+    }
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    return names;
+  }();
+  return converters;
+}
+
+bool IsAsciiCompatibleConverter(std::string_view converter) {
+  const std::vector<std::string>& converters = AsciiCompatibleConverters();
+  return std::binary_search(converters.begin(), converters.end(), converter);
+}
+
 Utf8Text ToUtf8(std::string_view bytes, std::string_view declared_name) {
   const std::string declared = AsciiLowered(declared_name);
   Utf8Text result;
@@ -87,8 +123,11 @@ Utf8Text ToUtf8(std::string_view bytes, std::string_view declared_name) {
     return result;
   }
   if (!ascii_or_utf8_or_none) {
-    if (IsKnown(declared)) {
-      result.text = Convert(bytes, declared);
+    if (const std::string converter = ConverterName(declared); !converter.empty()) {
+      // ASCII text in a charset whose ASCII bytes are ASCII is its own conversion.
+      result.text = IsAsciiCompatibleConverter(converter) && IsAscii(bytes)
+                        ? std::string(bytes)
+                        : Convert(bytes, declared);
       result.charset = declared;
       return result;
     }

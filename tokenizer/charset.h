@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace nbspamd::tokenizer {
 
@@ -26,6 +27,13 @@ struct Utf8Text {
 // 8-bit bytes, an unknown charset, or none for 8-bit text goes through uchardet's charset
 // detector (windows-1252 when it finds none ICU can convert). Thread-safe: one detector per thread.
 [[nodiscard]] Utf8Text ToUtf8(std::string_view bytes, std::string_view declared);
+
+// ICU's names (ucnv_getName) of the converters of the single-byte charsets whose bytes below 0x80
+// are ASCII: ISO-8859-1 to -16, windows-1250 to -1258, KOI8-R and KOI8-U. Text of only such bytes
+// declared in any alias of them is its own UTF-8, and ToUtf8 copies it rather than converting
+// (CharsetTest checks every one converts each ASCII byte to itself). Sorted; thread-safe.
+[[nodiscard]] const std::vector<std::string>& AsciiCompatibleConverters();
+[[nodiscard]] bool IsAsciiCompatibleConverter(std::string_view converter);
 
 }  // namespace nbspamd::tokenizer
 

@@ -2,10 +2,12 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unicode/unistr.h>
 
 #include <cctype>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/utf8.h"
 #include "tokenizer/tokenizer_test_util.h"
@@ -206,6 +208,35 @@ TEST(CharsetTest, EncodedWordsInLegacyCharsets) {
       TokensOf("Subject: =?koi8-r?B?8NLJ18XUIM3J0g==?= =?shift_jis?Q?=93=8C=8B=9E?=\n\nx\n");
   EXPECT_THAT(tokens.counts,
               IsSupersetOf({Key("subject:привет"), Key("subject:мир"), Key("subject:東京")}));
+}
+
+// ToUtf8 copies ASCII text declared in these charsets rather than converting it: each must convert
+// every ASCII byte, alone and beside any other, to itself.
+TEST(CharsetTest, AsciiCompatibleConvertersConvertAsciiToItself) {
+  const std::vector<std::string>& converters = AsciiCompatibleConverters();
+  EXPECT_GE(converters.size(), 20u);  // ICU knows (nearly) all the charsets listed.
+  std::string pairs;                  // Every ordered pair of ASCII bytes.
+  for (int first = 0; first < 0x80; ++first) {
+    for (int second = 0; second < 0x80; ++second) {
+      pairs += static_cast<char>(first);
+      pairs += static_cast<char>(second);
+    }
+  }
+  for (const std::string& converter : converters) {
+    const icu::UnicodeString text(pairs.data(), static_cast<int32_t>(pairs.size()),
+                                  converter.c_str());
+    std::string utf8;
+    text.toUTF8String(utf8);
+    EXPECT_EQ(utf8, pairs) << converter;
+  }
+  EXPECT_TRUE(IsAsciiCompatibleConverter(converters.front()));
+  EXPECT_FALSE(IsAsciiCompatibleConverter("UTF-16"));
+  // ASCII text declared in one of them (under any alias) is as it was.
+  for (const char* alias : {"ISO-8859-1", "latin1", "iso_8859-15", "CP1252", "koi8-r"}) {
+    const Utf8Text text = ToUtf8("plain ASCII words\r\n", alias);
+    EXPECT_EQ(text.text, "plain ASCII words\r\n") << alias;
+    EXPECT_EQ(text.outcome, CharsetOutcome::kAsDeclared) << alias;
+  }
 }
 
 }  // namespace

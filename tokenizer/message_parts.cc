@@ -49,13 +49,14 @@ void TrimWsp(std::string& value) {
 
 }  // namespace
 
-MessageParts SplitMessage(std::string_view message) {
+MessageParts SplitMessage(std::string_view message, bool with_headers) {
   MessageParts parts;
   if (FieldNameLength(LineAt(message, 0).content) == 0) {
     parts.body = message;
     return parts;
   }
   parts.is_mail = true;
+  bool in_field = false;  // A field has been read: a line starting with a space continues it.
   std::size_t start = 0;
   while (start < message.size()) {
     const Line line = LineAt(message, start);
@@ -63,11 +64,14 @@ MessageParts SplitMessage(std::string_view message) {
       parts.body = message.substr(line.next);
       break;
     }
-    if (IsWsp(line.content.front()) && !parts.headers.empty()) {
-      parts.headers.back().value.append(line.content);  // Unfold.
+    if (IsWsp(line.content.front()) && in_field) {
+      if (with_headers) parts.headers.back().value.append(line.content);  // Unfold.
     } else if (const std::size_t name_length = FieldNameLength(line.content); name_length > 0) {
-      parts.headers.push_back(HeaderField{std::string(line.content.substr(0, name_length)),
-                                          std::string(line.content.substr(name_length + 1))});
+      in_field = true;
+      if (with_headers) {
+        parts.headers.push_back(HeaderField{std::string(line.content.substr(0, name_length)),
+                                            std::string(line.content.substr(name_length + 1))});
+      }
     } else {  // Not a header line: the header block ended without an empty line.
       parts.body = message.substr(start);
       break;

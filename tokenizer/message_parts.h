@@ -42,8 +42,9 @@ struct MessageParts {
 };
 
 // Splits `message` per the rules at the top of this file. Never fails: anything that does not
-// look like mail is all body.
-[[nodiscard]] MessageParts SplitMessage(std::string_view message);
+// look like mail is all body. Without `with_headers`, `headers` stays empty (nothing is copied)
+// and `is_mail` and `body` are as with them.
+[[nodiscard]] MessageParts SplitMessage(std::string_view message, bool with_headers = true);
 
 // ASCII case-insensitive comparison of header names ("Subject" == "SUBJECT").
 [[nodiscard]] bool HeaderNameEquals(std::string_view a, std::string_view b);

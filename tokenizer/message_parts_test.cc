@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+#include <string>
+
 namespace nbspamd::tokenizer {
 namespace {
 
@@ -118,6 +121,25 @@ TEST(MessagePartsTest, FirstLineStartingWithAUrlIsText) {
   EXPECT_FALSE(SplitMessage("http://spam.example.com buy now\nmore").is_mail);
   EXPECT_FALSE(SplitMessage("https://x.example/y").is_mail);
   EXPECT_TRUE(SplitMessage("X-Url: http://x.example/\n\nbody").is_mail);
+}
+
+// The tokenizer asks only where the body starts: without the headers, the same answer.
+TEST(MessagePartsTest, WithoutHeadersTheSameMailAndBody) {
+  std::mt19937 random(4711);
+  static constexpr std::string_view kPieces[] = {"Subject: s",  "X-A:",     " folded", "\tfolded",
+                                                 "not a field", "http://x", "\n",      "\r\n",
+                                                 "\n\n",        ":",        " ",       "word"};
+  for (int round = 0; round < 5000; ++round) {
+    std::string message;
+    const int pieces = static_cast<int>(random() % 12);
+    for (int i = 0; i < pieces; ++i) message += kPieces[random() % std::size(kPieces)];
+    const MessageParts with = SplitMessage(message);
+    const MessageParts without = SplitMessage(message, /*with_headers=*/false);
+    ASSERT_EQ(with.is_mail, without.is_mail) << message;
+    ASSERT_EQ(with.body.data(), without.body.data()) << message;
+    ASSERT_EQ(with.body.size(), without.body.size()) << message;
+    EXPECT_TRUE(without.headers.empty());
+  }
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "tokenizer/plain_message.h"
 
+#include <array>
 #include <cstddef>
 
 #include "tokenizer/ascii.h"
@@ -16,11 +17,22 @@ bool IsBlank(char c) { return c == ' ' || c == '\t'; }
 
 bool IsLinearWhiteSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
-// True when `line` (without its line break) holds only printable 7-bit text and tabs.
+// Bytes a plain line may not hold (below 32 but the tab, above 126), and '=', which may start
+// "=?": one table look-up a byte.
+constexpr std::array<bool, 256> kStopBytes = [] {
+  std::array<bool, 256> stop{};
+  for (int byte = 0; byte < 256; ++byte) stop[byte] = (byte < 32 && byte != '\t') || byte > 126;
+  stop['='] = true;
+  return stop;
+}();
+
+// True when `line` (without its line break) holds only printable 7-bit text and tabs, and no
+// "=?".
 bool IsPlainLine(std::string_view line) {
-  for (const char c : line) {
-    const auto byte = static_cast<unsigned char>(c);
-    if ((byte < 32 && c != '\t') || byte > 126) return false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(line[i]);
+    if (!kStopBytes[byte]) continue;
+    if (byte != '=' || (i + 1 < line.size() && line[i + 1] == '?')) return false;
   }
   return true;
 }
@@ -56,7 +68,7 @@ std::optional<PlainMessage> SplitPlainMessage(std::string_view message) {
     }
     // "=?" split by a line break is no encoded word (a fold starts with a space or tab), so
     // looking line by line finds every one.
-    if (!IsPlainLine(line) || line.find("=?") != std::string_view::npos) return std::nullopt;
+    if (!IsPlainLine(line)) return std::nullopt;
     if (IsBlank(line.front())) {
       if (field_start == std::string_view::npos) return std::nullopt;  // A fold first.
       if (line.find_first_not_of(" \t") == std::string_view::npos) return std::nullopt;
@@ -79,8 +91,16 @@ std::string UnfoldedValue(std::string_view raw_value) {
   while (end > begin && IsLinearWhiteSpace(raw_value[end - 1])) --end;
   std::string value;
   value.reserve(end - begin);
-  for (std::size_t i = begin; i < end; ++i) {
-    if (raw_value[i] != '\r' && raw_value[i] != '\n') value += raw_value[i];
+  // Line breaks are few (one a fold): copy the runs between them.
+  while (begin < end) {
+    const std::string_view rest = raw_value.substr(begin, end - begin);
+    const std::size_t line_break = rest.find_first_of("\r\n");
+    if (line_break == std::string_view::npos) {
+      value.append(rest);
+      break;
+    }
+    value.append(rest.substr(0, line_break));
+    begin += line_break + 1;
   }
   return value;
 }

@@ -54,7 +54,7 @@ TokenBag Tokenizer::Tokenize(std::string_view message, bool keep_text, MessageFa
   AddByteNgrams(message.substr(0, std::min(message.size(), options_.byte_ngram_head)),
                 ByteNgramSize(options_), bag);
 
-  const MessageParts parts = SplitMessage(message);
+  const MessageParts parts = SplitMessage(message, /*with_headers=*/false);
   const bool is_mail = parts.is_mail;
   MailContent content;
   if (is_mail) {
