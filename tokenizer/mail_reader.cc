@@ -222,7 +222,10 @@ std::optional<PlainPart> PlainPartOf(const PlainMessage& plain) {
   }
   PlainPart part;
   if (type_field != nullptr) {
-    part.type.reset(g_mime_content_type_parse(nullptr, std::string(type_field->raw_value).c_str()));
+    // From the value, as GMime's part parses it: an open quote ends with the value, not with its
+    // line break.
+    part.type.reset(
+        g_mime_content_type_parse(nullptr, UnfoldedValue(type_field->raw_value).c_str()));
     if (part.type == nullptr) return std::nullopt;
     const char* media = g_mime_content_type_get_media_type(part.type.get());
     const char* subtype = g_mime_content_type_get_media_subtype(part.type.get());

@@ -1044,6 +1044,10 @@ TEST(PlainMessageReadingTest, EachFieldGMimesMessageReadsIsReadTheSame) {
     }
     ExpectReadAsGMimeReadsIt(crlf);
   }
+  // A quoted parameter left open: GMime's part parses the type from the field's value, so the
+  // charset holds the quote but not the line break (found by fuzzing).
+  ExpectReadAsGMimeReadsIt("Content-Type: text/html; charset=\"iso-8859-1 \n\n<p>caf\xe9</p>\n");
+  ExpectReadAsGMimeReadsIt("Content-Type: text/plain;\n charset=\"utf-8\n\nbody\n");
   // No field at all but the type, and a message with none of the fields read.
   ExpectReadAsGMimeReadsIt("Content-Type: text/plain\n\nbody only\n");
   ExpectReadAsGMimeReadsIt("X-A: b\n\nbody\n");

@@ -42,7 +42,8 @@ bool IsPlainLine(std::string_view line) {
 std::optional<PlainMessage> SplitPlainMessage(std::string_view message) {
   PlainMessage plain;
   std::size_t start = 0;
-  // The field being read: where its name starts, how long the name is, where its value starts.
+  // The field being read: where its name starts and how long the name is (its value follows the
+  // colon after it).
   std::size_t field_start = std::string_view::npos;
   std::size_t name_size = 0;
   const auto close_field = [&](std::size_t end) {
