@@ -100,6 +100,11 @@ std::string Metrics::RenderCounters(const model::ModelStats& stats,
   AppendSample(
       out, "nbspamd_http_read_buffer_bytes", "",
       static_cast<double>(http_connections_.read_buffer_bytes.load(std::memory_order_relaxed)));
+  AppendMetricHeader(out, "nbspamd_http_body_bytes_in_flight", "gauge",
+                     "Declared bytes of the request bodies admitted and not yet answered.");
+  AppendSample(
+      out, "nbspamd_http_body_bytes_in_flight", "",
+      static_cast<double>(http_connections_.body_bytes_in_flight.load(std::memory_order_relaxed)));
 
   AppendMetricHeader(out, "nbspamd_http_requests_total", "counter",
                      "HTTP responses by endpoint and status.");

@@ -76,12 +76,14 @@ class Metrics {
     return internal_errors_[static_cast<std::size_t>(where)].load(std::memory_order_relaxed);
   }
 
-  // What the HTTP connections hold, kept by the connections themselves: how many are open, and
-  // the bytes of their read buffers (each as of the start of its latest read;
-  // http_server/connection.h).
+  // What the HTTP connections hold, kept by the connections themselves: how many are open, the
+  // bytes of their read buffers (each as of the start of its latest read;
+  // http_server/connection.h), and the declared bytes of the bodies admitted and not yet
+  // answered (what HttpLimits::max_in_flight_bytes bounds).
   struct HttpConnectionGauges {
     std::atomic<std::int64_t> open{0};
     std::atomic<std::int64_t> read_buffer_bytes{0};
+    std::atomic<std::int64_t> body_bytes_in_flight{0};
   };
   [[nodiscard]] HttpConnectionGauges& HttpConnections() { return http_connections_; }
   [[nodiscard]] const HttpConnectionGauges& HttpConnections() const { return http_connections_; }

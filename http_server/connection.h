@@ -78,6 +78,8 @@ class BasicHttpConnection final : public HttpConnection,
   void OnReadError(boost::beast::error_code ec);
   // Notes the request whose header has arrived (or failed): its endpoint, start and id.
   void BeginRequest();
+  // Frees the admitted bytes of the request in flight, if any (body_ticket_).
+  void ReleaseBody();
   void DoWrite(http_api::Response response, bool close);
   // Writes `head` with the file at `path` as its body (http_api::kBodyFileField), then removes the
   // file.
@@ -115,8 +117,10 @@ class BasicHttpConnection final : public HttpConnection,
   bool in_flight_ = false;  // A request has arrived and its response is not yet written.
   // When reading the request must be done: idle_timeout after its first byte was awaited.
   std::chrono::steady_clock::time_point read_deadline_;
-  // The admitted bytes of the request in flight (registry_.body_bytes), until it is answered.
+  // The admitted bytes of the request in flight (registry_.body_bytes), until it is answered,
+  // and how many they are (counted in nbspamd_http_body_bytes_in_flight). ReleaseBody frees them.
   std::optional<Admission::Ticket> body_ticket_;
+  std::uint64_t body_ticket_bytes_ = 0;
   // The request in flight, for its response's metrics, log line and X-Request-Id.
   http_api::Endpoint endpoint_ = http_api::Endpoint::kOther;
   std::chrono::steady_clock::time_point started_;

@@ -51,6 +51,7 @@ BasicHttpConnection<Stream>::BasicHttpConnection(net::ip::tcp::socket&& socket,
 template <class Stream>
 BasicHttpConnection<Stream>::~BasicHttpConnection() {
   registry_.Remove(this);
+  ReleaseBody();
   auto& gauges = router_.metrics().HttpConnections();
   gauges.read_buffer_bytes.fetch_sub(static_cast<std::int64_t>(counted_buffer_bytes_),
                                      std::memory_order_relaxed);
@@ -188,6 +189,9 @@ void BasicHttpConnection<Stream>::OnReadHeader() {
         return DoWrite(std::move(response), /*close=*/true);
       }
       body_ticket_.emplace(std::move(*ticket));
+      body_ticket_bytes_ = bytes;
+      router_.metrics().HttpConnections().body_bytes_in_flight.fetch_add(
+          static_cast<std::int64_t>(bytes), std::memory_order_relaxed);
     }
   }
   // A client that waits for "100 Continue" (curl does for bodies over 1 KiB) gets it now.
@@ -279,8 +283,17 @@ void BasicHttpConnection<Stream>::OnReadError(beast::error_code ec) {
 }
 
 template <class Stream>
+void BasicHttpConnection<Stream>::ReleaseBody() {
+  if (!body_ticket_) return;
+  router_.metrics().HttpConnections().body_bytes_in_flight.fetch_sub(
+      static_cast<std::int64_t>(body_ticket_bytes_), std::memory_order_relaxed);
+  body_ticket_.reset();
+  body_ticket_bytes_ = 0;
+}
+
+template <class Stream>
 void BasicHttpConnection<Stream>::DoWrite(http_api::Response response, bool close) {
-  body_ticket_.reset();  // The request is answered: its body's bytes are free for others.
+  ReleaseBody();  // The request is answered: its body's bytes are free for others.
   if (method_ == "HEAD") response = HeadOf(std::move(response));
   close = close || shutting_down_;
   response.keep_alive(!close);

@@ -972,20 +972,6 @@ TEST(HostileRequestsTest, TenThousandIdleConnectionsDoNotStopService) {
   EXPECT_EQ(daemon.Terminate(), 0) << daemon.Log();
 }
 
-// A gauge's value from GET /metrics (`name` followed by a space, no labels).
-double Gauge(HttpClient& client, std::string_view name) {
-  const auto response = client.Send(http::verb::get, "/metrics");
-  EXPECT_EQ(response.result(), http::status::ok);
-  const std::string& text = response.body();
-  const std::string line_start = "\n" + std::string(name) + " ";
-  const std::size_t at = text.find(line_start);
-  if (at == std::string::npos) {
-    ADD_FAILURE() << "no " << name << " in /metrics";
-    return 0;
-  }
-  return std::stod(text.substr(at + line_start.size()));
-}
-
 TEST(HostileRequestsTest, StalledRequestsHoldOnlyWhatTheyDeclared) {
   // A connection's read buffer grows with what its client has sent or declared: a client that
   // sends the first bytes of a request, or a header that declares a small body, and then stalls,
@@ -1006,14 +992,14 @@ TEST(HostileRequestsTest, StalledRequestsHoldOnlyWhatTheyDeclared) {
   // One connection asks for the gauges throughout: it is counted in each reading. It is the only
   // one once the daemon has seen the seed's connection close (until then that one is counted).
   HttpClient metrics(port);
-  double idle_connections = Gauge(metrics, "nbspamd_http_connections");
+  double idle_connections = MetricValue(metrics, "nbspamd_http_connections");
   for (const auto until = Clock::now() + std::chrono::seconds(10);
        idle_connections != 1 && Clock::now() < until;
-       idle_connections = Gauge(metrics, "nbspamd_http_connections")) {
+       idle_connections = MetricValue(metrics, "nbspamd_http_connections")) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   ASSERT_EQ(idle_connections, 1);
-  const double idle_buffers = Gauge(metrics, "nbspamd_http_read_buffer_bytes");
+  const double idle_buffers = MetricValue(metrics, "nbspamd_http_read_buffer_bytes");
 
   const std::string healthz = "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n";
   const std::string post = "POST /classify HTTP/1.1\r\nHost: localhost\r\n";
@@ -1049,7 +1035,7 @@ TEST(HostileRequestsTest, StalledRequestsHoldOnlyWhatTheyDeclared) {
   std::vector<Socket> held;
   held.reserve(std::size(kinds) * kConnections);
   for (const Kind& kind : kinds) {
-    const double buffers_before = Gauge(metrics, "nbspamd_http_read_buffer_bytes");
+    const double buffers_before = MetricValue(metrics, "nbspamd_http_read_buffer_bytes");
     for (std::size_t i = 0; i < kConnections; ++i) {
       Socket socket(port);
       ASSERT_TRUE(socket.ok()) << kind.what;
@@ -1057,10 +1043,10 @@ TEST(HostileRequestsTest, StalledRequestsHoldOnlyWhatTheyDeclared) {
       held.push_back(std::move(socket));
     }
     // The daemon has read what each sent once the gauge stops moving.
-    double buffers = Gauge(metrics, "nbspamd_http_read_buffer_bytes");
+    double buffers = MetricValue(metrics, "nbspamd_http_read_buffer_bytes");
     for (int i = 0; i < 50; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      const double now = Gauge(metrics, "nbspamd_http_read_buffer_bytes");
+      const double now = MetricValue(metrics, "nbspamd_http_read_buffer_bytes");
       if (now == buffers && i >= 2) break;
       buffers = now;
     }
@@ -1069,7 +1055,7 @@ TEST(HostileRequestsTest, StalledRequestsHoldOnlyWhatTheyDeclared) {
     EXPECT_GE(per_connection, kind.least) << kind.what;
     EXPECT_LE(per_connection, kind.most) << kind.what;
   }
-  EXPECT_EQ(Gauge(metrics, "nbspamd_http_connections"),
+  EXPECT_EQ(MetricValue(metrics, "nbspamd_http_connections"),
             idle_connections + static_cast<double>(held.size()));
   // None was answered or closed: each is still waiting for the rest of its request.
   std::size_t answered = 0;
@@ -1084,13 +1070,13 @@ TEST(HostileRequestsTest, StalledRequestsHoldOnlyWhatTheyDeclared) {
   // Once they are gone, so is what they held. A connection gives its buffer back before it is
   // gone, so the two gauges settle one after the other.
   const auto deadline = Clock::now() + std::chrono::seconds(10);
-  while ((Gauge(metrics, "nbspamd_http_connections") != idle_connections ||
-          Gauge(metrics, "nbspamd_http_read_buffer_bytes") != idle_buffers) &&
+  while ((MetricValue(metrics, "nbspamd_http_connections") != idle_connections ||
+          MetricValue(metrics, "nbspamd_http_read_buffer_bytes") != idle_buffers) &&
          Clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  EXPECT_EQ(Gauge(metrics, "nbspamd_http_connections"), idle_connections);
-  EXPECT_EQ(Gauge(metrics, "nbspamd_http_read_buffer_bytes"), idle_buffers);
+  EXPECT_EQ(MetricValue(metrics, "nbspamd_http_connections"), idle_connections);
+  EXPECT_EQ(MetricValue(metrics, "nbspamd_http_read_buffer_bytes"), idle_buffers);
   ExpectHealthy(daemon);
   EXPECT_EQ(daemon.Terminate(), 0) << daemon.Log();
 }

@@ -497,13 +497,18 @@ TEST_F(ReliabilityTest, BeyondMaxInFlightBytesABodyGets503BeforeItIsRead) {
   // A slow sender: its header is in, so its 700 KB count, and it sends only part of them.
   RawConnection slow(daemon.port());
   slow.Write(head + body.substr(0, 1000));
+  // Its header is read on the daemon's own time: the gauge says when its bytes count (a request
+  // sent before could be admitted first, and the slow sender refused instead).
   HttpClient client(daemon.port());
-  // The header is read on another connection's thread: the bytes count once it is.
-  HttpResponse refused;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  do {
-    refused = client.Send(http::verb::post, "/classify", body);
-  } while (refused.result() == http::status::ok && std::chrono::steady_clock::now() < deadline);
+  while (MetricValue(client, "nbspamd_http_body_bytes_in_flight") !=
+             static_cast<double>(body.size()) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(MetricValue(client, "nbspamd_http_body_bytes_in_flight"),
+            static_cast<double>(body.size()));
+  const HttpResponse refused = client.Send(http::verb::post, "/classify", body);
   EXPECT_EQ(refused.result(), http::status::service_unavailable) << refused.body();
   EXPECT_NE(refused.body().find("\"overloaded\""), std::string::npos) << refused.body();
   EXPECT_NE(refused.body().find("max_in_flight_bytes"), std::string::npos) << refused.body();
@@ -518,6 +523,7 @@ TEST_F(ReliabilityTest, BeyondMaxInFlightBytesABodyGets503BeforeItIsRead) {
   ASSERT_TRUE(slow.ReadUntil("\r\n\r\n", answer)) << answer;
   EXPECT_TRUE(answer.starts_with("HTTP/1.1 200")) << answer;
   HttpClient after(daemon.port());
+  EXPECT_EQ(MetricValue(after, "nbspamd_http_body_bytes_in_flight"), 0);
   EXPECT_EQ(after.Send(http::verb::post, "/classify", body).result(), http::status::ok);
 }
 

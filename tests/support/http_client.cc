@@ -1,11 +1,14 @@
 #include "tests/support/http_client.h"
 
+#include <gtest/gtest.h>
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 #include <boost/json/parse.hpp>
+#include <string>
 
 namespace nbspamd::testing {
 
@@ -126,6 +129,19 @@ RawConnection::Received RawConnection::ReadUntilClosedOrTimeout(std::chrono::mil
 void RawConnection::ShutdownSend() {
   beast::error_code ignored;
   stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+}
+
+double MetricValue(HttpClient& client, std::string_view name) {
+  const HttpResponse response = client.Send(http::verb::get, "/metrics");
+  EXPECT_EQ(response.result(), http::status::ok) << response.body();
+  const std::string& text = response.body();
+  const std::string line_start = "\n" + std::string(name) + " ";
+  const std::size_t at = text.find(line_start);
+  if (at == std::string::npos) {
+    ADD_FAILURE() << "no " << name << " in /metrics";
+    return 0;
+  }
+  return std::stod(text.substr(at + line_start.size()));
 }
 
 std::string WithoutScanId(const std::string& body) {

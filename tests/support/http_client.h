@@ -60,6 +60,10 @@ class HttpClient {
 // none), the rest only on the model and the settings. Not JSON: the body as it was.
 [[nodiscard]] std::string WithoutFeedback(const std::string& body);
 
+// The value of an unlabelled gauge or counter in the client's GET /metrics (`name` followed by a
+// space); adds a test failure and returns 0 when the request fails or the name is missing.
+[[nodiscard]] double MetricValue(HttpClient& client, std::string_view name);
+
 // A plain TCP connection to 127.0.0.1, for tests that send a request in pieces or watch the
 // server close a connection.
 class RawConnection {
