@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bench/corpus_files.h"
+#include "tokenizer/mail_reader.h"
 #include "tokenizer/plain_message.h"
 #include "tokenizer/tokenizer.h"
 
@@ -35,6 +36,7 @@ int Run() {
   std::size_t matching = 0;
   std::size_t differing = 0;
   std::size_t plain_header_blocks = 0;  // Counted under each option set.
+  std::size_t read_without_parser = 0;  // The same.
   for (const tokenizer::TokenizerOptions& base : {tokenizer::TokenizerOptions{}, counting}) {
     tokenizer::TokenizerOptions fast_options = base;
     fast_options.word_path = tokenizer::WordPath::kAsciiFast;
@@ -55,6 +57,7 @@ int Run() {
       std::string_view message = messages[i];
       if (message.starts_with("From ")) message.remove_prefix(message.find('\n') + 1);  // mbox
       if (tokenizer::SplitPlainMessage(message).has_value()) ++plain_header_blocks;
+      if (!tokenizer::ReadMail(message, {}).parsed_by_gmime) ++read_without_parser;
       for (const auto& [reference, what] :
            {std::pair{&icu, "the word paths"}, std::pair{&tree, "the HTML paths"},
             std::pair{&gmime, "the MIME decoding paths"}}) {
@@ -74,6 +77,8 @@ int Run() {
               matching + differing, matching, differing);
   std::printf("%zu messages with a plain header block (tokenizer/plain_message.h)\n",
               plain_header_blocks / 2);
+  std::printf("%zu messages read without GMime's parser (one part, or one multipart of leaves)\n",
+              read_without_parser / 2);
   return differing == 0 ? 0 : 1;
 }
 

@@ -192,22 +192,27 @@ class PlainTopFields {
   GObjectPtr<InternetAddressList> reply_to_;
 };
 
-// The body part of a plain message, as GMime's part for it would be.
+// A part of a plain message (its body, or one part of its multipart body), as GMime's part for
+// it would be.
 struct PlainPart {
-  std::string subtype = "plain";      // Of text/: lower-case.
-  GObjectPtr<GMimeContentType> type;  // nullptr without a Content-Type field.
+  std::string media = "text";  // Lower-case, as are subtype's.
+  std::string subtype = "plain";
+  GObjectPtr<GMimeContentType> type;                // nullptr without a Content-Type field.
+  GObjectPtr<GMimeContentDisposition> disposition;  // nullptr without a Content-Disposition.
   GMimeContentEncoding encoding = GMIME_CONTENT_ENCODING_DEFAULT;
+  std::string_view content;  // Still transfer-encoded.
 };
 
-// The part, or std::nullopt when reading it needs more of GMime than the reader's text path: a
-// type other than text/*, a second Content-Type, Content-Transfer-Encoding or
-// Content-Disposition field (which of them GMime keeps is not reproduced here), uuencode, a text
-// attachment other than plain or HTML (read as an attachment, by its file name).
-std::optional<PlainPart> PlainPartOf(const PlainMessage& plain) {
+// The part whose Content-* fields are `fields` and whose content is `content`, or std::nullopt
+// when reading it needs more of GMime than the reader's shortcut: a second Content-Type,
+// Content-Transfer-Encoding or Content-Disposition field (which of them GMime keeps is not
+// reproduced here), a type GMime cannot parse, uuencode.
+std::optional<PlainPart> PlainPartOf(const std::vector<PlainField>& fields,
+                                     std::string_view content) {
   const PlainField* type_field = nullptr;
   const PlainField* encoding_field = nullptr;
   const PlainField* disposition_field = nullptr;
-  for (const PlainField& field : plain.content_fields) {
+  for (const PlainField& field : fields) {
     const PlainField** slot = nullptr;
     if (EqualsIgnoringAsciiCase(field.name, "content-type")) {
       slot = &type_field;
@@ -221,6 +226,7 @@ std::optional<PlainPart> PlainPartOf(const PlainMessage& plain) {
     *slot = &field;
   }
   PlainPart part;
+  part.content = content;
   if (type_field != nullptr) {
     // From the value, as GMime's part parses it: an open quote ends with the value, not with its
     // line break.
@@ -229,9 +235,8 @@ std::optional<PlainPart> PlainPartOf(const PlainMessage& plain) {
     if (part.type == nullptr) return std::nullopt;
     const char* media = g_mime_content_type_get_media_type(part.type.get());
     const char* subtype = g_mime_content_type_get_media_subtype(part.type.get());
-    if (media == nullptr || subtype == nullptr || AsciiLowered(media) != "text") {
-      return std::nullopt;
-    }
+    if (media == nullptr || subtype == nullptr) return std::nullopt;
+    part.media = AsciiLowered(media);
     part.subtype = AsciiLowered(subtype);
   }
   if (encoding_field != nullptr) {
@@ -239,14 +244,46 @@ std::optional<PlainPart> PlainPartOf(const PlainMessage& plain) {
         g_mime_content_encoding_from_string(UnfoldedValue(encoding_field->raw_value).c_str());
   }
   if (part.encoding == GMIME_CONTENT_ENCODING_UUENCODE) return std::nullopt;
-  if (disposition_field != nullptr && part.subtype != "plain" && part.subtype != "html") {
-    GObjectPtr<GMimeContentDisposition> disposition(g_mime_content_disposition_parse(
+  if (disposition_field != nullptr) {
+    part.disposition.reset(g_mime_content_disposition_parse(
         nullptr, UnfoldedValue(disposition_field->raw_value).c_str()));
-    if (disposition == nullptr || g_mime_content_disposition_is_attachment(disposition.get())) {
-      return std::nullopt;
-    }
+    if (part.disposition == nullptr) return std::nullopt;
   }
   return part;
+}
+
+// A part GMime's parser would make a leaf (a GMimePart): not a multipart, not a message.
+bool IsLeaf(const PlainPart& part) { return part.media != "multipart" && part.media != "message"; }
+
+// The body of a plain message as GMime's parser would make it: one part, or a multipart one
+// level deep whose parts are leaves with plain header blocks (SplitMultipartBody,
+// SplitPlainMessage).
+struct PlainBody {
+  PlainPart top;                 // The message's body part: a leaf, or the multipart.
+  std::vector<PlainPart> parts;  // The multipart's leaves; empty for a leaf.
+};
+
+// std::nullopt when GMime must read the body: a message part, multipart/digest (whose parts
+// are messages by default), a message or multipart part within, a part PlainPartOf refuses.
+std::optional<PlainBody> PlainBodyOf(const PlainMessage& plain) {
+  std::optional<PlainPart> top = PlainPartOf(plain.content_fields, plain.body);
+  if (!top.has_value() || top->media == "message") return std::nullopt;
+  PlainBody body{.top = std::move(*top), .parts = {}};
+  if (body.top.media != "multipart") return body;
+  const char* boundary = g_mime_content_type_get_parameter(body.top.type.get(), "boundary");
+  if (boundary == nullptr || body.top.subtype == "digest") return std::nullopt;
+  const std::optional<std::vector<std::string_view>> regions =
+      SplitMultipartBody(plain.body, boundary);
+  if (!regions.has_value()) return std::nullopt;
+  body.parts.reserve(regions->size());
+  for (const std::string_view region : *regions) {
+    const std::optional<PlainMessage> split = SplitPlainMessage(region);
+    if (!split.has_value()) return std::nullopt;
+    std::optional<PlainPart> part = PlainPartOf(split->content_fields, split->body);
+    if (!part.has_value() || !IsLeaf(*part)) return std::nullopt;
+    body.parts.push_back(std::move(*part));
+  }
+  return body;
 }
 
 class Reader {
@@ -272,6 +309,7 @@ class Reader {
         return;
       }
     }
+    content_.parsed_by_gmime = true;
     GObjectPtr<GMimeStream> stream(
         g_mime_stream_mem_new_with_buffer(message.data(), message.size()));
     GObjectPtr<GMimeParser> parser(g_mime_parser_new_with_stream(stream.get()));
@@ -375,14 +413,14 @@ class Reader {
     }
   }
 
-  // A message whose header block is plain (plain_message.h) and whose body is one text part,
-  // read as ReadMessage and ReadEntity read GMime's objects for it, with GMime's own functions on
-  // each field's value (addresses, content type, disposition, message id) but without its parser
-  // and message. False, having read nothing, when the part is not that simple (PlainPartOf):
-  // GMime then reads the message.
+  // A message whose header block is plain (plain_message.h) and whose body is one part, or a
+  // multipart of such parts (PlainBodyOf), read as ReadMessage and ReadEntity read GMime's
+  // objects for it, with GMime's own functions on each field's value (addresses, content type,
+  // disposition, message id) but without its parser and message. False, having read nothing,
+  // when the body is not that simple: GMime then reads the message.
   bool ReadPlain(const PlainMessage& plain) {
-    const std::optional<PlainPart> part = PlainPartOf(plain);
-    if (!part.has_value() || options_.max_text_parts == 0) return false;
+    const std::optional<PlainBody> body = PlainBodyOf(plain);
+    if (!body.has_value() || (!body->parts.empty() && options_.max_mime_depth < 1)) return false;
     const PlainTopFields fields(plain.fields);
     ReadFacts(fields.top());
     if (options_.header_tokens) {
@@ -396,14 +434,39 @@ class Reader {
           return value.c_str();
         });
       }
-      Whole("content-type:text/" + part->subtype, TokenSource::kHeader);
+      Whole("content-type:" + body->top.media + "/" + body->top.subtype, TokenSource::kHeader);
     }
-    ++leaf_parts_;
-    const char* charset = part->type != nullptr
-                              ? g_mime_content_type_get_parameter(part->type.get(), "charset")
-                              : nullptr;
-    ReadText(part->subtype, charset, DecodeInPlace(plain.body, part->encoding));
+    if (body->parts.empty()) {
+      ReadLeaf(body->top);
+    } else {
+      for (const PlainPart& part : body->parts) ReadLeaf(part);
+    }
     return true;
+  }
+
+  // A leaf part of a plain message, as ReadEntity reads GMime's part for it.
+  void ReadLeaf(const PlainPart& part) {
+    if (++leaf_parts_ > options_.max_text_parts) {
+      if (leaf_parts_ == options_.max_text_parts + 1) Meta("mime-too-many-parts");
+      return;
+    }
+    const bool attachment = part.disposition != nullptr &&
+                            g_mime_content_disposition_is_attachment(part.disposition.get());
+    if (part.media != "text" || (attachment && part.subtype != "plain" && part.subtype != "html")) {
+      // g_mime_part_get_filename: the disposition's filename, else the type's name.
+      const char* filename = part.disposition != nullptr ? g_mime_content_disposition_get_parameter(
+                                                               part.disposition.get(), "filename")
+                                                         : nullptr;
+      if (filename == nullptr && part.type != nullptr) {
+        filename = g_mime_content_type_get_parameter(part.type.get(), "name");
+      }
+      ReadAttachment(part.media, part.subtype, filename);
+      return;
+    }
+    const char* charset = part.type != nullptr
+                              ? g_mime_content_type_get_parameter(part.type.get(), "charset")
+                              : nullptr;
+    ReadText(part.subtype, charset, DecodeInPlace(part.content, part.encoding));
   }
 
   void ReadFacts(const TopFields& top) {
@@ -545,18 +608,22 @@ class Reader {
     GMimePart* part = GMIME_PART(entity);
     const bool attachment = g_mime_part_is_attachment(part);
     if (media != "text" || (attachment && subtype != "plain" && subtype != "html")) {
-      Whole("attachment:" + media + "/" + subtype, TokenSource::kMeta);
-      if (const char* filename = g_mime_part_get_filename(part); filename != nullptr) {
-        const std::string name = AsciiLowered(filename);
-        if (const std::size_t dot = name.rfind('.');
-            dot != std::string::npos && name.size() - dot <= 8) {
-          Whole("attachment-ext:" + name.substr(dot + 1), TokenSource::kMeta);
-        }
-      }
+      ReadAttachment(media, subtype, g_mime_part_get_filename(part));
       return;
     }
     ReadText(subtype, g_mime_object_get_content_type_parameter(entity, "charset"),
              Decode(part, options_.gmime_decoding));
+  }
+
+  // A part read as an attachment: its type, and its file name's extension.
+  void ReadAttachment(std::string_view media, std::string_view subtype, const char* filename) {
+    Whole("attachment:" + std::string(media) + "/" + std::string(subtype), TokenSource::kMeta);
+    if (filename == nullptr) return;
+    const std::string name = AsciiLowered(filename);
+    if (const std::size_t dot = name.rfind('.');
+        dot != std::string::npos && name.size() - dot <= 8) {
+      Whole("attachment-ext:" + name.substr(dot + 1), TokenSource::kMeta);
+    }
   }
 
   // A text part's content, transfer-decoded: `subtype` "html" is read as HTML, any other as

@@ -1,5 +1,6 @@
-// ReadMail: a mail message as the tokenizer needs it, parsed by GMime (or, for a message of one
-// text part whose header block has nothing to decode, split as GMime would: plain_message.h):
+// ReadMail: a mail message as the tokenizer needs it, parsed by GMime (or, for a message whose
+// header blocks have nothing to decode and whose parts are leaves of at most one multipart,
+// split as GMime would: plain_message.h):
 // decoded header values, the visible text of every text part (transfer encodings undone,
 // charsets converted to UTF-8, HTML reduced to what a reader sees), URL hosts, and a few facts
 // about its structure.
@@ -92,6 +93,10 @@ struct MailContent {
   std::vector<Text> texts;
   std::vector<WholeToken> tokens;
   MessageFacts facts;  // Read whatever the options.
+  // GMime's parser read the message: it is not a plain message of text parts that the reader
+  // splits itself (plain_message.h), or MailReaderOptions::gmime_decoding asked for it. For
+  // tests and benchmarks; the tokens are the same either way.
+  bool parsed_by_gmime = false;
 };
 
 // Reads `message` (an RFC 5322 message, possibly MIME). Never fails: what cannot be parsed

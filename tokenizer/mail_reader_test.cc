@@ -979,7 +979,8 @@ TEST(MailRobustnessTest, ArbitraryBytesAfterAHeaderLine) {
 
 // Fails the test, saying what differs, unless the reader's shortcuts and GMime's own reading
 // give the same content for `mail`: texts, whole tokens (in order) and facts.
-void ExpectReadAsGMimeReadsIt(const std::string& mail, const MailReaderOptions& base = {}) {
+// Returns whether the reader's shortcut read it (MailContent::parsed_by_gmime).
+bool ExpectReadAsGMimeReadsIt(const std::string& mail, const MailReaderOptions& base = {}) {
   MailReaderOptions shortcuts = base;
   shortcuts.gmime_decoding = false;
   MailReaderOptions gmime = base;
@@ -1001,6 +1002,8 @@ void ExpectReadAsGMimeReadsIt(const std::string& mail, const MailReaderOptions& 
                      content->facts.subject);
   }
   EXPECT_EQ(fast_texts, reference_texts) << mail;
+  EXPECT_TRUE(reference.parsed_by_gmime);
+  return !fast.parsed_by_gmime;
 }
 
 TEST(PlainMessageReadingTest, EachFieldGMimesMessageReadsIsReadTheSame) {
@@ -1032,6 +1035,23 @@ TEST(PlainMessageReadingTest, EachFieldGMimesMessageReadsIsReadTheSame) {
            std::string("Content-Type: multipart/alternative; boundary=b\n\n--b\n\nin part\n"
                        "--b--\n"),
            std::string("Content-Type: message/rfc822\n\nSubject: inner\n\ninner body\n"),
+           std::string("Content-Type: multipart/mixed; boundary=\"=_b 1\"\n\nprologue\n"
+                       "--=_b 1\nContent-Type: text/plain; charset=iso-8859-1\n\ncaf\xe9\n\n"
+                       "--=_b 1 \t\nContent-Type: text/html\nContent-Transfer-Encoding: base64\n\n"
+                       "PGI+Ym9sZDwvYj4=\n--=_b 1\nContent-Type: image/png; name=\"A.PNG\"\n"
+                       "Content-Disposition: attachment; filename=\"b.Gif\"\n\niVBORw0K\n"
+                       "--=_b 1\nContent-Type: application/pdf; name=x.pdf\n\nJVBER\n"
+                       "--=_b 1\nContent-Type: text/calendar\nContent-Disposition: attachment\n\n"
+                       "BEGIN\n--=_b 1\n\nno header\n--=_b 1--\nepilogue\n"),
+           std::string("Content-Type: multipart/alternative;\n boundary=b\n\n--b\n"
+                       "Content-Type: text/plain\n\n--bx is no boundary\n--b--\n"),
+           std::string("Content-Type: multipart/mixed; boundary=b\n\n--b\n"
+                       "Content-Type: multipart/alternative; boundary=c\n\n--c\n\ninner\n--c--\n"
+                       "--b--\n"),
+           std::string("Content-Type: multipart/digest; boundary=b\n\n--b\n\n"
+                       "Subject: digest\n\nbody\n--b--\n"),
+           std::string("Content-Type: multipart/mixed; boundary=b\n\n--b\n"
+                       "Content-Type: text/plain\n\nno closing line\n"),
            std::string("\n"),
        }) {
     ExpectReadAsGMimeReadsIt(head + part);
@@ -1096,6 +1116,94 @@ TEST(PlainMessageReadingTest, RandomSinglePartMessagesAreReadAsGMimeReadsThem) {
     mail += kBodies[random.Next() % std::size(kBodies)];
     ExpectReadAsGMimeReadsIt(mail);
   }
+}
+
+TEST(PlainMessageReadingTest, RandomMultipartMessagesAreReadAsGMimeReadsThem) {
+  Random random;
+  const auto pick = [&](const auto& list) { return list[random.Next() % std::size(list)]; };
+  static constexpr std::string_view kTops[] = {
+      "Content-Type: multipart/mixed; boundary=b\n",
+      "Content-Type: multipart/alternative;\n\tboundary=\"b\"\n",
+      "Content-Type: Multipart/Related; type=\"text/html\"; boundary=b\n",
+      "Content-Type: multipart/signed; boundary=b; protocol=x\n",
+      "Content-Type: multipart/digest; boundary=b\n",
+      "Content-Type: multipart/mixed\n",
+      "Content-Type: multipart/mixed; boundary=\"\"\n",
+      "Content-Type: multipart/mixed; boundary=b\nContent-Type: text/plain\n",
+      "Content-Type: multipart/mixed; boundary=b\nContent-Transfer-Encoding: base64\n"};
+  static constexpr std::string_view kFields[] = {"From: a@example.org\n", "Subject: hello\n",
+                                                 "To: x@y.z\n", "X-Other: =?utf-8?q?x?=\n",
+                                                 "MIME-Version: 1.0\n"};
+  static constexpr std::string_view kPrologues[] = {"", "This is a multi-part message.\n", "\n",
+                                                    "--bx not a boundary\n"};
+  static constexpr std::string_view kBoundaryLines[] = {"--b\n", "--b \t\n", "--b\r\n", "--b x\n",
+                                                        "--bx\n"};
+  static constexpr std::string_view kPartHeads[] = {
+      "Content-Type: text/plain; charset=us-ascii\n\n",
+      "Content-Type: text/html; charset=\"utf-8\"\nContent-Transfer-Encoding: "
+      "quoted-printable\n\n",
+      "Content-Type: text/plain\nContent-Transfer-Encoding: base64\n\n",
+      "\n",
+      "Content-Type: image/gif; name=\"Pic.GIF\"\nContent-Transfer-Encoding: base64\n\n",
+      "Content-Type: application/octet-stream\nContent-Disposition: attachment;\n "
+      "filename=\"report.PDF\"\n\n",
+      "Content-Type: application/zip; name=a.zip\nContent-Disposition: attachment; "
+      "filename*=utf-8''b%C3%A9.exe\n\n",
+      "Content-Type: text/x-vcard\nContent-Disposition: attachment; filename=c.vcf\n\n",
+      "Content-Type: text/plain\nContent-Disposition: attachment; filename=d.txt\n\n",
+      "Content-Type: message/rfc822\n\nSubject: inner\n\n",
+      "Content-Type: multipart/alternative; boundary=c\n\n--c\n\n",
+      "Content-Type: text/plain\nContent-Type: text/html\n\n",
+      "Content-Type: text/plain\nX-Note: =?utf-8?b?eA==?=\n\n",
+      "Content-Type: text/plain\n",
+      "X-Part: no type\n\n",
+      "Content-Type: text/plain; charset=\"iso-8859-1\n\n"};
+  static constexpr std::string_view kContents[] = {
+      "plain words http://example.com/x\n",
+      "<p>html <a href=\"http://h.example/\">x</a></p>\n",
+      "aGVsbG8gd29ybGQ=\n",
+      "soft=\nbreak =3D caf=E9\n",
+      "caf\xe9 \xff bytes\n",
+      "",
+      "\n",
+      "two\n\nparagraphs\n",
+      "--bx looks like one\n",
+      "last line without break"};
+  static constexpr std::string_view kClosings[] = {"--b--\n", "--b-- \n", "--b--", "", "--b--x\n"};
+  static constexpr std::string_view kEpilogues[] = {"", "epilogue\n", "--b\n\nagain\n", "\n\n"};
+  int shortcuts = 0;
+  for (int round = 0; round < 1500; ++round) {
+    std::string mail;
+    for (int i = static_cast<int>(random.Next() % 3); i > 0; --i) {
+      mail += random.Next() % 4 == 0 ? pick(kFields) : kFields[random.Next() % 3];
+    }
+    mail += random.Next() % 8 == 0 ? pick(kTops) : kTops[random.Next() % 2];
+    mail += "\n";
+    mail += pick(kPrologues);
+    const int parts = random.Next() % 8 == 0 ? 0 : 1 + static_cast<int>(random.Next() % 4);
+    for (int i = 0; i < parts; ++i) {
+      mail += random.Next() % 6 == 0 ? pick(kBoundaryLines) : std::string_view("--b\n");
+      mail += random.Next() % 3 == 0 ? pick(kPartHeads) : kPartHeads[random.Next() % 4];
+      mail += random.Next() % 4 == 0 ? pick(kContents) : kContents[random.Next() % 5];
+      if (!mail.ends_with('\n')) mail += random.Next() % 2 == 0 ? "\n" : "";
+    }
+    mail += random.Next() % 5 == 0 ? pick(kClosings) : std::string_view("--b--\n");
+    mail += pick(kEpilogues);
+    if (ExpectReadAsGMimeReadsIt(mail)) ++shortcuts;
+    if (round % 3 == 0) {
+      std::string crlf;
+      for (const char c : mail) {
+        if (c == '\n') crlf += '\r';
+        crlf += c;
+      }
+      ExpectReadAsGMimeReadsIt(crlf);
+    }
+    if (round % 10 == 0) ExpectReadAsGMimeReadsIt(mail, {.max_text_parts = 2});
+  }
+  // Both ways are compared: a good share of the messages is read by the shortcut, the rest by
+  // GMime's parser.
+  EXPECT_GT(shortcuts, 300);
+  EXPECT_LT(shortcuts, 1200);
 }
 
 }  // namespace

@@ -85,6 +85,41 @@ std::optional<PlainMessage> SplitPlainMessage(std::string_view message) {
   }
 }
 
+std::optional<std::vector<std::string_view>> SplitMultipartBody(std::string_view body,
+                                                                std::string_view boundary) {
+  if (boundary.empty()) return std::nullopt;
+  std::vector<std::string_view> parts;
+  std::size_t part_start = std::string_view::npos;  // After the latest boundary line.
+  bool closed = false;
+  std::size_t start = 0;
+  while (start < body.size()) {
+    std::size_t newline = body.find('\n', start);
+    if (newline == std::string_view::npos) newline = body.size();
+    const std::string_view line = body.substr(start, newline - start);
+    if (line.size() >= 2 + boundary.size() && line.starts_with("--") &&
+        line.substr(2, boundary.size()) == boundary) {
+      std::string_view rest = line.substr(2 + boundary.size());
+      const bool closing = rest.starts_with("--");
+      if (closing) rest.remove_prefix(2);
+      if (rest.find_first_not_of(" \t\r") != std::string_view::npos) return std::nullopt;
+      if (closed) return std::nullopt;
+      if (part_start != std::string_view::npos) {
+        // The part ends before the line break that ends the line before this one, taken to be
+        // as long as this line's own: CR LF when this line ends with a CR (whatever the byte
+        // before that LF is), else LF.
+        const std::size_t line_break = line.ends_with('\r') ? 2 : 1;
+        if (start < part_start + line_break) return std::nullopt;
+        parts.push_back(body.substr(part_start, start - line_break - part_start));
+      }
+      closed = closing;
+      part_start = newline + 1;
+    }
+    start = newline + 1;
+  }
+  if (!closed || parts.empty()) return std::nullopt;
+  return parts;
+}
+
 std::string UnfoldedValue(std::string_view raw_value) {
   std::size_t begin = 0;
   std::size_t end = raw_value.size();

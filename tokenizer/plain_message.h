@@ -41,6 +41,20 @@ struct PlainMessage {
 
 [[nodiscard]] std::optional<PlainMessage> SplitPlainMessage(std::string_view message);
 
+// The parts of a multipart body whose boundary parameter is `boundary`, as GMime's parser finds
+// them: each from after a boundary line ("--" boundary, then only spaces, tabs or CRs) to the
+// line break before the next boundary line, left out. That line break is taken to be as long as
+// the boundary line's own: two bytes when the boundary line ends with CR LF (so a part whose
+// last line ends with a bare LF loses its last byte, as with GMime), else one. The last part
+// ends at the closing line ("--" boundary "--", the same trailing blanks allowed). The bytes
+// before the first boundary line (the prologue) and after the closing one (the epilogue) are in
+// no part. Each part is then a header block and a content, as a message is (SplitPlainMessage).
+// std::nullopt where GMime's reading is not reproduced here: an empty boundary, no boundary
+// line, no closing line, a boundary line after the closing one, or a line that starts with "--"
+// boundary and is neither kind of boundary line.
+[[nodiscard]] std::optional<std::vector<std::string_view>> SplitMultipartBody(
+    std::string_view body, std::string_view boundary);
+
 // A raw value as g_mime_utils_header_unfold gives it: spaces, tabs and line breaks trimmed at
 // both ends, every CR and LF inside removed (the folds' spaces stay). For a plain header block's
 // values this is also GMime's decoded value (g_mime_header_get_value): nothing is left to decode.

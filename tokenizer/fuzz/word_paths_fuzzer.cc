@@ -6,11 +6,12 @@
 //     the walk of libxml2's tree gives (VisibleTextFromTree): text, links, images, truncation;
 //     bit 0x20 of the first byte adds small budgets (tokenizer/html_text.h).
 //   - MIME decoding: the rest read as mail with the reader's shortcuts (header values taken
-//     unfolded, part contents decoded in place, a message of one text part with a plain header
-//     block read without GMime's parser) must give exactly the bag and the facts of GMime's own
-//     reading (MimePath::kGmime), texts included (tokenizer/mail_reader.h); bit 0x40 of the
-//     first byte also reads the rest as a part's base64 (bit 0x80) or quoted-printable content,
-//     its first line as a header, in a multipart and as a message of that one part.
+//     unfolded, part contents decoded in place, a message of one part or of one multipart of
+//     leaf parts with plain header blocks read without GMime's parser) must give exactly the bag
+//     and the facts of GMime's own reading (MimePath::kGmime), texts included
+//     (tokenizer/mail_reader.h); bit 0x40 of the first byte also reads the rest as a part's
+//     base64 (bit 0x80) or quoted-printable content, its first line as a header, in a multipart
+//     and as a message of that one part.
 // Built with libFuzzer when NBSPAMD_FUZZ is on; replay_main.cc runs saved inputs without it.
 #include <cstddef>
 #include <cstdint>
