@@ -200,7 +200,8 @@ struct PlainPart {
   GObjectPtr<GMimeContentType> type;                // nullptr without a Content-Type field.
   GObjectPtr<GMimeContentDisposition> disposition;  // nullptr without a Content-Disposition.
   GMimeContentEncoding encoding = GMIME_CONTENT_ENCODING_DEFAULT;
-  std::string_view content;  // Still transfer-encoded.
+  std::string_view content;         // Still transfer-encoded.
+  std::vector<PlainPart> children;  // A multipart's parts (SplitPlainMultipart).
 };
 
 // The part whose Content-* fields are `fields` and whose content is `content`, or std::nullopt
@@ -252,37 +253,45 @@ std::optional<PlainPart> PlainPartOf(const std::vector<PlainField>& fields,
   return part;
 }
 
-// A part GMime's parser would make a leaf (a GMimePart): not a multipart, not a message.
-bool IsLeaf(const PlainPart& part) { return part.media != "multipart" && part.media != "message"; }
+// Multiparts nested deeper than this within a plain message are left to GMime.
+constexpr std::size_t kMaxPlainNesting = 4;
 
-// The body of a plain message as GMime's parser would make it: one part, or a multipart one
-// level deep whose parts are leaves with plain header blocks (SplitMultipartBody,
-// SplitPlainMessage).
-struct PlainBody {
-  PlainPart top;                 // The message's body part: a leaf, or the multipart.
-  std::vector<PlainPart> parts;  // The multipart's leaves; empty for a leaf.
-};
-
-// std::nullopt when GMime must read the body: a message part, multipart/digest (whose parts
-// are messages by default), a message or multipart part within, a part PlainPartOf refuses.
-std::optional<PlainBody> PlainBodyOf(const PlainMessage& plain) {
-  std::optional<PlainPart> top = PlainPartOf(plain.content_fields, plain.body);
-  if (!top.has_value() || top->media == "message") return std::nullopt;
-  PlainBody body{.top = std::move(*top), .parts = {}};
-  if (body.top.media != "multipart") return body;
-  const char* boundary = g_mime_content_type_get_parameter(body.top.type.get(), "boundary");
-  if (boundary == nullptr || body.top.subtype == "digest") return std::nullopt;
-  const std::optional<std::vector<std::string_view>> regions =
-      SplitMultipartBody(plain.body, boundary);
-  if (!regions.has_value()) return std::nullopt;
-  body.parts.reserve(regions->size());
-  for (const std::string_view region : *regions) {
-    const std::optional<PlainMessage> split = SplitPlainMessage(region);
-    if (!split.has_value()) return std::nullopt;
-    std::optional<PlainPart> part = PlainPartOf(split->content_fields, split->body);
-    if (!part.has_value() || !IsLeaf(*part)) return std::nullopt;
-    body.parts.push_back(std::move(*part));
+// Fills `multipart`'s children as GMime's parser would make them: each a leaf or a multipart
+// with a plain header block (SplitMultipartBody, SplitPlainMessage). A part within needs only its
+// own boundary: the lines of its enclosing multiparts' boundaries have already ended it. False
+// when GMime must read it: no boundary, multipart/digest (whose parts are messages by default),
+// a message part, a part PlainPartOf refuses, nesting beyond kMaxPlainNesting.
+bool SplitPlainMultipart(PlainPart& multipart, std::size_t nesting) {
+  const char* boundary = g_mime_content_type_get_parameter(multipart.type.get(), "boundary");
+  if (boundary == nullptr || multipart.subtype == "digest" || nesting > kMaxPlainNesting) {
+    return false;
   }
+  const std::optional<std::vector<MultipartPartBytes>> regions =
+      SplitMultipartBody(multipart.content, boundary);
+  if (!regions.has_value()) return false;
+  multipart.children.reserve(regions->size());
+  for (const MultipartPartBytes& region : *regions) {
+    const std::optional<PlainMessage> split = SplitPlainMessage(region.bytes);
+    if (!split.has_value()) return false;
+    std::optional<PlainPart> part = PlainPartOf(split->content_fields, split->body);
+    if (!part.has_value() || part->media == "message") return false;
+    if (part->media == "multipart") {
+      // Its boundary lines are read as written, the last one's line break included.
+      part->content = region.written.substr(region.bytes.size() - split->body.size());
+      if (!SplitPlainMultipart(*part, nesting + 1)) return false;
+    }
+    multipart.children.push_back(std::move(*part));
+  }
+  return true;
+}
+
+// The body part of a plain message as GMime's parser would make it: a leaf, or a multipart
+// whose parts are leaves and multiparts with plain header blocks (SplitPlainMultipart);
+// std::nullopt when GMime must read it (a message, or as SplitPlainMultipart says).
+std::optional<PlainPart> PlainBodyOf(const PlainMessage& plain) {
+  std::optional<PlainPart> body = PlainPartOf(plain.content_fields, plain.body);
+  if (!body.has_value() || body->media == "message") return std::nullopt;
+  if (body->media == "multipart" && !SplitPlainMultipart(*body, 1)) return std::nullopt;
   return body;
 }
 
@@ -413,14 +422,14 @@ class Reader {
     }
   }
 
-  // A message whose header block is plain (plain_message.h) and whose body is one part, or a
-  // multipart of such parts (PlainBodyOf), read as ReadMessage and ReadEntity read GMime's
+  // A message whose header block is plain (plain_message.h) and whose body is one part, or
+  // multiparts of such parts (PlainBodyOf), read as ReadMessage and ReadEntity read GMime's
   // objects for it, with GMime's own functions on each field's value (addresses, content type,
   // disposition, message id) but without its parser and message. False, having read nothing,
   // when the body is not that simple: GMime then reads the message.
   bool ReadPlain(const PlainMessage& plain) {
-    const std::optional<PlainBody> body = PlainBodyOf(plain);
-    if (!body.has_value() || (!body->parts.empty() && options_.max_mime_depth < 1)) return false;
+    const std::optional<PlainPart> body = PlainBodyOf(plain);
+    if (!body.has_value()) return false;
     const PlainTopFields fields(plain.fields);
     ReadFacts(fields.top());
     if (options_.header_tokens) {
@@ -434,14 +443,21 @@ class Reader {
           return value.c_str();
         });
       }
-      Whole("content-type:" + body->top.media + "/" + body->top.subtype, TokenSource::kHeader);
+      Whole("content-type:" + body->media + "/" + body->subtype, TokenSource::kHeader);
     }
-    if (body->parts.empty()) {
-      ReadLeaf(body->top);
-    } else {
-      for (const PlainPart& part : body->parts) ReadLeaf(part);
-    }
+    ReadPlainEntity(*body, 0);
     return true;
+  }
+
+  // A part of a plain message, as ReadEntity reads GMime's object for it (the content-type token
+  // of depth 0 aside: ReadPlain's).
+  void ReadPlainEntity(const PlainPart& part, std::size_t depth) {
+    if (depth > options_.max_mime_depth) {
+      Meta("mime-too-deep");
+      return;
+    }
+    if (part.media != "multipart") return ReadLeaf(part);
+    for (const PlainPart& child : part.children) ReadPlainEntity(child, depth + 1);
   }
 
   // A leaf part of a plain message, as ReadEntity reads GMime's part for it.

@@ -1,9 +1,8 @@
 // ReadMail: a mail message as the tokenizer needs it, parsed by GMime (or, for a message whose
-// header blocks have nothing to decode and whose parts are leaves of at most one multipart,
-// split as GMime would: plain_message.h):
-// decoded header values, the visible text of every text part (transfer encodings undone,
-// charsets converted to UTF-8, HTML reduced to what a reader sees), URL hosts, and a few facts
-// about its structure.
+// header blocks have nothing to decode and whose parts are leaves and multiparts, split as
+// GMime would: plain_message.h): decoded header values, the visible text of every text part
+// (transfer encodings undone, charsets converted to UTF-8, HTML reduced to what a reader sees),
+// URL hosts, and a few facts about its structure.
 //
 // The token vocabulary it produces (the prefix says where a token came from):
 //   subject:<word>  from-name:<word>  mailer:<word>      words of those headers

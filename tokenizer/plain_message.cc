@@ -85,10 +85,10 @@ std::optional<PlainMessage> SplitPlainMessage(std::string_view message) {
   }
 }
 
-std::optional<std::vector<std::string_view>> SplitMultipartBody(std::string_view body,
-                                                                std::string_view boundary) {
+std::optional<std::vector<MultipartPartBytes>> SplitMultipartBody(std::string_view body,
+                                                                  std::string_view boundary) {
   if (boundary.empty()) return std::nullopt;
-  std::vector<std::string_view> parts;
+  std::vector<MultipartPartBytes> parts;
   std::size_t part_start = std::string_view::npos;  // After the latest boundary line.
   bool closed = false;
   std::size_t start = 0;
@@ -109,7 +109,8 @@ std::optional<std::vector<std::string_view>> SplitMultipartBody(std::string_view
         // before that LF is), else LF.
         const std::size_t line_break = line.ends_with('\r') ? 2 : 1;
         if (start < part_start + line_break) return std::nullopt;
-        parts.push_back(body.substr(part_start, start - line_break - part_start));
+        parts.push_back({.bytes = body.substr(part_start, start - line_break - part_start),
+                         .written = body.substr(part_start, start - part_start)});
       }
       closed = closing;
       part_start = newline + 1;

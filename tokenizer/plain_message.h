@@ -1,8 +1,9 @@
 // SplitPlainMessage: a message whose header block GMime's parser reads field by field exactly as
-// written, split into those fields and its body without the parser. The mail reader's shortcut
-// (mail_reader.cc) for a message of one text part: GMime's parse, its header objects and their
-// teardown are about a third of reading such a message (docs/PERFORMANCE.md). Plain functions;
-// thread-safe.
+// written, split into those fields and its body without the parser; SplitMultipartBody: a
+// multipart body split into its parts as the parser finds them. The mail reader's shortcut
+// (mail_reader.cc) for a message whose parts are leaves and multiparts with such header blocks:
+// GMime's parse, its header objects and their teardown are about a third of reading such a
+// message (docs/PERFORMANCE.md). Plain functions; thread-safe.
 //
 // A header block is plain when:
 //   - it ends with an empty line (LF or CRLF);
@@ -41,6 +42,14 @@ struct PlainMessage {
 
 [[nodiscard]] std::optional<PlainMessage> SplitPlainMessage(std::string_view message);
 
+// One part of a multipart body (SplitMultipartBody). Views into the body.
+struct MultipartPartBytes {
+  std::string_view bytes;  // The part as GMime's parser gives it: its header block and content.
+  // The same bytes followed by the line break left out of them, as written: what a multipart
+  // within sees, as its last line is read as written.
+  std::string_view written;
+};
+
 // The parts of a multipart body whose boundary parameter is `boundary`, as GMime's parser finds
 // them: each from after a boundary line ("--" boundary, then only spaces, tabs or CRs) to the
 // line break before the next boundary line, left out. That line break is taken to be as long as
@@ -52,7 +61,7 @@ struct PlainMessage {
 // std::nullopt where GMime's reading is not reproduced here: an empty boundary, no boundary
 // line, no closing line, a boundary line after the closing one, or a line that starts with "--"
 // boundary and is neither kind of boundary line.
-[[nodiscard]] std::optional<std::vector<std::string_view>> SplitMultipartBody(
+[[nodiscard]] std::optional<std::vector<MultipartPartBytes>> SplitMultipartBody(
     std::string_view body, std::string_view boundary);
 
 // A raw value as g_mime_utils_header_unfold gives it: spaces, tabs and line breaks trimmed at
