@@ -1098,6 +1098,17 @@ TEST(PlainMessageReadingTest, NestedMultipartsOfPlainPartsAreReadWithoutTheParse
   }
 }
 
+TEST(PlainMessageReadingTest, LongBoundariesLinesAndTrailingBlanksAreReadAsGMimeReadsThem) {
+  // GMime reads its input 4 KiB at a time: lines and boundaries longer than that, a boundary
+  // line with thousands of trailing blanks, and a CR LF boundary line after a part of a bare LF.
+  const std::string boundary(300, 'x');
+  const std::string mail = "Content-Type: multipart/mixed; boundary=" + boundary + "\n\n--" +
+                           boundary + "\n\n" + std::string(10000, 'a') + "\n--" + boundary +
+                           std::string(5000, ' ') + "\n\n" + std::string(4090, 'c') + "\n--" +
+                           boundary + "\r\n\nthird\r\n--" + boundary + "--\n";
+  EXPECT_TRUE(ExpectReadAsGMimeReadsIt(mail));
+}
+
 TEST(PlainMessageReadingTest, RandomSinglePartMessagesAreReadAsGMimeReadsThem) {
   Random random;
   static constexpr std::string_view kFields[] = {
