@@ -524,6 +524,24 @@ TEST_F(ReliabilityTest, BeyondMaxInFlightBytesABodyGets503BeforeItIsRead) {
   EXPECT_TRUE(answer.starts_with("HTTP/1.1 200")) << answer;
   HttpClient after(daemon.port());
   EXPECT_EQ(MetricValue(after, "nbspamd_http_body_bytes_in_flight"), 0);
+  // A sender that leaves halfway frees its bytes too.
+  {
+    RawConnection gone(daemon.port());
+    gone.Write(head + body.substr(0, 1000));
+    const auto admitted = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (MetricValue(after, "nbspamd_http_body_bytes_in_flight") == 0 &&
+           std::chrono::steady_clock::now() < admitted) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_EQ(MetricValue(after, "nbspamd_http_body_bytes_in_flight"),
+              static_cast<double>(body.size()));
+  }
+  const auto freed = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (MetricValue(after, "nbspamd_http_body_bytes_in_flight") != 0 &&
+         std::chrono::steady_clock::now() < freed) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(MetricValue(after, "nbspamd_http_body_bytes_in_flight"), 0);
   EXPECT_EQ(after.Send(http::verb::post, "/classify", body).result(), http::status::ok);
 }
 
