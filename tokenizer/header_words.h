@@ -11,6 +11,7 @@
 #ifndef NBSPAMD_TOKENIZER_HEADER_WORDS_H_
 #define NBSPAMD_TOKENIZER_HEADER_WORDS_H_
 
+#include <array>
 #include <string>
 #include <string_view>
 
@@ -22,12 +23,21 @@ void ForEachHeaderWord(std::string_view value, std::string& word, Add&& add);
 
 // Implementation.
 namespace header_words_internal {
-inline bool IsAlnum(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-inline bool IsInner(char c) {
-  return IsAlnum(c) || c == '.' || c == '_' || c == '\'' || c == '$' || c == '-';
-}
+// Per byte: kAlnum for an ASCII letter or digit, kInner for the other bytes a word goes on with.
+enum : unsigned char { kOther = 0, kAlnum = 1, kInner = 2 };
+inline constexpr auto kClass = [] {
+  std::array<unsigned char, 256> classes{};
+  for (int c = 0; c < 256; ++c) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
+      classes[c] = kAlnum;
+    } else if (c == '.' || c == '_' || c == '\'' || c == '$' || c == '-') {
+      classes[c] = kInner;
+    }
+  }
+  return classes;
+}();
+inline bool IsAlnum(char c) { return kClass[static_cast<unsigned char>(c)] == kAlnum; }
+inline bool IsInner(char c) { return kClass[static_cast<unsigned char>(c)] != kOther; }
 }  // namespace header_words_internal
 
 template <typename Add>
@@ -53,10 +63,12 @@ void ForEachHeaderWord(std::string_view value, std::string& word, Add&& add) {
     i = next;
     if (run.size() < 3) continue;
     bool digits_only = true;
-    word.clear();
-    for (char c : run) {
-      if (c < '0' || c > '9') digits_only = false;
-      word.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
+    word.resize(run.size());
+    char* out = word.data();
+    for (std::size_t k = 0; k < run.size(); ++k) {
+      const char c = run[k];
+      digits_only = digits_only && c >= '0' && c <= '9';
+      out[k] = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
     }
     if (digits_only) continue;
     if (!add(word)) return;

@@ -339,14 +339,14 @@ class Reader {
   }
 
  private:
-  void Meta(std::string_view fact) {
-    content_.tokens.push_back({"meta:" + std::string(fact), TokenSource::kMeta});
+  // "meta:" followed by `fact` (and `value`): names the reader made, not checked.
+  void Meta(std::string_view fact, std::string_view value = {}) {
+    content_.tokens.AddValid({"meta:", fact, value}, TokenSource::kMeta);
   }
   // Token texts must be UTF-8 (tokenizer/tokenizer.h), but GMime hands back some header bytes
   // undecoded (a content type, a header name, an address): ill-formed bytes become U+FFFD.
-  void Whole(std::string text, TokenSource source) {
-    if (!IsValidUtf8(text)) text = ReplaceInvalidUtf8(text);
-    content_.tokens.push_back({std::move(text), source});
+  void Whole(std::initializer_list<std::string_view> pieces, TokenSource source) {
+    content_.tokens.Add(pieces, source);
   }
   void AddText(std::string prefix, TokenSource source, std::string text) {
     if (!text.empty()) content_.texts.push_back({std::move(prefix), source, std::move(text)});
@@ -355,7 +355,7 @@ class Reader {
   // prefix + word for each word of a header value (tokenizer/header_words.h), each once.
   void HeaderWords(std::string_view prefix, std::string_view value) {
     ForEachHeaderWord(value, word_, [&](const std::string& word) {
-      Whole(std::string(prefix) + word, TokenSource::kHeader);
+      content_.tokens.AddValid({prefix, word}, TokenSource::kHeader);  // Words are ASCII.
       return content_.tokens.size() < kMaxWholeTokens;
     });
   }
@@ -374,8 +374,8 @@ class Reader {
       const std::string domain = at == std::string::npos ? "" : mailbox.substr(at + 1);
       if (first_domain.empty()) first_domain = domain;
       if (is_from) {
-        if (!mailbox.empty()) Whole("from:" + mailbox, TokenSource::kHeader);
-        if (!domain.empty()) Whole("from-domain:" + domain, TokenSource::kHeader);
+        if (!mailbox.empty()) Whole({"from:", mailbox}, TokenSource::kHeader);
+        if (!domain.empty()) Whole({"from-domain:", domain}, TokenSource::kHeader);
         if (const char* name = internet_address_get_name(address); name != nullptr) {
           AddText("from-name:", TokenSource::kHeader, name);
         }
@@ -443,7 +443,7 @@ class Reader {
           return value.c_str();
         });
       }
-      Whole("content-type:" + body->media + "/" + body->subtype, TokenSource::kHeader);
+      Whole({"content-type:", body->media, "/", body->subtype}, TokenSource::kHeader);
     }
     ReadPlainEntity(*body, 0);
     return true;
@@ -509,14 +509,15 @@ class Reader {
     const std::string from_domain = ReadAddresses(top.from, true);
     const std::string reply_domain = ReadAddresses(top.reply_to, false);
     if (!reply_domain.empty()) {
-      Whole("reply-to-domain:" + reply_domain, TokenSource::kHeader);
+      Whole({"reply-to-domain:", reply_domain}, TokenSource::kHeader);
       if (reply_domain != from_domain) Meta("reply-to-differs");
     }
-    Meta("recipients:" + Bucket(top.recipients));
+    Meta("recipients:", Bucket(top.recipients));
     if (top.message_id != nullptr) {
       const std::string message_id = AsciiLowered(top.message_id);
       if (const std::size_t at = message_id.rfind('@'); at != std::string::npos) {
-        Whole("message-id-domain:" + message_id.substr(at + 1), TokenSource::kHeader);
+        Whole({"message-id-domain:", std::string_view(message_id).substr(at + 1)},
+              TokenSource::kHeader);
       }
     } else {
       Meta("no-message-id");
@@ -532,7 +533,7 @@ class Reader {
   void ReadField(const char* raw_name, int& received, const Value& value_of) {
     const std::string name = AsciiLowered(raw_name);
     if (IsIgnoredHeader(name)) return;
-    Whole("hname:" + name, TokenSource::kHeader);
+    Whole({"hname:", name}, TokenSource::kHeader);
     const HeaderFamily family = FamilyOf(name);
     if (family == HeaderFamily::kReadElsewhere) return;
     const char* value = value_of();
@@ -568,9 +569,10 @@ class Reader {
       i = end;
       if (word.find('.') == std::string::npos) continue;
       if (IsIpv4Address(word)) {
-        Whole("received-ip:" + word.substr(0, word.rfind('.')), TokenSource::kHeader);
+        Whole({"received-ip:", std::string_view(word).substr(0, word.rfind('.'))},
+              TokenSource::kHeader);
       } else if (const std::string domain = RegistrableDomain(word); !domain.empty()) {
-        Whole("received:" + domain, TokenSource::kHeader);
+        Whole({"received:", domain}, TokenSource::kHeader);
       }
     }
   }
@@ -586,7 +588,7 @@ class Reader {
     const std::string subtype =
         type != nullptr ? AsciiLowered(g_mime_content_type_get_media_subtype(type)) : "plain";
     if (depth == 0 && options_.header_tokens) {
-      Whole("content-type:" + media + "/" + subtype, TokenSource::kHeader);
+      Whole({"content-type:", media, "/", subtype}, TokenSource::kHeader);
     }
     if (GMIME_IS_MULTIPART(entity)) {
       GMimeMultipart* multipart = GMIME_MULTIPART(entity);
@@ -633,12 +635,12 @@ class Reader {
 
   // A part read as an attachment: its type, and its file name's extension.
   void ReadAttachment(std::string_view media, std::string_view subtype, const char* filename) {
-    Whole("attachment:" + std::string(media) + "/" + std::string(subtype), TokenSource::kMeta);
+    Whole({"attachment:", media, "/", subtype}, TokenSource::kMeta);
     if (filename == nullptr) return;
     const std::string name = AsciiLowered(filename);
     if (const std::size_t dot = name.rfind('.');
         dot != std::string::npos && name.size() - dot <= 8) {
-      Whole("attachment-ext:" + name.substr(dot + 1), TokenSource::kMeta);
+      Whole({"attachment-ext:", std::string_view(name).substr(dot + 1)}, TokenSource::kMeta);
     }
   }
 
@@ -648,7 +650,7 @@ class Reader {
     Utf8Text text = ToUtf8(bytes, charset != nullptr ? charset : "");
     if (text.outcome == CharsetOutcome::kUnknown) Meta("charset-unknown");
     if (text.outcome == CharsetOutcome::kDetected && charset != nullptr) Meta("charset-mismatch");
-    Meta("charset:" + text.charset);
+    Meta("charset:", text.charset);
     if (subtype == "html") {
       has_html_ = true;
       const HtmlLimits limits{.max_tags = options_.max_html_tags,
@@ -661,7 +663,7 @@ class Reader {
         if (hosts_.size() >= options_.max_urls) break;
         if (std::string host = UrlHost(link); !host.empty()) hosts_.push_back(std::move(host));
       }
-      if (html.images > 0) Meta("images:" + Bucket(html.images));
+      if (html.images > 0) Meta("images:", Bucket(html.images));
       FindUrlHosts(html.text, hosts_,
                    options_.max_urls - std::min(options_.max_urls, hosts_.size()));
       AddText("", TokenSource::kBody, std::move(html.text));
@@ -772,12 +774,12 @@ void InitializeMailReader() {
 void AddUrlTokens(const std::vector<std::string>& hosts, MailContent& content) {
   for (const std::string& host : hosts) {
     if (IsIpv4Address(host)) {
-      content.tokens.push_back({"meta:url-ip", TokenSource::kMeta});
+      content.tokens.AddValid({"meta:url-ip"}, TokenSource::kMeta);
       continue;
     }
-    content.tokens.push_back({"url:" + host, TokenSource::kUrl});
+    content.tokens.AddValid({"url:", host}, TokenSource::kUrl);
     if (std::string domain = RegistrableDomain(host); !domain.empty()) {
-      content.tokens.push_back({"url-domain:" + domain, TokenSource::kUrl});
+      content.tokens.AddValid({"url-domain:", domain}, TokenSource::kUrl);
     }
   }
 }

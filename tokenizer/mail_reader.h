@@ -29,6 +29,7 @@
 
 #include "common/token_bag.h"
 #include "tokenizer/tokenizer.h"
+#include "tokenizer/whole_tokens.h"
 
 namespace nbspamd::tokenizer {
 
@@ -85,12 +86,9 @@ struct MailContent {
     std::string utf8;
   };
   // A token taken whole (already normalised: lower-case).
-  struct WholeToken {
-    std::string text;
-    TokenSource source = TokenSource::kMeta;
-  };
+  using WholeToken = WholeTokens::Token;
   std::vector<Text> texts;
-  std::vector<WholeToken> tokens;
+  WholeTokens tokens;
   MessageFacts facts;  // Read whatever the options.
   // GMime's parser read the message: it is not a plain message of text parts that the reader
   // splits itself (plain_message.h), or MailReaderOptions::gmime_decoding asked for it. For

@@ -996,7 +996,8 @@ bool ExpectReadAsGMimeReadsIt(const std::string& mail, const MailReaderOptions& 
                        text.utf8);
     }
     for (const MailContent::WholeToken& token : content->tokens) {
-      texts->push_back(token.text + "|" + std::to_string(static_cast<int>(token.source)));
+      texts->push_back(std::string(token.text) + "|" +
+                       std::to_string(static_cast<int>(token.source)));
     }
     texts->push_back("facts|" + content->facts.message_id + "|" + content->facts.from_domain + "|" +
                      content->facts.subject);
