@@ -15,6 +15,7 @@
 #include "tokenizer/html_tree_text.h"
 #include "tokenizer/mail_budgets.h"
 #include "tokenizer/plain_message.h"
+#include "tokenizer/simple_field_value.h"
 #include "tokenizer/url_hosts.h"
 
 namespace nbspamd::tokenizer {
@@ -197,12 +198,27 @@ class PlainTopFields {
 struct PlainPart {
   std::string media = "text";  // Lower-case, as are subtype's.
   std::string subtype = "plain";
-  GObjectPtr<GMimeContentType> type;                // nullptr without a Content-Type field.
-  GObjectPtr<GMimeContentDisposition> disposition;  // nullptr without a Content-Disposition.
+  // The Content-Type's parameters the reader uses, as g_mime_content_type_get_parameter gives
+  // them: std::nullopt when absent, or without a Content-Type field.
+  std::optional<std::string> charset;
+  std::optional<std::string> boundary;
+  std::optional<std::string> name;
+  // From the Content-Disposition: g_mime_content_disposition_is_attachment, and its filename.
+  bool attachment = false;
+  std::optional<std::string> filename;
   GMimeContentEncoding encoding = GMIME_CONTENT_ENCODING_DEFAULT;
   std::string_view content;         // Still transfer-encoded.
   std::vector<PlainPart> children;  // A multipart's parts (SplitPlainMultipart).
 };
+
+std::optional<std::string> Owned(std::optional<std::string_view> value) {
+  if (!value.has_value()) return std::nullopt;
+  return std::string(*value);
+}
+std::optional<std::string> Owned(const char* value) {
+  if (value == nullptr) return std::nullopt;
+  return std::string(value);
+}
 
 // The part whose Content-* fields are `fields` and whose content is `content`, or std::nullopt
 // when reading it needs more of GMime than the reader's shortcut: a second Content-Type,
@@ -230,15 +246,26 @@ std::optional<PlainPart> PlainPartOf(const std::vector<PlainField>& fields,
   part.content = content;
   if (type_field != nullptr) {
     // From the value, as GMime's part parses it: an open quote ends with the value, not with its
-    // line break.
-    part.type.reset(
-        g_mime_content_type_parse(nullptr, UnfoldedValue(type_field->raw_value).c_str()));
-    if (part.type == nullptr) return std::nullopt;
-    const char* media = g_mime_content_type_get_media_type(part.type.get());
-    const char* subtype = g_mime_content_type_get_media_subtype(part.type.get());
-    if (media == nullptr || subtype == nullptr) return std::nullopt;
-    part.media = AsciiLowered(media);
-    part.subtype = AsciiLowered(subtype);
+    // line break. A simple value is read without GMime's objects (simple_field_value.h).
+    const std::string value = UnfoldedValue(type_field->raw_value);
+    if (const std::optional<SimpleFieldValue> simple = ParseSimpleFieldValue(value, true)) {
+      part.media = AsciiLowered(simple->type);
+      part.subtype = AsciiLowered(simple->subtype);
+      part.charset = Owned(simple->Find("charset"));
+      part.boundary = Owned(simple->Find("boundary"));
+      part.name = Owned(simple->Find("name"));
+    } else {
+      const GObjectPtr<GMimeContentType> type(g_mime_content_type_parse(nullptr, value.c_str()));
+      if (type == nullptr) return std::nullopt;
+      const char* media = g_mime_content_type_get_media_type(type.get());
+      const char* subtype = g_mime_content_type_get_media_subtype(type.get());
+      if (media == nullptr || subtype == nullptr) return std::nullopt;
+      part.media = AsciiLowered(media);
+      part.subtype = AsciiLowered(subtype);
+      part.charset = Owned(g_mime_content_type_get_parameter(type.get(), "charset"));
+      part.boundary = Owned(g_mime_content_type_get_parameter(type.get(), "boundary"));
+      part.name = Owned(g_mime_content_type_get_parameter(type.get(), "name"));
+    }
   }
   if (encoding_field != nullptr) {
     part.encoding =
@@ -246,9 +273,18 @@ std::optional<PlainPart> PlainPartOf(const std::vector<PlainField>& fields,
   }
   if (part.encoding == GMIME_CONTENT_ENCODING_UUENCODE) return std::nullopt;
   if (disposition_field != nullptr) {
-    part.disposition.reset(g_mime_content_disposition_parse(
-        nullptr, UnfoldedValue(disposition_field->raw_value).c_str()));
-    if (part.disposition == nullptr) return std::nullopt;
+    const std::string value = UnfoldedValue(disposition_field->raw_value);
+    if (const std::optional<SimpleFieldValue> simple = ParseSimpleFieldValue(value, false)) {
+      part.attachment = EqualsIgnoringAsciiCase(simple->type, "attachment");
+      part.filename = Owned(simple->Find("filename"));
+    } else {
+      const GObjectPtr<GMimeContentDisposition> disposition(
+          g_mime_content_disposition_parse(nullptr, value.c_str()));
+      if (disposition == nullptr) return std::nullopt;
+      part.attachment = g_mime_content_disposition_is_attachment(disposition.get());
+      part.filename =
+          Owned(g_mime_content_disposition_get_parameter(disposition.get(), "filename"));
+    }
   }
   return part;
 }
@@ -262,12 +298,12 @@ constexpr std::size_t kMaxPlainNesting = 4;
 // when GMime must read it: no boundary, multipart/digest (whose parts are messages by default),
 // a message part, a part PlainPartOf refuses, nesting beyond kMaxPlainNesting.
 bool SplitPlainMultipart(PlainPart& multipart, std::size_t nesting) {
-  const char* boundary = g_mime_content_type_get_parameter(multipart.type.get(), "boundary");
-  if (boundary == nullptr || multipart.subtype == "digest" || nesting > kMaxPlainNesting) {
+  if (!multipart.boundary.has_value() || multipart.subtype == "digest" ||
+      nesting > kMaxPlainNesting) {
     return false;
   }
   const std::optional<std::vector<MultipartPartBytes>> regions =
-      SplitMultipartBody(multipart.content, boundary);
+      SplitMultipartBody(multipart.content, *multipart.boundary);
   if (!regions.has_value()) return false;
   multipart.children.reserve(regions->size());
   for (const MultipartPartBytes& region : *regions) {
@@ -466,23 +502,16 @@ class Reader {
       if (leaf_parts_ == options_.max_text_parts + 1) Meta("mime-too-many-parts");
       return;
     }
-    const bool attachment = part.disposition != nullptr &&
-                            g_mime_content_disposition_is_attachment(part.disposition.get());
-    if (part.media != "text" || (attachment && part.subtype != "plain" && part.subtype != "html")) {
+    if (part.media != "text" ||
+        (part.attachment && part.subtype != "plain" && part.subtype != "html")) {
       // g_mime_part_get_filename: the disposition's filename, else the type's name.
-      const char* filename = part.disposition != nullptr ? g_mime_content_disposition_get_parameter(
-                                                               part.disposition.get(), "filename")
-                                                         : nullptr;
-      if (filename == nullptr && part.type != nullptr) {
-        filename = g_mime_content_type_get_parameter(part.type.get(), "name");
-      }
-      ReadAttachment(part.media, part.subtype, filename);
+      const std::optional<std::string>& filename =
+          part.filename.has_value() ? part.filename : part.name;
+      ReadAttachment(part.media, part.subtype, filename.has_value() ? filename->c_str() : nullptr);
       return;
     }
-    const char* charset = part.type != nullptr
-                              ? g_mime_content_type_get_parameter(part.type.get(), "charset")
-                              : nullptr;
-    ReadText(part.subtype, charset, DecodeInPlace(part.content, part.encoding));
+    ReadText(part.subtype, part.charset.has_value() ? part.charset->c_str() : nullptr,
+             DecodeInPlace(part.content, part.encoding));
   }
 
   void ReadFacts(const TopFields& top) {
