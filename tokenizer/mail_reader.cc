@@ -15,6 +15,7 @@
 #include "tokenizer/html_tree_text.h"
 #include "tokenizer/mail_budgets.h"
 #include "tokenizer/plain_message.h"
+#include "tokenizer/simple_addresses.h"
 #include "tokenizer/simple_field_value.h"
 #include "tokenizer/url_hosts.h"
 
@@ -108,26 +109,53 @@ HeaderFamily FamilyOf(std::string_view name) {
 
 // What the reader takes from a message's own fields beyond the header list. GMime's message
 // object gives them (ReadMessage); a plain message's fields give the same (ReadPlain).
+// An address of a From or Reply-To field, as the reader reads it.
+struct AddressFacts {
+  bool is_mailbox = true;           // INTERNET_ADDRESS_IS_MAILBOX: a group is not.
+  std::string addr;                 // internet_address_mailbox_get_addr ("" for none).
+  std::optional<std::string> name;  // internet_address_get_name.
+};
+
+// Appends GMime's `list` (nullptr for none) to `facts`.
+void AppendFactsOf(InternetAddressList* list, std::vector<AddressFacts>& facts) {
+  if (list == nullptr) return;
+  const int count = internet_address_list_length(list);
+  for (int i = 0; i < count; ++i) {
+    InternetAddress* address = internet_address_list_get_address(list, i);
+    AddressFacts& fact = facts.emplace_back();
+    fact.is_mailbox = address != nullptr && INTERNET_ADDRESS_IS_MAILBOX(address);
+    if (!fact.is_mailbox) continue;
+    if (const char* addr = internet_address_mailbox_get_addr(INTERNET_ADDRESS_MAILBOX(address))) {
+      fact.addr = addr;
+    }
+    if (const char* name = internet_address_get_name(address)) fact.name = name;
+  }
+}
+
 struct TopFields {
-  const char* subject = nullptr;        // The last Subject field's value, decoded.
-  InternetAddressList* from = nullptr;  // The addresses of every From field, in order.
-  InternetAddressList* reply_to = nullptr;
+  const char* subject = nullptr;   // The last Subject field's value, decoded.
+  std::vector<AddressFacts> from;  // The addresses of every From field, in order.
+  std::vector<AddressFacts> reply_to;
   std::size_t recipients = 0;        // Addresses of every To and Cc field.
   const char* message_id = nullptr;  // The last Message-Id field's id, without <>.
   const char* mailers[2] = {};       // The first X-Mailer field's value, the first User-Agent's.
 };
 
-// Appends the addresses of a field's raw value to `list` (made on the first), as GMime's message
-// does for each From, Reply-To, To and Cc field.
-void AppendAddresses(std::string_view raw_value, GObjectPtr<InternetAddressList>& list) {
-  GObjectPtr<InternetAddressList> parsed(
-      internet_address_list_parse(nullptr, std::string(raw_value).c_str()));
-  if (parsed == nullptr) return;
-  if (list == nullptr) {
-    list = std::move(parsed);
+// Appends the addresses of a field's raw value to `facts`, as GMime's message reads each From,
+// Reply-To, To and Cc field: a simple list without GMime's objects (simple_addresses.h), any
+// other by internet_address_list_parse. Returns how many there were.
+std::size_t AppendAddresses(std::string_view raw_value, std::vector<AddressFacts>& facts) {
+  const std::size_t before = facts.size();
+  if (const std::optional<std::vector<SimpleAddress>> simple = ParseSimpleAddressList(raw_value)) {
+    for (const SimpleAddress& address : *simple) {
+      facts.push_back({true, std::string(address.addr), std::string(address.name)});
+    }
   } else {
-    internet_address_list_append(list.get(), parsed.get());
+    const GObjectPtr<InternetAddressList> parsed(
+        internet_address_list_parse(nullptr, std::string(raw_value).c_str()));
+    AppendFactsOf(parsed.get(), facts);
   }
+  return facts.size() - before;
 }
 
 // The TopFields of a plain message's fields (plain_message.h), as GMime's message reads them:
@@ -146,16 +174,12 @@ class PlainTopFields {
       } else if (EqualsIgnoringAsciiCase(name, "message-id")) {
         message_id = &field;
       } else if (EqualsIgnoringAsciiCase(name, "from")) {
-        AppendAddresses(field.raw_value, from_);
+        AppendAddresses(field.raw_value, top_.from);
       } else if (EqualsIgnoringAsciiCase(name, "reply-to")) {
-        AppendAddresses(field.raw_value, reply_to_);
+        AppendAddresses(field.raw_value, top_.reply_to);
       } else if (EqualsIgnoringAsciiCase(name, "to") || EqualsIgnoringAsciiCase(name, "cc")) {
-        GObjectPtr<InternetAddressList> recipients;
-        AppendAddresses(field.raw_value, recipients);
-        if (recipients != nullptr) {
-          top_.recipients +=
-              static_cast<std::size_t>(internet_address_list_length(recipients.get()));
-        }
+        recipients_.clear();
+        top_.recipients += AppendAddresses(field.raw_value, recipients_);
       } else if (EqualsIgnoringAsciiCase(name, "x-mailer")) {
         if (mailers[0] == nullptr) mailers[0] = &field;
       } else if (EqualsIgnoringAsciiCase(name, "user-agent")) {
@@ -176,8 +200,6 @@ class PlainTopFields {
       mailers_[i] = UnfoldedValue(mailers[i]->raw_value);
       top_.mailers[i] = mailers_[i].c_str();
     }
-    top_.from = from_.get();
-    top_.reply_to = reply_to_.get();
   }
   PlainTopFields(const PlainTopFields&) = delete;
   PlainTopFields& operator=(const PlainTopFields&) = delete;
@@ -189,8 +211,7 @@ class PlainTopFields {
   std::string subject_;
   GStringPtr message_id_;
   std::string mailers_[2];
-  GObjectPtr<InternetAddressList> from_;
-  GObjectPtr<InternetAddressList> reply_to_;
+  std::vector<AddressFacts> recipients_;  // Only counted.
 };
 
 // A part of a plain message (its body, or one part of its multipart body), as GMime's part for
@@ -397,24 +418,19 @@ class Reader {
   }
 
   // The domain of the first mailbox of `list` ("" when none).
-  std::string ReadAddresses(InternetAddressList* list, bool is_from) {
+  std::string ReadAddresses(const std::vector<AddressFacts>& list, bool is_from) {
     std::string first_domain;
-    if (list == nullptr) return first_domain;
-    const int count = internet_address_list_length(list);
-    for (int i = 0; i < count && i < 4; ++i) {
-      InternetAddress* address = internet_address_list_get_address(list, i);
-      if (address == nullptr || !INTERNET_ADDRESS_IS_MAILBOX(address)) continue;
-      const char* addr = internet_address_mailbox_get_addr(INTERNET_ADDRESS_MAILBOX(address));
-      const std::string mailbox = addr != nullptr ? AsciiLowered(addr) : "";
+    for (std::size_t i = 0; i < list.size() && i < 4; ++i) {
+      const AddressFacts& address = list[i];
+      if (!address.is_mailbox) continue;
+      const std::string mailbox = AsciiLowered(address.addr);
       const std::size_t at = mailbox.rfind('@');
       const std::string domain = at == std::string::npos ? "" : mailbox.substr(at + 1);
       if (first_domain.empty()) first_domain = domain;
       if (is_from) {
         if (!mailbox.empty()) Whole({"from:", mailbox}, TokenSource::kHeader);
         if (!domain.empty()) Whole({"from-domain:", domain}, TokenSource::kHeader);
-        if (const char* name = internet_address_get_name(address); name != nullptr) {
-          AddText("from-name:", TokenSource::kHeader, name);
-        }
+        if (address.name.has_value()) AddText("from-name:", TokenSource::kHeader, *address.name);
       }
     }
     return first_domain;
@@ -430,8 +446,8 @@ class Reader {
   void ReadMessage(GMimeMessage* mail) {
     TopFields top;
     top.subject = g_mime_message_get_subject(mail);
-    top.from = g_mime_message_get_from(mail);
-    top.reply_to = g_mime_message_get_reply_to(mail);
+    AppendFactsOf(g_mime_message_get_from(mail), top.from);
+    AppendFactsOf(g_mime_message_get_reply_to(mail), top.reply_to);
     for (GMimeAddressType type : {GMIME_ADDRESS_TYPE_TO, GMIME_ADDRESS_TYPE_CC}) {
       if (InternetAddressList* list = g_mime_message_get_addresses(mail, type)) {
         top.recipients += static_cast<std::size_t>(internet_address_list_length(list));
@@ -518,16 +534,11 @@ class Reader {
     MessageFacts& facts = content_.facts;
     if (top.subject != nullptr) facts.subject = top.subject;
     if (top.message_id != nullptr) facts.message_id = top.message_id;
-    if (InternetAddressList* from = top.from; from != nullptr) {
-      const int count = internet_address_list_length(from);
-      for (int i = 0; i < count && facts.from_domain.empty(); ++i) {
-        InternetAddress* address = internet_address_list_get_address(from, i);
-        if (address == nullptr || !INTERNET_ADDRESS_IS_MAILBOX(address)) continue;
-        const char* addr = internet_address_mailbox_get_addr(INTERNET_ADDRESS_MAILBOX(address));
-        const std::string mailbox = addr != nullptr ? AsciiLowered(addr) : "";
-        if (const std::size_t at = mailbox.rfind('@'); at != std::string::npos) {
-          facts.from_domain = mailbox.substr(at + 1);
-        }
+    for (std::size_t i = 0; i < top.from.size() && facts.from_domain.empty(); ++i) {
+      if (!top.from[i].is_mailbox) continue;
+      const std::string mailbox = AsciiLowered(top.from[i].addr);
+      if (const std::size_t at = mailbox.rfind('@'); at != std::string::npos) {
+        facts.from_domain = mailbox.substr(at + 1);
       }
     }
   }

@@ -80,7 +80,7 @@ TEST(SimpleFieldValueTest, LeavesEverythingElseToGMime) {
 }
 
 // One of `pieces`, at random.
-std::string Pick(std::mt19937& random, const std::vector<std::string>& pieces) {
+std::string PickValuePiece(std::mt19937& random, const std::vector<std::string>& pieces) {
   return pieces[random() % pieces.size()];
 }
 
@@ -131,17 +131,18 @@ std::string RandomValue(std::mt19937& random, bool with_subtype) {
                                                    "\"(not a comment)\"",
                                                    "x@y",
                                                    "\"x@y\""};
-  std::string value = with_subtype ? Pick(random, kTypes) : Pick(random, kDispositions);
+  std::string value =
+      with_subtype ? PickValuePiece(random, kTypes) : PickValuePiece(random, kDispositions);
   const int parameters = static_cast<int>(random() % 4);
   for (int i = 0; i < parameters; ++i) {
-    value += Pick(random, kSeparators) + Pick(random, kNames) + Pick(random, kEquals) +
-             Pick(random, kValues);
+    value += PickValuePiece(random, kSeparators) + PickValuePiece(random, kNames) +
+             PickValuePiece(random, kEquals) + PickValuePiece(random, kValues);
   }
-  if (random() % 4 == 0) value += Pick(random, kSeparators);
+  if (random() % 4 == 0) value += PickValuePiece(random, kSeparators);
   return value;
 }
 
-struct Unref {
+struct UnrefFieldValue {
   void operator()(gpointer object) const { g_object_unref(object); }
 };
 
@@ -163,7 +164,7 @@ TEST(SimpleFieldValueTest, RandomValuesAreReadAsGMimeReadsThem) {
       names.emplace_back(parameter.name);
     }
     if (with_subtype) {
-      const std::unique_ptr<GMimeContentType, Unref> gmime(
+      const std::unique_ptr<GMimeContentType, UnrefFieldValue> gmime(
           g_mime_content_type_parse(nullptr, value.c_str()));
       ASSERT_NE(gmime, nullptr) << value;
       ASSERT_EQ(Owned(g_mime_content_type_get_media_type(gmime.get())), simple->type) << value;
@@ -175,7 +176,7 @@ TEST(SimpleFieldValueTest, RandomValuesAreReadAsGMimeReadsThem) {
             << value << " / " << name;
       }
     } else {
-      const std::unique_ptr<GMimeContentDisposition, Unref> gmime(
+      const std::unique_ptr<GMimeContentDisposition, UnrefFieldValue> gmime(
           g_mime_content_disposition_parse(nullptr, value.c_str()));
       ASSERT_NE(gmime, nullptr) << value;
       ASSERT_EQ(Owned(g_mime_content_disposition_get_disposition(gmime.get())), simple->type)
