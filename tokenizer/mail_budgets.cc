@@ -16,6 +16,18 @@ bool IsFieldLine(std::string_view line) {
                      [](char c) { return c > 32 && c < 127; });
 }
 
+// Whether `line` starts a field as GMime's parser also reads one: a name, then blanks, then the
+// colon ("To :").
+bool IsLooseFieldLine(std::string_view line) {
+  const std::size_t colon = line.find(':');
+  if (colon == std::string_view::npos) return false;
+  std::size_t name_end = colon;
+  while (name_end > 0 && (line[name_end - 1] == ' ' || line[name_end - 1] == '\t')) --name_end;
+  return name_end > 0 &&
+         std::all_of(line.begin(), line.begin() + static_cast<std::ptrdiff_t>(name_end),
+                     [](char c) { return c > 32 && c < 127; });
+}
+
 // Whether `text` contains `lower` (lower-case) ignoring ASCII case.
 bool ContainsNoCase(std::string_view text, std::string_view lower) {
   return std::search(text.begin(), text.end(), lower.begin(), lower.end(),
@@ -199,7 +211,7 @@ Budgeted ApplyBudgets(std::string_view message, const MailReaderOptions& options
       const bool continuation = !kept.empty() && (kept.front() == ' ' || kept.front() == '\t');
       if (!continuation) {
         end_field();
-        in_address = IsFieldLine(kept) && IsAddressField(kept);
+        in_address = IsLooseFieldLine(kept) && IsAddressField(kept);
       }
       if (in_address) open_comments.Read(kept.substr(continuation ? 0 : kept.find(':') + 1));
     }

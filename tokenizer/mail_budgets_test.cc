@@ -37,6 +37,15 @@ TEST(MailBudgetsTest, AnAddressCommentLeftOpenIsClosedAtTheEndOfItsField) {
   EXPECT_FALSE(budgeted.headers_cut);
 }
 
+// GMime also reads a field whose name has blanks before its colon, and leaked memory on an open
+// comment there (a digest's part read as a message: the message fuzz target found it).
+TEST(MailBudgetsTest, AnAddressFieldWithBlanksBeforeItsColonHasItsCommentClosedToo) {
+  const std::string message = "Subject: s\n\nTo :a@[x](\\\n\nFrom\t: b@y (c\n\nNot a field (x\n";
+  std::string storage;
+  const Budgeted budgeted = ApplyBudgets(message, MailReaderOptions{}, storage);
+  EXPECT_EQ(budgeted.text, "Subject: s\n\nTo :a@[x](\\ )\n\nFrom\t: b@y (c)\n\nNot a field (x\n");
+}
+
 TEST(MailBudgetsTest, TheCutThatBoundsMultipartNesting) {
   const std::string message =
       "Content-Type: multipart/mixed; boundary=a\n\n--a\nContent-Type: multipart/mixed; "
