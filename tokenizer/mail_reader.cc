@@ -143,9 +143,8 @@ struct TopFields {
 
 // Appends the addresses of a field's raw value to `facts`, as GMime's message reads each From,
 // Reply-To, To and Cc field: a simple list without GMime's objects (simple_addresses.h), any
-// other by internet_address_list_parse. Returns how many there were.
-std::size_t AppendAddresses(std::string_view raw_value, std::vector<AddressFacts>& facts) {
-  const std::size_t before = facts.size();
+// other by internet_address_list_parse.
+void AppendAddresses(std::string_view raw_value, std::vector<AddressFacts>& facts) {
   if (const std::optional<std::vector<SimpleAddress>> simple = ParseSimpleAddressList(raw_value)) {
     for (const SimpleAddress& address : *simple) {
       facts.push_back({true, std::string(address.addr), std::string(address.name)});
@@ -155,7 +154,18 @@ std::size_t AppendAddresses(std::string_view raw_value, std::vector<AddressFacts
         internet_address_list_parse(nullptr, std::string(raw_value).c_str()));
     AppendFactsOf(parsed.get(), facts);
   }
-  return facts.size() - before;
+}
+
+// How many addresses AppendAddresses would append: To and Cc are only counted, so nothing is
+// copied.
+std::size_t CountAddresses(std::string_view raw_value) {
+  if (const std::optional<std::vector<SimpleAddress>> simple = ParseSimpleAddressList(raw_value)) {
+    return simple->size();
+  }
+  const GObjectPtr<InternetAddressList> parsed(
+      internet_address_list_parse(nullptr, std::string(raw_value).c_str()));
+  return parsed == nullptr ? 0
+                           : static_cast<std::size_t>(internet_address_list_length(parsed.get()));
 }
 
 // The TopFields of a plain message's fields (plain_message.h), as GMime's message reads them:
@@ -178,8 +188,7 @@ class PlainTopFields {
       } else if (EqualsIgnoringAsciiCase(name, "reply-to")) {
         AppendAddresses(field.raw_value, top_.reply_to);
       } else if (EqualsIgnoringAsciiCase(name, "to") || EqualsIgnoringAsciiCase(name, "cc")) {
-        recipients_.clear();
-        top_.recipients += AppendAddresses(field.raw_value, recipients_);
+        top_.recipients += CountAddresses(field.raw_value);
       } else if (EqualsIgnoringAsciiCase(name, "x-mailer")) {
         if (mailers[0] == nullptr) mailers[0] = &field;
       } else if (EqualsIgnoringAsciiCase(name, "user-agent")) {
@@ -211,7 +220,6 @@ class PlainTopFields {
   std::string subject_;
   GStringPtr message_id_;
   std::string mailers_[2];
-  std::vector<AddressFacts> recipients_;  // Only counted.
 };
 
 // A part of a plain message (its body, or one part of its multipart body), as GMime's part for
