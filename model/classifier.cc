@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "model/log_of_count.h"
 #include "model/scoring.h"
 
 namespace nbspamd::model {
@@ -13,7 +14,7 @@ namespace {
 class LaplaceEstimator {
  public:
   LaplaceEstimator(const Snapshot& snapshot, double alpha)
-      : snapshot_(snapshot), stats_(*snapshot.stats), alpha_(alpha) {
+      : snapshot_(snapshot), stats_(*snapshot.stats), alpha_(alpha), log_of_count_(alpha) {
     const double vocabulary = static_cast<double>(stats_.vocabulary_size);
     log_total_documents_ = std::log(static_cast<double>(stats_.TotalDocuments()));
     log_denominators_.resize(stats_.classes.size());
@@ -32,13 +33,14 @@ class LaplaceEstimator {
     return std::any_of(counts.begin(), counts.end(), [](std::uint64_t n) { return n != 0; });
   }
   double LogLikelihood(std::size_t i, std::size_t c) const {
-    return std::log(static_cast<double>(snapshot_.CountsOf(i)[c]) + alpha_) - log_denominators_[c];
+    return log_of_count_(snapshot_.CountsOf(i)[c]) - log_denominators_[c];
   }
 
  private:
   const Snapshot& snapshot_;
   const ModelStats& stats_;
   const double alpha_;
+  const LogOfCount log_of_count_;  // log(n_wc + alpha), exactly as std::log gives it.
   double log_total_documents_ = 0;
   std::vector<double> log_denominators_;
 };
