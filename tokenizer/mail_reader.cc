@@ -612,9 +612,13 @@ class Reader {
              (IsAsciiAlnum(value[end]) || value[end] == '.' || value[end] == '-')) {
         ++end;
       }
-      std::string word = AsciiLowered(value.substr(i, end - i));
-      while (!word.empty() && word.back() == '.') word.pop_back();
+      const std::string_view raw = value.substr(i, end - i);
       i = end;
+      // Only a dotted word can name a host or an address (lower-casing moves no dot): most words
+      // of the field ("from", "by", "with", "id", dates) are passed over without a copy.
+      if (raw.find('.') == std::string_view::npos) continue;
+      std::string word = AsciiLowered(raw);
+      while (!word.empty() && word.back() == '.') word.pop_back();
       if (word.find('.') == std::string::npos) continue;
       if (IsIpv4Address(word)) {
         Whole({"received-ip:", std::string_view(word).substr(0, word.rfind('.'))},
