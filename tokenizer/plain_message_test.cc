@@ -71,6 +71,39 @@ TEST(PlainMessageTest, AnythingGMimeMightReadOtherwiseIsNotPlain) {
   EXPECT_TRUE(SplitPlainMessage("X-[odd]~name: a\tb = c ? d\n\nb\n").has_value());
 }
 
+// The byte rule of a plain line, checked eight bytes at a time, against its definition byte by
+// byte: random values of every byte but CR and LF, stop bytes at every offset of the words.
+TEST(PlainMessageTest, EveryByteOfAValueIsCheckedWhereverItStands) {
+  std::mt19937 random(20261207);
+  std::size_t plain = 0;
+  for (int round = 0; round < 20000; ++round) {
+    std::string value;
+    const std::size_t length = random() % 40;
+    for (std::size_t i = 0; i < length; ++i) {
+      // Mostly text, with a stop byte, a tab, '=' or '?' now and then.
+      const unsigned pick = random() % 64;
+      char c = static_cast<char>('a' + random() % 26);
+      if (pick == 0) c = static_cast<char>(random() % 256);
+      if (pick == 1) c = '\t';
+      if (pick == 2) c = '=';
+      if (pick == 3) c = '?';
+      if (c == '\r' || c == '\n') c = 'x';
+      value += c;
+    }
+    bool expected = value.find("=?") == std::string::npos;
+    for (char c : value) {
+      const auto byte = static_cast<unsigned char>(c);
+      if ((byte < 32 && c != '\t') || byte > 126) expected = false;
+    }
+    // A value of blanks only is still a field's line: "X:" starts it.
+    const std::string message = "X:" + value + "\n\nbody\n";
+    ASSERT_EQ(SplitPlainMessage(message).has_value(), expected) << round;
+    plain += expected ? 1 : 0;
+  }
+  EXPECT_GT(plain, 2000u);
+  EXPECT_LT(plain, 18000u);  // Both answers, many times each.
+}
+
 // What GMime's parser makes of `message`: the message's fields, its body part's fields and where
 // the body part's content starts.
 struct GMimeView {
