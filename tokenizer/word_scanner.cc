@@ -235,6 +235,22 @@ bool WordScanner::AddPairs(std::string_view word, TokenSource source, BagBuilder
 }
 
 bool WordScanner::AddCharNgrams(std::string_view word, TokenSource source, BagBuilder& bag) {
+  // Each n-gram is the prefix, '#', then the gram: the head is written once, and each gram over
+  // the one before it.
+  pair_.assign(token_, 0, prefix_size_);
+  pair_ += '#';
+  const std::size_t head = pair_.size();
+  if (std::all_of(word.begin(), word.end(),
+                  [](char c) { return (static_cast<unsigned char>(c) & 0x80) == 0; })) {
+    // ASCII: each byte is a code point, each gram char_ngrams_ bytes.
+    if (word.size() <= char_ngrams_) return true;
+    pair_.resize(head + char_ngrams_);
+    for (std::size_t first = 0; first + char_ngrams_ <= word.size(); ++first) {
+      std::memcpy(pair_.data() + head, word.data() + first, char_ngrams_);
+      if (!bag.Add(pair_, source, TokenFamily::kCharNgram)) return false;
+    }
+    return true;
+  }
   // Code point starts of the word, then each run of char_ngrams_ of them.
   starts_.clear();
   for (std::size_t i = 0; i < word.size(); ++i) {
@@ -243,8 +259,7 @@ bool WordScanner::AddCharNgrams(std::string_view word, TokenSource source, BagBu
   if (starts_.size() <= char_ngrams_) return true;
   starts_.push_back(word.size());
   for (std::size_t first = 0; first + char_ngrams_ < starts_.size(); ++first) {
-    pair_.assign(token_, 0, prefix_size_);
-    pair_ += '#';
+    pair_.resize(head);
     pair_ += word.substr(starts_[first], starts_[first + char_ngrams_] - starts_[first]);
     if (!bag.Add(pair_, source, TokenFamily::kCharNgram)) return false;
   }
