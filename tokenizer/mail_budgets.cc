@@ -52,6 +52,24 @@ bool IsAddressField(std::string_view line) {
   return false;
 }
 
+// Whether `line` can start an address field at all: the names IsAddressField takes start with
+// one of these letters. Most lines of a message (its body's) are passed over here, before any
+// search for a colon.
+bool MayStartAddressField(std::string_view line) {
+  if (line.empty()) return false;
+  switch (AsciiLower(line.front())) {
+    case 'f':
+    case 's':
+    case 'r':
+    case 't':
+    case 'c':
+    case 'b':
+      return true;
+    default:
+      return false;
+  }
+}
+
 // At least as many comments (RFC 5322 3.2.2) as GMime leaves open at the end of an address
 // field, read line by line, however it reads the quoted strings and domain literals around them:
 // every '(' may open one, and only a ')' that no backslash quotes may close one.
@@ -211,7 +229,7 @@ Budgeted ApplyBudgets(std::string_view message, const MailReaderOptions& options
       const bool continuation = !kept.empty() && (kept.front() == ' ' || kept.front() == '\t');
       if (!continuation) {
         end_field();
-        in_address = IsLooseFieldLine(kept) && IsAddressField(kept);
+        in_address = MayStartAddressField(kept) && IsLooseFieldLine(kept) && IsAddressField(kept);
       }
       if (in_address) open_comments.Read(kept.substr(continuation ? 0 : kept.find(':') + 1));
     }
