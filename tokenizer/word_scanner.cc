@@ -245,8 +245,19 @@ bool WordScanner::AddCharNgrams(std::string_view word, TokenSource source, BagBu
     // ASCII: each byte is a code point, each gram char_ngrams_ bytes.
     if (word.size() <= char_ngrams_) return true;
     pair_.resize(head + char_ngrams_);
-    for (std::size_t first = 0; first + char_ngrams_ <= word.size(); ++first) {
-      std::memcpy(pair_.data() + head, word.data() + first, char_ngrams_);
+    char* const gram = pair_.data() + head;
+    const std::size_t n = char_ngrams_;
+    for (std::size_t first = 0; first + n <= word.size(); ++first) {
+      const char* const from = word.data() + first;
+      if (n - 4 <= 4) {  // 4 to 8 bytes (the default 4): two 4-byte words, without a call.
+        std::uint32_t front, back;
+        std::memcpy(&front, from, 4);
+        std::memcpy(&back, from + n - 4, 4);
+        std::memcpy(gram, &front, 4);
+        std::memcpy(gram + n - 4, &back, 4);
+      } else {
+        std::memcpy(gram, from, n);
+      }
       if (!bag.Add(pair_, source, TokenFamily::kCharNgram)) return false;
     }
     return true;
