@@ -6,7 +6,7 @@
 //
 //   NBSPAMD_BENCH_CORPUS=bench/accuracy/corpus build/release/bench/history_cost_benchmark
 //       [--rounds 9] [--dir /tmp/nbspamd-history-cost] [--control] [--facts-before]
-//       [--single on|off [--passes 1]] [--explain 20]
+//       [--single on|off [--passes 1]] [--explain 20] [--words-only]
 //
 // Each message is classified by both in turn and timed by the thread's CPU clock, so that the
 // machine's drifts of speed weigh on both alike. Prints each round's CPU microseconds a classify,
@@ -24,6 +24,9 @@
 // filter (and both, with --facts-before).
 // --passes N: with --single, classifies the test half N times, so that a sampling profiler's
 // samples of the classify path outnumber the training's (perf record --call-graph dwarf).
+// The filters have the daemon's default options (server::FilterOptionsOf of the default
+// settings: each word's character n-grams, the training regime); --words-only leaves out the
+// n-grams and learns every message, as this benchmark did before issue 63's twelfth round.
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,6 +45,7 @@
 #include "bench/corpus_files.h"
 #include "core/spam_filter.h"
 #include "history/scan_history.h"
+#include "server/model_commands.h"
 #include "storage/rocksdb_store.h"
 
 namespace {
@@ -70,7 +74,7 @@ struct RoundCpu {
 };
 
 // `facts`: how the history keeps the facts that find a message (the defaults: as the daemon's).
-std::unique_ptr<SpamFilter> OpenFilter(const std::string& dir, bool history,
+std::unique_ptr<SpamFilter> OpenFilter(const std::string& dir, bool history, bool words_only,
                                        nbspamd::history::FactPolicies facts = {},
                                        std::size_t explain = 20) {
   auto store = nbspamd::storage::RocksdbStore::Open(dir + "/model");
@@ -78,7 +82,9 @@ std::unique_ptr<SpamFilter> OpenFilter(const std::string& dir, bool history,
     std::fprintf(stderr, "cannot open %s: %s\n", dir.c_str(), store.error().message.c_str());
     std::exit(1);
   }
-  auto filter = std::make_unique<SpamFilter>(std::move(*store), nbspamd::core::SpamFilterOptions{});
+  nbspamd::core::SpamFilterOptions options = nbspamd::server::FilterOptionsOf({});
+  if (words_only) options = nbspamd::core::SpamFilterOptions{};
+  auto filter = std::make_unique<SpamFilter>(std::move(*store), options);
   if (history) {
     auto scans = nbspamd::history::ScanHistory::Open({.path = dir + "/history"});
     if (!scans) {
@@ -165,12 +171,15 @@ int main(int argc, char** argv) {
   std::string single;
   int passes = 1;
   std::size_t explain = 20;
+  bool words_only = false;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--control") {
       control = true;
     } else if (flag == "--facts-before") {
       facts_before = true;
+    } else if (flag == "--words-only") {
+      words_only = true;
     } else if (flag == "--single" && i + 1 < argc) {
       single = argv[++i];
     } else if (flag == "--explain" && i + 1 < argc) {
@@ -187,16 +196,16 @@ int main(int argc, char** argv) {
     }
   }
   std::filesystem::remove_all(dir);
-  std::unique_ptr<SpamFilter> on = OpenFilter(dir + "/on", true, {}, explain);
+  std::unique_ptr<SpamFilter> on = OpenFilter(dir + "/on", true, words_only, {}, explain);
   // --facts-before: "off" keeps a history too, with the facts as the defaults kept them before
   // issue 61 (the subject and the recipients hashed), so that off ÷ on, the classifying thread's,
   // is what keeping them in clear costs (the learned state costs a classify nothing).
   std::unique_ptr<SpamFilter> off =
-      facts_before ? OpenFilter(dir + "/off", true,
+      facts_before ? OpenFilter(dir + "/off", true, words_only,
                                 {.subject = nbspamd::history::FactPolicy::kHash,
                                  .recipients = nbspamd::history::FactPolicy::kHash},
                                 explain)
-                   : OpenFilter(dir + "/off", false);
+                   : OpenFilter(dir + "/off", false, words_only);
   const std::vector<std::string>& corpus = nbspamd::bench::CorpusMessages();
   std::vector<const std::string*> test;
   for (std::size_t i = 0; i < corpus.size(); ++i) {

@@ -127,26 +127,7 @@ int Run(int argc, char** argv) {
     std::fprintf(stderr, "nbspamd: %s\n", store.error().message.c_str());
     return 1;
   }
-  core::SpamFilterOptions filter_options;
-  filter_options.alpha = settings.alpha;
-  filter_options.spam_threshold = settings.spam_threshold;
-  filter_options.ham_threshold = settings.ham_threshold;
-  filter_options.thresholds_from_feedback = settings.verdict_thresholds == "feedback";
-  filter_options.score_min_weight = settings.score_min_weight;
-  filter_options.score_form = settings.score_form == "log-odds" ? model::ScoreForm::kLogOdds
-                                                                : model::ScoreForm::kMeanWeight;
-  filter_options.char_ngram_share = settings.char_ngram_share;
-  filter_options.training_regime.margin = settings.train_margin;
-  filter_options.training_regime.warmup_documents = settings.train_warmup;
-  filter_options.user_beta = settings.user_beta;
-  filter_options.user_gamma = settings.user_gamma;
-  // Checked when the settings were read.
-  const auto train_global = config::ParseTrainGlobalFromUsers(settings.train_global_from_users);
-  filter_options.train_global_from_users = train_global && train_global->on;
-  if (train_global) filter_options.train_global_sources = train_global->sources;
-  filter_options.autolearn = server::AutolearnOptionsOf(settings);
-  filter_options.tokenizer = server::TokenizerOptionsOf(settings);
-  core::SpamFilter filter(std::move(*store), filter_options);
+  core::SpamFilter filter(std::move(*store), server::FilterOptionsOf(settings));
   // Stopped before the filter goes (declared after it), as the tasks below.
   const std::unique_ptr<core::PeriodicTask> history_retry =
       server::EnableScanHistory(settings, filter);

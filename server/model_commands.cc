@@ -156,6 +156,29 @@ tokenizer::TokenizerOptions TokenizerOptionsOf(const config::Settings& settings)
   return options;
 }
 
+core::SpamFilterOptions FilterOptionsOf(const config::Settings& settings) {
+  core::SpamFilterOptions options;
+  options.alpha = settings.alpha;
+  options.spam_threshold = settings.spam_threshold;
+  options.ham_threshold = settings.ham_threshold;
+  options.thresholds_from_feedback = settings.verdict_thresholds == "feedback";
+  options.score_min_weight = settings.score_min_weight;
+  options.score_form = settings.score_form == "log-odds" ? model::ScoreForm::kLogOdds
+                                                         : model::ScoreForm::kMeanWeight;
+  options.char_ngram_share = settings.char_ngram_share;
+  options.training_regime.margin = settings.train_margin;
+  options.training_regime.warmup_documents = settings.train_warmup;
+  options.user_beta = settings.user_beta;
+  options.user_gamma = settings.user_gamma;
+  // Checked when the settings were read.
+  const auto train_global = config::ParseTrainGlobalFromUsers(settings.train_global_from_users);
+  options.train_global_from_users = train_global && train_global->on;
+  if (train_global) options.train_global_sources = train_global->sources;
+  options.autolearn = AutolearnOptionsOf(settings);
+  options.tokenizer = TokenizerOptionsOf(settings);
+  return options;
+}
+
 int CheckCommand(int argc, char** argv) {
   const auto line = Split("check", argc, argv, {"--repair"}, {});
   if (!line) return 2;

@@ -12,6 +12,7 @@
 
 #include "config/settings.h"
 #include "core/autolearn.h"
+#include "core/spam_filter_options.h"
 #include "tokenizer/tokenizer.h"
 
 namespace nbspamd::server {
@@ -34,6 +35,11 @@ namespace nbspamd::server {
 
 // The autolearn options the settings ask for (autolearn, autolearn_*).
 [[nodiscard]] core::AutolearnOptions AutolearnOptionsOf(const config::Settings& settings);
+
+// The spam filter's options the settings ask for: its estimate, score, thresholds, training
+// regime, user layers, autolearn and tokenizer (those the daemon serves with). Settings already
+// read (config::LoadSettings checked train_global_from_users).
+[[nodiscard]] core::SpamFilterOptions FilterOptionsOf(const config::Settings& settings);
 
 }  // namespace nbspamd::server
 
