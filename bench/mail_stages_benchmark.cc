@@ -231,9 +231,14 @@ void BM_HtmlLibxml2(benchmark::State& state) {
   }
   ReportPerMessage(state, HtmlBytes(), parts.size(), MallocCalls() - before);
 }
-BENCHMARK(BM_HtmlLibxml2<tokenizer::VisibleText>)
-    ->Name("BM_HtmlLibxml2Sax")
-    ->Unit(benchmark::kMillisecond);
+tokenizer::HtmlContent FastText(std::string_view html, const tokenizer::HtmlLimits& limits) {
+  return tokenizer::VisibleText(html, limits, tokenizer::HtmlParser::kFast);
+}
+tokenizer::HtmlContent Libxml2Text(std::string_view html, const tokenizer::HtmlLimits& limits) {
+  return tokenizer::VisibleText(html, limits, tokenizer::HtmlParser::kLibxml2);
+}
+BENCHMARK(BM_HtmlLibxml2<FastText>)->Name("BM_HtmlFast")->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_HtmlLibxml2<Libxml2Text>)->Name("BM_HtmlLibxml2Sax")->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_HtmlLibxml2<tokenizer::VisibleTextFromTree>)
     ->Name("BM_HtmlLibxml2Tree")
     ->Unit(benchmark::kMillisecond);

@@ -7,34 +7,28 @@
 #include <cstring>
 #include <exception>
 #include <mutex>
-#include <optional>
 #include <string_view>
 
-#include "tokenizer/ascii.h"
+#include "tokenizer/html_fast_parser.h"
 #include "tokenizer/html_parse.h"
+#include "tokenizer/html_text_collector.h"
 
 namespace nbspamd::tokenizer {
 namespace {
 
 using html_parse::ClampedSize;
-using html_parse::FlagsOf;
-using html_parse::kAltText;
-using html_parse::kBlock;
-using html_parse::kHrefLink;
-using html_parse::kImage;
 using html_parse::kParseOptions;
-using html_parse::kSkipped;
 using html_parse::SilenceErrors;
 using html_parse::WithinBudget;
 
-// The SAX events of the same parse, read into `content` as the walk of the tree reads it
-// (VisibleTextFromTree): the tree is built from exactly these events by libxml2's SAX2
-// handlers, one node per start tag, text, CDATA block, comment or processing instruction.
+// libxml2's SAX events of its parse, given to a collector. The tree VisibleTextFromTree walks is
+// built from exactly these events by libxml2's SAX2 handlers, one node per start tag, text,
+// CDATA block, comment or processing instruction.
 class EventReader {
  public:
-  explicit EventReader(HtmlContent& content) : content_(content) {}
+  explicit EventReader(HtmlTextCollector& collector) : collector_(collector) {}
 
-  // Parses `html` (within budget) as htmlReadMemory does, with this reader's handlers.
+  // Parses `html` as htmlReadMemory does, with this reader's handlers.
   void Parse(std::string_view html) {
     if (html.empty()) return;
     SilenceErrors();
@@ -68,21 +62,9 @@ class EventReader {
     context->myDoc = nullptr;
     xmlFreeParserCtxt(context);
     if (failure_) std::rethrow_exception(failure_);
-    Finish();
   }
 
  private:
-  // An open element, as libxml2's tree builder holds it on its node stack.
-  struct Open {
-    unsigned flags = 0;
-    bool unseen = false;        // It or an ancestor is skipped: the walk never enters it.
-    bool has_children = false;  // The walk adds a block's closing space only after children.
-    bool is_root = false;       // The document's first child.
-  };
-  // The tree builder's node stack refuses a node deeper than this and stops the parser
-  // (nodePush and xmlParserMaxDepth, without XML_PARSE_HUGE): the tree ends there.
-  static constexpr std::size_t kMaxDepth = 256;
-
   // Runs a handler's work; an exception (std::bad_alloc) must not unwind through libxml2's C
   // frames: it stops the parser and is thrown again once the parse has returned.
   template <typename Work>
@@ -103,155 +85,37 @@ class EventReader {
   }
 
   static void OnStartElement(void*, const xmlChar* name, const xmlChar** attributes) {
-    Guarded([&](EventReader& self) { self.Start(name, attributes); });
-  }
-
-  void Start(const xmlChar* name, const xmlChar** attributes) {
-    if (open_.size() > kMaxDepth) {
-      Stop();
-      return;
-    }
-    bool is_root = false;
-    if (!open_.empty()) {
-      open_.back().has_children = true;
-    } else if (!document_has_child_) {
-      document_has_child_ = true;
-      is_root = true;  // The document's first child, and an element.
-    } else if (closed_root_.has_value()) {
-      if (root_adopts_) {
-        closed_root_->has_children = true;  // Adopted: the tree builder appends it there.
-      } else {
-        Close(*closed_root_);  // A sibling after the root: the walk left the root.
-        closed_root_.reset();
-      }
-    }
-    const bool parent_unseen = !open_.empty() && open_.back().unseen;
-    const unsigned flags = FlagsOf(TreeNameOf(name));
-    const bool unseen = parent_unseen || (flags & kSkipped) != 0;
-    open_.push_back({flags, unseen, false, is_root});
-    if (unseen) return;
-    HtmlContent& content = content_;
-    if ((flags & kHrefLink) != 0) {
-      if (const xmlChar* const* href = Find(attributes, "href"))
-        content.links.emplace_back(Text(*href));
-    }
-    if ((flags & kImage) != 0) {
-      ++content.images;
-      if (const xmlChar* const* src = Find(attributes, "src"))
-        content.links.emplace_back(Text(*src));
-    }
-    if ((flags & kAltText) != 0) {
-      if (const xmlChar* const* alt = Find(attributes, "alt")) {
-        content.text += ' ';
-        content.text += Text(*alt);
-        content.text += ' ';
-      }
-    }
-    if ((flags & kBlock) != 0) content.text += ' ';
-  }
-
-  // The name the tree builder gives an element (xmlSAX2StartElement splits it as a qualified
-  // name, xmlSplitQName): what follows the first ':' ("x:style" is a style element), unless the
-  // name starts or ends with it.
-  static const xmlChar* TreeNameOf(const xmlChar* name) {
-    if (name == nullptr || name[0] == ':') return name;
-    const xmlChar* colon = xmlStrchr(name, ':');
-    return colon == nullptr || colon[1] == '\0' ? name : colon + 1;
-  }
-
-  static void OnEndElement(void*, const xmlChar*) {
-    Guarded([](EventReader& self) {
-      if (self.open_.empty()) return;
-      const Open closed = self.open_.back();
-      self.open_.pop_back();
-      if (closed.is_root) {
-        self.closed_root_ = closed;  // Closed in the tree only after what it may still adopt.
-      } else {
-        self.Close(closed);
+    Guarded([&](EventReader& self) {
+      if (!self.collector_.StartElement(reinterpret_cast<const char*>(name),
+                                        reinterpret_cast<const char* const*>(attributes))) {
+        self.Stop();
       }
     });
   }
-
-  // A block's closing space, where the walk adds it on leaving the element.
-  void Close(const Open& element) {
-    if (!element.unseen && element.has_children && (element.flags & kBlock) != 0) {
-      content_.text += ' ';
-    }
+  static void OnEndElement(void*, const xmlChar*) {
+    Guarded([](EventReader& self) { self.collector_.EndElement(); });
   }
-
-  // The end of the tree: the walk leaves whatever the parse left open (it stopped early), then
-  // the root element.
-  void Finish() {
-    while (!open_.empty()) {
-      const Open element = open_.back();
-      open_.pop_back();
-      if (element.is_root)
-        closed_root_ = element;
-      else
-        Close(element);
-    }
-    if (closed_root_.has_value()) Close(*closed_root_);
-  }
-
   static void OnText(void*, const xmlChar* text, int length) {
     Guarded([&](EventReader& self) {
-      // Text with no open element makes no node (xmlSAX2Characters).
-      if (self.open_.empty()) return;
-      Open& parent = self.open_.back();
-      parent.has_children = true;
-      if (!parent.unseen && length > 0) {
-        self.content_.text.append(reinterpret_cast<const char*>(text),
-                                  static_cast<std::size_t>(length));
-      }
+      self.collector_.Characters(reinterpret_cast<const char*>(text),
+                                 length > 0 ? static_cast<std::size_t>(length) : 0);
     });
   }
-
-  static void OnComment(void*, const xmlChar*) { MarkChild(); }
-  static void OnProcessingInstruction(void*, const xmlChar*, const xmlChar*) { MarkChild(); }
-
-  // The tree's DTD node, made the document's first child wherever the doctype comes: elements
-  // started with nothing open are from then on appended to the document, not to the root.
+  static void OnComment(void*, const xmlChar*) {
+    Guarded([](EventReader& self) { self.collector_.CommentOrInstruction(); });
+  }
+  static void OnProcessingInstruction(void*, const xmlChar*, const xmlChar*) {
+    Guarded([](EventReader& self) { self.collector_.CommentOrInstruction(); });
+  }
   static void OnDoctype(void*, const xmlChar*, const xmlChar*, const xmlChar*) {
-    current_->document_has_child_ = true;
-    current_->root_adopts_ = false;
-  }
-
-  // A comment or processing instruction: a child of the open element, else of the document.
-  static void MarkChild() {
-    EventReader& self = *current_;
-    if (self.stopped_) return;
-    if (self.open_.empty()) {
-      self.document_has_child_ = true;
-    } else {
-      self.open_.back().has_children = true;
-    }
-  }
-
-  // The value slot of attribute `name` in libxml2's name/value list, or null. A value-less
-  // attribute reads as "" (as xmlGetProp gives it).
-  static const xmlChar* const* Find(const xmlChar** attributes, const char* name) {
-    if (attributes == nullptr) return nullptr;
-    for (const xmlChar** pair = attributes; pair[0] != nullptr; pair += 2) {
-      if (xmlStrEqual(pair[0], BAD_CAST name) != 0) return &pair[1];
-    }
-    return nullptr;
-  }
-  static const char* Text(const xmlChar* value) {
-    return value != nullptr ? reinterpret_cast<const char*>(value) : "";
+    Guarded([](EventReader& self) { self.collector_.Doctype(); });
   }
 
   static thread_local EventReader* current_;  // The reader of this thread's parse.
-  HtmlContent& content_;
+  HtmlTextCollector& collector_;
   xmlParserCtxtPtr context_ = nullptr;
   std::exception_ptr failure_;
-  std::vector<Open> open_;
   bool stopped_ = false;
-  // The tree builder makes the first element the document's first child unless a doctype,
-  // comment or processing instruction came first; an element started after that root closed is
-  // then appended to the root (xmlSAX2StartElement), so the walk leaves the root last.
-  bool document_has_child_ = false;
-  bool root_adopts_ = true;
-  std::optional<Open> closed_root_;
 };
 
 thread_local EventReader* EventReader::current_ = nullptr;
@@ -263,10 +127,38 @@ void InitializeHtmlParser() {
   std::call_once(once, [] { xmlInitParser(); });
 }
 
-HtmlContent VisibleText(std::string_view html, const HtmlLimits& limits) {
+HtmlContent VisibleText(std::string_view html, const HtmlLimits& limits, HtmlParser parser) {
   HtmlContent content;
-  EventReader(content).Parse(WithinBudget(html, limits, content.truncated));
+  html = WithinBudget(html, limits, content.truncated);
+  if (parser == HtmlParser::kFast) {
+    HtmlTextCollector collector(content);
+    if (ParseHtmlFast(html, collector)) {
+      collector.Finish();
+      return content;
+    }
+    // Something the fast parser leaves to libxml2: start again there.
+    const bool truncated = content.truncated;
+    content = HtmlContent{};
+    content.truncated = truncated;
+  }
+  HtmlTextCollector collector(content);
+  EventReader(collector).Parse(html);
+  collector.Finish();
   return content;
+}
+
+std::string HtmlEventTrace(std::string_view html, HtmlParser parser, bool* fast_parsed) {
+  HtmlContent content;
+  HtmlTextCollector collector(content);
+  std::string trace;
+  collector.TraceInto(&trace);
+  if (parser == HtmlParser::kFast) {
+    const bool parsed = ParseHtmlFast(html, collector);
+    if (fast_parsed != nullptr) *fast_parsed = parsed;
+  } else {
+    EventReader(collector).Parse(html);
+  }
+  return trace;
 }
 
 }  // namespace nbspamd::tokenizer

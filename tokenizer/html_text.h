@@ -37,11 +37,24 @@ struct HtmlLimits {
   std::size_t max_scan_factor = 4;
 };
 
+// Which parser reads the HTML; both give the same HtmlContent (html_tree_text.h has the reference
+// they are compared with).
+enum class HtmlParser {
+  kFast,     // html_fast_parser.h, which hands what it does not re-do to libxml2.
+  kLibxml2,  // libxml2's own parse, read as SAX events.
+};
+
 // Parses `html` (UTF-8) within `limits`. Never fails: markup it cannot make sense of gives less
-// text. Reads libxml2's parse as SAX events, without building its tree (html_tree_text.h has
-// the reference that builds it). Thread-safe: each call
-// has its own parser; throws nothing but std::bad_alloc.
-[[nodiscard]] HtmlContent VisibleText(std::string_view html, const HtmlLimits& limits = {});
+// text. Reads libxml2's parse (or the fast parser's re-doing of it) as events, without building
+// a tree (html_tree_text.h has the reference that builds it). Thread-safe: each call has its own
+// parser; throws nothing but std::bad_alloc.
+[[nodiscard]] HtmlContent VisibleText(std::string_view html, const HtmlLimits& limits = {},
+                                      HtmlParser parser = HtmlParser::kFast);
+
+// For tests: the events `parser` gives for `html` (HtmlTextCollector::TraceInto says how they
+// are written), and whether the fast parser read it all itself (`fast_parsed`, when not null).
+[[nodiscard]] std::string HtmlEventTrace(std::string_view html, HtmlParser parser,
+                                         bool* fast_parsed = nullptr);
 
 // Prepares libxml2 for use from many threads; called once before the first VisibleText.
 void InitializeHtmlParser();

@@ -2,8 +2,10 @@
 //   - Words: the ASCII fast word path and the ICU-only path must give identical token bags
 //     (hashes, counts and texts). The first byte picks the options and whether the rest is
 //     tokenized as it is (plain text or mail) or as the body of a minimal mail message.
-//   - HTML: the rest read as HTML from libxml2's SAX events (VisibleText) must give exactly what
-//     the walk of libxml2's tree gives (VisibleTextFromTree): text, links, images, truncation;
+//   - HTML: the rest, as it is and made UTF-8, read as HTML (VisibleText: the fast parser, or
+//     libxml2's SAX events where it leaves the input to libxml2) must give exactly what the walk
+//     of libxml2's tree gives (VisibleTextFromTree): text, links, images, truncation; where the
+//     fast parser reads the input itself, its events must be libxml2's SAX events, one for one;
 //     bit 0x20 of the first byte adds small budgets (tokenizer/html_text.h).
 //   - MIME decoding: the rest read as mail with the reader's shortcuts (header values taken
 //     unfolded, part contents decoded in place, a message of one part or of one multipart of
@@ -20,6 +22,7 @@
 #include <string>
 #include <string_view>
 
+#include "tokenizer/charset.h"
 #include "tokenizer/html_text.h"
 #include "tokenizer/html_tree_text.h"
 #include "tokenizer/tokenizer.h"
@@ -99,6 +102,19 @@ void CheckSameHtml(std::string_view html, std::uint8_t selector) {
     limits.max_attributes = 2 + (selector >> 6) * 3;
     limits.max_tag_attributes = 1 + (selector >> 6);
   }
+  // The fast parser's events are libxml2's wherever it reads the input itself.
+  bool fast_parsed = false;
+  const std::string fast_events =
+      HtmlEventTrace(html, nbspamd::tokenizer::HtmlParser::kFast, &fast_parsed);
+  if (fast_parsed) {
+    const std::string libxml2_events =
+        HtmlEventTrace(html, nbspamd::tokenizer::HtmlParser::kLibxml2);
+    if (fast_events != libxml2_events) {
+      std::fprintf(stderr, "HTML parsers differ: fast %s\nlibxml2 %s\n", fast_events.c_str(),
+                   libxml2_events.c_str());
+      std::abort();
+    }
+  }
   const nbspamd::tokenizer::HtmlContent events = nbspamd::tokenizer::VisibleText(html, limits);
   const nbspamd::tokenizer::HtmlContent tree =
       nbspamd::tokenizer::VisibleTextFromTree(html, limits);
@@ -125,6 +141,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     CheckSame(rest, selector);
   }
   CheckSameHtml(rest, selector);
+  // The same bytes made UTF-8 as the reader makes a part's text, which the fast HTML parser reads
+  // itself (it leaves other input to libxml2).
+  CheckSameHtml(nbspamd::tokenizer::ToUtf8(rest, "utf-8").text, selector);
   CheckSameMimeDecoding(rest, selector);
   if ((selector & 0x40) != 0) {
     // The rest as the content of a part in a transfer encoding (bit 0x80: base64, else
