@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <deque>
+#include <forward_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -136,7 +136,9 @@ class Parser {
       : p_(html.data()),
         end_(html.data() + html.size()),
         has_dropped_(has_dropped),
-        collector_(collector) {}
+        collector_(collector) {
+    names_.reserve(32);
+  }
 
   bool Run() {
     if (end_ - p_ >= 3 && std::memcmp(p_, "\xEF\xBB\xBF", 3) == 0) return false;
@@ -279,7 +281,7 @@ class Parser {
         return {known.c_str(), length, id};
       }
     }
-    const std::string& copy = unknown_names_.emplace_back(text, length);
+    const std::string& copy = unknown_names_.emplace_front(text, length);
     return {copy.c_str(), length, id};
   }
 
@@ -820,7 +822,7 @@ class Parser {
   std::vector<Name> names_;
   int html_ = 1;     // libxml2's ctxt->html: 3 once a head was open, 10 once a body was.
   int dropped_ = 0;  // libxml2's ctxt->depth: misplaced html, head and body start tags dropped.
-  std::deque<std::string> unknown_names_;
+  std::forward_list<std::string> unknown_names_;  // Stable: a name stays where it was put.
   char tag_name_[kNameLimit + 1];
   char attribute_name_[kNameLimit + 1];
   std::string values_[kKeptCount];
