@@ -31,8 +31,9 @@
 #include "tokenizer/tokenizer.h"
 
 // Counts malloc, calloc and realloc calls of this thread, forwarding to glibc's allocator.
-// Not with the sanitizers, which bring their own malloc.
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+// Not with the sanitizers, which bring their own malloc, nor in the build with the daemon's
+// allocator (mail_stages_benchmark_jemalloc), which replaces malloc itself.
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__) && !defined(NBSPAMD_JEMALLOC)
 #define NBSPAMD_BENCH_COUNT_MALLOC 1
 extern "C" {
 void* __libc_malloc(std::size_t size);
