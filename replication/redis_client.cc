@@ -6,11 +6,27 @@
 #include <algorithm>
 #include <charconv>
 #include <functional>
+#include <string>
+#include <string_view>
 #include <tuple>
 #include <utility>
 
 namespace nbspamd::replication {
 namespace {
+
+// Whether a Redis error reply says the server cannot serve yet rather than that the command
+// failed: LOADING (loading its data set after a restart), MASTERDOWN (a replica that lost its
+// primary), BUSY (a script runs), TRYAGAIN (a cluster resharding).
+bool IsNotReadyError(std::string_view message) {
+  for (const std::string_view code : {"LOADING", "MASTERDOWN", "BUSY", "TRYAGAIN"}) {
+    const std::string prefix = "Redis answered " + std::string(code);
+    if (message.starts_with(prefix) &&
+        (message.size() == prefix.size() || message[prefix.size()] == ' ')) {
+      return true;
+    }
+  }
+  return false;
+}
 
 timeval ToTimeval(std::chrono::milliseconds timeout) {
   timeval tv{};
@@ -274,6 +290,14 @@ std::expected<RedisReply, Error> RedisClient::Command(const std::vector<std::str
     Disconnect();
     return MakeError(ErrorCode::kUnavailable,
                      reply.error().message + " (at " + address_ + "; no longer the primary)");
+  }
+  if (!reply && reply.error().code == ErrorCode::kFailedPrecondition &&
+      IsNotReadyError(reply.error().message)) {
+    // Redis cannot serve yet (it is loading its data after a restart, a replica has lost its
+    // primary, a script runs): nothing about the command or the stream. Connect afresh later.
+    Disconnect();
+    return MakeError(ErrorCode::kUnavailable,
+                     reply.error().message + " (at " + address_ + "; not ready)");
   }
   return reply;
 }

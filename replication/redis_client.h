@@ -85,9 +85,10 @@ class RedisClient {
   ~RedisClient();
 
   // Sends `args` and reads the reply, connecting first when needed. A reply that is a Redis
-  // error is kFailedPrecondition with its text, except READONLY (a primary demoted to replica),
-  // which is kUnavailable and drops the connection; a connection that cannot be made or breaks,
-  // or (with sentinels) a server that is not the master, is kUnavailable (the connection is
+  // error is kFailedPrecondition with its text, except READONLY (a primary demoted to replica)
+  // and the errors of a server not ready to serve (LOADING after a restart, MASTERDOWN, BUSY,
+  // TRYAGAIN), which are kUnavailable and drop the connection; a connection that cannot be made or
+  // breaks, or (with sentinels) a server that is not the master, is kUnavailable (the connection is
   // dropped and the next call connects again, asking the sentinels again).
   [[nodiscard]] std::expected<RedisReply, Error> Command(const std::vector<std::string>& args);
 
