@@ -239,6 +239,21 @@ tokenizer::HtmlContent Libxml2Text(std::string_view html, const tokenizer::HtmlL
   return tokenizer::VisibleText(html, limits, tokenizer::HtmlParser::kLibxml2);
 }
 BENCHMARK(BM_HtmlLibxml2<FastText>)->Name("BM_HtmlFast")->Unit(benchmark::kMillisecond);
+
+// A hostile part: 49,000 distinct unknown element names (under the 50,000-tag budget), by the
+// fast parser (range 0) and by libxml2 (range 1). Needs no corpus.
+void BM_HtmlUnknownNames(benchmark::State& state) {
+  std::string html;
+  for (int i = 0; i < 49000; ++i) html += "<x" + std::to_string(i) + "/>";
+  const auto parser =
+      state.range(0) == 0 ? tokenizer::HtmlParser::kFast : tokenizer::HtmlParser::kLibxml2;
+  for (auto _ : state) {
+    const tokenizer::HtmlContent content = tokenizer::VisibleText(html, {}, parser);
+    benchmark::DoNotOptimize(content.text.data());
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * html.size()));
+}
+BENCHMARK(BM_HtmlUnknownNames)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_HtmlLibxml2<Libxml2Text>)->Name("BM_HtmlLibxml2Sax")->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_HtmlLibxml2<tokenizer::VisibleTextFromTree>)
     ->Name("BM_HtmlLibxml2Tree")

@@ -272,11 +272,16 @@ class Parser {
   }
 
   // The name of a start tag as it stays on the stack: known names from the table, others
-  // copied once a parse.
+  // copied, reusing a copy of one of the last few unknown names (the repeated ones of real mail,
+  // such as Outlook's o:p): searching every copy would be quadratic in a part of thousands of
+  // distinct names.
   Name StackName(const char* text, std::size_t length) {
     const el::ElementId id = el::IdOf(std::string_view(text, length));
     if (id != el::kUnknown) return {el::NameOf(id), length, id};
+    constexpr int kSearched = 8;
+    int searched = 0;
     for (const std::string& known : unknown_names_) {
+      if (++searched > kSearched) break;
       if (known.size() == length && std::memcmp(known.data(), text, length) == 0) {
         return {known.c_str(), length, id};
       }
