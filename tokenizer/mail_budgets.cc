@@ -1,7 +1,10 @@
 #include "tokenizer/mail_budgets.h"
 
 #include <algorithm>
-#include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "tokenizer/ascii.h"
 
@@ -45,7 +48,16 @@ bool IsContentType(std::string_view line) {
 // Whether the field `line` starts is one GMime parses as addresses when it builds a message:
 // From, Sender, Reply-To, To, Cc, Bcc.
 bool IsAddressField(std::string_view line) {
-  const std::string_view name = line.substr(0, line.find_first_of(": \t"));
+  // The name ends at the first colon, space or tab; none of the names is longer than kLongest, so
+  // no more of the line is looked at (most lines that reach here are a body's).
+  constexpr std::size_t kLongest = 8;  // "reply-to".
+  std::size_t end = 0;
+  while (end < line.size() && end <= kLongest && line[end] != ':' && line[end] != ' ' &&
+         line[end] != '\t') {
+    ++end;
+  }
+  if (end > kLongest) return false;
+  const std::string_view name = line.substr(0, end);
   for (std::string_view field : {"from", "sender", "reply-to", "to", "cc", "bcc"}) {
     if (name.size() == field.size() && ContainsNoCase(name, field)) return true;
   }
@@ -109,21 +121,44 @@ class OpenComments {
 }  // namespace
 
 std::size_t MultipartCut(std::string_view message, std::size_t limit) {
-  // Every "multipart/" holds its '/' nine bytes in, and mail has far fewer '/' than 'm': memchr
-  // (vectorised) finds each '/', and the nine bytes before it are compared. The matches come in
-  // the same order as a byte-by-byte search for "multipart/" finds them, and cannot overlap.
+  // Every "multipart/" holds its '/' nine bytes in, after a 't'. The candidates, each '/' after
+  // a 't' or 'T', are found 16 bytes at a time where the CPU can (SSE2; mail has far fewer of them
+  // than of '/', which HTML's end tags and URLs are full of), and the nine bytes before each are
+  // compared. The matches come in the same order as a byte-by-byte search for "multipart/" finds
+  // them, and cannot overlap.
   constexpr std::string_view kWord = "multipart";
   std::size_t seen = 0;
-  for (std::size_t slash = kWord.size(); slash < message.size(); ++slash) {
-    const void* found = std::memchr(message.data() + slash, '/', message.size() - slash);
-    if (found == nullptr) break;
-    slash = static_cast<std::size_t>(static_cast<const char*>(found) - message.data());
+  // The cut when the '/' at `slash` ends the (limit + 1)-th "multipart/", else npos.
+  const auto cut_at = [&](std::size_t slash) {
     const std::size_t start = slash - kWord.size();
-    if (!EqualsIgnoringAsciiCase(message.substr(start, kWord.size()), kWord)) continue;
-    if (++seen > limit) {
-      const std::size_t line = message.rfind('\n', start);
-      return line == std::string_view::npos ? 0 : line + 1;
+    if (!EqualsIgnoringAsciiCase(message.substr(start, kWord.size()), kWord) || ++seen <= limit) {
+      return std::string_view::npos;
     }
+    const std::size_t line = message.rfind('\n', start);
+    return line == std::string_view::npos ? 0 : line + 1;
+  };
+  std::size_t slash = kWord.size();
+#if defined(__SSE2__)
+  const __m128i slash_byte = _mm_set1_epi8('/');
+  const __m128i t_byte = _mm_set1_epi8('t');
+  const __m128i case_bit = _mm_set1_epi8(0x20);  // 'T' | 0x20 is 't', and no other byte's is.
+  for (; slash + 16 <= message.size(); slash += 16) {
+    const char* const here = message.data() + slash;
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(here));
+    const __m128i before = _mm_loadu_si128(reinterpret_cast<const __m128i*>(here - 1));
+    unsigned mask = static_cast<unsigned>(
+        _mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(bytes, slash_byte),
+                                        _mm_cmpeq_epi8(_mm_or_si128(before, case_bit), t_byte))));
+    for (; mask != 0; mask &= mask - 1) {
+      const std::size_t cut = cut_at(slash + static_cast<std::size_t>(__builtin_ctz(mask)));
+      if (cut != std::string_view::npos) return cut;
+    }
+  }
+#endif
+  for (; slash < message.size(); ++slash) {
+    if (message[slash] != '/') continue;
+    const std::size_t cut = cut_at(slash);
+    if (cut != std::string_view::npos) return cut;
   }
   return std::string_view::npos;
 }
@@ -229,7 +264,8 @@ Budgeted ApplyBudgets(std::string_view message, const MailReaderOptions& options
       const bool continuation = !kept.empty() && (kept.front() == ' ' || kept.front() == '\t');
       if (!continuation) {
         end_field();
-        in_address = MayStartAddressField(kept) && IsLooseFieldLine(kept) && IsAddressField(kept);
+        // The cheap tests first: the name before the search for the colon.
+        in_address = MayStartAddressField(kept) && IsAddressField(kept) && IsLooseFieldLine(kept);
       }
       if (in_address) open_comments.Read(kept.substr(continuation ? 0 : kept.find(':') + 1));
     }

@@ -4,13 +4,13 @@
 
 #include <algorithm>
 #include <array>
-#include <functional>
-#include <unordered_map>
+#include <vector>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 
+#include "common/token_hash.h"
 #include "common/utf8.h"
 #include "tokenizer/ascii.h"
 
@@ -191,22 +191,25 @@ void FindUrlHosts(std::string_view text, std::vector<std::string>& hosts, std::s
 
 std::string RegistrableDomain(std::string_view host) {
   if (host.empty() || IsIpv4Address(host)) return "";
-  // Transparent hashing: a lookup by string_view allocates nothing.
-  struct Hash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view text) const noexcept {
-      return std::hash<std::string_view>{}(text);
-    }
+  // Direct-mapped: a host's slot is picked by its hash, and a new host takes the slot over. One
+  // probe into a flat array, where a node-based map's chains missed the cache on most lookups.
+  struct Slot {
+    TokenHash hash = 0;
+    bool used = false;
+    std::string host;
+    std::string domain;
   };
-  constexpr std::size_t kCacheEntries = 4096;
-  thread_local std::unordered_map<std::string, std::string, Hash, std::equal_to<>> cache;
-  if (const auto it = cache.find(host); it != cache.end()) return it->second;
-  const std::string name(host);
-  const char* domain = psl_registrable_domain(psl_builtin(), name.c_str());
-  std::string answer = domain != nullptr ? std::string(domain) : "";
-  if (cache.size() >= kCacheEntries) cache.clear();
-  cache.emplace(name, answer);
-  return answer;
+  constexpr std::size_t kSlots = 4096;
+  thread_local std::vector<Slot> cache(kSlots);
+  const TokenHash hash = HashToken(host);
+  Slot& slot = cache[static_cast<std::size_t>(hash) & (kSlots - 1)];
+  if (slot.used && slot.hash == hash && slot.host == host) return slot.domain;
+  slot.host.assign(host);
+  const char* domain = psl_registrable_domain(psl_builtin(), slot.host.c_str());
+  slot.domain.assign(domain != nullptr ? domain : "");
+  slot.hash = hash;
+  slot.used = true;
+  return slot.domain;
 }
 
 }  // namespace nbspamd::tokenizer

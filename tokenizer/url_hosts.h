@@ -20,8 +20,9 @@ void FindUrlHosts(std::string_view text, std::vector<std::string>& hosts, std::s
 
 // The registrable domain of `host` ("example.co.uk" for "a.b.example.co.uk"), or "" when there
 // is none (an IP address, a bare public suffix). Answers for recent hosts are kept per thread
-// (a bounded cache: the hosts of a site's own Received chain recur in every message), so
-// libpsl's lookup runs once per host and thread until the cache is full and starts over.
+// (the hosts of a site's own Received chain recur in every message): a direct-mapped cache of
+// 4,096 slots, a host taking over the slot its hash picks, so libpsl's lookup runs again only for
+// a host whose slot another has taken since.
 [[nodiscard]] std::string RegistrableDomain(std::string_view host);
 
 // Whether `host` is a dotted-quad IPv4 address.

@@ -124,6 +124,21 @@ TEST(UrlHostsTest, RegistrableDomain) {
   EXPECT_EQ(RegistrableDomain(""), "");
 }
 
+// More hosts than the per-thread cache has slots, twice over: every answer is libpsl's, whether
+// the host's slot still holds it, was taken over by another host, or is filled again.
+TEST(UrlHostsTest, RegistrableDomainOfManyHostsTwice) {
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int i = 0; i < 10000; ++i) {
+      const std::string domain =
+          "example" + std::to_string(i % 97) + (i % 2 == 0 ? ".co.uk" : ".com");
+      const std::string host = "h" + std::to_string(i) + "." + domain;
+      ASSERT_EQ(RegistrableDomain(host), domain) << host << " in pass " << pass;
+      ASSERT_EQ(RegistrableDomain(domain), domain) << domain << " in pass " << pass;
+    }
+  }
+  EXPECT_EQ(RegistrableDomain("co.uk"), "");
+}
+
 TEST(UrlHostsTest, IsIpv4Address) {
   for (const char* address : {"192.0.2.1", "10.0.0.1", "1.2.3.4", "255.255.255.255"}) {
     EXPECT_TRUE(IsIpv4Address(address)) << address;
