@@ -168,6 +168,16 @@ std::size_t CountAddresses(std::string_view raw_value) {
                            : static_cast<std::size_t>(internet_address_list_length(parsed.get()));
 }
 
+// A plain field's value as g_mime_header_get_value gives it: unfolded, then its encoded words
+// decoded by GMime's own decoder when it holds any ("=?"). A plain header block is printable 7-bit
+// text, so nothing else is left to decode (MailReaderTest holds this to GMime's reading).
+std::string PlainDecodedValue(std::string_view raw_value) {
+  std::string value = UnfoldedValue(raw_value);
+  if (IsPlainHeaderText(value)) return value;
+  const GStringPtr decoded(g_mime_utils_header_decode_text(nullptr, value.c_str()));
+  return decoded != nullptr ? std::string(decoded.get()) : std::string();
+}
+
 // The TopFields of a plain message's fields (plain_message.h), as GMime's message reads them:
 // the last Subject and Message-Id, every From, Reply-To, To and Cc, the first X-Mailer and
 // User-Agent. Owns what they point to, so it stays where it is made.
@@ -196,17 +206,17 @@ class PlainTopFields {
       }
     }
     if (subject != nullptr) {
-      subject_ = UnfoldedValue(subject->raw_value);
+      subject_ = PlainDecodedValue(subject->raw_value);
       top_.subject = subject_.c_str();
     }
     if (message_id != nullptr) {
       message_id_.reset(
-          g_mime_utils_decode_message_id(UnfoldedValue(message_id->raw_value).c_str()));
+          g_mime_utils_decode_message_id(PlainDecodedValue(message_id->raw_value).c_str()));
       top_.message_id = message_id_.get();
     }
     for (int i = 0; i < 2; ++i) {
       if (mailers[i] == nullptr) continue;
-      mailers_[i] = UnfoldedValue(mailers[i]->raw_value);
+      mailers_[i] = PlainDecodedValue(mailers[i]->raw_value);
       top_.mailers[i] = mailers_[i].c_str();
     }
   }
@@ -252,7 +262,7 @@ std::optional<std::string> Owned(const char* value) {
 // The part whose Content-* fields are `fields` and whose content is `content`, or std::nullopt
 // when reading it needs more of GMime than the reader's shortcut: a second Content-Type,
 // Content-Transfer-Encoding or Content-Disposition field (which of them GMime keeps is not
-// reproduced here), a type GMime cannot parse, uuencode.
+// reproduced here), an encoded word in one of them, a type GMime cannot parse, uuencode.
 std::optional<PlainPart> PlainPartOf(const std::vector<PlainField>& fields,
                                      std::string_view content) {
   const PlainField* type_field = nullptr;
@@ -269,6 +279,9 @@ std::optional<PlainPart> PlainPartOf(const std::vector<PlainField>& fields,
     }
     if (slot == nullptr) continue;
     if (*slot != nullptr) return std::nullopt;
+    // GMime parses these from the decoded value, and its parser finds the type in the raw one:
+    // with an encoded word in them, GMime reads the part.
+    if (field.raw_value.find("=?") != std::string_view::npos) return std::nullopt;
     *slot = &field;
   }
   PlainPart part;
@@ -499,7 +512,7 @@ class Reader {
       for (std::size_t i = 0; i < plain.fields.size() && i < kMaxHeaderFields; ++i) {
         const PlainField& field = plain.fields[i];
         ReadField(std::string(field.name).c_str(), received, [&] {
-          value = UnfoldedValue(field.raw_value);
+          value = PlainDecodedValue(field.raw_value);
           return value.c_str();
         });
       }

@@ -1,7 +1,6 @@
 #include "tokenizer/plain_message.h"
 
 #include <algorithm>
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -20,32 +19,22 @@ bool IsBlank(char c) { return c == ' ' || c == '\t'; }
 
 bool IsLinearWhiteSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
-// Bytes a plain line may not hold (below 32 but the tab, above 126), and '=', which may start
-// "=?": one table look-up a byte.
-constexpr std::array<bool, 256> kStopBytes = [] {
-  std::array<bool, 256> stop{};
-  for (int byte = 0; byte < 256; ++byte) stop[byte] = (byte < 32 && byte != '\t') || byte > 126;
-  stop['='] = true;
-  return stop;
-}();
-
-// Whether one of the 8 bytes of `word` may be a stop byte: a byte below 32 (the tab too, which
-// the byte check then lets through), 127 or above, or '='. Exact the other way: false means none
-// is (a borrow in the subtractions only ever runs on from a byte that is itself below 32).
+// Whether one of the 8 bytes of `word` may be a byte a plain line may not hold: a byte below 32
+// (the tab too, which the byte check then lets through), 127 or above. Exact the other way: false
+// means none is (a borrow in the subtraction only ever runs on from a byte that is itself below
+// 32).
 bool MayHoldStopByte(std::uint64_t word) {
   constexpr std::uint64_t kOnes = 0x0101010101010101;
   constexpr std::uint64_t kHighs = 0x8080808080808080;
   const std::uint64_t below_space = (word - 32 * kOnes) & ~word & kHighs;
   const std::uint64_t high = word & kHighs;
   const std::uint64_t del = word ^ (0x7F * kOnes);
-  const std::uint64_t equals = word ^ ('=' * kOnes);
   const std::uint64_t is_del = (del - kOnes) & ~del & kHighs;
-  const std::uint64_t is_equals = (equals - kOnes) & ~equals & kHighs;
-  return (below_space | high | is_del | is_equals) != 0;
+  return (below_space | high | is_del) != 0;
 }
 
-// True when `line` (without its line break) holds only printable 7-bit text and tabs, and no
-// "=?". Eight bytes at a time: a word with no byte to look at is passed over whole.
+// True when `line` (without its line break) holds only printable 7-bit text and tabs. Eight bytes
+// at a time: a word with no byte to look at is passed over whole.
 bool IsPlainLine(std::string_view line) {
   std::size_t i = 0;
   while (i < line.size()) {
@@ -60,8 +49,7 @@ bool IsPlainLine(std::string_view line) {
     const std::size_t end = std::min(line.size(), i + 8);
     for (; i < end; ++i) {
       const auto byte = static_cast<unsigned char>(line[i]);
-      if (!kStopBytes[byte]) continue;
-      if (byte != '=' || (i + 1 < line.size() && line[i + 1] == '?')) return false;
+      if ((byte < 32 && byte != '\t') || byte > 126) return false;
     }
   }
   return true;
@@ -97,8 +85,6 @@ std::optional<PlainMessage> SplitPlainMessage(std::string_view message) {
       plain.body = message.substr(newline + 1);
       return plain;
     }
-    // "=?" split by a line break is no encoded word (a fold starts with a space or tab), so
-    // looking line by line finds every one.
     if (!IsPlainLine(line)) return std::nullopt;
     if (IsBlank(line.front())) {
       if (field_start == std::string_view::npos) return std::nullopt;  // A fold first.

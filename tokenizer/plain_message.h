@@ -11,9 +11,10 @@
 //     and the colon right after it, or, after the first line, a fold: a space or tab, then at
 //     least one byte that is neither;
 //   - every byte is printable 7-bit text (32..126), a tab, or a line break (LF, or CR right
-//     before LF), and "=?" appears nowhere: no value has anything for GMime to decode.
+//     before LF). Encoded words ("=?") are the only thing left for GMime to decode in its values:
+//     the reader decodes those with GMime's own decoder (mail_reader.cc).
 // Anything else (a mbox "From " line, a line that is neither a field nor a fold, 8-bit bytes,
-// encoded words, no empty line) is std::nullopt: GMime reads it, as before.
+// no empty line) is std::nullopt: GMime reads it, as before.
 #ifndef NBSPAMD_TOKENIZER_PLAIN_MESSAGE_H_
 #define NBSPAMD_TOKENIZER_PLAIN_MESSAGE_H_
 
@@ -66,7 +67,7 @@ struct MultipartPartBytes {
 
 // A raw value as g_mime_utils_header_unfold gives it: spaces, tabs and line breaks trimmed at
 // both ends, every CR and LF inside removed (the folds' spaces stay). For a plain header block's
-// values this is also GMime's decoded value (g_mime_header_get_value): nothing is left to decode.
+// values with no "=?" this is also GMime's decoded value (g_mime_header_get_value).
 [[nodiscard]] std::string UnfoldedValue(std::string_view raw_value);
 
 }  // namespace nbspamd::tokenizer
