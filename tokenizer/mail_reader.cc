@@ -168,9 +168,9 @@ std::size_t CountAddresses(std::string_view raw_value) {
                            : static_cast<std::size_t>(internet_address_list_length(parsed.get()));
 }
 
-// A plain field's value as g_mime_header_get_value gives it: unfolded, then its encoded words
-// decoded by GMime's own decoder when it holds any ("=?"). A plain header block is printable 7-bit
-// text, so nothing else is left to decode (MailReaderTest holds this to GMime's reading).
+// A plain field's value as g_mime_header_get_value gives it: unfolded, then decoded by GMime's own
+// decoder when it holds anything to decode (encoded words, 8-bit text: IsPlainHeaderText); the
+// unfolded value is its own decoding otherwise (MailReaderTest holds this to GMime's reading).
 std::string PlainDecodedValue(std::string_view raw_value) {
   std::string value = UnfoldedValue(raw_value);
   if (IsPlainHeaderText(value)) return value;
@@ -262,7 +262,7 @@ std::optional<std::string> Owned(const char* value) {
 // The part whose Content-* fields are `fields` and whose content is `content`, or std::nullopt
 // when reading it needs more of GMime than the reader's shortcut: a second Content-Type,
 // Content-Transfer-Encoding or Content-Disposition field (which of them GMime keeps is not
-// reproduced here), an encoded word in one of them, a type GMime cannot parse, uuencode.
+// reproduced here), anything to decode in one of them, a type GMime cannot parse, uuencode.
 std::optional<PlainPart> PlainPartOf(const std::vector<PlainField>& fields,
                                      std::string_view content) {
   const PlainField* type_field = nullptr;
@@ -280,8 +280,8 @@ std::optional<PlainPart> PlainPartOf(const std::vector<PlainField>& fields,
     if (slot == nullptr) continue;
     if (*slot != nullptr) return std::nullopt;
     // GMime parses these from the decoded value, and its parser finds the type in the raw one:
-    // with an encoded word in them, GMime reads the part.
-    if (field.raw_value.find("=?") != std::string_view::npos) return std::nullopt;
+    // with anything to decode in them, GMime reads the part.
+    if (!IsPlainHeaderText(field.raw_value)) return std::nullopt;
     *slot = &field;
   }
   PlainPart part;

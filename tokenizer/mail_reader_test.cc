@@ -1138,8 +1138,21 @@ TEST(PlainMessageReadingTest, RandomSinglePartMessagesAreReadAsGMimeReadsThem) {
       "Received: from =?utf-8?q?a.example.com?= by b.example.net\n",
       "Content-Type: text/plain; name=\"=?utf-8?q?f=C3=A9.txt?=\"\n",
       "Content-Disposition: attachment; filename=\"=?utf-8?b?cmVwb3J0LmV4ZQ==?=\"\n",
-      "Content-Transfer-Encoding: =?x?\n", "X-Folded: a\n b\n",
-      "Date: Mon, 1 Jan 2024 00:00:00 +0000\n"};
+      "Content-Transfer-Encoding: =?x?\n", "Content-Type: =?utf-8?q?text/html?=\n",
+      "Content-Type: application/pdf; name=\"=?utf-8?q?f=C3=A9.PDF?=\"\n",
+      "Content-Type: image/gif\nContent-Disposition: attachment; "
+      "filename=\"=?utf-8?b?cmVwb3J0LmV4ZQ==?=\"\n",
+      // 8-bit text, UTF-8 or not: decoded by GMime's decoder too.
+      "Subject: caf\xc3\xa9 cr\xc3\xa8me\n",
+      "Subject: caf\xe9 \xff\xfe latin\n =?utf-8?q?and_encoded?=\n",
+      "From: J\xc3\xbcrgen <j@example.de>\n", "From: \"\xe9\" <k@ex\xe4mple.de>\n",
+      "To: \xd0\x9f <p@example.ru>\n", "Message-Id: <\xe9@host.example>\n", "X-Mailer: M\xe4iler\n",
+      "Received: from h\xc3\xa9.example.com ([198.51.100.9]) by m.example.net\n",
+      "X-Eight: \x80\x81\xc0\xff\n",
+      "Content-Type: text/plain; charset=\"utf-8\"; name=\"caf\xc3\xa9.txt\"\n",
+      "Content-Type: application/zip\nContent-Disposition: attachment; "
+      "filename=\"r\xe9port.exe\"\n",
+      "X-Folded: a\n b\n", "Date: Mon, 1 Jan 2024 00:00:00 +0000\n"};
   static constexpr std::string_view kBodies[] = {"plain words http://example.com\n",
                                                  "<html><body><p>html words</p></body></html>\n",
                                                  "aHRtbCB3b3Jkcw==\n",

@@ -20,21 +20,20 @@ bool IsBlank(char c) { return c == ' ' || c == '\t'; }
 bool IsLinearWhiteSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
 // Whether one of the 8 bytes of `word` may be a byte a plain line may not hold: a byte below 32
-// (the tab too, which the byte check then lets through), 127 or above. Exact the other way: false
-// means none is (a borrow in the subtraction only ever runs on from a byte that is itself below
-// 32).
+// (the tab too, which the byte check then lets through) or 127. Exact the other way: false means
+// none is (only such bytes borrow in the subtractions, so the first of them is always flagged).
 bool MayHoldStopByte(std::uint64_t word) {
   constexpr std::uint64_t kOnes = 0x0101010101010101;
   constexpr std::uint64_t kHighs = 0x8080808080808080;
   const std::uint64_t below_space = (word - 32 * kOnes) & ~word & kHighs;
-  const std::uint64_t high = word & kHighs;
   const std::uint64_t del = word ^ (0x7F * kOnes);
   const std::uint64_t is_del = (del - kOnes) & ~del & kHighs;
-  return (below_space | high | is_del) != 0;
+  return (below_space | is_del) != 0;
 }
 
-// True when `line` (without its line break) holds only printable 7-bit text and tabs. Eight bytes
-// at a time: a word with no byte to look at is passed over whole.
+// True when `line` (without its line break) holds no control byte but tabs: bytes 32..126, tabs,
+// and bytes of 128 and above. Eight bytes at a time: a word with no byte to look at is passed
+// over whole.
 bool IsPlainLine(std::string_view line) {
   std::size_t i = 0;
   while (i < line.size()) {
@@ -49,7 +48,7 @@ bool IsPlainLine(std::string_view line) {
     const std::size_t end = std::min(line.size(), i + 8);
     for (; i < end; ++i) {
       const auto byte = static_cast<unsigned char>(line[i]);
-      if ((byte < 32 && byte != '\t') || byte > 126) return false;
+      if ((byte < 32 && byte != '\t') || byte == 127) return false;
     }
   }
   return true;

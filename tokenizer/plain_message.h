@@ -10,10 +10,10 @@
 //   - each of its lines is a field, `Name:` with Name one or more bytes 33..126 other than ':'
 //     and the colon right after it, or, after the first line, a fold: a space or tab, then at
 //     least one byte that is neither;
-//   - every byte is printable 7-bit text (32..126), a tab, or a line break (LF, or CR right
-//     before LF). Encoded words ("=?") are the only thing left for GMime to decode in its values:
-//     the reader decodes those with GMime's own decoder (mail_reader.cc).
-// Anything else (a mbox "From " line, a line that is neither a field nor a fold, 8-bit bytes,
+//   - no byte is a control byte but tabs and line breaks (LF, or CR right before LF): bytes
+//     32..126 and 128..255 only. What is left for GMime to decode in a value (encoded words,
+//     8-bit text), the reader decodes with GMime's own decoder (mail_reader.cc).
+// Anything else (a mbox "From " line, a line that is neither a field nor a fold, a control byte,
 // no empty line) is std::nullopt: GMime reads it, as before.
 #ifndef NBSPAMD_TOKENIZER_PLAIN_MESSAGE_H_
 #define NBSPAMD_TOKENIZER_PLAIN_MESSAGE_H_
@@ -67,7 +67,7 @@ struct MultipartPartBytes {
 
 // A raw value as g_mime_utils_header_unfold gives it: spaces, tabs and line breaks trimmed at
 // both ends, every CR and LF inside removed (the folds' spaces stay). For a plain header block's
-// values with no "=?" this is also GMime's decoded value (g_mime_header_get_value).
+// values of 7-bit text with no "=?" this is also GMime's decoded value (g_mime_header_get_value).
 [[nodiscard]] std::string UnfoldedValue(std::string_view raw_value);
 
 }  // namespace nbspamd::tokenizer
