@@ -10,6 +10,7 @@
 #include "common/utf8.h"
 #include "tokenizer/ascii.h"
 #include "tokenizer/charset.h"
+#include "tokenizer/header_converters.h"
 #include "tokenizer/header_words.h"
 #include "tokenizer/html_text.h"
 #include "tokenizer/html_tree_text.h"
@@ -826,6 +827,7 @@ void InitializeMailReader() {
   static std::once_flag once;
   std::call_once(once, [] {
     g_mime_init();
+    KeepHeaderConvertersLoaded();
     InitializeHtmlParser();
     // GLib creates each GMime class when it is first used, under its own locks, which
     // ThreadSanitizer cannot see (GLib is not built with it). Reading a message that uses them
