@@ -82,6 +82,47 @@ TEST(AsciiWordsTest, StopsWhenAsked) {
   EXPECT_EQ(calls, 2);
 }
 
+// The 64-byte version against the byte-by-byte definition: random texts of the characters
+// whose classes differ, of every length around the blocks' edges, with the words' positions
+// compared too; and stopping early in every position.
+TEST(AsciiWordsTest, SixtyFourBytesAtATimeFindWhatByteByByteFinds) {
+  const std::string_view alphabet = "aZ@09_.',;: -\t\n\x7f\x01x";
+  std::mt19937 random(63);
+  std::size_t words_seen = 0;
+  for (int round = 0; round < 20000; ++round) {
+    std::string text;
+    const std::size_t length = random() % 260;
+    for (std::size_t i = 0; i < length; ++i) {
+      // Runs of one kind now and then, so words and joins cross the blocks' edges.
+      const char c = alphabet[random() % alphabet.size()];
+      text.append(random() % 4 == 0 ? 1 + random() % 8 : 1, c);
+    }
+    std::vector<std::string_view> fast;
+    std::vector<std::string_view> reference;
+    ForEachAsciiWord(text, [&](std::string_view w) {
+      fast.push_back(w);
+      return true;
+    });
+    ascii_words_internal::ForEachAsciiWordByByte(text, [&](std::string_view w) {
+      reference.push_back(w);
+      return true;
+    });
+    ASSERT_EQ(fast.size(), reference.size()) << text;
+    for (std::size_t i = 0; i < fast.size(); ++i) {
+      ASSERT_EQ(fast[i].data(), reference[i].data()) << text;
+      ASSERT_EQ(fast[i].size(), reference[i].size()) << text;
+    }
+    words_seen += fast.size();
+    if (!fast.empty()) {
+      const std::size_t stop = random() % fast.size();
+      std::size_t calls = 0;
+      ForEachAsciiWord(text, [&](std::string_view) { return calls++ < stop; });
+      ASSERT_EQ(calls, stop + 1) << text;
+    }
+  }
+  EXPECT_GT(words_seen, 100000u);
+}
+
 TEST(WordPathsTest, TrickyAsciiCases) {
   const std::vector<std::string> cases = {
       "",
