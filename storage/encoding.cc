@@ -357,11 +357,19 @@ void PutBagFamilies(std::string& out, std::span<const BagEntry> bag) {
       bag.begin(), bag.end(), [](const BagEntry& e) { return e.family != TokenFamily::kWord; }));
   PutVarint64(out, grams);
   if (grams == 0) return;
+  // A byte of the bitmap is made in a register from its eight entries, then stored: setting bits
+  // one by one through the string's bytes reloaded the string's data (a char may alias anything)
+  // and was 1% of the daemon's samples under /classify load.
   const std::size_t at = out.size();
-  out.resize(at + (bag.size() + 7) / 8, '\0');
-  for (std::size_t i = 0; i < bag.size(); ++i) {
-    if (bag[i].family == TokenFamily::kCharNgram)
-      out[at + i / 8] |= static_cast<char>(1 << (i % 8));
+  out.resize(at + (bag.size() + 7) / 8);
+  char* const bitmap = out.data() + at;
+  for (std::size_t first = 0; first < bag.size(); first += 8) {
+    const std::size_t end = std::min(bag.size(), first + 8);
+    unsigned byte = 0;
+    for (std::size_t i = first; i < end; ++i) {
+      byte |= static_cast<unsigned>(bag[i].family == TokenFamily::kCharNgram) << (i - first);
+    }
+    bitmap[first / 8] = static_cast<char>(byte);
   }
 }
 

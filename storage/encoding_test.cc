@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <limits>
+#include <random>
 #include <vector>
 
 namespace nbspamd::storage {
@@ -42,6 +43,43 @@ TEST(EncodingTest, VarintRejectsTruncatedAndOverlongInput) {
   std::string overlong(11, '\xff');
   std::string_view input = overlong;
   EXPECT_FALSE(GetVarint64(input, value));
+}
+
+TEST(EncodingTest, BagFamiliesSetBitIOfByteIOver8ForEachNgram) {
+  std::mt19937_64 random(59);
+  for (int round = 0; round < 2000; ++round) {
+    std::vector<BagEntry> bag(random() % 40);
+    const unsigned percent = static_cast<unsigned>(random() % 101);
+    std::uint64_t grams = 0;
+    for (std::size_t i = 0; i < bag.size(); ++i) {
+      bag[i].hash = random();
+      bag[i].count = 1;
+      if (random() % 100 < percent) {
+        bag[i].family = TokenFamily::kCharNgram;
+        ++grams;
+      }
+    }
+    std::string out = "prefix";
+    PutBagFamilies(out, bag);
+    // The format's definition (encoding.h), bit by bit.
+    std::string expected = "prefix";
+    PutVarint64(expected, grams);
+    if (grams != 0) {
+      std::string bitmap((bag.size() + 7) / 8, '\0');
+      for (std::size_t i = 0; i < bag.size(); ++i) {
+        if (bag[i].family == TokenFamily::kCharNgram)
+          bitmap[i / 8] |= static_cast<char>(1 << (i % 8));
+      }
+      expected += bitmap;
+    }
+    ASSERT_EQ(out, expected) << "round " << round << ", " << bag.size() << " entries";
+    std::vector<BagEntry> read = bag;
+    for (BagEntry& entry : read) entry.family = TokenFamily::kWord;
+    std::string_view input = std::string_view(out).substr(6);
+    ASSERT_TRUE(GetBagFamilies(input, read));
+    EXPECT_TRUE(input.empty());
+    EXPECT_EQ(read, bag);
+  }
 }
 
 TEST(EncodingTest, TokenKeyIsBigEndianSoKeysSortByHash) {
