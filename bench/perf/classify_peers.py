@@ -37,8 +37,12 @@ from common import in_train_split, load_corpus  # noqa: E402
 LUA = os.path.join(HERE, 'post_messages.lua')
 
 
+# CPUs for wrk (taskset -c), from --wrk-cpus; None: wherever the kernel puts it.
+WRK_CPUS = None
+
+
 def wrk(port, target, list_file, connections, seconds, delay_ms=0, headers=()):
-    args = ['wrk', '-t1', f'-c{connections}', f'-d{seconds}s', '--timeout', '10s', '-s', LUA,
+    args = (['taskset', '-c', WRK_CPUS] if WRK_CPUS else []) + ['wrk', '-t1', f'-c{connections}', f'-d{seconds}s', '--timeout', '10s', '-s', LUA,
             f'http://127.0.0.1:{port}', '--', list_file, target, str(delay_ms), *headers]
     out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
     result = json.loads(out.strip().splitlines()[-1])
@@ -88,6 +92,9 @@ def main():
     parser.add_argument('--spamd-children', type=int, default=4, help='spamd children = spamc in flight')
     parser.add_argument('--nbspamd', default=None, help='daemon binary (default build/release/server/nbspamd)')
     parser.add_argument('--nbspamd-threads', type=int, default=2)
+    parser.add_argument('--wrk-cpus', default=None,
+                        help="pin wrk to these CPUs (taskset -c's list); with a --nbspamd wrapper that "
+                        'execs taskset -c OTHER nbspamd "$@", the daemon\'s work alone on a core')
     parser.add_argument('--nbspamd-flags', default='',
                         help="extra flags of the daemon under test, e.g. '--history false' for an A/A run")
     parser.add_argument('--baseline', help='another nbspamd binary to run as the peer nbspamd-baseline')
@@ -96,6 +103,8 @@ def main():
     parser.add_argument('--corpus', default=os.path.join(HERE, '..', 'accuracy', 'corpus'))
     parser.add_argument('--results', default=os.path.join(HERE, 'results'))
     args = parser.parse_args()
+    global WRK_CPUS
+    WRK_CPUS = args.wrk_cpus
     names = args.peer or ['nbspamd', 'rspamd', 'spamassassin', 'bogofilter']
     if args.baseline:
         names.append('nbspamd-baseline')
