@@ -42,8 +42,9 @@ WRK_CPUS = None
 
 
 def wrk(port, target, list_file, connections, seconds, delay_ms=0, headers=()):
-    args = (['taskset', '-c', WRK_CPUS] if WRK_CPUS else []) + ['wrk', '-t1', f'-c{connections}', f'-d{seconds}s', '--timeout', '10s', '-s', LUA,
-            f'http://127.0.0.1:{port}', '--', list_file, target, str(delay_ms), *headers]
+    pin = ['taskset', '-c', WRK_CPUS] if WRK_CPUS else []
+    args = pin + ['wrk', '-t1', f'-c{connections}', f'-d{seconds}s', '--timeout', '10s', '-s', LUA,
+                  f'http://127.0.0.1:{port}', '--', list_file, target, str(delay_ms), *headers]
     out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
     result = json.loads(out.strip().splitlines()[-1])
     if result['status_errors'] or result['socket_errors']:
