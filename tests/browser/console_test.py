@@ -30,6 +30,7 @@ import urllib.error
 import urllib.request
 
 from selenium import webdriver
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
@@ -233,8 +234,17 @@ class ConsoleTestCase(unittest.TestCase):
         return self.wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, css)))
 
     def text_in(self, css, text):
-        self.wait.until(ec.text_to_be_present_in_element((By.CSS_SELECTOR, css), text))
-        return self.browser.find_element(By.CSS_SELECTOR, css).text
+        """The text of the element `css` once it holds `text`. A page may put a new element in its
+        place at any time (a table drawn again when a later answer arrives), so the element is
+        found and read in one step: an element found, then replaced before it was read, was read
+        as stale."""
+        def holds(_):
+            try:
+                content = self.browser.find_element(By.CSS_SELECTOR, css).text
+            except (NoSuchElementException, StaleElementReferenceException):
+                return False
+            return content if text in content else False
+        return self.wait.until(holds)
 
     def shoot(self, name):
         if SCREENSHOTS:
