@@ -5,11 +5,8 @@
 -- takes before each request: with C connections, about C / (DELAY_MS / 1000) requests per second.
 -- In PATH, "{id}" becomes an id no other request of the run has, and "{label}" becomes "spam" when
 -- the message's file name contains "spam", else "ham" (for /train).
--- When PATH has neither, each message's whole request is made once, in init: wrk then only
--- copies it, so the load generator takes less of the processor it shares with the server.
 local bodies, labels, target, pause, headers = {}, {}, "/", 0, {}
 local next_body, sent, thread_name = 0, 0, ""
-local requests = nil  -- the prepared requests, when PATH has no "{id}" and no "{label}"
 
 function init(args)
   for path in io.lines(args[1]) do
@@ -27,19 +24,10 @@ function init(args)
   headers["Content-Type"] = headers["Content-Type"] or "message/rfc822"
   next_body = math.random(#bodies)
   thread_name = tostring(math.random(1, 2 ^ 31)) .. "-" .. tostring(os.time())
-  if not target:find("{id}", 1, true) and not target:find("{label}", 1, true) then
-    requests = {}
-    for i, body in ipairs(bodies) do
-      requests[i] = wrk.format("POST", target, headers, body)
-    end
-  end
 end
 
 function request()
   next_body = next_body % #bodies + 1
-  if requests then
-    return requests[next_body]
-  end
   sent = sent + 1
   local path = target:gsub("{id}", thread_name .. "-" .. sent):gsub("{label}", labels[next_body])
   return wrk.format("POST", path, headers, bodies[next_body])
