@@ -9,7 +9,6 @@ let refreshTimer = null;
 let historyCursors = [];  // The `before` of each page shown, for "Newest" and "Newer".
 let learnedCursors = [];  // The same for the Model page's "List what it trained".
 let readinessChecks = 0;
-let scanShown = 0;        // Which showScan call is the latest: an older answer arriving late is dropped.
 let shownScanId = null;   // The scan whose buttons are live; null while none is shown.
 let pendingRollback = null;  // The selection the rollback confirmation is about.
 const LEARNED_PAGE = 200;
@@ -20,6 +19,17 @@ let checkMessage = null;
 // ---- small helpers --------------------------------------------------------------------------
 
 function $(id) { return document.getElementById(id); }
+
+// A view can be asked for again before its answer arrives (a form sent while the page's first
+// load is out, a refresh beside a click, paging), and answers arrive in any order. Each loader
+// takes a ticket for its view before it calls the daemon and draws only while its ticket is the
+// view's newest: an older call's late answer is dropped, never drawn over a newer one.
+const newestTickets = new Map();
+function takeTicket(view) {
+  const mine = (newestTickets.get(view) || 0) + 1;
+  newestTickets.set(view, mine);
+  return () => newestTickets.get(view) === mine;
+}
 
 function el(tag, attributes, ...children) {
   const node = document.createElement(tag);
@@ -192,6 +202,7 @@ function thresholdsCard(stats) {
 // /readyz is open (health probes call it): 200 ready, or 503 with the reasons. The badge in the
 // header is filled on every page, at load, every 15 s and when the window gets the focus.
 async function showReadiness() {
+  const newest = takeTicket('readiness');
   let reasons;
   try {
     const response = await fetch('/readyz', {cache: 'no-store', credentials: 'omit'});
@@ -200,6 +211,7 @@ async function showReadiness() {
   } catch (error) {
     reasons = [`the daemon does not answer (${error.message})`];
   }
+  if (!newest()) return;
   $('ready-badge').textContent = reasons.length ? 'degraded' : 'ready';
   $('ready-badge').className = `badge ${reasons.length ? 'spam' : 'ham'}`;
   $('ready-badge').title = reasons.length ? reasons.join('; ') : 'ready: classifying and training';
@@ -233,9 +245,11 @@ function showDaemon(health) {
 
 async function showStatus(range) {
   range = range || 'hour';
+  const newest = takeTicket('status');
   const [stats, activity, health] = await Promise.all([
     api('GET', '/stats'), api('GET', `/activity?range=${range}`), api('GET', '/healthz')]);
   await showReadiness();
+  if (!newest()) return;
   showDaemon(health);
   const {row, span} = ACTIVITY_RANGES[range];
   for (const link of document.querySelectorAll('#activity-ranges a')) {
@@ -342,7 +356,9 @@ function historyQuery(before) {
 }
 
 async function showHistory(before) {
+  const newest = takeTicket('history');
   const page = await api('GET', `/history?${historyQuery(before)}`);
+  if (!newest()) return;
   const rows = page.scans.map((scan) => {
     const row = el('tr', {'data-scan': scan.scan_id},
       el('td', {class: 'time'}, time(scan.time_ms)), el('td', {}, badge(scan.verdict)),
@@ -476,7 +492,7 @@ function explainRows(tbody, tokens) {
 // An unknown or malformed id (or any error) replaces the whole scan view: nothing of the scan shown
 // before stays on the page, and no button acts on it.
 async function showScan(id) {
-  const mine = ++scanShown;
+  const newest = takeTicket('scan');
   shownScanId = null;
   $('scan-id').textContent = id;
   $('scan-result').textContent = '';
@@ -487,14 +503,14 @@ async function showScan(id) {
   try {
     scan = await api('GET', `/history/${encodeURIComponent(id)}`);
   } catch (error) {
-    if (mine !== scanShown) return;
+    if (!newest()) return;
     $('scan-error').textContent = error.status === 404 || error.status === 400
       ? `No such scan: ${id} (${error.message})` : `${error.code || 'error'}: ${error.message}`;
     $('scan-error').hidden = false;
     if (error.status === 401 || error.status === 403) throw error;  // The page's notice asks for a token.
     return;
   }
-  if (mine !== scanShown) return;
+  if (!newest()) return;
   meaning($('scan-meaning'), scan);
   facts($('scan-summary'), [
     ['time', time(scan.time_ms)], ['verdict', badge(scan.verdict)], ['chance this is spam', chanceText(scan)],
@@ -580,8 +596,11 @@ async function check(event) {
 // ---- Model ------------------------------------------------------------------------------------
 
 async function showModel() {
+  const newest = takeTicket('model');
+  const newestThresholds = takeTicket('thresholds');
   const [calibration, metrics, thresholds] = await Promise.all([
     api('GET', '/calibration'), api('GET', '/metrics'), api('GET', '/model/thresholds')]);
+  if (!newest()) return;
   calibrationChart($('chart-calibration'), calibration, thresholds.current);
   $('calibration-note').textContent = calibrationNote(calibration);
   const bySource = {};
@@ -594,7 +613,7 @@ async function showModel() {
   const outcomes = ['learned', 'relearned', 'unchanged', 'checked', 'forgotten', 'failed'];
   $('sources-table').tBodies[0].replaceChildren(...Object.entries(bySource).map(([source, counts]) =>
     el('tr', {}, el('td', {}, source || '(no token)'), ...outcomes.map((o) => el('td', {class: 'num'}, number(counts[o] || 0))))));
-  showThresholds(thresholds, true);
+  if (newestThresholds()) showThresholds(thresholds, true);
   $('user-result').textContent = '';
   await Promise.all([showUsers(''), showStrongest()]);
 }
@@ -690,11 +709,14 @@ async function lookUpToken(event) {
   const form = new FormData($('token-lookup'));
   const value = String(form.get('word') || '').trim();
   if (!value) {
+    takeTicket('token');  // A lookup still out must not fill the table under this note.
     $('token-note').textContent = 'Type a word, a token text (e.g. subject:free) or a hash.';
     return;
   }
   const kind = form.get('kind') || 'word';
+  const newest = takeTicket('token');
   const answer = await api('GET', `/model/token?${new URLSearchParams({[kind]: value})}`);
+  if (!newest()) return;
   $('token-table').tBodies[0].replaceChildren(...answer.tokens.map((t) => {
     const users = t.users.map((u) => `${u.user} (${u.counts.spam ?? 0} spam, ${u.counts.ham ?? 0} ham)`).join(', ') +
                   (t.more_users ? ' …' : '');
@@ -730,16 +752,19 @@ async function showStrongest(event) {
   if (event) event.preventDefault();
   const form = new FormData($('strongest-form'));
   const params = new URLSearchParams({limit: form.get('limit') || '20', min_count: form.get('min_count') || '2'});
+  const newest = takeTicket('strongest');
   let spam, ham;
   try {
     [spam, ham] = await Promise.all([api('GET', `/model/strongest?class=spam&${params}`),
                                      api('GET', `/model/strongest?class=ham&${params}`)]);
   } catch (error) {
+    if (!newest()) return;
     if (error.status !== 409) throw error;
     $('strongest-rule').textContent = 'No token has a weight until the model has learned both spam and ham.';
     for (const id of ['strongest-spam', 'strongest-ham']) $(id).tBodies[0].replaceChildren();
     return;
   }
+  if (!newest()) return;
   strongestRows($('strongest-spam'), spam.tokens);
   strongestRows($('strongest-ham'), ham.tokens);
   $('strongest-rule').textContent =
@@ -827,7 +852,9 @@ async function previewThresholds(event) {
     $('thresholds-preview').textContent = error.message;
     return;
   }
+  const newest = takeTicket('thresholds');
   const answer = await api('GET', `/model/thresholds?${new URLSearchParams({spam: pair.spam, ham: pair.ham})}`);
+  if (!newest()) return;
   showThresholds(answer, false);
   $('thresholds-preview').textContent =
     `With spam > ${pair.spam} and ham ≤ ${pair.ham}: ${consequences(answer, answer.pair)}. ` +
@@ -856,9 +883,11 @@ async function applyThresholds() {
     result.textContent = `applied: ${applied.length ? applied.join(', ') : 'nothing changed'}` +
                          (restart.length ? `; needs a restart: ${restart.join(', ')}` : '');
     result.className = 'result ok';
-    const thresholds = await api('GET', '/model/thresholds');
+    const newest = takeTicket('thresholds');
+    const [thresholds, calibration] = await Promise.all([api('GET', '/model/thresholds'), api('GET', '/calibration')]);
+    if (!newest()) return;
     showThresholds(thresholds, true);
-    calibrationChart($('chart-calibration'), await api('GET', '/calibration'), thresholds.current);
+    calibrationChart($('chart-calibration'), calibration, thresholds.current);
   } catch (error) {
     result.textContent = `Error: the daemon refused it${error.status ? ` (${error.status} ${error.code})` : ''}: ${error.message}`;
     result.className = 'result bad';
@@ -885,7 +914,9 @@ async function showLearned(before) {
   const params = sourceParams();
   params.set('limit', String(LEARNED_PAGE));
   if (before) params.set('before', before);
+  const newest = takeTicket('learned');
   const answer = await api('GET', `/admin/learned?${params}`);
+  if (!newest()) return;
   $('learned-table').tBodies[0].replaceChildren(...answer.messages.map((m) =>
     el('tr', {}, el('td', {}, time(m.learned_at * 1000)), el('td', {class: 'key'}, m.id), el('td', {}, badge(m.label)),
       el('td', {class: 'counted'}, m.counted ? 'yes' : 'checked'))));
@@ -946,6 +977,7 @@ async function rollbackConfirmed() {
     forgotten += answer.forgotten;
     if (answer.forgotten < limit) break;
   }
+  takeTicket('learned');  // A page still out lists what is now forgotten: dropped.
   $('learned-table').tBodies[0].replaceChildren();
   $('learned-count').textContent = '';
   $('learned-older').disabled = $('learned-newer').disabled = true;
@@ -958,7 +990,9 @@ function classDocuments(stats, label) {
 }
 
 async function showUsers(after) {
+  const newest = takeTicket('users');
   const page = await api('GET', `/users?limit=50${after ? `&after=${encodeURIComponent(after)}` : ''}`);
+  if (!newest()) return;
   $('users-table').tBodies[0].replaceChildren(...page.users.map((u) => {
     const remove = el('button', {type: 'button', class: 'danger', 'data-user': u.user}, 'Delete');
     remove.addEventListener('click', guarded(() => deleteUser(u.user)));

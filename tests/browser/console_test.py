@@ -1137,6 +1137,88 @@ class NoExplanationHistoryTest(ConsoleTestCase):
         self.text_in('#scan-explain tbody', 'No explaining tokens were kept with this scan')
         self.assertEqual(self.browser.find_elements(By.CSS_SELECTOR, '#scan-explain td.token'), [])
 
+# Installed before the page's own scripts: the answers to requests whose path matches the
+# pattern are held (their bodies read, the page not told) until window.releaseHeld() is called,
+# which resolves once the page has done all it does with them (an answer is handed over as an
+# object whose json() and text() resolve at once: the page's work on it is microtasks only, and
+# the release resolves in the next task).
+HOLD_ANSWERS = r"""
+(() => {
+  const pattern = new RegExp(%s);
+  const real = window.fetch.bind(window);
+  const held = [];
+  window.heldAnswers = () => held.length;
+  window.releaseHeld = () => {
+    for (const release of held.splice(0)) release();
+    return new Promise((done) => setTimeout(done, 0));
+  };
+  window.fetch = (path, options) => !pattern.test(String(path)) ? real(path, options) :
+    real(path, options).then(async (response) => {
+      const text = await response.text();
+      const copy = {ok: response.ok, status: response.status, headers: response.headers,
+                    json: () => Promise.resolve(JSON.parse(text)), text: () => Promise.resolve(text)};
+      return new Promise((resolve) => held.push(() => resolve(copy)));
+    });
+})();
+"""
+
+
+class LateAnswerTest(ConsoleTestCase):
+    """A view asked for again before its first answer arrives shows the newer answer: the older
+    one, arriving last, is dropped (a form sent while the page's first load is still out)."""
+
+    def hold_answers(self, pattern):
+        self.add_script_on_new_document(HOLD_ANSWERS % json.dumps(pattern))
+
+    def release_held(self):
+        self.browser.execute_async_script(
+            'const done = arguments[arguments.length - 1]; window.releaseHeld().then(done);')
+
+    def rows(self, css):
+        return len(self.browser.find_elements(By.CSS_SELECTOR, css))
+
+    def test_the_strongest_sent_while_the_first_load_is_out_stay(self):
+        self.daemon.seed()
+        # The page's own load asks for the default 20; both of its answers are held.
+        self.hold_answers(r'^/model/strongest\?.*[?&]limit=20(&|$)')
+        self.open('model')
+        self.wait.until(lambda b: b.execute_script('return window.heldAnswers();') == 2)
+        form = self.visible('#strongest-form')
+        for name, value in (('limit', '3'), ('min_count', '1')):
+            box = form.find_element(By.NAME, name)
+            box.clear()
+            box.send_keys(value)
+        form.find_element(By.CSS_SELECTOR, 'button[type=submit]').click()
+        self.wait.until(lambda _: self.rows('#strongest-spam tbody tr') == 3 and
+                        self.rows('#strongest-ham tbody tr') == 3)
+        self.text_in('#strongest-rule', 'at least 1 times')
+        # The first load's answers now arrive, last: the tables stay those of the form.
+        self.release_held()
+        self.assertEqual(self.rows('#strongest-spam tbody tr'), 3)
+        self.assertEqual(self.rows('#strongest-ham tbody tr'), 3)
+        self.assertIn('at least 1 times', self.find('#strongest-rule').text)
+
+    def test_a_search_sent_while_the_first_page_is_out_stays(self):
+        self.daemon.seed()
+        for n in range(4):
+            status, answer = self.daemon.call('POST', '/classify', message(f'Note {n}', f'plain note {n}'))
+            self.assertEqual(status, 200, answer)
+        wanted = answer['scan_id']
+        # The page's own load has no search; its answer is held.
+        self.hold_answers(r'^/history\?(?!(.*&)?q=)')
+        self.open('history')
+        self.wait.until(lambda b: b.execute_script('return window.heldAnswers();') == 1)
+        box = self.visible('#history-filters input[name=q]')
+        box.send_keys(wanted)
+        self.browser.find_element(By.CSS_SELECTOR, '#history-filters button[type=submit]').click()
+        self.find(f'#history-table a[href="#scan/{wanted}"]')
+        self.assertEqual(self.rows('#history-table tbody tr'), 1)
+        # The unsearched page's answer arrives last: the search's one row stays.
+        self.release_held()
+        self.assertEqual(self.rows('#history-table tbody tr'), 1)
+        self.assertIn('1 scans', self.find('#history-count').text)
+
+
 def main():
     global DAEMON, SCREENSHOTS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
