@@ -108,10 +108,16 @@ void CountCache::Publish(std::span<const std::pair<TokenHash, TokenCounts>> toke
   }
 
   sequence_.fetch_add(1);  // Odd: readers that overlap will read again.
-  for (const auto& [hash, counts] : tokens) {
-    Shard& shard = ShardOf(hash);
+  // A shard's lock once a run of its tokens (a resolved delta is sorted by hash, so a run is all
+  // of a shard's): taken once a token, a reader sweeping the shards (ForEachToken) met the
+  // writer in thousands of locks a publish and each waited on the other.
+  for (std::size_t run = 0; run < tokens.size();) {
+    const std::size_t index = ShardIndex(tokens[run].first);
+    std::size_t end = run + 1;
+    while (end < tokens.size() && ShardIndex(tokens[end].first) == index) ++end;
+    Shard& shard = shards_[index];
     std::unique_lock lock(shard.mutex);
-    shard.table.Set(hash, counts);
+    for (; run < end; ++run) shard.table.Set(tokens[run].first, tokens[run].second);
   }
   stats_.store(std::move(stats));
   sequence_.fetch_add(1);

@@ -59,7 +59,7 @@ class CountCache {
   }
 
   // Makes a new state visible at once: sets each token's counts (empty counts erase it) and the
-  // stats.
+  // stats. Any order; sorted by hash (as a ResolvedDelta's are), each shard is locked once.
   void Publish(std::span<const std::pair<TokenHash, TokenCounts>> tokens,
                std::shared_ptr<const model::ModelStats> stats);
 
