@@ -19,6 +19,7 @@
 #include "history/scan_codec.h"
 #include "history/scan_history_keys.h"
 #include "history/scan_id.h"
+#include "storage/rocksdb_database.h"
 #include "storage/rocksdb_logger.h"
 
 namespace nbspamd::history {
@@ -110,6 +111,7 @@ std::expected<std::unique_ptr<ScanHistory>, Error> ScanHistory::Open(ScanHistory
   // at close after its first failed write.
   db_options.info_log = std::make_shared<storage::RocksdbLogger>(options.log);
   db_options.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
+  db_options.max_file_opening_threads = storage::kFileOpeningThreads;
   db_options.max_total_wal_size = 64 << 20;
   db_options.write_buffer_size = 32 << 20;
   // Token hashes are random: compressing them costs CPU and saves nothing.

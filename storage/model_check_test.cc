@@ -13,6 +13,7 @@
 #include "model/user_layer.h"
 #include "storage/encoding.h"
 #include "storage/model_transfer.h"
+#include "storage/rocksdb_database.h"
 #include "storage/rocksdb_layout.h"
 #include "storage/rocksdb_store.h"
 #include "tests/support/temp_dir.h"
@@ -47,7 +48,9 @@ void ChangeRaw(const std::string& path,
   for (const std::string& name : names) descriptors.emplace_back(name, rocksdb::Options());
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* db = nullptr;
-  ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), path, descriptors, &handles, &db).ok());
+  rocksdb::Options options;
+  options.max_file_opening_threads = kFileOpeningThreads;  // As the store opens it.
+  ASSERT_TRUE(rocksdb::DB::Open(options, path, descriptors, &handles, &db).ok());
   for (std::size_t i = 0; i < names.size(); ++i) change(*db, names[i], handles[i]);
   for (auto* handle : handles) db->DestroyColumnFamilyHandle(handle);
   delete db;

@@ -48,6 +48,7 @@ std::expected<std::unique_ptr<RocksdbDatabase>, rocksdb::Status> RocksdbDatabase
   options.create_if_missing = mode == Mode::kReadWrite;
   options.create_missing_column_families = mode == Mode::kReadWrite;
   options.IncreaseParallelism(2);
+  options.max_file_opening_threads = kFileOpeningThreads;
   // A write-ahead log file goes only once every family with writes in it has flushed them. A family
   // written seldom (the ledger retention's, the meta records) would keep every log since its last
   // flush: past this total, RocksDB flushes the families that hold the oldest log (bench/expiry

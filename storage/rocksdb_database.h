@@ -25,6 +25,14 @@ class Logger;
 
 namespace nbspamd::storage {
 
+// The threads that load a database's table files when it opens (rocksdb::DBOptions::
+// max_file_opening_threads), for every database nbspamd opens (the model, the scan history, the
+// tools'). RocksDB's default, 16, starts 15 threads for each family with table files at every
+// open: 119-134 threads a daemon's start where 35-38 do, which the sanitizer builds pay for at
+// each of the thousands of opens of a test suite. Two, as the background jobs; a start-up on 10
+// million tokens is as fast (docs/PERFORMANCE.md, "Seventeenth round").
+inline constexpr int kFileOpeningThreads = 2;
+
 enum FamilyIndex : std::size_t {
   kMeta = 0,
   kTokens = 1,

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "storage/encoding.h"
+#include "storage/rocksdb_database.h"
 #include "storage/rocksdb_layout.h"
 #include "storage/rocksdb_logger.h"
 #include "storage/rocksdb_status.h"
@@ -21,6 +22,7 @@ rocksdb::Options ToolOptions() {
     std::fprintf(stderr, "nbspamd: rocksdb: %.*s\n", static_cast<int>(line.size()), line.data());
   });
   options.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
+  options.max_file_opening_threads = kFileOpeningThreads;
   return options;
 }
 

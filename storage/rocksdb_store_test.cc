@@ -21,6 +21,7 @@
 #include "model/user_layer.h"
 #include "storage/encoding.h"
 #include "storage/memory_store.h"
+#include "storage/rocksdb_database.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_text.h"
 #include "tests/support/token_bags.h"
@@ -51,6 +52,14 @@ void UserLearn(Store& store, const std::string& user, const std::string& id,
   ASSERT_TRUE(applied.has_value()) << applied.error().message;
 }
 
+// Options for opening a store's folder behind its back: its table files loaded by as many threads
+// as the store's own open uses.
+rocksdb::Options RawOptions() {
+  rocksdb::Options options;
+  options.max_file_opening_threads = kFileOpeningThreads;
+  return options;
+}
+
 // Every key of the users family, read raw.
 std::vector<std::string> RawUserKeys(const std::string& path) {
   std::vector<std::string> names;
@@ -59,8 +68,7 @@ std::vector<std::string> RawUserKeys(const std::string& path) {
   for (const std::string& name : names) families.emplace_back(name, rocksdb::ColumnFamilyOptions());
   rocksdb::DB* raw = nullptr;
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
-  EXPECT_TRUE(
-      rocksdb::DB::OpenForReadOnly(rocksdb::Options(), path, families, &handles, &raw).ok());
+  EXPECT_TRUE(rocksdb::DB::OpenForReadOnly(RawOptions(), path, families, &handles, &raw).ok());
   std::vector<std::string> keys;
   for (std::size_t i = 0; i < names.size(); ++i) {
     if (names[i] != "users") continue;
@@ -369,7 +377,7 @@ void ChangeRaw(
   std::vector<rocksdb::ColumnFamilyDescriptor> families = {
       {rocksdb::kDefaultColumnFamilyName, {}}, {"tokens", {}}, {"ledger", {}}, {"sources", {}}};
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
-  ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), path, families, &handles, &raw).ok());
+  ASSERT_TRUE(rocksdb::DB::Open(RawOptions(), path, families, &handles, &raw).ok());
   change(*raw, handles);
   for (auto* handle : handles) raw->DestroyColumnFamilyHandle(handle);
   delete raw;
@@ -595,7 +603,7 @@ TEST(RocksdbStoreTest, StatsThatDisagreeWithCountsAreRefused) {
     std::vector<rocksdb::ColumnFamilyDescriptor> families = {
         {rocksdb::kDefaultColumnFamilyName, {}}, {"tokens", {}}, {"ledger", {}}, {"sources", {}}};
     std::vector<rocksdb::ColumnFamilyHandle*> handles;
-    ASSERT_TRUE(rocksdb::DB::Open({}, dir.Join("model"), families, &handles, &raw).ok());
+    ASSERT_TRUE(rocksdb::DB::Open(RawOptions(), dir.Join("model"), families, &handles, &raw).ok());
     ASSERT_TRUE(raw->Put({}, handles[1], EncodeTokenKey(99), EncodeTokenCounts({1})).ok());
     for (auto* handle : handles) raw->DestroyColumnFamilyHandle(handle);
     delete raw;
