@@ -336,7 +336,8 @@ TEST_F(ClusterJoinTest, BrokenOffAndDamagedTransfersAreResumedOrFetchedAgain) {
   // The first peer listed does not answer; the second's first two .sst transfers break off
   // after 700 bytes of the answer: resumed from where they broke off (206 answers).
   FaultyRelay cutting(a.port(), FaultyRelay::Fault::kCut, 2, 700);
-  const std::string dead = "http://127.0.0.1:" + std::to_string(FreeLoopbackPort());
+  const RefusingLoopbackPort refusing;
+  const std::string dead = refusing.url();
   DaemonProcess b = Start(Args(dir_.Join("b"), "b", dead + "," + cutting.url()));
   ASSERT_TRUE(WaitApplied(b.port())) << b.Log();
   EXPECT_EQ(cutting.Faults(), 2);
@@ -401,8 +402,8 @@ TEST_F(ClusterJoinTest, ARefusedTokenOrAFileThatKeepsArrivingDamagedEndsTheDaemo
     ASSERT_TRUE(redis.Command({"SET", std::string(kStream) + ":trimmed", "1-0"}).has_value());
   }
   const std::string log_path = dir_.Join("stopped.log");
-  std::vector<std::string> args =
-      Args(dir_.Join("b"), "b", "http://127.0.0.1:" + std::to_string(FreeLoopbackPort()));
+  const RefusingLoopbackPort refusing;
+  std::vector<std::string> args = Args(dir_.Join("b"), "b", refusing.url());
   const pid_t pid = ::fork();
   if (pid == 0) {
     const int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -457,7 +458,8 @@ TEST_F(ClusterJoinTest, ARefusedTokenOrAFileThatKeepsArrivingDamagedEndsTheDaemo
 TEST_F(ClusterJoinTest, WithNoPeerAnsweringADaemonOnAStreamNeverTrimmedReplaysItFromTheStart) {
   DaemonProcess a = Start(Args(dir_.Join("a"), "a"));
   Train(a.port(), 0, 60);
-  const std::string nobody = "http://127.0.0.1:" + std::to_string(FreeLoopbackPort());
+  const RefusingLoopbackPort refusing;
+  const std::string nobody = refusing.url();
   const auto begin = std::chrono::steady_clock::now();
   DaemonProcess b = Start(Args(dir_.Join("b"), "b", nobody));
   const double started =

@@ -1,7 +1,10 @@
 #include "tests/support/redis_process.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +15,7 @@
 #include <chrono>
 #include <fstream>
 #include <sstream>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -56,6 +60,29 @@ unsigned short FreeLoopbackPort() {
   net::io_context context;
   tcp::acceptor acceptor(context, {net::ip::make_address("127.0.0.1"), 0});
   return acceptor.local_endpoint().port();
+}
+
+RefusingLoopbackPort::RefusingLoopbackPort()
+    : fd_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+  if (fd_ < 0) throw std::system_error(errno, std::generic_category(), "socket");
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  socklen_t length = sizeof(address);
+  if (::bind(fd_, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0 ||
+      ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    const int error = errno;
+    ::close(fd_);
+    throw std::system_error(error, std::generic_category(), "bind 127.0.0.1:0");
+  }
+  port_ = ntohs(address.sin_port);
+}
+
+RefusingLoopbackPort::~RefusingLoopbackPort() { ::close(fd_); }
+
+std::string RefusingLoopbackPort::url() const {
+  return "http://127.0.0.1:" + std::to_string(port_);
 }
 
 std::expected<RedisProcess, std::string> RedisProcess::Start(const std::string& dir,

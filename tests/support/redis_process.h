@@ -16,8 +16,30 @@
 
 namespace nbspamd::testing {
 
-// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, then released).
+// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, then released). Another
+// process (a daemon of a test running beside) may take it before it is used: for a server the
+// test starts there, which then fails loudly, not for a peer that must not answer.
 [[nodiscard]] unsigned short FreeLoopbackPort();
+
+// A TCP port on 127.0.0.1 that nobody answers while this object lives: bound (without
+// SO_REUSEADDR, so no other socket can take it) but not listening, so that a connection to it is
+// refused at once. For a peer that must not answer. Throws std::system_error when no port can be
+// bound. Not thread-safe.
+class RefusingLoopbackPort {
+ public:
+  RefusingLoopbackPort();
+  RefusingLoopbackPort(const RefusingLoopbackPort&) = delete;
+  RefusingLoopbackPort& operator=(const RefusingLoopbackPort&) = delete;
+  ~RefusingLoopbackPort();
+
+  [[nodiscard]] unsigned short port() const { return port_; }
+  // "http://127.0.0.1:PORT".
+  [[nodiscard]] std::string url() const;
+
+ private:
+  int fd_ = -1;
+  unsigned short port_ = 0;
+};
 
 class RedisProcess {
  public:
